@@ -1,0 +1,29 @@
+# ubot_lidar_sim: `make demo` and `make test` bootstrap everything on first use.
+SHELL := /bin/bash
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+DEMO_SECONDS ?= 20
+DEMO_PRESET ?= velodyne_vlp16
+ENV := source scripts/env.sh >/dev/null &&
+
+.PHONY: build test demo bench soak clean bootstrap
+
+bootstrap:
+	@scripts/bootstrap.sh --no-build
+
+build:
+	@scripts/bootstrap.sh
+
+test: build
+	@scripts/run_tests.sh
+
+demo: build
+	@$(ENV) DEMO_SECONDS=$(DEMO_SECONDS) DEMO_PRESET=$(DEMO_PRESET) scripts/demo.sh
+
+bench: build
+	@$(ENV) python benchmarks/run_all.py --out out/bench.json
+
+soak: build
+	@$(ENV) python -m pytest -q test/reliability -m soak --soak-seconds $${SOAK_SECONDS:-600}
+
+clean:
+	rm -rf build install log out .ws .venv

