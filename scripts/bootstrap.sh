@@ -19,8 +19,9 @@ export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST
 die() { echo "bootstrap: $*" >&2; exit 1; }
 
 PYTHON="${PYTHON:-python3}"
-command -v "$PYTHON" >/dev/null 2>&1 || die "python3 not found: install Python 3.10-3.13 (apt-get install python3 python3-venv)"
-PYVER=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+command -v "$PYTHON" >/dev/null 2>&1 || die "$PYTHON not found: install Python 3.10-3.13 (apt-get install python3 python3-venv)"
+PYVER=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+  || die "$PYTHON does not run as Python: install Python 3.10-3.13 or set PYTHON=/path/to/python3"
 case "$PYVER" in
   3.10|3.11|3.12|3.13) ;;
   *) die "Python $PYVER is not supported: the ROS 2 Kilted wheels exist for Python 3.10-3.13; set PYTHON=/path/to/python3.1x" ;;
