@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # colcon test + colcon test-result, then the plain "N passed, N failed" line CI counts.
-set -uo pipefail
+set -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=/dev/null

@@ -1,0 +1,144 @@
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.config import (
+    descriptors, from_dict, LaserScanConfig, LidarConfig, replace, TerrainConfig, to_dict)
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.scan_pattern import column_azimuths_rad
+
+
+def test_lidar_defaults_match_contract():
+    cfg = LidarConfig()
+    assert (cfg.channels, cfg.horizontal_samples, cfg.horizontal_fov_deg) == (16, 360, 360.0)
+    assert (cfg.min_range_m, cfg.max_range_m, cfg.max_rays_per_scan) == (0.1, 100.0, 65536)
+    assert (cfg.sub_rays, cfg.max_hits_per_sub_ray, cfg.return_mode) == (
+        7, 4, 'dual_strongest_last')
+    assert (cfg.world_file, cfg.world_frame, cfg.seed, cfg.qos_depth) == ('flat', 'map', 0, 5)
+    assert cfg.frame_id == cfg.sensor_id == 'lidar_3d'
+    assert cfg.rain_drops_per_m3 == pytest.approx(8000 / 4.1, rel=1e-4)
+
+
+def test_detection_threshold_of_defaults_by_hand():
+    cfg = LidarConfig()
+    np.testing.assert_allclose(cfg.detection_z, 1.2815515655, rtol=1e-9)
+    np.testing.assert_allclose(cfg.detection_threshold_counts,
+                               100 - 1.2815515655 * math.sqrt(120), rtol=1e-9)
+    assert cfg.period_s == pytest.approx(0.1)
+
+
+def test_out_of_range_value_names_param_value_and_range():
+    with pytest.raises(ConfigError, match=r'detection_at_spec: got 0\.3, allowed .*0\.5, 0\.9999'):
+        LidarConfig(detection_at_spec=0.3)
+    with pytest.raises(ConfigError, match=r'channels: got 300, allowed int in \[1, 256\]'):
+        LidarConfig(channels=300)
+    with pytest.raises(ConfigError, match=r"return_mode: got 'best'.*'strongest'"):
+        LidarConfig(return_mode='best')
+    with pytest.raises(ConfigError, match='sub_rays'):
+        LidarConfig(sub_rays=3)
+
+
+def test_nan_and_wrong_types_are_rejected():
+    with pytest.raises(ConfigError, match='divergence_mrad'):
+        LidarConfig(divergence_mrad=float('nan'))
+    with pytest.raises(ConfigError, match='channels'):
+        LidarConfig(channels=16.5)
+    with pytest.raises(ConfigError, match='noise_enabled'):
+        LidarConfig(noise_enabled=1)
+    with pytest.raises(ConfigError, match='frame_id'):
+        LidarConfig(frame_id='')
+
+
+def test_max_range_must_exceed_min_range():
+    with pytest.raises(ConfigError, match=r'max_range_m: got 5\.0, allowed > min_range_m'):
+        LidarConfig(min_range_m=5.0, max_range_m=5.0)
+
+
+def test_per_ring_tables_must_have_channels_entries():
+    with pytest.raises(ConfigError, match='elevations_deg'):
+        LidarConfig(channels=2, elevations_deg=(1.0, 2.0, 3.0))
+    with pytest.raises(ConfigError, match='ring_range_at_10pct_m'):
+        LidarConfig(channels=2, ring_range_at_10pct_m=(40.0,))
+    cfg = LidarConfig(channels=2, elevations_deg=[-1, 1], ring_range_at_10pct_m=[40, 90])
+    assert cfg.elevations_deg == (-1.0, 1.0)
+
+
+def test_too_many_rays_is_not_a_config_error():
+    cfg = LidarConfig(channels=256, horizontal_samples=8192)
+    assert cfg.channels * cfg.horizontal_samples > cfg.max_rays_per_scan
+
+
+def test_from_dict_accepts_ints_for_floats_and_lists_for_tuples():
+    cfg = from_dict(LidarConfig, {'divergence_mrad': 2, 'ignored_objects': ['a', 'b']})
+    assert isinstance(cfg.divergence_mrad, float) and cfg.divergence_mrad == 2.0
+    assert cfg.ignored_objects == ('a', 'b')
+
+
+def test_from_dict_unknown_key_names_the_key():
+    with pytest.raises(ConfigError, match='no_such_param: got 3'):
+        from_dict(LidarConfig, {'no_such_param': 3})
+
+
+def test_replace_revalidates_and_to_dict_round_trips():
+    cfg = replace(LidarConfig(), channels=32)
+    assert cfg.channels == 32
+    assert from_dict(LidarConfig, to_dict(cfg)) == cfg
+    with pytest.raises(ConfigError, match='channels'):
+        replace(cfg, channels=0)
+
+
+def test_every_field_has_a_description():
+    for cls in (LidarConfig, LaserScanConfig, TerrainConfig):
+        for name, meta in descriptors(cls).items():
+            assert meta['description'], name
+    assert descriptors(LidarConfig)['channels']['read_only']
+    assert not descriptors(LidarConfig)['divergence_mrad'].get('read_only', False)
+
+
+def test_configs_are_frozen_and_hashable():
+    cfg = LidarConfig()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.channels = 3
+    assert hash(cfg) == hash(LidarConfig())
+
+
+def test_laser_scan_full_circle_has_no_repeated_ray():
+    lidar = LaserScanConfig(resolution_deg=0.5).to_lidar_config()
+    assert (lidar.channels, lidar.horizontal_samples, lidar.horizontal_fov_deg) == (1, 720, 360.0)
+    assert (lidar.vertical_fov_up_deg, lidar.vertical_fov_down_deg) == (0.0, 0.0)
+    assert (lidar.sub_rays, lidar.return_mode, lidar.rate_hz) == (1, 'strongest', 30.0)
+
+
+def test_laser_scan_partial_fov_spans_n_minus_one_increments():
+    lidar = LaserScanConfig(fov_deg=270.0, resolution_deg=0.25).to_lidar_config()
+    assert lidar.horizontal_samples == 1081
+    np.testing.assert_allclose(lidar.horizontal_fov_deg, 1080 * 0.25)
+    assert lidar.frame_id == 'laser'
+
+
+def test_laser_scan_rejects_multi_return_modes_and_too_fine_resolution():
+    with pytest.raises(ConfigError, match='return_mode'):
+        LaserScanConfig(return_mode='dual_first_last')
+    with pytest.raises(ConfigError, match='resolution_deg'):
+        LaserScanConfig(resolution_deg=0.01)
+
+
+def test_terrain_defaults_and_list_lengths():
+    cfg = TerrainConfig()
+    assert cfg.trace_lengths_m == (5.0,) * 5 and cfg.trace_enabled == (True,) * 5
+    assert len(cfg.tire_positions_m) == 12 and cfg.tire_frames == ('',) * 4
+    with pytest.raises(ConfigError, match='tire_radii_m: got .*list of 4 float'):
+        TerrainConfig(tire_radii_m=(0.3, 0.3))
+    with pytest.raises(ConfigError, match='tire_radii_m'):
+        TerrainConfig(tire_radii_m=(0.3, 0.3, -0.3, 0.3))
+    with pytest.raises(ConfigError, match='vehicle_center_source'):
+        TerrainConfig(vehicle_center_source='magic')
+
+
+def test_laser_scan_columns_fall_at_angle_min_plus_i_resolution():
+    for fov, res in ((270.0, 0.25), (180.0, 1.0), (360.0, 0.5)):
+        lidar = LaserScanConfig(fov_deg=fov, resolution_deg=res).to_lidar_config()
+        az = np.degrees(column_azimuths_rad(lidar.horizontal_samples, lidar.horizontal_fov_deg))
+        np.testing.assert_allclose(az, -fov / 2 + res * np.arange(az.size), atol=1e-9)

@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.materials import (
+    FOLIAGE_MATERIALS, material_index, MATERIAL_NAMES, MaterialTable, PROPERTIES, WATER)
+from ubot_lidar_sim.core.resources import config_path
+
+
+def test_table_has_17_materials_in_contract_order():
+    assert len(MATERIAL_NAMES) == 17
+    assert MATERIAL_NAMES[0] == 'other' and MATERIAL_NAMES[6] == 'water'
+    assert MATERIAL_NAMES[16] == 'potato_leaf'
+    assert material_index('metal_bin') == 13
+    assert set(FOLIAGE_MATERIALS) <= set(MATERIAL_NAMES)
+
+
+def test_every_property_is_an_array_of_17_read_only_floats():
+    table = MaterialTable.load()
+    for prop in PROPERTIES:
+        arr = getattr(table, prop)
+        assert arr.shape == (17,) and arr.dtype == np.float64
+        assert not arr.flags.writeable
+
+
+def test_helios_values_of_document_001():
+    t = MaterialTable.load()
+    for name in ('asphalt', 'concrete', 'gravel', 'grass'):
+        assert t.incidence_exponent[material_index(name)] == 0.0
+    np.testing.assert_allclose(t.reflectivity_sd[[4, 2, 1]], [0.07, 0.24, 0.29])
+    np.testing.assert_allclose(t.roughness_m[[3, 1, 2]], [0.0007, 0.0017, 0.0026])
+
+
+def test_water_is_specular_with_low_diffuse_reflectance():
+    t = MaterialTable.load()
+    assert t.reflectivity[WATER] <= 0.05
+    assert t.specular[WATER] > 1.0
+
+
+def test_yaml_cites_a_source_for_every_value():
+    lines = config_path('materials.yaml').read_text().splitlines()
+    values = [ln for ln in lines if ln.startswith('  ') and ':' in ln]
+    assert len(values) == 17 * 9
+    assert all('# [' in ln for ln in values)
+
+
+def test_override_changes_only_listed_properties(tmp_path):
+    f = tmp_path / 'm.yaml'
+    f.write_text('other: {reflectivity: 0.1}\nwater: {specular: 3}\n')
+    base, over = MaterialTable.load(), MaterialTable.load(f)
+    assert over.reflectivity[0] == 0.1 and over.specular[WATER] == 3.0
+    np.testing.assert_array_equal(over.reflectivity[1:], base.reflectivity[1:])
+    np.testing.assert_array_equal(over.specular_width_deg, base.specular_width_deg)
+
+
+def test_override_with_unknown_material_or_property_names_it(tmp_path):
+    f = tmp_path / 'm.yaml'
+    f.write_text('unobtainium: {reflectivity: 0.1}\n')
+    with pytest.raises(ConfigError, match="material: got 'unobtainium'"):
+        MaterialTable.load(f)
+    f.write_text('soil: {shininess: 0.1}\n')
+    with pytest.raises(ConfigError, match="soil property: got 'shininess'"):
+        MaterialTable.load(f)
+    f.write_text('soil: {reflectivity: 1.5}\n')
+    with pytest.raises(ConfigError, match=r'soil\.reflectivity: got 1\.5, allowed .*0\.0, 1\.0'):
+        MaterialTable.load(f)
+
+
+def test_missing_override_file_is_a_config_error(tmp_path):
+    with pytest.raises(ConfigError, match='materials_file'):
+        MaterialTable.load(tmp_path / 'nope.yaml')

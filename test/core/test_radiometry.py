@@ -1,0 +1,118 @@
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core import radiometry as rad
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.materials import material_index, MaterialTable, WATER
+
+TABLE = MaterialTable.load()
+
+
+def test_one_sub_ray_is_the_centre_with_weight_one():
+    off, w = rad.sub_ray_pattern(1, 3.0)
+    np.testing.assert_array_equal(off, [[0.0, 0.0]])
+    np.testing.assert_array_equal(w, [1.0])
+
+
+def test_seven_sub_rays_are_centre_plus_hexagon_at_035_divergence():
+    off, w = rad.sub_ray_pattern(7, 3.0)
+    assert off.shape == (7, 2)
+    np.testing.assert_allclose(w, [0.25] + [0.125] * 6)
+    np.testing.assert_allclose(w.sum(), 1.0)
+    np.testing.assert_allclose(np.hypot(off[1:, 0], off[1:, 1]), 0.35 * 3e-3)
+    np.testing.assert_allclose(off[0], [0.0, 0.0])
+
+
+def test_threshold_for_defaults_by_hand():
+    np.testing.assert_allclose(rad.normal_ppf(0.9), 1.2815515655446004, atol=1e-10)
+    np.testing.assert_allclose(rad.detection_threshold(100.0, 20.0, 0.9),
+                               100.0 - 1.2815515655 * math.sqrt(120.0), rtol=1e-9)
+    np.testing.assert_allclose(rad.detection_threshold_from_z(100.0, 20.0, 0.0), 100.0)
+
+
+def test_reference_target_gives_s10_at_r10():
+    cfg = LidarConfig()
+    np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 60.0), 100.0)
+
+
+def test_80pct_target_reaches_10pct_threshold_at_r10_sqrt8():
+    cfg = LidarConfig(overlap_range_m=0.0)
+    np.testing.assert_allclose(rad.signal_counts(cfg, 0.8, 60.0 * math.sqrt(8.0)),
+                               rad.signal_counts(cfg, 0.1, 60.0), rtol=1e-12)
+
+
+def test_overlap_factor_and_range_floor():
+    cfg = LidarConfig(overlap_range_m=2.0)
+    np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 2.0),
+                               100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
+    cfg0 = LidarConfig(overlap_range_m=0.0)
+    np.testing.assert_allclose(rad.signal_counts(cfg0, 0.1, 0.0), 100.0 * (60.0 / 1e-3) ** 2)
+
+
+def test_per_ring_r10_and_out_of_range_ring_fallback():
+    cfg = LidarConfig(channels=2, ring_range_at_10pct_m=(20.0, 90.0), overlap_range_m=0.0)
+    s = rad.signal_counts(cfg, 0.1, np.array([20.0, 90.0, 60.0, 60.0]), np.array([0, 1, -1, 5]))
+    np.testing.assert_allclose(s, [100.0, 100.0, 100.0, 100.0])
+
+
+def test_backscatter_lambertian_minnaert_wet_and_fallback():
+    soil, grass = material_index('soil'), material_index('grass')
+    c = math.cos(math.radians(60.0))
+    np.testing.assert_allclose(rad.backscatter(TABLE, soil, c, 0.0), 0.30 * 0.5)
+    np.testing.assert_allclose(rad.backscatter(TABLE, soil, -c, 0.0), 0.30 * 0.5)
+    np.testing.assert_allclose(rad.backscatter(TABLE, grass, c, 0.0), 0.45)  # k = 0
+    np.testing.assert_allclose(rad.backscatter(TABLE, soil, 1.0, 1.0), 0.30 * 0.5)  # wet
+    np.testing.assert_allclose(rad.backscatter(TABLE, soil, 1.0, 0.0, albedo=2.0), 0.6)
+    np.testing.assert_allclose(rad.backscatter(TABLE, 200, 1.0, 0.0), 0.3)  # -> other
+
+
+def test_specular_lobe_is_gaussian_in_incidence_angle():
+    w = TABLE.specular_width_deg[WATER]
+    rho = rad.backscatter(TABLE, WATER, np.cos(np.radians([0.0, w])), 0.0)
+    diffuse = TABLE.reflectivity[WATER] * np.cos(np.radians([0.0, w]))
+    np.testing.assert_allclose(rho - diffuse, TABLE.specular[WATER] * np.array([1, math.e ** -1]))
+
+
+def test_intensity_byte_table():
+    rho = [0.0, -1.0, np.nan, 0.004, 0.1, 0.555, 1.0, 8.0, 64.0, 1000.0]
+    expect = [0, 0, 0, 0, 10, 56, 100, round(100 + 155 * 0.5), 255, 255]
+    np.testing.assert_array_equal(rad.intensity_byte(rho), expect)
+    assert rad.intensity_byte(0.5).dtype == np.uint8
+
+
+def test_pulse_stretch_factor():
+    c45 = math.cos(math.radians(45.0))
+    np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, c45, 0.01), 1 / math.sqrt(1.01))
+    np.testing.assert_allclose(rad.pulse_stretch_factor(0.0, 10.0, c45, 0.01), 1.0)
+    np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, 1.0, 0.01), 1.0)
+    np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, 0.0, 0.01), 0.0)
+
+
+def test_range_noise_combines_floor_and_low_snr_in_quadrature():
+    cfg = LidarConfig(range_noise_std_m=0.04)
+    snr_spec = 100.0 / math.sqrt(120.0)
+    np.testing.assert_allclose(rad.range_noise_std(cfg, snr_spec), 0.05)
+    np.testing.assert_allclose(rad.range_noise_std(cfg, 2 * snr_spec),
+                               math.hypot(0.04, 0.015))
+    cfg6 = LidarConfig(range_noise_snr_exponent=0.5)
+    np.testing.assert_allclose(rad.range_noise_std(cfg6, 4 * snr_spec), 0.015)
+
+
+def test_wetness_from_rain_model():
+    np.testing.assert_allclose(rad.wetness_from_rain([0.0, 1.0, 5.0]),
+                               [0.0, 1 - math.exp(-1), 1 - math.exp(-5)])
+    assert rad.surface_wetness(-1.0, 1.0) == rad.wetness_from_rain(1.0)
+    assert rad.surface_wetness(0.3, 50.0) == 0.3
+
+
+def test_pond_rule_turns_deep_enough_ground_puddles_into_water():
+    m = np.array([1, 1, 12], np.uint8)
+    ground = np.array([True, True, False])
+    np.testing.assert_array_equal(rad.pond_material(m, ground, 0.003, 0.003), [WATER, WATER, 12])
+    np.testing.assert_array_equal(rad.pond_material(m, ground, 0.002, 0.003), [1, 1, 12])
+    np.testing.assert_array_equal(rad.pond_material(m, ground, 0.0, 0.0), [1, 1, 12])
+
+
+def test_rough_range_sigma():
+    np.testing.assert_allclose(rad.rough_range_sigma_m(0.002, [1.0, 0.25]), [0.002, 0.016])

@@ -1,0 +1,399 @@
+"""
+Frozen, self-validating configs of the three sensors; field names are the ROS parameter names.
+
+Each field carries its ROS descriptor in ``metadata``: ``description``, ``unit``, ``min``/``max``
+(inclusive unless ``min_exclusive``/``max_exclusive``), ``choices``, ``read_only`` and, for
+tuples, ``item_type``, ``length`` and the range that applies to every item.
+"""
+
+import dataclasses
+from dataclasses import dataclass, field
+from functools import cached_property
+import math
+import numbers
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.radiometry import detection_threshold, normal_ppf
+
+RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first_last',
+                'triple_first_strongest_last')
+SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
+
+
+def _p(default, description, unit='', **meta):
+    """Declare one parameter: its default and descriptor metadata."""
+    meta.update(description=description, unit=unit)
+    return field(default=default, metadata=meta)
+
+
+def _allowed(meta, kind):
+    """Describe the allowed values of a field for an error message."""
+    if 'choices' in meta:
+        return 'one of ' + ', '.join(repr(c) for c in meta['choices'])
+    lo, hi = meta.get('min'), meta.get('max')
+    lo_op = '(' if meta.get('min_exclusive') else '['
+    hi_op = ')' if meta.get('max_exclusive') else ']'
+    if lo is not None and hi is not None:
+        return f'{kind} in {lo_op}{lo}, {hi}{hi_op}'
+    if lo is not None:
+        return f'{kind} {">" if lo_op == "(" else ">="} {lo}'
+    if hi is not None:
+        return f'{kind} {"<" if hi_op == ")" else "<="} {hi}'
+    return kind
+
+
+def _coerce_scalar(name, value, kind, meta):
+    """Check one scalar against its type and range; returns it converted (int -> float)."""
+    allowed = _allowed(meta, kind.__name__)
+    if kind is bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise ConfigError(name, value, 'a bool')
+        return bool(value)
+    if kind is str:
+        if not isinstance(value, str):
+            raise ConfigError(name, value, 'a string')
+        if meta.get('nonempty') and not value:
+            raise ConfigError(name, value, 'a non-empty string')
+    elif kind is int:
+        integral = isinstance(value, numbers.Real) and not isinstance(value, bool) \
+            and math.isfinite(value) and float(value).is_integer()
+        if not integral:
+            raise ConfigError(name, value, allowed)
+        value = int(value)
+    elif kind is float:
+        if not isinstance(value, numbers.Real) or isinstance(value, bool):
+            raise ConfigError(name, value, allowed)
+        value = float(value)
+        if math.isnan(value) or (math.isinf(value) and not meta.get('allow_inf')):
+            raise ConfigError(name, value, allowed)
+    if 'choices' in meta:
+        if value not in meta['choices']:
+            raise ConfigError(name, value, allowed)
+        return value
+    lo, hi = meta.get('min'), meta.get('max')
+    if lo is not None and (value < lo or (meta.get('min_exclusive') and value == lo)):
+        raise ConfigError(name, value, allowed)
+    if hi is not None and (value > hi or (meta.get('max_exclusive') and value == hi)):
+        raise ConfigError(name, value, allowed)
+    return value
+
+
+def _check_field(obj, f):
+    """Validate and normalise one field of a config in place (frozen-safe)."""
+    value = getattr(obj, f.name)
+    meta = f.metadata
+    if f.type is tuple:
+        if isinstance(value, (str, bytes)) or not hasattr(value, '__iter__'):
+            raise ConfigError(f.name, value, f'a list of {meta["item_type"].__name__}')
+        items = tuple(value)
+        n = meta.get('length')
+        if n is not None and len(items) != n:
+            raise ConfigError(f.name, value, f'a list of {n} {meta["item_type"].__name__}')
+        checked = tuple(_coerce_scalar(f.name, v, meta['item_type'], meta) for v in items)
+    else:
+        checked = _coerce_scalar(f.name, value, f.type, meta)
+    object.__setattr__(obj, f.name, checked)
+
+
+class _Validated:
+    """Mixin: validate every field from its metadata, then the class's cross rules."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            _check_field(self, f)
+        self._check_cross()
+
+    def _check_cross(self):
+        if hasattr(self, 'max_range_m') and self.max_range_m <= self.min_range_m:
+            raise ConfigError('max_range_m', self.max_range_m,
+                              f'> min_range_m ({self.min_range_m})')
+
+
+@dataclass(frozen=True)
+class _Shared(_Validated):
+    """Parameters every sensor node declares (CONTRACT §6)."""
+
+    world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
+                         read_only=True, nonempty=True)
+    world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
+                          read_only=True, nonempty=True)
+    seed: int = _p(0, 'Seed of the noise, clutter and roughness streams.', min=0, max=2**63 - 1)
+    qos_reliability: str = _p('reliable', 'QoS reliability of the output topic.',
+                              choices=('reliable', 'best_effort'), read_only=True)
+    qos_depth: int = _p(5, 'QoS history depth of the output topic.', min=1, max=1000,
+                        read_only=True)
+    ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
+                                item_type=str)
+
+
+@dataclass(frozen=True)
+class _Model(_Validated):
+    """Radiometric model of document 001 shared by the 3D LiDAR and the 2D scanner."""
+
+    noise_enabled: bool = _p(True, 'Signal and range noise on (the draws happen either way).')
+    range_noise_std_m: float = _p(0.0, 'Range-noise floor (1 sigma).', 'm', min=0.0, max=10.0)
+    wavelength_nm: float = _p(905.0, 'Laser wavelength (Kim et al. fog/haze scaling).', 'nm',
+                              min=350.0, max=2000.0)
+    divergence_mrad: float = _p(3.0, 'Full-angle 1/e^2 beam divergence (horizontal).', 'mrad',
+                                min=0.0, max=20.0)
+    divergence_v_mrad: float = _p(0.0, 'Vertical full-angle divergence, 0 = divergence_mrad '
+                                  '(pulse stretching only).', 'mrad', min=0.0, max=20.0)
+    pulse_length_m: float = _p(0.0, 'Pulse length in range (FWHM x c / 2); > 0 enables echo '
+                               'stretching.', 'm', min=0.0, max=30.0)
+    sub_rays: int = _p(7, 'Sub-rays per beam: 1 (pencil) or 7 (centre + hexagon).',
+                       choices=(1, 7), read_only=True)
+    max_hits_per_sub_ray: int = _p(4, 'Surfaces recorded along one sub-ray.', min=1, max=8,
+                                   read_only=True)
+    continue_step_m: float = _p(0.25, 'Skip after a foliage hit before the next search.', 'm',
+                                min=0.001, max=10.0)
+    min_separation_m: float = _p(0.75, 'Contributions closer than this merge into one echo.',
+                                 'm', min=0.01, max=100.0)
+    return_mode: str = _p('dual_strongest_last', 'Which detected echoes become points.',
+                          choices=RETURN_MODES)
+    range_at_10pct_m: float = _p(60.0, 'Range where a 10 % Lambertian target is detected with '
+                                 'probability detection_at_spec.', 'm', min=0.1, max=10000.0)
+    signal_at_10pct_counts: float = _p(100.0, 'Mean signal of that target at range_at_10pct_m.',
+                                       'counts', min=1.0, max=1e6)
+    ambient_counts: float = _p(20.0, 'Background counts added to the shot-noise variance.',
+                               'counts', min=0.0, max=1e6)
+    detection_at_spec: float = _p(0.9, 'Detection probability at the spec point.',
+                                  min=0.5, max=0.9999)
+    overlap_range_m: float = _p(1.0, 'Near-field overlap scale: factor 1 - exp(-(R/Rov)^2); '
+                                '0 = full overlap.', 'm', min=0.0, max=100.0)
+    saturation_counts: float = _p(65535.0, 'Clip of the reported signal.', 'counts',
+                                  min=1.0, max=65535.0)
+    range_std_low_snr_m: float = _p(0.03, 'Extra range noise at the spec SNR.', 'm',
+                                    min=0.0, max=10.0)
+    range_noise_snr_exponent: float = _p(1.0, 'Extra range noise scales as (SNR_spec/SNR)^this '
+                                         '(1 = document 001; ~0.6 fits datasheets).',
+                                         min=0.0, max=3.0)
+    pond_threshold_m: float = _p(0.003, 'Standing water deeper than this turns ground into '
+                                 'water.', 'm', min=0.0, max=1.0)
+    motion_distortion: bool = _p(True, 'Rolling scan: each column fires at its own time.')
+    spin_direction: str = _p('cw', 'Spin sense seen from above.', choices=('cw', 'ccw'))
+    scan_start_azimuth_deg: float = _p(180.0, 'Azimuth where a sweep starts (CCW from +x).',
+                                       'deg', min=-360.0, max=360.0)
+    weather: bool = _p(True, 'Rain and fog along the beam (extinction, clutter).')
+    rain_db_per_km: float = _p(1.076, 'Rain law coefficient a of a R^b dB/km (Carbonneau 1998).',
+                               'dB/km', min=0.0, max=100.0)
+    rain_exponent: float = _p(0.67, 'Rain law exponent b (Carbonneau 1998).', min=0.0, max=2.0)
+    rain_visibility_model: str = _p('rain_law', 'Rain part of the visibility removed before the '
+                                    'fog term: rain_law (same law, physics-notes fix) or '
+                                    'acres (11.1 km R^-0.63 of document 001).',
+                                    choices=('rain_law', 'acres'))
+    fog_lidar_ratio_sr: float = _p(18.8, "Lidar ratio of fog droplets (O'Connor et al. 2004).",
+                                   'sr', min=1.0, max=200.0)
+    haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
+                                    '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
+    rain_lidar_ratio_sr: float = _p(100.0, 'Lidar ratio of rain (engineering estimate between '
+                                    'Mie spheres ~18 sr and Fresnel-only ~1250 sr).', 'sr',
+                                    min=1.0, max=2000.0)
+    rain_drops_per_m3: float = _p(1951.2, 'Drop density N = this x R^rain_drops_exponent '
+                                  '(Marshall-Palmer N0/Lambda = 8000/4.1).', '1/m^3',
+                                  min=0.0, max=1e6)
+    rain_drops_exponent: float = _p(0.21, 'Exponent of the drop density law.', min=0.0, max=2.0)
+    exit_diameter_m: float = _p(0.01, 'Beam diameter at the exit window.', 'm',
+                                min=0.0, max=1.0)
+    clutter_max_range_m: float = _p(10.0, 'Rain/fog clutter is simulated up to this range.', 'm',
+                                    min=0.0, max=1000.0)
+    rain_override_mm_h: float = _p(-1.0, 'Rain rate override, < 0 = use the environment.',
+                                   'mm/h', min=-1.0, max=500.0)
+    visibility_override_m: float = _p(-1.0, 'Visibility override (inf = clear), < 0 = use the '
+                                      'environment.', 'm', min=-1.0, allow_inf=True)
+    materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',
+                             read_only=True)
+    smoke_enabled: bool = _p(True, 'Smoke volumes stop the rays.')
+    smoke_cell_radius_scale: float = _p(1.0, 'Scale of the smoke cell radius.', min=0.01,
+                                        max=100.0)
+    smoke_density_threshold: float = _p(0.05, 'Smoke cells with lower effective density are '
+                                        'ignored.', min=0.0, max=1.0)
+
+    @cached_property
+    def detection_threshold_counts(self):
+        """Return the detection threshold T = S10 - z sqrt(S10 + ambient), counts (cached)."""
+        return detection_threshold(self.signal_at_10pct_counts, self.ambient_counts,
+                                   self.detection_at_spec)
+
+    @property
+    def detection_z(self):
+        """Return the standard-normal quantile z of detection_at_spec."""
+        return normal_ppf(self.detection_at_spec)
+
+    @property
+    def period_s(self):
+        """Return the sweep period 1 / rate_hz, s."""
+        return 1.0 / self.rate_hz
+
+    def _check_cross(self):
+        super()._check_cross()
+        if self.detection_threshold_counts <= 0.0:
+            raise ConfigError('detection_at_spec', self.detection_at_spec,
+                              'a value giving a positive threshold S10 - z sqrt(S10 + ambient)')
+
+
+@dataclass(frozen=True)
+class LidarConfig(_Shared, _Model):
+    """Every lidar_3d parameter of CONTRACT §6 (geometry of document 002, model of 001)."""
+
+    preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
+                     nonempty=True)
+    channels: int = _p(16, 'Vertical channels (rings).', min=1, max=256, read_only=True)
+    horizontal_samples: int = _p(360, 'Columns per sweep; 360 deg does not repeat column 0.',
+                                 min=1, max=8192, read_only=True)
+    horizontal_fov_deg: float = _p(360.0, 'Horizontal field of view, centred on +x.', 'deg',
+                                   min=0.01, max=360.0, read_only=True)
+    vertical_fov_up_deg: float = _p(15.0, 'Field of view above the horizon.', 'deg',
+                                    min=0.0, max=90.0, read_only=True)
+    vertical_fov_down_deg: float = _p(15.0, 'Field of view below the horizon.', 'deg',
+                                      min=0.0, max=90.0, read_only=True)
+    elevations_deg: tuple = _p((), 'Per-ring elevation table, ring order (overrides the '
+                               'uniform spread); empty = uniform.', 'deg', item_type=float,
+                               min=-90.0, max=90.0, read_only=True)
+    min_range_m: float = _p(0.1, 'Echoes nearer than this are not detected.', 'm',
+                            min=0.0, max=1000.0)
+    max_range_m: float = _p(100.0, 'Echoes beyond this are not detected; > min_range_m.', 'm',
+                            min=0.01, max=10000.0)
+    max_rays_per_scan: int = _p(65536, 'channels x horizontal_samples above this is an error.',
+                                min=1, max=1048576)
+    rate_hz: float = _p(10.0, 'Sweep rate.', 'Hz', min=0.0, min_exclusive=True, max=1000.0,
+                        read_only=True)
+    frame_id: str = _p('lidar_3d', 'Frame of the published cloud.', read_only=True,
+                       nonempty=True)
+    sensor_id: str = _p('lidar_3d', 'Sensor id (also keys the random streams).',
+                        read_only=True, nonempty=True)
+    trigger: str = _p('timer', "'timer': scan at rate_hz; 'service': scan on ~/sample.",
+                      choices=('timer', 'service'), read_only=True)
+    ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
+                                      'm', item_type=float, min=0.1, max=10000.0)
+    point_layout: str = _p('full', 'PointCloud2 field layout.',
+                           choices=('full', 'velodyne', 'ouster'), read_only=True)
+    stamp_at: str = _p('start', "Header stamp at the sweep's first firing or its end.",
+                       choices=('start', 'end'))
+
+    def _check_cross(self):
+        super()._check_cross()
+        for name in ('elevations_deg', 'ring_range_at_10pct_m'):
+            value = getattr(self, name)
+            if value and len(value) != self.channels:
+                raise ConfigError(name, value,
+                                  f'empty or a list of channels ({self.channels}) values')
+
+
+@dataclass(frozen=True)
+class LaserScanConfig(_Shared, _Model):
+    """laser_scan parameters: a one-channel LiDAR with single-channel model defaults."""
+
+    fov_deg: float = _p(360.0, 'Field of view, centred on +x.', 'deg', min=0.01, max=360.0,
+                        read_only=True)
+    resolution_deg: float = _p(1.0, 'Angle between rays.', 'deg', min=0.0, min_exclusive=True,
+                               max=360.0, read_only=True)
+    rate_hz: float = _p(30.0, 'Scan rate.', 'Hz', min=0.0, min_exclusive=True, max=1000.0,
+                        read_only=True)
+    min_range_m: float = _p(0.1, 'range_min: nearer returns read -inf.', 'm', min=0.0,
+                            max=1000.0)
+    max_range_m: float = _p(100.0, 'range_max: no return reads +inf.', 'm', min=0.01,
+                            max=10000.0)
+    enabled: bool = _p(True, 'Publish scans.')
+    frame_id: str = _p('laser', 'Frame of the scan.', read_only=True, nonempty=True)
+    debug_rays: bool = _p(True, 'Publish ~/rays markers (hits green, misses red).')
+    debug_ray_lifetime_s: float = _p(1.0, 'Lifetime of the ray markers.', 's', min=0.0,
+                                     max=3600.0)
+    sub_rays: int = _p(1, 'Sub-rays per beam: 1 (pencil) or 7 (centre + hexagon).',
+                       choices=(1, 7), read_only=True)
+    return_mode: str = _p('strongest', 'Which echo gives the range (one per ray).',
+                          choices=SINGLE_RETURN_MODES)
+
+    @property
+    def n_rays(self):
+        """Return the rays per scan: round(fov/res) + 1, or round(360/res) for a full circle."""
+        if self.fov_deg >= 360.0:
+            return max(1, round(360.0 / self.resolution_deg))
+        return round(self.fov_deg / self.resolution_deg) + 1
+
+    def _check_cross(self):
+        super()._check_cross()
+        n = self.n_rays
+        if n > 8192 or (self.fov_deg < 360.0 and (n - 1) * self.resolution_deg >= 360.0):
+            raise ConfigError('resolution_deg', self.resolution_deg,
+                              f'at most 8192 rays over fov_deg {self.fov_deg} and, below 360, '
+                              'fewer than 360 deg between the first and last ray')
+
+    def to_lidar_config(self):
+        """Return the equivalent one-channel LidarConfig (rule in docs/core-interfaces.md)."""
+        n = self.n_rays
+        if self.fov_deg >= 360.0:
+            hfov = 360.0
+        elif n == 1:
+            hfov = self.fov_deg
+        else:
+            hfov = (n - 1) * self.resolution_deg
+        lidar_names = {f.name for f in dataclasses.fields(LidarConfig)}
+        kw = {k: v for k, v in to_dict(self).items() if k in lidar_names}
+        kw.update(channels=1, horizontal_samples=n, horizontal_fov_deg=hfov,
+                  vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0, elevations_deg=(),
+                  ring_range_at_10pct_m=(), sensor_id='laser_scan', trigger='timer',
+                  point_layout='full', stamp_at='start', max_rays_per_scan=max(n, 1))
+        return LidarConfig(**kw)
+
+
+_TIRES = (1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0)
+
+
+@dataclass(frozen=True)
+class TerrainConfig(_Shared):
+    """terrain_sensor parameters (document 004); ray order vehicle, FL, FR, RL, RR."""
+
+    base_frame: str = _p('base_link', 'Vehicle frame of the centre and tire positions.',
+                         read_only=True, nonempty=True)
+    rate_hz: float = _p(50.0, 'Publish rate.', 'Hz', min=0.0, min_exclusive=True, max=1000.0,
+                        read_only=True)
+    vehicle_center_m: tuple = _p((0.0, 0.0, 0.0), 'Vehicle centre x, y, z in base_frame.', 'm',
+                                 item_type=float, length=3)
+    tire_positions_m: tuple = _p(_TIRES, 'Tire centres FL, FR, RL, RR as x, y, z in base_frame.',
+                                 'm', item_type=float, length=12)
+    tire_frames: tuple = _p(('', '', '', ''), 'TF frames of the tires FL, FR, RL, RR; non-empty '
+                            'ones override tire_positions_m.', item_type=str, length=4)
+    tire_frames_fallback: bool = _p(False, 'Use tire_positions_m while a tire frame is missing '
+                                    '(else that ray is reported as a miss).')
+    vehicle_center_source: str = _p('constant', 'Source of vehicle_center_to_front_m.',
+                                    choices=('constant', 'external'))
+    tire_radii_source: str = _p('constant', 'Source of tire_radii_m.',
+                                choices=('constant', 'external'))
+    vehicle_center_to_front_m: float = _p(0.0, 'VehCntrLngthVal: centre to front distance.', 'm',
+                                          min=0.0, max=100.0)
+    tire_radii_m: tuple = _p((0.0,) * 4, 'TireRadiiVal FL, FR, RL, RR.', 'm', item_type=float,
+                             length=4, min=0.0, max=10.0)
+    trace_lengths_m: tuple = _p((5.0,) * 5, 'Trace length of vehicle, FL, FR, RL, RR rays.', 'm',
+                                item_type=float, length=5, min=0.0, min_exclusive=True,
+                                max=1000.0)
+    trace_offsets_m: tuple = _p((0.0,) * 5, 'Start offset back along each ray axis.', 'm',
+                                item_type=float, length=5, min=-1000.0, max=1000.0)
+    trace_enabled: tuple = _p((True,) * 5, 'Trace the vehicle, FL, FR, RL, RR rays.',
+                              item_type=bool, length=5)
+    trace_visualization: bool = _p(True, 'Publish ~/rays markers.')
+
+
+def from_dict(cls, mapping):
+    """Build a config of class ``cls`` from a parameter mapping; unknown keys raise ConfigError."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    for key, value in mapping.items():
+        if key not in names:
+            raise ConfigError(key, value, f'a {cls.__name__} parameter name')
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in mapping.items()})
+
+
+def replace(cfg, **changes):
+    """Return a copy of ``cfg`` with ``changes`` applied, re-validated."""
+    return from_dict(type(cfg), {**to_dict(cfg), **changes})
+
+
+def to_dict(cfg):
+    """Return the parameters of ``cfg`` as a plain dict (tuples stay tuples)."""
+    return {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+
+
+def descriptors(cls):
+    """Return {name: metadata dict} for every parameter of ``cls`` (for ROS descriptors)."""
+    return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}

@@ -1,0 +1,124 @@
+"""
+Material table at the laser wavelength (CONTRACT §8, document 001 FAcresLidarMaterial).
+
+Defaults live in config/materials.yaml; a materials_file overrides only the properties it lists.
+"""
+
+from dataclasses import dataclass
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.resources import config_path
+
+MATERIAL_NAMES = ('other', 'soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water',
+                  'corn_leaf', 'soybean_leaf', 'tree_foliage', 'bark', 'shrub', 'building',
+                  'metal_bin', 'vehicle', 'mud', 'potato_leaf')
+FOLIAGE_MATERIALS = ('corn_leaf', 'soybean_leaf', 'tree_foliage', 'shrub', 'potato_leaf')
+OTHER = 0
+WATER = MATERIAL_NAMES.index('water')
+
+# Allowed range of each property (inclusive), document 001.
+PROPERTY_RANGES = {
+    'reflectivity': (0.0, 1.0),
+    'specular': (0.0, 100.0),
+    'specular_width_deg': (0.01, 90.0),
+    'transmission': (0.0, 1.0),
+    'wet_darkening': (0.0, 1.0),
+    'incidence_exponent': (0.0, 4.0),
+    'micro_slope_deg': (0.0, 45.0),
+    'reflectivity_sd': (0.0, 2.0),
+    'roughness_m': (0.0, 0.5),
+}
+PROPERTIES = tuple(PROPERTY_RANGES)
+
+
+def material_index(name):
+    """Return the material byte of ``name``; ConfigError for an unknown name."""
+    try:
+        return MATERIAL_NAMES.index(name)
+    except ValueError:
+        raise ConfigError('material', name, 'one of ' + ', '.join(MATERIAL_NAMES)) from None
+
+
+def _read_yaml(path):
+    import yaml  # local: keeps the import groups of this file flat for flake8
+
+    try:
+        with open(path, encoding='utf-8') as f:
+            data = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError('materials_file', str(path),
+                          f'a readable YAML file ({type(exc).__name__})') from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError('materials_file', str(path), 'a mapping material -> properties')
+    return data
+
+
+def _apply(values, data, path):
+    """Write the properties of ``data`` into ``values`` {prop: list}, checking names and ranges."""
+    for mat, props in data.items():
+        if mat not in MATERIAL_NAMES:
+            raise ConfigError(f'materials_file {Path(path).name}: material', mat,
+                              'one of ' + ', '.join(MATERIAL_NAMES))
+        if not isinstance(props, dict):
+            raise ConfigError(f'{mat}', props, 'a mapping of property names to numbers')
+        i = MATERIAL_NAMES.index(mat)
+        for prop, value in props.items():
+            if prop not in PROPERTY_RANGES:
+                raise ConfigError(f'materials_file {Path(path).name}: {mat} property', prop,
+                                  'one of ' + ', '.join(PROPERTIES))
+            lo, hi = PROPERTY_RANGES[prop]
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and lo <= value <= hi
+            if not ok:
+                raise ConfigError(f'{mat}.{prop}', value, f'a number in [{lo}, {hi}]')
+            values[prop][i] = float(value)
+
+
+@dataclass(frozen=True, eq=False)
+class MaterialTable:
+    """One read-only float64 array of shape (17,) per property, indexed by the material byte."""
+
+    reflectivity: np.ndarray
+    specular: np.ndarray
+    specular_width_deg: np.ndarray
+    transmission: np.ndarray
+    wet_darkening: np.ndarray
+    incidence_exponent: np.ndarray
+    micro_slope_deg: np.ndarray
+    reflectivity_sd: np.ndarray
+    roughness_m: np.ndarray
+
+    @classmethod
+    def load(cls, override_file=None):
+        """Read config/materials.yaml (all 17 x 9 values required), then ``override_file``."""
+        path = config_path('materials.yaml')
+        values = {p: [math.nan] * len(MATERIAL_NAMES) for p in PROPERTIES}
+        _apply(values, _read_yaml(path), path)
+        for prop, vals in values.items():
+            missing = [MATERIAL_NAMES[i] for i, v in enumerate(vals) if math.isnan(v)]
+            if missing:
+                raise ConfigError(f'{path}: {prop}', missing, 'a value for every material')
+        if override_file:
+            _apply(values, _read_yaml(override_file), override_file)
+        return cls.from_values(values)
+
+    @classmethod
+    def from_values(cls, values):
+        """Build a table from {property: sequence of 17 floats}."""
+        arrays = {}
+        for prop in PROPERTIES:
+            a = np.array(values[prop], dtype=np.float64)
+            a.flags.writeable = False
+            arrays[prop] = a
+        return cls(**arrays)
+
+    def to_dict(self):
+        """Return {material name: {property: value}} (for describe / manifests)."""
+        return {name: {p: float(getattr(self, p)[i]) for p in PROPERTIES}
+                for i, name in enumerate(MATERIAL_NAMES)}

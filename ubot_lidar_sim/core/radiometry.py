@@ -1,0 +1,197 @@
+"""
+Radiometry of document 001, vectorised over hits.
+
+Backscatter, signal, detection threshold, intensity byte, pulse stretching, range noise, surface
+wetness and the pond rule. Functions take numpy arrays (any broadcastable shape) and a config
+with the field names of LidarConfig; this module does not import config.py (config imports it).
+"""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.materials import OTHER, WATER
+from ubot_lidar_sim.core.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
+
+# Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
+WETTING_RAIN_MM_H = 1.0
+MIN_RANGE_FLOOR_M = 1e-3
+
+
+def normal_cdf(x):
+    """Return the standard normal CDF at x (math.erf, no scipy)."""
+    return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
+
+
+def normal_ppf(p):
+    """Return the inverse standard normal CDF by bisection (|error| < 1e-12), 0 < p < 1."""
+    lo, hi = -40.0, 40.0
+    while hi - lo > 1e-13:
+        mid = 0.5 * (lo + hi)
+        if normal_cdf(mid) < p:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+def detection_threshold(signal_at_10pct_counts, ambient_counts, detection_at_spec):
+    """
+    Return T = S10 - z sqrt(S10 + ambient), z = normal_ppf(detection_at_spec), counts.
+
+    A false-alarm definition of range only changes z: detection_threshold_from_z covers it.
+    """
+    return detection_threshold_from_z(signal_at_10pct_counts, ambient_counts,
+                                      normal_ppf(detection_at_spec))
+
+
+def detection_threshold_from_z(signal_at_10pct_counts, ambient_counts, z):
+    """Return T = S10 - z sqrt(S10 + ambient) for a given quantile z, counts."""
+    return signal_at_10pct_counts - z * math.sqrt(signal_at_10pct_counts + ambient_counts)
+
+
+def backscatter(table, material, cos, wetness, albedo=1.0):
+    """
+    Lambertian-equivalent backscatter rho_bs of document 001 (any broadcast shape).
+
+    rho_bs = rho albedo (1 - a w) |cos|^k + s exp(-(theta / width)^2); material bytes out of
+    range fall back to 'other'; wetness is clipped to [0, 1]; albedo scales the diffuse term only
+    (it is the ground's diffuse texture).
+    """
+    m = np.asarray(material, dtype=np.int64)
+    m = np.where((m >= 0) & (m < table.reflectivity.shape[0]), m, OTHER)
+    c = np.clip(np.abs(np.asarray(cos, dtype=np.float64)), 0.0, 1.0)
+    w = np.clip(np.asarray(wetness, dtype=np.float64), 0.0, 1.0)
+    theta_deg = np.degrees(np.arccos(c))
+    diffuse = table.reflectivity[m] * albedo * (1.0 - table.wet_darkening[m] * w) \
+        * c ** table.incidence_exponent[m]
+    specular = table.specular[m] * np.exp(-(theta_deg / table.specular_width_deg[m]) ** 2)
+    return diffuse + specular
+
+
+def ring_r10(cfg, ring=None):
+    """
+    Return range_at_10pct_m per ring, m (shape of ``ring``; a float without ``ring``).
+
+    ring_range_at_10pct_m applies where given; rings out of its range (or -1) use the scalar.
+    """
+    table = np.asarray(getattr(cfg, 'ring_range_at_10pct_m', ()), dtype=np.float64)
+    if ring is None:
+        return float(cfg.range_at_10pct_m)
+    r = np.asarray(ring, dtype=np.int64)
+    if table.size == 0:
+        return np.full(r.shape, float(cfg.range_at_10pct_m))
+    ok = (r >= 0) & (r < table.size)
+    return np.where(ok, table[np.clip(r, 0, table.size - 1)], cfg.range_at_10pct_m)
+
+
+def counts_per_reflectance(cfg, range_m, ring=None):
+    """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
+    r = np.maximum(np.asarray(range_m, dtype=np.float64), MIN_RANGE_FLOOR_M)
+    if cfg.overlap_range_m > 0.0:
+        overlap = -np.expm1(-(r / cfg.overlap_range_m) ** 2)
+    else:
+        overlap = 1.0
+    return cfg.signal_at_10pct_counts / 0.1 * (ring_r10(cfg, ring) / r) ** 2 * overlap
+
+
+def signal_counts(cfg, rho, range_m, ring=None):
+    """
+    Return the mean signal S = S10 (rho / 0.1) (R10 / R)^2 (1 - exp(-(R / Rov)^2)), counts.
+
+    R is floored at 1 mm; ``ring`` selects ring_range_at_10pct_m (out of range: range_at_10pct_m).
+    """
+    return np.asarray(rho, dtype=np.float64) * counts_per_reflectance(cfg, range_m, ring)
+
+
+def intensity_byte(rho):
+    """
+    Return the calibrated reflectivity byte (uint8, shape of ``rho``).
+
+    round(100 rho) up to 100; above, 100 + 155 min(1, ln rho / ln 64); 0 for rho <= 0 or NaN.
+    """
+    r = np.asarray(rho, dtype=np.float64)
+    good = np.isfinite(r) & (r > 0.0) | (r == np.inf)
+    r = np.where(good, r, 0.0)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        log_part = 100.0 + 155.0 * np.minimum(1.0, np.log(np.maximum(r, 1.0)) / math.log(64.0))
+    # C round(): halves away from zero (np.rint would round 12.5 to 12).
+    linear = np.floor(100.0 * np.minimum(r, 1.0) + 0.5)
+    out = np.where(r <= 1.0, linear, np.floor(np.maximum(log_part, 100.0) + 0.5))
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+def pulse_stretch_factor(pulse_length_m, range_m, cos, beta_rad):
+    """
+    Return the peak factor L / sqrt(L^2 + dR^2), dR = R tan(theta) beta (1 when L or beta = 0).
+
+    beta is the full-angle divergence in the plane of incidence; L and dR are both full widths.
+    """
+    c = np.clip(np.abs(np.asarray(cos, dtype=np.float64)), 0.0, 1.0)
+    r = np.asarray(range_m, dtype=np.float64)
+    beta = np.asarray(beta_rad, dtype=np.float64)
+    if pulse_length_m <= 0.0:
+        return np.ones(np.broadcast(c, r, beta).shape)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        tan = np.sqrt(1.0 - c * c) / c
+        dr = np.where(beta > 0.0, r * tan * beta, 0.0)
+        factor = pulse_length_m / np.sqrt(pulse_length_m ** 2 + dr ** 2)
+    return np.where(np.isfinite(dr), factor, 0.0)
+
+
+def snr(signal_counts_, ambient_counts):
+    """Return the shot-noise SNR S / sqrt(S + ambient)."""
+    s = np.maximum(np.asarray(signal_counts_, dtype=np.float64), 0.0)
+    return s / np.sqrt(np.maximum(s + ambient_counts, 1e-12))
+
+
+def range_noise_std(cfg, snr_):
+    """
+    Return the 1-sigma range noise for an echo of SNR ``snr_``, m.
+
+    Root-sum-square of the floor range_noise_std_m and the low-SNR term
+    range_std_low_snr_m (SNR_spec / SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 +
+    ambient): independent timing errors add in quadrature, and the floor dominates strong echoes.
+    """
+    s10 = cfg.signal_at_10pct_counts
+    snr_spec = s10 / math.sqrt(s10 + cfg.ambient_counts)
+    q = np.maximum(np.asarray(snr_, dtype=np.float64), 1e-9)
+    extra = cfg.range_std_low_snr_m * (snr_spec / q) ** cfg.range_noise_snr_exponent
+    return np.sqrt(cfg.range_noise_std_m ** 2 + extra ** 2)
+
+
+def wetness_from_rain(rain_mm_h):
+    """
+    Return the steady-state surface wetness 1 - exp(-R / 1 mm/h), 0-1 (0 without rain).
+
+    Engineering model: surfaces film over within minutes even in light rain (0.18 at 0.2 mm/h,
+    0.63 at 1 mm/h, > 0.99 from 5 mm/h); drying after rain is not modelled.
+    """
+    r = np.maximum(np.asarray(rain_mm_h, dtype=np.float64), 0.0)
+    return -np.expm1(-r / WETTING_RAIN_MM_H)
+
+
+def surface_wetness(weather_wetness, rain_mm_h):
+    """Return the wetness to use: the given one (clipped to 1) or, when negative, from the rain."""
+    if weather_wetness < 0.0:
+        return float(wetness_from_rain(rain_mm_h))
+    return min(float(weather_wetness), 1.0)
+
+
+def pond_material(material, ground, puddle_depth_m, pond_threshold_m):
+    """
+    Return materials with ground hits turned into water where a puddle is deep enough.
+
+    Water when ground and puddle_depth_m >= pond_threshold_m and puddle_depth_m > 0 (no puddle,
+    no water, even with a zero threshold).
+    """
+    m = np.asarray(material, dtype=np.uint8)
+    flooded = np.asarray(ground, dtype=bool) & (puddle_depth_m >= pond_threshold_m) \
+        & (puddle_depth_m > 0.0)
+    return np.where(flooded, np.uint8(WATER), m).astype(np.uint8)
+
+
+def rough_range_sigma_m(roughness_m, cos):
+    """Return the ground-relief range sigma RoughnessM |cos|^-1.5, m (cos floored at 0.01)."""
+    c = np.maximum(np.abs(np.asarray(cos, dtype=np.float64)), 0.01)
+    return np.asarray(roughness_m, dtype=np.float64) * c ** -1.5
