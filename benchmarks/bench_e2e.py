@@ -1,0 +1,124 @@
+"""
+End-to-end case: the lidar_3d node (case A settings) publishing to a subscriber in another process.
+
+This process publishes a moving /tf (map -> base_link at 100 Hz, static base_link -> lidar_3d) and
+subscribes to `points`; the node runs in its own process. Reports the achieved rate against the
+configured one, the stamp-to-receive latency and the node's peak RSS (VmHWM).
+"""
+
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import time
+
+import numpy as np
+
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+
+
+def _peak_rss_mb(pid):
+    try:
+        with open(f'/proc/{pid}/status') as f:
+            for line in f:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float('nan')
+
+
+def _transform(msg_type, parent, child, pose, stamp):
+    from scipy.spatial.transform import Rotation
+
+    t = msg_type()
+    t.header.frame_id = parent
+    t.header.stamp = stamp
+    t.child_frame_id = child
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
+        float(v) for v in pose[:3, 3])
+    q = Rotation.from_matrix(pose[:3, :3]).as_quat()
+    (t.transform.rotation.x, t.transform.rotation.y, t.transform.rotation.z,
+     t.transform.rotation.w) = (float(v) for v in q)
+    return t
+
+
+def run(seconds, rate_hz=10.0):
+    """Run the node for `seconds` and return one bench.json row ('E2E')."""
+    import rclpy
+    from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+    from geometry_msgs.msg import TransformStamped
+    from sensor_msgs.msg import PointCloud2
+    from tf2_msgs.msg import TFMessage
+
+    exe = shutil.which('lidar_3d_node')
+    if exe is None:
+        return [{'case': 'E2E', 'error': 'lidar_3d_node not on PATH (source scripts/env.sh)'}]
+    env = dict(os.environ)
+    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    args = [exe, '--ros-args', '-p', 'preset:=velodyne_vlp16', '-p', 'world_file:=demo',
+            '-p', 'sub_rays:=7', '-p', 'return_mode:=dual_strongest_last',
+            '-p', 'rain_override_mm_h:=10.0', '-p', 'visibility_override_m:=1000.0',
+            '-p', f'rate_hz:={rate_hz}', '-p', 'motion_distortion:=true']
+    node_proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.PIPE, text=True)
+    rclpy.init()
+    node = rclpy.create_node('bench_e2e')
+    try:
+        tf_pub = node.create_publisher(TFMessage, '/tf', 100)
+        static_pub = node.create_publisher(
+            TFMessage, '/tf_static',
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        stamps = []
+
+        def on_points(msg):
+            now = node.get_clock().now().nanoseconds * 1e-9
+            stamps.append((now, msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9))
+
+        node.create_subscription(PointCloud2, 'points', on_points, qos_profile_sensor_data)
+        mount = pose_matrix_deg([0.0, 0.0, 1.5], [0.0, 0.0, 0.0])
+        stamp = node.get_clock().now().to_msg()
+        static_pub.publish(TFMessage(transforms=[
+            _transform(TransformStamped, 'base_link', 'lidar_3d', mount, stamp)]))
+        t0 = time.monotonic()
+        traj = ConstantTwist(pose_matrix_deg([12.0, 0.0, 0.3], [0.0, 0.0, 90.0]),
+                             (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0), t0_s=t0)
+        next_tf = t0
+        warmup_s = 5.0
+        while time.monotonic() - t0 < seconds + warmup_s and node_proc.poll() is None:
+            now = time.monotonic()
+            if now >= next_tf:
+                pose = traj(np.array([now]))[0]
+                tf_pub.publish(TFMessage(transforms=[_transform(
+                    TransformStamped, 'map', 'base_link', pose, node.get_clock().now().to_msg())]))
+                next_tf += 0.01
+            rclpy.spin_once(node, timeout_sec=0.002)
+        peak_mb = _peak_rss_mb(node_proc.pid)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+        node_proc.send_signal(signal.SIGINT)
+        try:
+            _, err = node_proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:
+            node_proc.kill()
+            _, err = node_proc.communicate()
+    wall0 = stamps[0][0] + warmup_s if stamps else 0.0
+    steady = [(r, s) for r, s in stamps if r >= wall0]
+    if len(steady) < 2:
+        return [{'case': 'E2E', 'error': 'too few clouds received',
+                 'node_stderr_tail': (err or '')[-400:]}]
+    span = steady[-1][0] - steady[0][0]
+    achieved = (len(steady) - 1) / span
+    latency = [r - s for r, s in steady]
+    return [{
+        'case': 'E2E', 'preset': 'velodyne_vlp16', 'sub_rays': 7,
+        'return_mode': 'dual_strongest_last', 'weather': 'rain 10 mm/h + visibility 1 km',
+        'configured_rate_hz': rate_hz, 'achieved_rate_hz': round(achieved, 3),
+        'achieved_over_configured': round(achieved / rate_hz, 4),
+        'latency_s_median': round(statistics.median(latency), 4),
+        'latency_s_max': round(max(latency), 4),
+        'latency_periods_median': round(statistics.median(latency) * rate_hz, 3),
+        'node_peak_rss_mb': round(peak_mb, 1), 'seconds': seconds, 'clouds': len(steady),
+    }]

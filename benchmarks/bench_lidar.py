@@ -1,0 +1,94 @@
+"""
+lidar_3d benchmark cases A, B, C and the scaling sweeps, all on the built-in demo world.
+
+A: velodyne_vlp16, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility, moving pose.
+B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
+C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
+Sweeps: ms per scan against beams per scan, sub-rays per beam and world triangles.
+"""
+
+from pathlib import Path
+import tempfile
+
+from common import bare_cast_ms, lidar_config, median_ms, primary_rays, row
+import numpy as np
+
+from ubot_lidar_sim.core.atmosphere import Weather
+from ubot_lidar_sim.core.lidar import LidarSimulator
+from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.world import World
+
+RAIN = Weather(rain_mm_h=10.0, visibility_m=1000.0)
+CLEAR = Weather()
+# The demo driver's loop: 12 m from the origin, 1.8 m up, driving at 2 m/s and turning.
+POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
+MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)
+
+
+def time_case(name, world, materials, preset, weather, weather_label, repeats, moving=True,
+              **overrides):
+    """Time one configuration: full scans against the bare cast of the same primary sub-rays."""
+    cfg = lidar_config(preset, **overrides)
+    sim = LidarSimulator(cfg, world, materials)
+    pose_at = ConstantTwist(POSE0, MOVING if moving else (0.0,) * 6)
+    state = {'k': 0, 'points': 0}
+
+    def one_scan():
+        k = state['k']
+        result = sim.scan(pose_at, k * cfg.period_s, weather, k)
+        state['points'] = len(result.points)
+        state['k'] = k + 1
+
+    ms = median_ms(one_scan, repeats)
+    origins, dirs = primary_rays(cfg, POSE0)
+    bare = bare_cast_ms(world.scene(), origins, dirs, repeats)
+    return row(name, preset, cfg.sub_rays, cfg.return_mode, weather_label,
+               cfg.channels * cfg.horizontal_samples, state['points'], ms, bare, cfg.rate_hz,
+               motion_distortion=bool(cfg.motion_distortion and moving),
+               triangles=int(world.n_triangles))
+
+
+def heightfield_world(directory, cells):
+    """Build a world of one rippled heightfield, about 2 x cells^2 triangles over 100 m square."""
+    x = np.linspace(0.0, 8.0 * np.pi, cells + 1)
+    heights = 0.3 * np.sin(x)[:, None] * np.cos(x)[None, :]
+    path = Path(directory) / f'hf_{cells}.npy'
+    np.save(path, heights.astype(np.float32))
+    world_yaml = Path(directory) / f'hf_{cells}.yaml'
+    world_yaml.write_text(
+        'frame: map\nobjects:\n'
+        f'  - {{name: hills, type: heightfield, file: {path.name}, cell_m: {100.0 / cells},'
+        ' pose: {xyz: [-50, -50, 0]}, material: soil}\n')
+    return World.load(str(world_yaml))
+
+
+def run(repeats):
+    """All lidar_3d cases; returns the bench.json rows."""
+    materials = MaterialTable.load()
+    world = World.load('demo')
+    rain = 'rain 10 mm/h + visibility 1 km'
+    rows = [
+        time_case('A', world, materials, 'velodyne_vlp16', RAIN, rain, repeats,
+                  sub_rays=7, return_mode='dual_strongest_last', motion_distortion=True),
+        time_case('B', world, materials, 'ouster_os1_128', CLEAR, 'clear', repeats,
+                  sub_rays=1, return_mode='strongest', motion_distortion=True),
+        time_case('C', world, materials, 'ouster_os1_128', RAIN, rain, repeats,
+                  sub_rays=7, return_mode='dual_strongest_last'),
+    ]
+    for samples in (32, 256, 512, 1024, 2048):
+        rows.append(time_case(
+            f'sweep_beams_{128 * samples}', world, materials, 'ouster_os1_128', CLEAR, 'clear',
+            max(5, repeats // 2), sub_rays=1, return_mode='strongest',
+            horizontal_samples=samples, max_rays_per_scan=1048576))
+    for sub_rays in (1, 7):
+        rows.append(time_case(
+            f'sweep_sub_rays_{sub_rays}', world, materials, 'velodyne_vlp16', CLEAR, 'clear',
+            repeats, sub_rays=sub_rays, return_mode='strongest'))
+    with tempfile.TemporaryDirectory() as tmp:
+        for cells in (22, 100, 316, 1000):
+            hf = heightfield_world(tmp, cells)
+            rows.append(time_case(
+                f'sweep_triangles_{hf.n_triangles}', hf, materials, 'velodyne_vlp16', CLEAR,
+                'clear', max(5, repeats // 2), sub_rays=1, return_mode='strongest'))
+    return rows

@@ -1,0 +1,83 @@
+"""
+Run every benchmark case, print a table, write out/bench.json and plot out/bench.png.
+
+Usage: python benchmarks/run_all.py [--out out/bench.json] [--quick] [--no-e2e]
+"""
+
+import argparse
+import json
+import os
+from pathlib import Path
+import sys
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_e2e  # noqa: E402
+import bench_lidar  # noqa: E402
+import bench_sensors  # noqa: E402
+
+COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'beams_per_scan', 'points_per_scan',
+           'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast', 'realtime_factor')
+
+
+def print_table(rows):
+    """Print the rows as a fixed-width table on stdout."""
+    widths = [max(len(c), *(len(str(r.get(c, ''))) for r in rows)) for c in COLUMNS]
+    print('  '.join(c.ljust(w) for c, w in zip(COLUMNS, widths)))
+    for r in rows:
+        print('  '.join(str(r.get(c, '')).ljust(w) for c, w in zip(COLUMNS, widths)))
+
+
+def plot(rows, path):
+    """Plot the scaling sweeps (ms per scan against beams, sub-rays, triangles) into path."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.5))
+    sweeps = (('sweep_beams', 'beams_per_scan', 'beams per scan'),
+              ('sweep_sub_rays', 'sub_rays', 'sub-rays per beam'),
+              ('sweep_triangles', 'triangles', 'world triangles'))
+    for ax, (prefix, key, label) in zip(axes, sweeps):
+        sel = [r for r in rows if r['case'].startswith(prefix)]
+        if not sel:
+            continue
+        x = [r[key] for r in sel]
+        ax.plot(x, [r['ms_per_scan_median'] for r in sel], 'o-', label='full model')
+        ax.plot(x, [r['bare_cast_ms_median'] for r in sel], 's--', label='bare open3d cast')
+        ax.set_xlabel(label)
+        ax.set_ylabel('ms per scan (median)')
+        ax.set_title(f'cost against {label}')
+        if key == 'triangles':
+            ax.set_xscale('log')
+        ax.grid(True, alpha=0.3)
+        ax.legend()
+    fig.suptitle('ubot_lidar_sim benchmark (2-core CPU, demo world)')
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv=None):
+    """Run the cases and write the outputs; returns the process exit code."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--out', default='out/bench.json')
+    parser.add_argument('--quick', action='store_true', help='fewer scans (smoke test only)')
+    parser.add_argument('--no-e2e', action='store_true', help='skip the node end-to-end case')
+    args = parser.parse_args(argv)
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    repeats = 5 if args.quick else 20
+    rows = bench_lidar.run(repeats)
+    rows += bench_sensors.run(repeats)
+    if not args.no_e2e:
+        rows += bench_e2e.run(10.0 if args.quick else 30.0)
+    print_table(rows)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(rows, indent=2) + '\n')
+    plot(rows, out.with_suffix('.png'))
+    print(f'wrote {out} and {out.with_suffix(".png")}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
