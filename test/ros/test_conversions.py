@@ -1,0 +1,173 @@
+"""Tests of the message conversions: PointCloud2 layouts, TF, Environment, poses."""
+
+import math
+
+from geometry_msgs.msg import Point, TransformStamped
+import numpy as np
+import pytest
+from sensor_msgs.msg import PointField
+from tf2_msgs.msg import TFMessage
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointcloud2,
+                                            environment_to_weather, LAYOUTS, matrix_to_pose,
+                                            matrix_to_transform, pointcloud2_to_array,
+                                            pose_to_matrix, to_layout, transform_to_matrix)
+from ubot_lidar_sim.ros.tf_buffer import to_matrix, TransformBuffer
+from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
+
+F32, U8, U16, U32 = PointField.FLOAT32, PointField.UINT8, PointField.UINT16, PointField.UINT32
+
+
+def full_points(n=3):
+    pts = np.zeros(n, dtype=LAYOUTS['full'])
+    pts['x'] = np.arange(n) + 1.0
+    pts['y'] = -2.0
+    pts['z'] = 0.5
+    pts['intensity'] = [10, 200, 255][:n]
+    pts['ring'] = [0, 7, 15][:n]
+    pts['time'] = [0.0, 0.05, 0.0999][:n]
+    pts['reflectivity'] = 0.3
+    pts['signal'] = [100, 2000, 65535][:n]
+    pts['range'] = [1.2344, 20.0, 99.9994][:n]
+    pts['return_index'] = 1
+    pts['return_count'] = 2
+    return pts
+
+
+def layout_of(msg):
+    return [(f.name, f.offset, f.datatype, f.count) for f in msg.fields]
+
+
+def test_full_layout_fields_offsets_and_datatypes():
+    msg = array_to_pointcloud2(to_layout(full_points(), 'full'), 'lidar_3d', 0)
+    assert layout_of(msg) == [
+        ('x', 0, F32, 1), ('y', 4, F32, 1), ('z', 8, F32, 1), ('intensity', 12, F32, 1),
+        ('ring', 16, U16, 1), ('time', 18, F32, 1), ('reflectivity', 22, F32, 1),
+        ('signal', 26, U16, 1), ('range', 28, F32, 1), ('return_index', 32, U8, 1),
+        ('return_count', 33, U8, 1), ('return_flags', 34, U8, 1), ('material', 35, U8, 1),
+        ('class_id', 36, U8, 1)]
+    assert msg.point_step == 37 and msg.row_step == 3 * 37 and len(msg.data) == 3 * 37
+
+
+def test_velodyne_layout_is_xyzirt_with_point_step_22():
+    msg = array_to_pointcloud2(to_layout(full_points(), 'velodyne'), 'lidar_3d', 0)
+    assert layout_of(msg) == [('x', 0, F32, 1), ('y', 4, F32, 1), ('z', 8, F32, 1),
+                              ('intensity', 12, F32, 1), ('ring', 16, U16, 1),
+                              ('time', 18, F32, 1)]
+    assert msg.point_step == 22
+
+
+def test_ouster_layout_fields_and_unit_conversions():
+    pts = to_layout(full_points(), 'ouster', ambient_counts=20.0)
+    msg = array_to_pointcloud2(pts, 'os_lidar', 0)
+    assert layout_of(msg) == [
+        ('x', 0, F32, 1), ('y', 4, F32, 1), ('z', 8, F32, 1), ('intensity', 12, F32, 1),
+        ('t', 16, U32, 1), ('reflectivity', 20, U16, 1), ('ring', 22, U16, 1),
+        ('ambient', 24, U16, 1), ('range', 26, U32, 1)]
+    assert msg.point_step == 30
+    np.testing.assert_allclose(pts['t'], [0, 50_000_000, 99_900_000], atol=10)  # float32 s
+    np.testing.assert_array_equal(pts['range'], [1234, 20000, 99999])
+    np.testing.assert_array_equal(pts['intensity'], [100, 2000, 65535])
+    np.testing.assert_array_equal(pts['reflectivity'], [10, 200, 255])
+    np.testing.assert_array_equal(pts['ambient'], [20, 20, 20])
+
+
+def test_ouster_layout_refuses_negative_times():
+    pts = full_points()
+    pts['time'] = -0.01
+    with pytest.raises(ConfigError, match='stamp_at'):
+        to_layout(pts, 'ouster')
+
+
+def test_unknown_layout_is_refused():
+    with pytest.raises(ConfigError, match='point_layout'):
+        to_layout(full_points(), 'kitti')
+
+
+def test_pointcloud2_header_and_round_trip():
+    pts = to_layout(full_points(), 'full')
+    msg = array_to_pointcloud2(pts, 'lidar_3d', 12 * 10**9 + 345)
+    assert msg.header.frame_id == 'lidar_3d'
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (12, 345)
+    assert msg.height == 1 and msg.width == 3 and msg.is_dense and not msg.is_bigendian
+    back = pointcloud2_to_array(msg)
+    for name in pts.dtype.names:
+        np.testing.assert_array_equal(back[name], pts[name])
+
+
+def test_empty_cloud_is_valid():
+    msg = array_to_pointcloud2(to_layout(full_points(0), 'velodyne'), 'lidar_3d', 0)
+    assert msg.width == 0 and len(msg.data) == 0 and msg.point_step == 22
+
+
+def tf(parent, child, sec, xyz, q):
+    ts = TransformStamped()
+    ts.header.frame_id, ts.child_frame_id = parent, child
+    ts.header.stamp.sec = sec
+    ts.transform.translation.x, ts.transform.translation.y, ts.transform.translation.z = xyz
+    r = ts.transform.rotation
+    r.x, r.y, r.z, r.w = q
+    return ts
+
+
+def test_tf_message_inserts_good_transforms_and_reports_bad_ones():
+    buf = TransformBuffer()
+    msg = TFMessage(transforms=[tf('map', 'base_link', 1, (1.0, 2.0, 0.0), (0, 0, 0, 1)),
+                                tf('base_link', 'lidar', 1, (0.0, 0.0, 1.0), (0, 0, 0, 2.0)),
+                                tf('base_link', 'imu', 1, (math.nan, 0, 0), (0, 0, 0, 1))])
+    errors = apply_tf_message(buf, msg, static=True)
+    assert len(errors) == 2 and 'norm' in errors[0] and 'translation' in errors[1]
+    np.testing.assert_allclose(buf.lookup('map', 'base_link', 0.0)[:3, 3], [1.0, 2.0, 0.0])
+
+
+def test_matrix_transform_and_pose_round_trip():
+    q = np.array([0.1, 0.2, -0.3, 0.9])
+    m = to_matrix([1.0, -2.0, 3.0], q / np.linalg.norm(q))
+    np.testing.assert_allclose(transform_to_matrix(matrix_to_transform(m)), m, atol=1e-12)
+    np.testing.assert_allclose(pose_to_matrix(matrix_to_pose(m)), m, atol=1e-12)
+
+
+def environment(**kw):
+    msg = Environment(rain_rate_mm_h=0.0, visibility_m=math.inf, surface_wetness=-1.0,
+                      puddle_depth_m=0.0)
+    for k, v in kw.items():
+        setattr(msg, k, v)
+    return msg
+
+
+def test_environment_becomes_weather():
+    msg = environment(rain_rate_mm_h=10.0, visibility_m=200.0, surface_wetness=0.5,
+                      puddle_depth_m=0.01,
+                      smoke=[SmokeVolume(center=Point(x=1.0, y=2.0, z=3.0), radius_m=1.5,
+                                         density=0.6)])
+    msg.header.frame_id = 'map'
+    w = environment_to_weather(msg, 'map')
+    assert (w.rain_mm_h, w.visibility_m, w.surface_wetness, w.puddle_depth_m) == (
+        10.0, 200.0, 0.5, 0.01)
+    np.testing.assert_allclose(w.smoke, [[1.0, 2.0, 3.0, 1.5]])
+    np.testing.assert_allclose(w.smoke_density, [0.6])
+
+
+@pytest.mark.parametrize('changes, match', [
+    ({'rain_rate_mm_h': math.nan}, 'rain_rate_mm_h'),
+    ({'rain_rate_mm_h': -1.0}, 'rain_rate_mm_h'),
+    ({'rain_rate_mm_h': 1e9}, 'rain_rate_mm_h'),
+    ({'visibility_m': 0.0}, 'visibility_m'),
+    ({'visibility_m': math.nan}, 'visibility_m'),
+    ({'surface_wetness': 2.0}, 'surface_wetness'),
+    ({'puddle_depth_m': -0.1}, 'puddle_depth_m'),
+    ({'smoke': [SmokeVolume(radius_m=-1.0, density=0.5)]}, 'radius_m'),
+    ({'smoke': [SmokeVolume(radius_m=1.0, density=1.5)]}, 'density'),
+    ({'smoke': [SmokeVolume(center=Point(x=math.inf), radius_m=1.0, density=0.5)]}, 'center'),
+])
+def test_bad_environment_is_refused_naming_the_field(changes, match):
+    with pytest.raises(ConfigError, match=match):
+        environment_to_weather(environment(**changes), 'map')
+
+
+def test_smoke_in_another_frame_is_refused():
+    msg = environment(smoke=[SmokeVolume(radius_m=1.0, density=0.5)])
+    msg.header.frame_id = 'odom'
+    with pytest.raises(ConfigError, match='frame_id'):
+        environment_to_weather(msg, 'map')

@@ -1,0 +1,104 @@
+"""The demo driver's /tf tree and weather phases arrive over DDS; its scenario maths by hand."""
+
+import math
+import os
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
+from tf2_msgs.msg import TFMessage
+
+from ubot_lidar_sim.ros.demo_driver_node import (
+    DemoDriverNode, loop_pose, rain_visibility_m, scenario_at)
+from ubot_lidar_sim_msgs.msg import Environment
+
+
+def test_loop_pose_starts_south_of_centre_heading_east_and_closes_after_one_lap():
+    x, y, yaw = loop_pose(0.0, 12.0, 2.0)
+    np.testing.assert_allclose([x, y, yaw], [0.0, -12.0, 0.0], atol=1e-12)
+    lap_s = 2.0 * math.pi * 12.0 / 2.0
+    np.testing.assert_allclose(loop_pose(lap_s / 4.0, 12.0, 2.0)[:2], [12.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(loop_pose(lap_s, 12.0, 2.0)[:2], [0.0, -12.0], atol=1e-9)
+
+
+def test_scenario_cycles_clear_rain_fog_smoke_with_the_ramps():
+    d = (5.0, 5.0, 5.0, 5.0)
+    assert scenario_at(1.0, d, 25.0, 50.0)[:3] == ('clear', 0.0, math.inf)
+    phase, rain, vis, _ = scenario_at(5.0 + 0.75 * 5.0, d, 25.0, 50.0)
+    assert phase == 'rain'
+    np.testing.assert_allclose(rain, 25.0)
+    # 25 mm/h: 1.076 * 25^0.67 = 9.30 dB/km -> 2.141 /km, plus haze 3.912 / 20 km = 0.196 /km
+    # -> V = 3.912 / 2.337 = 1.674 km; rain alone: 1.827 km.
+    np.testing.assert_allclose(vis, 1674.0, rtol=2e-3)
+    np.testing.assert_allclose(rain_visibility_m(25.0), 1827.0, rtol=2e-3)
+    np.testing.assert_allclose(rain_visibility_m(25.0, 20000.0), vis)
+    assert rain_visibility_m(0.0) == math.inf
+    phase, rain, vis, _ = scenario_at(10.0 + 2.5, d, 25.0, 50.0)
+    assert (phase, rain) == ('fog', 0.0)
+    np.testing.assert_allclose(vis, 50.0)
+    assert scenario_at(16.0, d, 25.0, 50.0)[0] == 'smoke'
+    assert scenario_at(21.0, d, 25.0, 50.0)[0] == 'clear'
+
+
+@pytest.fixture
+def context():
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=10 + os.getpid() % 80)
+    yield ctx
+    rclpy.shutdown(context=ctx)
+
+
+def test_tf_tree_and_weather_phases_arrive_over_dds(context):
+    driver = DemoDriverNode(context=context, parameter_overrides=[
+        Parameter('phase_durations_s', value=[0.4, 0.4, 0.4, 0.4]),
+        Parameter('speed_m_s', value=3.0)])
+    listener = rclpy.create_node('listener', context=context)
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    got = {'tf': [], 'static': [], 'env': [], 'phase': []}
+    listener.create_subscription(TFMessage, '/tf', got['tf'].append, 100)
+    static_qos = QoSProfile(depth=100, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    listener.create_subscription(TFMessage, '/tf_static', got['static'].append, static_qos)
+    listener.create_subscription(Environment, 'environment', got['env'].append, latched)
+    listener.create_subscription(String, 'demo_driver/phase',
+                                 lambda m: got['phase'].append(m.data), latched)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(driver)
+    executor.add_node(listener)
+    t_end = time.monotonic() + 6.0
+    while time.monotonic() < t_end and len(set(got['phase'])) < 4:
+        executor.spin_once(timeout_sec=0.05)
+    t_tf = time.monotonic()
+    n0 = len(got['tf'])
+    while time.monotonic() < t_tf + 1.0:
+        executor.spin_once(timeout_sec=0.05)
+    tf_rate_hz = (len(got['tf']) - n0) / (time.monotonic() - t_tf)
+    executor.shutdown()
+    listener.destroy_node()
+    driver.destroy_node()
+
+    assert got['phase'][:4] == ['clear', 'rain', 'fog', 'smoke']
+    assert len(got['static']) == 1
+    static = {t.child_frame_id: t for t in got['static'][0].transforms}
+    assert set(static) == {'lidar_3d', 'laser'}
+    assert all(t.header.frame_id == 'base_link' for t in static.values())
+    np.testing.assert_allclose(static['lidar_3d'].transform.translation.z, 1.2)
+    edges = {(t.header.frame_id, t.child_frame_id) for m in got['tf'] for t in m.transforms}
+    assert edges == {('map', 'odom'), ('odom', 'base_link')}
+    base = [t.transform.translation for m in got['tf'] for t in m.transforms
+            if t.child_frame_id == 'base_link']
+    radius = np.hypot([p.x for p in base], [p.y for p in base])
+    np.testing.assert_allclose(radius, 12.0, atol=1e-9)
+    np.testing.assert_allclose([p.z for p in base], 0.4)
+    assert 35.0 < tf_rate_hz < 65.0  # ~50 Hz; loose for a loaded CI machine
+    rain = max(e.rain_rate_mm_h for e in got['env'])
+    assert 0.0 < rain <= 25.0
+    assert min(e.visibility_m for e in got['env']) < 1000.0
+    smoky = [e for e in got['env'] if len(e.smoke)]
+    assert smoky and all(s.radius_m == 2.0 and s.density == 0.6 for s in smoky[0].smoke)
+    assert all(e.header.frame_id == 'map' for e in got['env'])

@@ -1,0 +1,187 @@
+"""Tests of the package's own transform buffer (pure numpy, no rclpy)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.ros.tf_buffer import (CycleError, ExtrapolationError, FrameNotFoundError,
+                                          InvalidTransformError, matrix_to_quaternion,
+                                          quaternion_to_matrix, slerp, TransformBuffer)
+
+IDENT_Q = (0.0, 0.0, 0.0, 1.0)
+
+
+def yaw_q(yaw_rad):
+    return (0.0, 0.0, math.sin(yaw_rad / 2), math.cos(yaw_rad / 2))
+
+
+def test_static_chain_composes_translations_and_rotations():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base_link', 0.0, (1.0, 2.0, 0.0), yaw_q(math.pi / 2), static=True)
+    buf.set_transform('base_link', 'lidar', 0.0, (1.0, 0.0, 0.5), IDENT_Q, static=True)
+    m = buf.lookup('map', 'lidar', 123.0)
+    # lidar origin: base (1, 2) + yaw 90 deg applied to (1, 0) -> (1, 3), z 0.5
+    np.testing.assert_allclose(m[:3, 3], [1.0, 3.0, 0.5], atol=1e-12)
+    np.testing.assert_allclose(m[:3, :3] @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], atol=1e-12)
+
+
+def test_inverse_lookup_is_the_matrix_inverse():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'a', 0.0, (1.0, -2.0, 3.0), yaw_q(0.3), static=True)
+    buf.set_transform('map', 'b', 0.0, (0.0, 5.0, 0.0), yaw_q(-1.1), static=True)
+    ab = buf.lookup('a', 'b', 0.0)
+    ba = buf.lookup('b', 'a', 0.0)
+    np.testing.assert_allclose(ab @ ba, np.eye(4), atol=1e-12)
+    expected = np.linalg.inv(buf.lookup('map', 'a', 0.0)) @ buf.lookup('map', 'b', 0.0)
+    np.testing.assert_allclose(ab, expected, atol=1e-12)
+
+
+def test_same_frame_lookup_is_identity():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'a', 0.0, (1.0, 0.0, 0.0), IDENT_Q, static=True)
+    np.testing.assert_allclose(buf.lookup('a', 'a', 5.0), np.eye(4))
+
+
+def test_dynamic_translation_interpolates_linearly():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base', 10.0, (0.0, 0.0, 0.0), IDENT_Q)
+    buf.set_transform('map', 'base', 11.0, (2.0, 0.0, 0.0), IDENT_Q)
+    out = buf.lookup_many('map', 'base', np.array([10.0, 10.25, 10.5, 11.0]))
+    assert out.shape == (4, 4, 4)
+    np.testing.assert_allclose(out[:, 0, 3], [0.0, 0.5, 1.0, 2.0], atol=1e-12)
+
+
+def test_rotation_interpolates_by_slerp_at_constant_rate():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base', 0.0, (0.0, 0.0, 0.0), yaw_q(0.0))
+    buf.set_transform('map', 'base', 1.0, (0.0, 0.0, 0.0), yaw_q(math.radians(90)))
+    out = buf.lookup_many('map', 'base', np.linspace(0.0, 1.0, 5))
+    yaws = np.degrees(np.arctan2(out[:, 1, 0], out[:, 0, 0]))
+    np.testing.assert_allclose(yaws, [0.0, 22.5, 45.0, 67.5, 90.0], atol=1e-9)
+
+
+def test_slerp_takes_the_short_way_round_for_opposite_sign_quaternions():
+    q0 = np.array([yaw_q(0.0)])
+    q1 = -np.array([yaw_q(math.radians(20))])
+    q = slerp(q0, q1, np.array([0.5]))
+    yaw = math.degrees(math.atan2(2 * q[0, 2] * q[0, 3], 1 - 2 * q[0, 2] ** 2))
+    assert yaw == pytest.approx(10.0, abs=1e-9)
+
+
+def test_quaternion_matrix_round_trip():
+    q = np.array([0.1, -0.3, 0.5, 0.8])
+    q /= np.linalg.norm(q)
+    np.testing.assert_allclose(matrix_to_quaternion(quaternion_to_matrix(q)), q, atol=1e-12)
+
+
+def test_extrapolation_past_tolerance_raises_and_within_tolerance_holds():
+    buf = TransformBuffer(tolerance_s=0.1)
+    buf.set_transform('map', 'base', 1.0, (0.0, 0.0, 0.0), IDENT_Q)
+    buf.set_transform('map', 'base', 2.0, (1.0, 0.0, 0.0), IDENT_Q)
+    np.testing.assert_allclose(buf.lookup('map', 'base', 2.05)[0, 3], 1.0)
+    with pytest.raises(ExtrapolationError, match='outside the history'):
+        buf.lookup('map', 'base', 2.2)
+    with pytest.raises(ExtrapolationError):
+        buf.lookup('map', 'base', 0.5)
+
+
+def test_unknown_and_disconnected_frames_raise_frame_not_found():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'a', 0.0, (0, 0, 0), IDENT_Q, static=True)
+    buf.set_transform('odom', 'b', 0.0, (0, 0, 0), IDENT_Q, static=True)
+    with pytest.raises(FrameNotFoundError, match="'nope' does not exist"):
+        buf.lookup('map', 'nope', 0.0)
+    with pytest.raises(FrameNotFoundError, match='not connected'):
+        buf.lookup('a', 'b', 0.0)
+
+
+def test_cycle_is_refused_and_tree_is_unchanged():
+    buf = TransformBuffer()
+    buf.set_transform('a', 'b', 0.0, (1, 0, 0), IDENT_Q, static=True)
+    buf.set_transform('b', 'c', 0.0, (1, 0, 0), IDENT_Q, static=True)
+    with pytest.raises(CycleError, match='loop'):
+        buf.set_transform('c', 'a', 0.0, (1, 0, 0), IDENT_Q, static=True)
+    with pytest.raises(CycleError):
+        buf.set_transform('a', 'a', 0.0, (1, 0, 0), IDENT_Q)
+    np.testing.assert_allclose(buf.lookup('a', 'c', 0.0)[0, 3], 2.0)
+
+
+@pytest.mark.parametrize('trans, quat, match', [
+    ((math.nan, 0.0, 0.0), IDENT_Q, 'translation'),
+    ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 0.0), 'zero'),
+    ((0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.01), 'norm'),
+    ((0.0, 0.0, 0.0), (math.nan, 0.0, 0.0, 1.0), 'quaternion'),
+])
+def test_bad_transforms_are_refused_with_a_reason(trans, quat, match):
+    buf = TransformBuffer()
+    with pytest.raises(InvalidTransformError, match=match):
+        buf.set_transform('map', 'base', 0.0, trans, quat)
+    assert buf.frames() == set()
+
+
+def test_nearly_unit_quaternion_is_accepted_and_normalised():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base', 0.0, (0, 0, 0), (0.0, 0.0, 0.0, 1.0005), static=True)
+    np.testing.assert_allclose(buf.lookup('map', 'base', 0.0), np.eye(4), atol=1e-12)
+
+
+def test_frame_ids_with_leading_slash_are_refused():
+    with pytest.raises(InvalidTransformError, match='must not start'):
+        TransformBuffer().set_transform('/map', 'base', 0.0, (0, 0, 0), IDENT_Q)
+
+
+def test_history_is_bounded_to_cache_time():
+    buf = TransformBuffer(cache_time_s=1.0)
+    for i in range(500):
+        buf.set_transform('map', 'base', i * 0.01, (i * 0.01, 0.0, 0.0), IDENT_Q)
+    with pytest.raises(ExtrapolationError):
+        buf.lookup('map', 'base', 3.0)
+    np.testing.assert_allclose(buf.lookup('map', 'base', 4.5)[0, 3], 4.5, atol=1e-12)
+    assert len(buf._edges['base'].times()) <= 101
+
+
+def test_data_older_than_history_is_refused():
+    buf = TransformBuffer(cache_time_s=1.0)
+    buf.set_transform('map', 'base', 10.0, (0, 0, 0), IDENT_Q)
+    with pytest.raises(InvalidTransformError, match='older than the history'):
+        buf.set_transform('map', 'base', 8.0, (0, 0, 0), IDENT_Q)
+
+
+def test_out_of_order_insert_is_sorted():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base', 2.0, (2.0, 0, 0), IDENT_Q)
+    buf.set_transform('map', 'base', 0.0, (0.0, 0, 0), IDENT_Q)
+    buf.set_transform('map', 'base', 1.0, (1.0, 0, 0), IDENT_Q)
+    out = buf.lookup_many('map', 'base', np.array([0.5, 1.5]))
+    np.testing.assert_allclose(out[:, 0, 3], [0.5, 1.5], atol=1e-12)
+
+
+def test_latest_common_time_is_min_over_dynamic_edges_and_inf_when_static():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'odom', 5.0, (0, 0, 0), IDENT_Q)
+    buf.set_transform('odom', 'base', 7.0, (0, 0, 0), IDENT_Q)
+    buf.set_transform('base', 'lidar', 0.0, (0, 0, 0), IDENT_Q, static=True)
+    assert buf.latest_common_time('map', 'lidar') == 5.0
+    assert buf.latest_common_time('base', 'lidar') == math.inf
+
+
+def test_chained_dynamic_lookup_many_matches_single_lookups():
+    buf = TransformBuffer()
+    for t in np.linspace(0.0, 1.0, 11):
+        buf.set_transform('map', 'odom', t, (t, 0.0, 0.0), yaw_q(0.5 * t))
+        buf.set_transform('odom', 'base', t, (0.0, 2 * t, 0.0), yaw_q(-0.2 * t))
+    buf.set_transform('base', 'lidar', 0.0, (0.3, 0.0, 1.0), IDENT_Q, static=True)
+    times = np.array([0.05, 0.33, 0.71, 0.99])
+    many = buf.lookup_many('map', 'lidar', times)
+    singles = np.stack([buf.lookup('map', 'lidar', t) for t in times])
+    np.testing.assert_allclose(many, singles, atol=1e-12)
+
+
+def test_reparenting_a_child_replaces_its_edge():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'base', 0.0, (1, 0, 0), IDENT_Q, static=True)
+    buf.set_transform('odom', 'base', 0.0, (2, 0, 0), IDENT_Q, static=True)
+    np.testing.assert_allclose(buf.lookup('odom', 'base', 0.0)[0, 3], 2.0)
+    with pytest.raises(FrameNotFoundError):
+        buf.lookup('map', 'base', 0.0)

@@ -1,0 +1,190 @@
+"""
+Messages <-> numpy: PointCloud2 layouts (CONTRACT §7), TF, Environment, poses.
+
+PointCloud2 packing is vectorised: the points are copied field by field into a packed structured
+array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x faster).
+"""
+
+import math
+
+from builtin_interfaces.msg import Time
+from geometry_msgs.msg import Pose, Transform
+import numpy as np
+from sensor_msgs.msg import PointCloud2, PointField
+
+from ubot_lidar_sim.core.atmosphere import Weather
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.lidar import LAYOUT_DTYPES, to_layout  # noqa: F401 (re-exported)
+from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion, to_matrix, TransformError
+
+#: Packed (no padding), little-endian dtypes of the three layouts; to_layout converts the full
+#: layout to any of them (ouster: intensity = signal, reflectivity = the intensity byte,
+#: t ns, range mm).
+LAYOUTS = LAYOUT_DTYPES
+_DATATYPES = {
+    np.dtype('i1'): PointField.INT8, np.dtype('u1'): PointField.UINT8,
+    np.dtype('<i2'): PointField.INT16, np.dtype('<u2'): PointField.UINT16,
+    np.dtype('<i4'): PointField.INT32, np.dtype('<u4'): PointField.UINT32,
+    np.dtype('<f4'): PointField.FLOAT32, np.dtype('<f8'): PointField.FLOAT64,
+}
+_NUMPY_OF = {v: k for k, v in _DATATYPES.items()}
+
+
+def point_fields(dtype):
+    """Return the PointField list (name, offset, datatype, count 1) of a structured dtype."""
+    fields = []
+    for name in dtype.names:
+        sub, offset = dtype.fields[name][:2]
+        fields.append(PointField(name=name, offset=offset,
+                                 datatype=_DATATYPES[sub.newbyteorder('<')
+                                                     if sub.itemsize > 1 else sub],
+                                 count=1))
+    return fields
+
+
+def ns_to_stamp(stamp_ns):
+    """Return builtin_interfaces/Time of an integer time in ns (>= 0)."""
+    stamp_ns = int(stamp_ns)
+    return Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+
+
+def stamp_to_s(stamp):
+    """Return a builtin_interfaces/Time as float seconds."""
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def array_to_pointcloud2(array, frame_id, stamp_ns):
+    """Return a PointCloud2 (height 1, is_dense, little-endian) holding a structured array."""
+    array = np.ascontiguousarray(array)
+    msg = PointCloud2()
+    msg.header.frame_id = frame_id
+    msg.header.stamp = ns_to_stamp(stamp_ns)
+    msg.height = 1
+    msg.width = len(array)
+    msg.fields = point_fields(array.dtype)
+    msg.is_bigendian = False
+    msg.point_step = array.dtype.itemsize
+    msg.row_step = msg.point_step * msg.width
+    msg.is_dense = True
+    msg.data = array.tobytes()
+    return msg
+
+
+def pointcloud2_dtype(msg):
+    """Return the structured dtype (with itemsize = point_step) that a PointCloud2 describes."""
+    names, formats, offsets = [], [], []
+    for f in msg.fields:
+        names.append(f.name)
+        base = _NUMPY_OF[f.datatype]
+        formats.append(base if f.count == 1 else (base, f.count))
+        offsets.append(f.offset)
+    dtype = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,
+                      'itemsize': msg.point_step})
+    return dtype.newbyteorder('>') if msg.is_bigendian else dtype
+
+
+def pointcloud2_to_array(msg):
+    """Return the points of a PointCloud2 as a (height * width,) structured array view."""
+    data = bytes(msg.data) if not isinstance(msg.data, (bytes, bytearray)) else msg.data
+    return np.frombuffer(data, dtype=pointcloud2_dtype(msg), count=msg.width * msg.height)
+
+
+def transform_to_matrix(tf):
+    """Return the (4, 4) matrix of a geometry_msgs/Transform (not validated)."""
+    t, q = tf.translation, tf.rotation
+    return to_matrix([t.x, t.y, t.z], np.array([q.x, q.y, q.z, q.w]) /
+                     max(math.sqrt(q.x ** 2 + q.y ** 2 + q.z ** 2 + q.w ** 2), 1e-300))
+
+
+def matrix_to_transform(m):
+    """Return the geometry_msgs/Transform of a rigid (4, 4) matrix."""
+    m = np.asarray(m, dtype=np.float64)
+    tf = Transform()
+    tf.translation.x, tf.translation.y, tf.translation.z = (float(v) for v in m[:3, 3])
+    q = matrix_to_quaternion(m[:3, :3])
+    tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w = (float(v) for v in q)
+    return tf
+
+
+def pose_to_matrix(pose):
+    """Return the (4, 4) matrix of a geometry_msgs/Pose."""
+    p, q = pose.position, pose.orientation
+    return to_matrix([p.x, p.y, p.z], [q.x, q.y, q.z, q.w])
+
+
+def matrix_to_pose(m):
+    """Return the geometry_msgs/Pose of a rigid (4, 4) matrix."""
+    tf = matrix_to_transform(m)
+    pose = Pose()
+    pose.position.x, pose.position.y, pose.position.z = (
+        tf.translation.x, tf.translation.y, tf.translation.z)
+    pose.orientation = tf.rotation
+    return pose
+
+
+def apply_tf_message(buffer, msg, static=False):
+    """
+    Insert every transform of a tf2_msgs/TFMessage into a TransformBuffer.
+
+    A bad transform is skipped; the others are still inserted.
+    Returns the list of error strings, one per refused transform.
+    """
+    errors = []
+    for ts in msg.transforms:
+        t, q = ts.transform.translation, ts.transform.rotation
+        try:
+            buffer.set_transform(ts.header.frame_id, ts.child_frame_id,
+                                 stamp_to_s(ts.header.stamp), (t.x, t.y, t.z),
+                                 (q.x, q.y, q.z, q.w), static=static)
+        except TransformError as exc:
+            errors.append(str(exc))
+    return errors
+
+
+_RAIN_MAX_MM_H = 500.0
+_VISIBILITY_MIN_M = 1.0
+_PUDDLE_MAX_M = 1.0
+_SMOKE_MAX = 1024
+
+
+def _finite(name, value, allowed, lo=-math.inf, hi=math.inf):
+    if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
+        raise ConfigError(name, value, allowed)
+    return float(value)
+
+
+def environment_to_weather(msg, world_frame):
+    """
+    Return the core Weather of an ubot_lidar_sim_msgs/Environment, or raise ConfigError.
+
+    Refuses NaN, negative or absurd values (rain > 500 mm/h, visibility < 1 m, wetness > 1,
+    puddles deeper than 1 m) and smoke given in a frame other than the world frame.
+    """
+    rain = _finite('environment.rain_rate_mm_h', msg.rain_rate_mm_h,
+                   f'0 to {_RAIN_MAX_MM_H}', 0.0, _RAIN_MAX_MM_H)
+    vis = msg.visibility_m
+    if not (vis == math.inf or (math.isfinite(vis) and vis >= _VISIBILITY_MIN_M)):
+        raise ConfigError('environment.visibility_m', vis,
+                          f'inf (clear) or >= {_VISIBILITY_MIN_M}')
+    wet = _finite('environment.surface_wetness', msg.surface_wetness,
+                  '0 to 1, or negative to derive it from the rain rate', hi=1.0)
+    puddle = _finite('environment.puddle_depth_m', msg.puddle_depth_m, f'0 to {_PUDDLE_MAX_M}',
+                     0.0, _PUDDLE_MAX_M)
+    n = len(msg.smoke)
+    if n > _SMOKE_MAX:
+        raise ConfigError('environment.smoke', f'{n} volumes', f'at most {_SMOKE_MAX}')
+    if n and msg.header.frame_id not in ('', world_frame):
+        raise ConfigError('environment.header.frame_id', msg.header.frame_id,
+                          f"'' or the world frame {world_frame!r}")
+    smoke = np.zeros((n, 4))
+    density = np.zeros(n)
+    for i, s in enumerate(msg.smoke):  # a handful of volumes, each validated by name
+        c = (s.center.x, s.center.y, s.center.z)
+        if not all(math.isfinite(v) for v in c):
+            raise ConfigError(f'environment.smoke[{i}].center', list(c), 'finite x, y, z')
+        smoke[i, :3] = c
+        smoke[i, 3] = _finite(f'environment.smoke[{i}].radius_m', s.radius_m, '> 0 and <= 1000',
+                              1e-9, 1000.0)
+        density[i] = _finite(f'environment.smoke[{i}].density', s.density, '0 to 1', 0.0, 1.0)
+    return Weather(rain_mm_h=rain, visibility_m=float(vis), surface_wetness=wet,
+                   puddle_depth_m=puddle, smoke=smoke, smoke_density=density)

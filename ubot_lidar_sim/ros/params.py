@@ -1,0 +1,235 @@
+"""
+ROS parameters <-> a frozen core config dataclass, 1:1, descriptors from the field metadata.
+
+``ConfigParameters(node, LidarConfig)`` declares every field of the dataclass as a parameter
+(description, range, read_only, static type), reads the ``preset`` parameter first and uses the
+preset's values as defaults (explicit overrides from the command line or a YAML file win),
+builds the frozen config, and installs an on-set callback that validates the whole new
+config with the core and refuses a change with the core's message.
+"""
+
+import dataclasses
+import math
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.exceptions import ParameterUninitializedException
+from rclpy.parameter import Parameter
+
+from ubot_lidar_sim.core.config import from_dict
+from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.presets import load_preset
+
+_SCALAR_TYPES = {
+    bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER,
+    float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,
+}
+_ARRAY_TYPES = {
+    bool: Parameter.Type.BOOL_ARRAY, int: Parameter.Type.INTEGER_ARRAY,
+    float: Parameter.Type.DOUBLE_ARRAY, str: Parameter.Type.STRING_ARRAY,
+}
+_INT64_MAX = 2 ** 63 - 1
+
+
+def parameter_type(f):
+    """Return the rclpy Parameter.Type of a dataclass field (tuples use metadata item_type)."""
+    if f.type is tuple or f.type == 'tuple':
+        return _ARRAY_TYPES[f.metadata.get('item_type', float)]
+    kind = f.type if isinstance(f.type, type) else type(f.default)
+    return _SCALAR_TYPES[kind]
+
+
+def _item_kind(f):
+    if f.type is tuple or f.type == 'tuple':
+        return f.metadata.get('item_type', float)
+    return f.type if isinstance(f.type, type) else type(f.default)
+
+
+def coerce(f, value):
+    """Return value in the ROS type of field f: ints become floats for float fields."""
+    kind = _item_kind(f)
+    if kind is float:
+        if isinstance(value, (list, tuple)):
+            return [float(v) if isinstance(v, int) and not isinstance(v, bool) else v
+                    for v in value]
+        if isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def describe(f):
+    """Return the ParameterDescriptor of a dataclass field from its metadata."""
+    meta = f.metadata
+    ptype = parameter_type(f)
+    text = meta.get('description', '')
+    if meta.get('unit'):
+        text += f' [{meta["unit"]}]'
+    constraints = []
+    if 'choices' in meta:
+        constraints.append('one of ' + ', '.join(str(c) for c in meta['choices']))
+    if meta.get('min_exclusive'):
+        constraints.append(f'> {meta["min"]}')
+    if meta.get('max_exclusive'):
+        constraints.append(f'< {meta["max"]}')
+    if meta.get('length') is not None:
+        constraints.append(f'exactly {meta["length"]} values')
+    desc = ParameterDescriptor(
+        name=f.name, type=ptype.value, description=text,
+        additional_constraints='; '.join(constraints),
+        read_only=bool(meta.get('read_only', False)))
+    lo, hi = meta.get('min'), meta.get('max')
+    if (lo is not None or hi is not None) and 'choices' not in meta:
+        if ptype == Parameter.Type.DOUBLE:
+            desc.floating_point_range = [FloatingPointRange(
+                from_value=-math.inf if lo is None else float(lo),
+                to_value=math.inf if hi is None else float(hi), step=0.0)]
+        elif ptype == Parameter.Type.INTEGER:
+            desc.integer_range = [IntegerRange(
+                from_value=-_INT64_MAX if lo is None else int(lo),
+                to_value=_INT64_MAX if hi is None else int(hi), step=0)]
+    return desc
+
+
+def _value_of(node, name):
+    """Return the parameter's value as the core wants it (arrays as tuples, unset as ())."""
+    try:
+        param = node.get_parameter(name)
+    except ParameterUninitializedException:
+        return ()
+    value = param.value
+    if param.type_ in (Parameter.Type.BOOL_ARRAY, Parameter.Type.INTEGER_ARRAY,
+                       Parameter.Type.DOUBLE_ARRAY, Parameter.Type.STRING_ARRAY,
+                       Parameter.Type.BYTE_ARRAY):
+        return tuple(value)
+    return value
+
+
+class ConfigParameters:
+    """
+    The parameters of one node mapped onto a frozen config dataclass.
+
+    ``config`` is the current, validated config (replaced atomically on an accepted set),
+    ``generation`` counts accepted changes, ``changed`` holds the names changed since the
+    last ``take_changes()``.
+
+    Raises ConfigError at construction when the start-up values are invalid.
+    """
+
+    def __init__(self, node, config_cls, use_presets=None, validate=None):
+        self._node = node
+        self._cls = config_cls
+        self._validate = validate
+        self._fields = {f.name: f for f in dataclasses.fields(config_cls)}
+        if use_presets is None:
+            use_presets = 'preset' in self._fields
+        defaults = {name: f.default for name, f in self._fields.items()}
+        if use_presets:
+            preset = self._declare(self._fields['preset'], defaults['preset'], read_only=True)
+            try:
+                values = load_preset(preset)
+            except (OSError, ValueError) as exc:
+                raise ConfigError('preset', preset, f'a loadable preset ({exc})') from exc
+            for key, value in values.items():
+                if key not in self._fields:
+                    raise ConfigError(key, value, f'a {config_cls.__name__} parameter '
+                                      f'(from preset {preset!r})')
+                defaults[key] = value
+        for name, f in self._fields.items():
+            if not node.has_parameter(name):
+                self._declare(f, defaults[name])
+        self.config = self._build({})
+        self.generation = 0
+        self.changed = set()
+        self._pending = None
+        node.add_on_set_parameters_callback(self._on_set)
+        node.add_post_set_parameters_callback(self._post_set)
+
+    def _declare(self, f, default, read_only=None):
+        """Declare field f with default (overrides win, ints coerced for float fields)."""
+        desc = describe(f)
+        if read_only is not None:
+            desc.read_only = read_only
+        overrides = self._node._parameter_overrides  # noqa: SLF001 (no public accessor)
+        if f.name in overrides:
+            # A YAML '100' for a float parameter would be refused as the wrong type: coerce.
+            given = overrides[f.name].value
+            fixed = coerce(f, given)
+            if fixed != given or type(fixed) is not type(given):
+                overrides[f.name] = Parameter(f.name, value=fixed)
+        value = coerce(f, default)
+        try:
+            if isinstance(value, list) and not value and f.name not in overrides:
+                # rclpy infers BYTE_ARRAY from [], so an empty array is declared by type only.
+                param = self._node.declare_parameter(f.name, parameter_type(f), desc)
+            else:
+                param = self._node.declare_parameter(f.name, value, desc)
+        except Exception as exc:  # rclpy raises several unrelated types here
+            given = overrides[f.name].value if f.name in overrides else value
+            raise ConfigError(f.name, given, f'{_allowed_text(desc)} ({exc})') from exc
+        return param.value
+
+    def values(self):
+        """Return {field name: current parameter value} for every config field."""
+        return {name: _value_of(self._node, name) for name in self._fields}
+
+    def _build(self, changes):
+        values = self.values()
+        values.update(changes)
+        return from_dict(self._cls, values)
+
+    def _on_set(self, params):
+        changes = {}
+        for p in params:
+            if p.name not in self._fields:
+                continue
+            value = p.value
+            if isinstance(value, (list, tuple)) or p.type_ == Parameter.Type.NOT_SET:
+                value = tuple(value or ())
+            elif hasattr(value, 'tolist'):
+                value = tuple(value.tolist())
+            changes[p.name] = value
+        if not changes:
+            return SetParametersResult(successful=True)
+        try:
+            cfg = self._build(changes)
+            if self._validate is not None:
+                self._validate(cfg)
+        except SimError as exc:
+            return SetParametersResult(successful=False, reason=str(exc))
+        self._pending = (cfg, set(changes))
+        return SetParametersResult(successful=True)
+
+    def _post_set(self, params):
+        if self._pending is None:
+            return
+        cfg, names = self._pending
+        self._pending = None
+        self.config = cfg
+        self.changed |= names
+        self.generation += 1
+
+    def take_changes(self):
+        """Return and clear the set of names changed since the last call."""
+        names, self.changed = self.changed, set()
+        return names
+
+
+def _allowed_text(desc):
+    parts = []
+    if desc.floating_point_range:
+        r = desc.floating_point_range[0]
+        parts.append(f'[{r.from_value}, {r.to_value}]')
+    if desc.integer_range:
+        r = desc.integer_range[0]
+        parts.append(f'[{r.from_value}, {r.to_value}]')
+    if desc.additional_constraints:
+        parts.append(desc.additional_constraints)
+    parts.append(f'type {Parameter.Type(desc.type).name.lower()}')
+    return ', '.join(parts)
+
+
+def declare_config(node, config_cls):
+    """Shorthand: return ConfigParameters(node, config_cls)."""
+    return ConfigParameters(node, config_cls)

@@ -1,0 +1,427 @@
+"""
+All-in-one runner: ``python -m ubot_lidar_sim run``.
+
+Starts lidar_3d, laser_scan, terrain_sensor and demo_driver in one process on one
+MultiThreadedExecutor over real DDS, plus a monitor node that subscribes to ``points``,
+``scan`` and ``terrain`` like any other client, prints one live status line per sensor and a
+final summary, and optionally writes the PNG snapshots of the demo.
+"""
+
+import argparse
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+
+import numpy as np
+import yaml
+
+_SWITCH_INTERVAL_S = 0.0005
+_NODE_NAMES = ('lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver')
+# What the runner sets unless the parameter file or the command line says otherwise: the demo
+# world; tire radii equal to the driver's base height so tire_hit_dist reads ~0 on the ground,
+# and a 25 m body ray so that veh_hit_dist sees the yard's objects from the loop.
+_DEFAULTS = {
+    'lidar_3d': {'world_file': 'demo'},
+    'laser_scan': {'world_file': 'demo'},
+    'terrain_sensor': {'world_file': 'demo', 'tire_radii_m': [0.4] * 4,
+                       'vehicle_center_to_front_m': 1.8,
+                       'trace_lengths_m': [25.0, 5.0, 5.0, 5.0, 5.0]},
+    'demo_driver': {},
+}
+
+
+def add_arguments(parser):
+    """Add the ``run`` options to an argparse parser."""
+    parser.add_argument('--params', metavar='FILE', help='parameter YAML (<node>: '
+                        'ros__parameters: {...} or /**: ros__parameters: {...})')
+    parser.add_argument('--seconds', type=float, default=0.0,
+                        help='stop after this many seconds (default 0: until Ctrl-C)')
+    parser.add_argument('--preset', help='lidar_3d preset, e.g. velodyne_vlp16')
+    parser.add_argument('--snapshots', metavar='DIR',
+                        help='write PNG snapshots of the run into DIR')
+    parser.add_argument('--set', action='append', default=[], metavar='NODE:NAME=VALUE',
+                        help='override one parameter of one node, value as YAML, e.g. '
+                        'lidar_3d:sub_rays=1 (repeatable)')
+    parser.add_argument('--verbose', action='store_true',
+                        help="keep the nodes' info logs (they interleave with the status)")
+    return parser
+
+
+def node_parameters(params_file=None, preset=None, sets=()):
+    """
+    Return {node name: {parameter: value}} for the four nodes.
+
+    Runner defaults, then the file's ``/**`` section, then its per-node section, then --preset,
+    then each ``NODE:NAME=VALUE`` of sets (ValueError naming a malformed one).
+    """
+    common, named = {}, {}
+    if params_file:
+        with open(params_file, encoding='utf-8') as fh:
+            data = yaml.safe_load(fh) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f'{params_file}: expected a mapping of node names, got '
+                             f'{type(data).__name__}')
+        for key, value in data.items():
+            params = (value or {}).get('ros__parameters', {}) if isinstance(value, dict) else {}
+            # '/**', '/**/lidar_3d', '/ns/lidar_3d' and 'lidar_3d' as rcl matches them here.
+            last = str(key).strip('/').split('/')[-1]
+            (common if last == '**' else named.setdefault(last, {})).update(params)
+    out = {}
+    for name in _NODE_NAMES:
+        merged = dict(_DEFAULTS[name])
+        merged.update(common)
+        merged.update(named.get(name, {}))
+        out[name] = merged
+    if preset:
+        out['lidar_3d']['preset'] = preset
+    for item in sets:
+        node, sep, rest = item.partition(':')
+        name, eq, value = rest.partition('=')
+        if not (sep and eq and node in out and name):
+            raise ValueError(f'--set: got {item!r}, allowed NODE:NAME=VALUE with NODE one of '
+                             + ', '.join(_NODE_NAMES))
+        out[node][name] = yaml.safe_load(value)
+    return out
+
+
+class _Rate:
+    """Arrival statistics of one topic (monotonic clock)."""
+
+    def __init__(self):
+        self.times = []
+        self.sizes = []
+        self.phases = []
+
+    def add(self, size, phase):
+        self.times.append(time.monotonic())
+        self.sizes.append(size)
+        self.phases.append(phase)
+
+    def mean_hz(self, skip_s=0.0):
+        """Messages per second between the first arrival after skip_s and the last."""
+        t = np.asarray(self.times)
+        if len(t) < 2:
+            return 0.0
+        t = t[t >= t[0] + skip_s] if t[-1] - t[0] > 2.0 * skip_s else t
+        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
+
+    def recent_hz(self, window_s=2.0):
+        t = np.asarray(self.times[-400:])
+        if len(t) < 2:
+            return 0.0
+        t = t[t >= time.monotonic() - window_s]
+        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
+
+    def mean_size(self):
+        return float(np.mean(self.sizes)) if self.sizes else 0.0
+
+
+def _make_monitor(context, snapshots, world_frame, lookup):
+    """Build the monitor node (imports rclpy lazily so --help works without ROS)."""
+    from rclpy.node import Node
+    from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+    from sensor_msgs.msg import LaserScan, PointCloud2
+    from std_msgs.msg import String
+
+    from ubot_lidar_sim.demo_snapshots import Recorder
+    from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
+
+    class Monitor(Node):
+        """Subscribes to the sensor topics like any client and keeps rates and samples."""
+
+        def __init__(self):
+            # No parameter services: each service is one more entity in every wait set.
+            super().__init__('demo_monitor', context=context, start_parameter_services=False)
+            self.rates = {'lidar_3d': _Rate(), 'laser_scan': _Rate(), 'terrain_sensor': _Rate()}
+            self.phase = '-'
+            self.phase_log = []
+            self.env = None
+            self.extra = {'laser_scan': '', 'terrain_sensor': ''}
+            self.recorder = Recorder(lookup, world_frame) if snapshots else None
+            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+            self.create_subscription(PointCloud2, 'points', self._on_points,
+                                     qos_profile_sensor_data)
+            self.create_subscription(LaserScan, 'scan', self._on_scan, qos_profile_sensor_data)
+            self.create_subscription(TerrainSensor, 'terrain', self._on_terrain,
+                                     qos_profile_sensor_data)
+            self.create_subscription(String, 'demo_driver/phase', self._on_phase, latched)
+            self.create_subscription(Environment, 'environment', self._on_env, latched)
+
+        def _on_points(self, msg):
+            self.rates['lidar_3d'].add(msg.width * msg.height, self.phase)
+            if self.recorder:
+                self.recorder.on_points(msg, self.phase, self.env)
+
+        def _on_scan(self, msg):
+            r = np.asarray(msg.ranges)
+            hits = int(np.count_nonzero(np.isfinite(r)))
+            self.rates['laser_scan'].add(len(r), self.phase)
+            self.extra['laser_scan'] = f'{hits} hits'
+            if self.recorder:
+                self.recorder.on_scan(msg, self.phase)
+
+        def _on_terrain(self, msg):
+            self.rates['terrain_sensor'].add(int(np.sum(msg.enabled)), self.phase)
+            tires = np.asarray(msg.tire_hit_dist)
+            finite = tires[np.isfinite(tires)]
+            hits = int(np.sum(msg.hit_flg))
+            self.extra['terrain_sensor'] = (
+                f'{hits} hits, tire {finite.mean():+.2f} m' if len(finite) else f'{hits} hits')
+            if self.recorder:
+                self.recorder.on_terrain(msg)
+
+        def _on_phase(self, msg):
+            self.phase = msg.data
+            self.phase_log.append((time.monotonic(), msg.data))
+
+        def _on_env(self, msg):
+            self.env = msg
+
+        def weather_text(self):
+            env = self.env
+            if env is None:
+                return self.phase
+            text = self.phase
+            if env.rain_rate_mm_h > 0:
+                text += f' {env.rain_rate_mm_h:4.1f} mm/h'
+            if math.isfinite(env.visibility_m):
+                text += f', vis {env.visibility_m:6.0f} m'
+            if len(env.smoke):
+                text += f', {len(env.smoke)} smoke puffs'
+            return text
+
+    return Monitor()
+
+
+_UNITS = {'lidar_3d': ('points', 'points/scan'), 'laser_scan': ('scan', 'rays/scan'),
+          'terrain_sensor': ('terrain', 'rays/sample')}
+
+
+def _status_lines(monitor, configured, elapsed_s, total_s, width=None):
+    """One line per sensor: rate (configured), size per scan, extra, weather; cut to width."""
+    lines = []
+    end = f'/{total_s:.0f}' if total_s > 0 else ''
+    for name, rate in monitor.rates.items():
+        _, unit = _UNITS[name]
+        size = rate.sizes[-1] if rate.sizes else 0
+        lines.append(
+            f'{name:<14} {rate.recent_hz():6.2f} Hz ({configured[name]:4.1f})'
+            f' {size:6d} {unit:<11} {monitor.extra.get(name, ""):<19}'
+            f' | {monitor.weather_text()} | t {elapsed_s:4.1f}{end} s')
+    if width:
+        lines = [ln[:width - 1] for ln in lines]  # a wrapped line would break the redraw
+    return lines
+
+
+def run(args):
+    """Run the four nodes and the monitor; return the process exit code."""
+    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    import rclpy
+    from rclpy.exceptions import ParameterException
+    from rclpy.executors import MultiThreadedExecutor
+    from rclpy.parameter import Parameter
+    from rclpy.signals import SignalHandlerOptions
+
+    from ubot_lidar_sim.core.errors import SimError
+    from ubot_lidar_sim.ros.demo_driver_node import DemoDriverNode
+    from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
+    from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+    from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
+
+    try:
+        params = node_parameters(args.params, args.preset, args.set)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        print(f'run: {exc}', file=sys.stderr)
+        return 2
+    stop = {'signal': None}
+
+    def on_signal(signum, _frame):
+        stop['signal'] = signum
+
+    ros_args = [] if args.verbose else ['--ros-args', '--log-level', 'warn']
+    context = rclpy.Context()
+    rclpy.init(args=ros_args, context=context, signal_handler_options=SignalHandlerOptions.NO)
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    nodes = []
+    muted = {}
+    executor = None
+    # Five nodes share one GIL: a short switch interval keeps a numpy-heavy scan from
+    # waiting 5 ms for the interpreter after every released call (the convoy effect).
+    old_switch = sys.getswitchinterval()
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
+    try:
+        classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
+                   ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
+        for name, cls in classes:
+            kwargs = {'context': context,
+                      'parameter_overrides': [Parameter(k, value=v)
+                                              for k, v in params[name].items()]}
+            if nodes and name != 'demo_driver' and _same_world(params, name):
+                kwargs.update(world=nodes[0].world, materials=nodes[0].materials)
+            nodes.append(cls(**kwargs))
+            if stop['signal']:
+                return 0
+        monitor = _make_monitor(context, args.snapshots,
+                                nodes[0].get_parameter('world_frame').value, nodes[0].lookup_many)
+        nodes.append(monitor)
+        configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
+        executor = _patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
+        for node in nodes:
+            muted[node] = _mute_qos_events(node)
+            executor.add_node(node)
+        tty = sys.stdout.isatty()
+        t0 = time.monotonic()
+        next_print = t0 + 1.0
+        printed = 0
+        while stop['signal'] is None:
+            now = time.monotonic()
+            if args.seconds > 0 and now - t0 >= args.seconds:
+                break
+            executor.spin_once(timeout_sec=0.05)
+            if now >= next_print:
+                width = shutil.get_terminal_size().columns if tty else None
+                lines = _status_lines(monitor, configured, now - t0, args.seconds, width)
+                if tty:
+                    up = f'\x1b[{printed}F' if printed else ''
+                    sys.stdout.write(up + ''.join(f'\x1b[2K{ln}\n' for ln in lines))
+                    printed = len(lines)
+                    next_print = now + 0.5
+                else:
+                    sys.stdout.write('\n'.join(lines) + '\n')
+                    next_print = now + 5.0
+                sys.stdout.flush()
+        elapsed = time.monotonic() - t0
+        _summary(monitor, configured, elapsed, stop['signal'])
+        if args.snapshots and stop['signal'] is None:
+            _write_snapshots(monitor.recorder, args.snapshots, nodes)
+        elif args.snapshots:
+            print('snapshots skipped: interrupted (they take ~2 s to draw)')
+        return 0
+    except (SimError, ParameterException, ValueError, TypeError) as exc:
+        # A bad parameter, world or preset: one line naming it, no traceback (CONTRACT §3).
+        print(f'run: {exc}', file=sys.stderr)
+        return 2
+    finally:
+        if executor is not None:
+            executor.shutdown(timeout_sec=1.0)
+        for node in nodes:
+            for waitable in muted.get(node, ()):
+                node.add_waitable(waitable)  # destroy_node() expects its event handlers back
+            node.destroy_node()
+        if context.ok():
+            rclpy.shutdown(context=context)
+        for s, handler in old.items():
+            signal.signal(s, handler)
+        sys.setswitchinterval(old_switch)
+
+
+def _patient_executor(base):
+    """
+    Return a MultiThreadedExecutor subclass that lets a worker start each callback.
+
+    rclpy's executor yields a submitted callback again until a worker thread has begun it,
+    so on a loaded machine the spinning thread resubmits it and rebuilds wait sets in a loop,
+    holding the GIL the workers need (measured: every rate 10-25 % low). Waiting up to 10 ms
+    for the worker to start (the GIL is released meanwhile) removes that. Relies on the
+    executor's thread pool (``_executor``) and future list (``_futures``); with an rclpy that
+    lacks them the stock behaviour is kept.
+    """
+    import threading
+
+    from rclpy.executors import (ConditionReachedException, ExternalShutdownException,
+                                 ShutdownException, TimeoutException)
+
+    class PatientExecutor(base):
+        def _spin_once_impl(self, timeout_sec=None, wait_condition=lambda: False):
+            pool, futures = getattr(self, '_executor', None), getattr(self, '_futures', None)
+            if pool is None or futures is None:
+                return super()._spin_once_impl(timeout_sec, wait_condition)
+            try:
+                handler, _, _ = self.wait_for_ready_callbacks(timeout_sec, None, wait_condition)
+            except (ExternalShutdownException, ShutdownException, TimeoutException,
+                    ConditionReachedException):
+                return
+            started = threading.Event()
+
+            def run():
+                started.set()
+                handler()
+
+            futures.append(pool.submit(run))
+            started.wait(0.01)
+            for future in futures[:]:
+                if future.done():
+                    futures.remove(future)
+                    future.result()  # raise what a callback raised, as rclpy does
+
+    return PatientExecutor
+
+
+def _mute_qos_events(node):
+    """
+    Take the QoS event handlers (incompatible-QoS warnings) out of node's wait set.
+
+    rclpy creates one or two per publisher and subscription and the executor polls each in
+    Python on every wake-up; in one process whose topics all match they only cost time.
+    Returns them so they can be put back before the node is destroyed.
+    """
+    from rclpy.event_handler import EventHandler
+
+    handlers = [w for w in node.waitables if isinstance(w, EventHandler)]
+    for waitable in handlers:
+        node.remove_waitable(waitable)
+    return handlers
+
+
+def _same_world(params, name):
+    """Return True when node name scans the same world and materials as lidar_3d (share it)."""
+    keys = ('world_file', 'materials_file')
+    return all(params[name].get(k) == params['lidar_3d'].get(k) for k in keys)
+
+
+def _write_snapshots(recorder, out_dir, nodes):
+    from ubot_lidar_sim.core.world import World
+
+    world = getattr(nodes[1], 'world', None)
+    if world is None:
+        world = World.load(nodes[1].get_parameter('world_file').value)
+    preset = nodes[0].get_parameter('preset').value
+    for path in recorder.write(out_dir, world, preset):
+        print(f'snapshot: {path}')
+
+
+def _phase_seconds(phase_log, end_s):
+    """Return {phase: seconds spent in it} from [(monotonic time, phase)] up to end_s."""
+    spans = {}
+    for (t, phase), nxt in zip(phase_log, phase_log[1:] + [(end_s, None)]):
+        spans[phase] = spans.get(phase, 0.0) + max(nxt[0] - t, 0.0)
+    return spans
+
+
+def _summary(monitor, configured, elapsed_s, signum):
+    why = f'stopped by signal {signum}' if signum else 'finished'
+    spans = _phase_seconds(monitor.phase_log, time.monotonic())
+    phases = [p for p in ('clear', 'rain', 'fog', 'smoke') if spans.get(p, 0.0) > 0.5]
+    print(f'\nsummary ({why} after {elapsed_s:.1f} s):')
+    print(f'  {"sensor":<15} {"messages":>8} {"rate Hz":>8} {"set Hz":>7} {"dev %":>6}'
+          f' {"mean per scan":>14}  ' + ' '.join(f'{p + " Hz":>9}' for p in phases))
+    for name, rate in monitor.rates.items():
+        hz = rate.mean_hz(skip_s=1.0)
+        dev = 100.0 * (hz - configured[name]) / configured[name]
+        per_phase = [rate.phases.count(p) / spans[p] for p in phases]
+        print(f'  {name:<15} {len(rate.times):8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
+              f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:9.2f}' for v in per_phase))
+
+
+def main(argv=None):
+    """Parse the ``run`` options and run; returns the exit code."""
+    parser = add_arguments(argparse.ArgumentParser(
+        prog='python -m ubot_lidar_sim run', description=__doc__.strip().splitlines()[0]))
+    return run(parser.parse_args(argv))
+
+
+if __name__ == '__main__':
+    sys.exit(main())

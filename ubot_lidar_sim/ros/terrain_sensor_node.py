@@ -1,0 +1,170 @@
+"""
+terrain_sensor node: one forward body ray and four downward tire rays (document 004).
+
+Publishes ``terrain`` (ubot_lidar_sim_msgs/TerrainSensor, world frame) and, when
+``trace_visualization``, ``~/rays`` (MarkerArray: hit rays green, misses red). With the
+``*_source`` parameters ``external`` it takes ``~/vehicle_center_to_front`` (std_msgs/Float64)
+and ``~/tire_radii`` (std_msgs/Float64MultiArray, 4 values); a bad message is refused with a
+warning and the last good value stays.
+"""
+
+import math
+
+from geometry_msgs.msg import Point
+import numpy as np
+from std_msgs.msg import Float64, Float64MultiArray
+
+from ubot_lidar_sim.core.config import TerrainConfig
+from ubot_lidar_sim.core.terrain import TerrainSensor
+from ubot_lidar_sim.ros.conversions import ns_to_stamp
+from ubot_lidar_sim.ros.laser_scan_node import ray_markers
+from ubot_lidar_sim.ros.sensor_node import run_node, SensorNode
+from ubot_lidar_sim.ros.tf_buffer import TransformError
+from ubot_lidar_sim_msgs.msg import TerrainSensor as TerrainSensorMsg
+from visualization_msgs.msg import MarkerArray
+
+_TIRES = ('front left', 'front right', 'rear left', 'rear right')
+_WARN_S = 5.0
+
+
+def _points(rows):
+    return [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in np.asarray(rows).tolist()]
+
+
+class TerrainSensorNode(SensorNode):
+    """Samples the five terrain rays from the TF pose of base_frame at rate_hz."""
+
+    default_name = 'terrain_sensor'
+
+    def __init__(self, **kwargs):
+        super().__init__(self.default_name, TerrainConfig, **kwargs)
+        cfg = self.config
+        self.sensor = TerrainSensor(cfg, self.world)
+        self.vehicle_center_to_front_m = float(cfg.vehicle_center_to_front_m)
+        self.tire_radii_m = np.asarray(cfg.tire_radii_m, dtype=np.float64)
+        self._missing = set()
+        self._pub = self.create_publisher(TerrainSensorMsg, 'terrain', self.output_qos)
+        self._rays_pub = self.create_publisher(MarkerArray, '~/rays', 10)
+        self.create_subscription(Float64, '~/vehicle_center_to_front', self._on_center, 10,
+                                 callback_group=self._input_group)
+        self.create_subscription(Float64MultiArray, '~/tire_radii', self._on_radii, 10,
+                                 callback_group=self._input_group)
+        self.start_trigger()
+
+    # -- external inputs ----------------------------------------------------------------------
+    def _refuse(self, topic, why):
+        self.get_logger().warning(f'{topic}: {why}; keeping the last good value',
+                                  throttle_duration_sec=_WARN_S)
+
+    def _on_center(self, msg):
+        if self.config.vehicle_center_source != 'external':
+            return self._refuse('~/vehicle_center_to_front',
+                                'ignored because vehicle_center_source is constant')
+        if not (math.isfinite(msg.data) and 0.0 <= msg.data <= 100.0):
+            return self._refuse('~/vehicle_center_to_front',
+                                f'got {msg.data!r}, allowed a finite value 0 to 100 m')
+        self.vehicle_center_to_front_m = float(msg.data)
+
+    def _on_radii(self, msg):
+        if self.config.tire_radii_source != 'external':
+            return self._refuse('~/tire_radii', 'ignored because tire_radii_source is constant')
+        radii = np.asarray(msg.data, dtype=np.float64)
+        if radii.shape != (4,) or not np.all(np.isfinite(radii)) or np.any(radii < 0) \
+                or np.any(radii > 10.0):
+            return self._refuse('~/tire_radii', f'got {radii.tolist()!r}, allowed 4 finite '
+                                'values 0 to 10 m (FL, FR, RL, RR)')
+        self.tire_radii_m = radii
+
+    def on_config_changed(self, names):
+        """Rebuild the core sensor; constants follow their parameters unless external."""
+        cfg = self.config
+        self.sensor = TerrainSensor(cfg, self.world)
+        if cfg.vehicle_center_source == 'constant':
+            self.vehicle_center_to_front_m = float(cfg.vehicle_center_to_front_m)
+        if cfg.tire_radii_source == 'constant':
+            self.tire_radii_m = np.asarray(cfg.tire_radii_m, dtype=np.float64)
+
+    # -- sampling -----------------------------------------------------------------------------
+    def has_subscribers(self):
+        """Return True when ``terrain`` or, with visualization on, ``~/rays`` has a listener."""
+        return self._pub.get_subscription_count() > 0 or (
+            self.config.trace_visualization and self._rays_pub.get_subscription_count() > 0)
+
+    def _tire_centres(self, t_s):
+        """
+        Return (centres (4, 3) in base_frame, disabled (4,) bool) at time t_s.
+
+        A missing tire frame is reported once; it falls back to tire_positions_m when
+        tire_frames_fallback is true, otherwise that ray is disabled for this sample.
+        """
+        cfg = self.config
+        centres = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3).copy()
+        disabled = np.zeros(4, dtype=bool)
+        for k, frame in enumerate(cfg.tire_frames):  # four tires, not a per-ray loop
+            if not frame:
+                continue
+            try:
+                centres[k] = self.lookup_many(cfg.base_frame, frame, [t_s])[0][:3, 3]
+                if frame in self._missing:
+                    self._missing.discard(frame)
+                    self.get_logger().info(f'tire frame {frame!r} is available again')
+                continue
+            except TransformError as exc:
+                if frame not in self._missing:
+                    self._missing.add(frame)
+                    action = ('using tire_positions_m' if cfg.tire_frames_fallback
+                              else 'the ray is reported disabled')
+                    self.get_logger().warning(
+                        f'tire frame {frame!r} ({_TIRES[k]}) not available: {exc}; {action}')
+            if not cfg.tire_frames_fallback:
+                disabled[k] = True
+                centres[k] = np.nan
+        return centres, disabled
+
+    def scan_once(self, now_ns):
+        """Sample the rays at the newest pose of base_frame and publish; return rays traced."""
+        cfg = self.config
+        _, stamp_ns = self.sweep_window(cfg.base_frame, now_ns, 0.0)
+        t_s = stamp_ns * 1e-9
+        pose = self.lookup_many(cfg.world_frame, cfg.base_frame, [t_s])[0]
+        centres, disabled = self._tire_centres(t_s)
+        res = self.sensor.sample(pose, self.vehicle_center_to_front_m, self.tire_radii_m,
+                                 centres)
+        enabled = res.enabled.astype(bool)
+        enabled[1:] &= ~disabled
+        hit_flg = np.where(enabled, res.hit_flg, 0).astype(np.uint8)
+        hit_loc = np.where(enabled[:, None], res.hit_loc, np.nan)
+        start_loc = np.where(enabled[:, None], res.start_loc, np.nan)
+        tire = np.where(enabled[1:], res.tire_hit_dist, np.nan)
+        msg = TerrainSensorMsg()
+        msg.header.stamp = ns_to_stamp(stamp_ns)
+        msg.header.frame_id = cfg.world_frame
+        msg.hit_flg = hit_flg
+        msg.enabled = enabled.astype(np.uint8)
+        msg.hit_loc = _points(hit_loc)
+        msg.start_loc = _points(start_loc)
+        msg.veh_hit_dist = float(res.veh_hit_dist) if enabled[0] else math.nan
+        msg.tire_hit_dist = tire.astype(np.float64)
+        self._pub.publish(msg)
+        if cfg.trace_visualization and self._rays_pub.get_subscription_count() > 0:
+            ends = np.where(hit_flg.astype(bool)[:, None], hit_loc, res.end_loc)
+            self._rays_pub.publish(ray_markers(
+                start_loc[enabled], ends[enabled], hit_flg.astype(bool)[enabled],
+                cfg.world_frame, msg.header.stamp, lifetime_s=max(2.0 / cfg.rate_hz, 0.1),
+                width_m=0.03))
+        return int(np.count_nonzero(enabled))
+
+    def diagnostics_values(self):
+        """Report the inputs in use and the missing tire frames."""
+        return [('vehicle_center_to_front_m', f'{self.vehicle_center_to_front_m:.4f}'),
+                ('tire_radii_m', ' '.join(f'{r:.4f}' for r in self.tire_radii_m)),
+                ('missing_tire_frames', ' '.join(sorted(self._missing)))]
+
+
+def main(args=None):
+    """Run the terrain_sensor node (console script ``terrain_sensor_node``)."""
+    return run_node(TerrainSensorNode, args)
+
+
+if __name__ == '__main__':
+    raise SystemExit(main())

@@ -1,0 +1,357 @@
+"""
+The package's own transform buffer: a frame tree over /tf and /tf_static (no rclpy, no tf2).
+
+Each child frame has one parent and either one static transform or a bounded, time-sorted
+history of dynamic ones. Lookups chain the edges through the nearest common ancestor and
+interpolate each edge in time (linear translation, slerp rotation), vectorised over many times.
+Quaternions are (x, y, z, w) as in geometry_msgs; times are float seconds.
+"""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import SimError
+
+
+class TransformError(SimError):
+    """Base class of the buffer's errors."""
+
+
+class InvalidTransformError(TransformError):
+    """A transform was refused: NaN, bad quaternion, bad frame names, too old, or a cycle."""
+
+
+class CycleError(InvalidTransformError):
+    """A transform would close a loop in the frame tree."""
+
+
+class FrameNotFoundError(TransformError):
+    """A frame is unknown, or the two frames are not connected."""
+
+
+class ExtrapolationError(TransformError):
+    """A time lies outside the history of an edge by more than the tolerance."""
+
+
+def _validate(parent, child, translation, quaternion):
+    """Return (translation (3,), unit quaternion (4,)) float64 or raise InvalidTransformError."""
+    for role, name in (('parent', parent), ('child', child)):
+        if not isinstance(name, str) or not name:
+            raise InvalidTransformError(
+                f'{role} frame id must be a non-empty string, got {name!r}')
+        if name.startswith('/'):
+            raise InvalidTransformError(f'{role} frame id {name!r} must not start with "/"')
+    if parent == child:
+        raise CycleError(f'transform {parent!r} -> {child!r} has the same parent and child')
+    t = np.asarray(translation, dtype=np.float64).reshape(3)
+    if not np.all(np.isfinite(t)):
+        raise InvalidTransformError(
+            f'{parent!r} -> {child!r}: translation {t.tolist()} is not finite')
+    q = np.asarray(quaternion, dtype=np.float64).reshape(4)
+    if not np.all(np.isfinite(q)):
+        raise InvalidTransformError(
+            f'{parent!r} -> {child!r}: quaternion {q.tolist()} is not finite')
+    norm = float(np.linalg.norm(q))
+    if norm == 0.0:
+        raise InvalidTransformError(f'{parent!r} -> {child!r}: quaternion is zero')
+    if abs(norm - 1.0) > 1e-3:
+        raise InvalidTransformError(
+            f'{parent!r} -> {child!r}: quaternion {q.tolist()} has norm {norm:.6g}, '
+            'allowed 1 +- 1e-3')
+    return t, q / norm
+
+
+def quaternion_to_matrix(q):
+    """Return rotation matrices (..., 3, 3) of unit quaternions (..., 4) (x, y, z, w)."""
+    q = np.asarray(q, dtype=np.float64)
+    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
+    r = np.empty(q.shape[:-1] + (3, 3))
+    r[..., 0, 0] = 1 - 2 * (y * y + z * z)
+    r[..., 0, 1] = 2 * (x * y - z * w)
+    r[..., 0, 2] = 2 * (x * z + y * w)
+    r[..., 1, 0] = 2 * (x * y + z * w)
+    r[..., 1, 1] = 1 - 2 * (x * x + z * z)
+    r[..., 1, 2] = 2 * (y * z - x * w)
+    r[..., 2, 0] = 2 * (x * z - y * w)
+    r[..., 2, 1] = 2 * (y * z + x * w)
+    r[..., 2, 2] = 1 - 2 * (x * x + y * y)
+    return r
+
+
+def matrix_to_quaternion(r):
+    """Return the unit quaternion (4,) (x, y, z, w), w >= 0, of a rotation matrix (3, 3)."""
+    r = np.asarray(r, dtype=np.float64)
+    # Shepperd's method: pick the largest diagonal term for numerical stability.
+    tr = r[0, 0] + r[1, 1] + r[2, 2]
+    cands = np.array([tr, r[0, 0], r[1, 1], r[2, 2]])
+    k = int(np.argmax(cands))
+    if k == 0:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
+        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
+    elif k == 1:
+        s = 2.0 * math.sqrt(max(1.0 + r[0, 0] - r[1, 1] - r[2, 2], 1e-300))
+        q = [s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s]
+    elif k == 2:
+        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] + r[1, 1] - r[2, 2], 1e-300))
+        q = [(r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s]
+    else:
+        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] - r[1, 1] + r[2, 2], 1e-300))
+        q = [(r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4, (r[1, 0] - r[0, 1]) / s]
+    q = np.array(q)
+    q /= np.linalg.norm(q)
+    return -q if q[3] < 0 else q
+
+
+def slerp(q0, q1, u):
+    """Spherical interpolation of unit quaternions q0, q1 (N, 4) at fractions u (N,) -> (N, 4)."""
+    dot = np.sum(q0 * q1, axis=-1)
+    # q and -q are the same rotation: take the short way round.
+    q1 = np.where((dot < 0)[:, None], -q1, q1)
+    dot = np.abs(dot)
+    theta = np.arccos(np.clip(dot, -1.0, 1.0))
+    sin_t = np.sin(theta)
+    near = sin_t < 1e-9
+    safe = np.where(near, 1.0, sin_t)
+    w0 = np.where(near, 1.0 - u, np.sin((1.0 - u) * theta) / safe)
+    w1 = np.where(near, u, np.sin(u * theta) / safe)
+    q = w0[:, None] * q0 + w1[:, None] * q1
+    return q / np.linalg.norm(q, axis=-1, keepdims=True)
+
+
+def to_matrix(translation, quaternion):
+    """Return transforms (..., 4, 4) from translations (..., 3) and quaternions (..., 4)."""
+    t = np.asarray(translation, dtype=np.float64)
+    m = np.zeros(t.shape[:-1] + (4, 4))
+    m[..., :3, :3] = quaternion_to_matrix(quaternion)
+    m[..., :3, 3] = t
+    m[..., 3, 3] = 1.0
+    return m
+
+
+def invert(m):
+    """Return the inverses of rigid transforms (..., 4, 4)."""
+    out = np.zeros_like(m)
+    rt = np.swapaxes(m[..., :3, :3], -1, -2)
+    out[..., :3, :3] = rt
+    out[..., :3, 3] = -np.einsum('...ij,...j->...i', rt, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+class _Edge:
+    """Transforms parent <- child: one static entry or a time-sorted bounded history."""
+
+    __slots__ = ('parent', 'static', 't', 'p', 'q', 'start', 'n')
+
+    def __init__(self, parent, static):
+        self.parent = parent
+        self.static = static
+        self.t = np.empty(16)
+        self.p = np.empty((16, 3))
+        self.q = np.empty((16, 4))
+        self.start = 0
+        self.n = 0
+
+    def times(self):
+        return self.t[self.start:self.start + self.n]
+
+    def insert(self, stamp_s, trans, quat, cache_time_s):
+        if self.static:
+            self.t[0], self.p[0], self.q[0], self.start, self.n = stamp_s, trans, quat, 0, 1
+            return
+        end = self.start + self.n
+        if self.n and stamp_s < self.t[end - 1] - cache_time_s:
+            raise InvalidTransformError(
+                f'{self.parent!r}: stamp {stamp_s:.6f} s is older than the history '
+                f'({cache_time_s} s before the newest, {self.t[end - 1]:.6f} s)')
+        if end == len(self.t):
+            self._make_room()
+            end = self.start + self.n
+        if self.n == 0 or stamp_s > self.t[end - 1]:
+            self.t[end], self.p[end], self.q[end] = stamp_s, trans, quat
+            self.n += 1
+        else:
+            # Out-of-order or repeated stamp: rare, so an O(n) insert is fine.
+            times = self.times()
+            i = int(np.searchsorted(times, stamp_s))
+            if i < self.n and times[i] == stamp_s:
+                self.p[self.start + i], self.q[self.start + i] = trans, quat
+                return
+            sl = slice(self.start + i, end)
+            dst = slice(self.start + i + 1, end + 1)
+            self.t[dst], self.p[dst], self.q[dst] = (
+                self.t[sl].copy(), self.p[sl].copy(), self.q[sl].copy())
+            self.t[self.start + i] = stamp_s
+            self.p[self.start + i], self.q[self.start + i] = trans, quat
+            self.n += 1
+        # Keep everything within cache_time_s of the newest entry.
+        times = self.times()
+        drop = int(np.searchsorted(times, times[-1] - cache_time_s, side='left'))
+        self.start += drop
+        self.n -= drop
+
+    def _make_room(self):
+        live = slice(self.start, self.start + self.n)
+        if self.n * 2 > len(self.t):
+            size = 2 * len(self.t)
+        else:
+            size = len(self.t)
+        t, p, q = np.empty(size), np.empty((size, 3)), np.empty((size, 4))
+        t[:self.n], p[:self.n], q[:self.n] = self.t[live], self.p[live], self.q[live]
+        self.t, self.p, self.q, self.start = t, p, q, 0
+
+    def sample(self, child, times_s, tolerance_s):
+        """Return parent-from-child transforms (C, 4, 4) at times (C,)."""
+        lo, hi = self.start, self.start + self.n
+        if self.static:
+            return np.broadcast_to(to_matrix(self.p[lo], self.q[lo]), (len(times_s), 4, 4))
+        t = self.t[lo:hi]
+        early = t[0] - times_s.min() if len(times_s) else 0.0
+        late = times_s.max() - t[-1] if len(times_s) else 0.0
+        if early > tolerance_s or late > tolerance_s:
+            bad = times_s.min() if early > tolerance_s else times_s.max()
+            raise ExtrapolationError(
+                f'{self.parent!r} -> {child!r}: time {bad:.6f} s is outside the history '
+                f'[{t[0]:.6f}, {t[-1]:.6f}] s by more than the tolerance of {tolerance_s} s')
+        # Within the tolerance the end value is held (no extrapolation of motion).
+        ts = np.clip(times_s, t[0], t[-1])
+        if self.n == 1:
+            return np.broadcast_to(to_matrix(self.p[lo], self.q[lo]), (len(times_s), 4, 4))
+        i = np.clip(np.searchsorted(t, ts, side='right'), 1, self.n - 1)
+        t0, t1 = t[i - 1], t[i]
+        u = (ts - t0) / (t1 - t0)
+        p0, p1 = self.p[lo + i - 1], self.p[lo + i]
+        trans = p0 + u[:, None] * (p1 - p0)
+        quat = slerp(self.q[lo + i - 1], self.q[lo + i], u)
+        return to_matrix(trans, quat)
+
+
+class TransformBuffer:
+    """
+    Frame tree with static and dynamic transforms, chained and time-interpolated lookups.
+
+    ``cache_time_s``: dynamic history kept per edge, relative to its newest stamp (s).
+    ``tolerance_s``: how far a lookup may reach outside an edge's history; the end value is
+    held there (s). Beyond it lookups raise ExtrapolationError.
+
+    """
+
+    def __init__(self, cache_time_s=10.0, tolerance_s=0.0):
+        if not cache_time_s > 0:
+            raise ValueError(f'cache_time_s: got {cache_time_s!r}, allowed > 0')
+        if not tolerance_s >= 0:
+            raise ValueError(f'tolerance_s: got {tolerance_s!r}, allowed >= 0')
+        self.cache_time_s = float(cache_time_s)
+        self.tolerance_s = float(tolerance_s)
+        self._edges = {}
+
+    def clear(self):
+        """Forget every transform (e.g. after the clock jumped backwards)."""
+        self._edges.clear()
+
+    def frames(self):
+        """Return the set of known frame ids."""
+        return set(self._edges) | {e.parent for e in self._edges.values()}
+
+    def set_transform(self, parent, child, stamp_s, translation, quaternion, static=False):
+        """
+        Add parent-from-child at stamp_s (s). Raises InvalidTransformError / CycleError.
+
+        translation (3,) m and quaternion (4,) (x, y, z, w) give the pose of child in parent.
+        A child that gets a new parent, or changes between static and dynamic, starts afresh.
+        """
+        trans, quat = _validate(parent, child, translation, quaternion)
+        if not math.isfinite(stamp_s):
+            raise InvalidTransformError(f'{parent!r} -> {child!r}: stamp {stamp_s!r} not finite')
+        edge = self._edges.get(child)
+        if edge is None or edge.parent != parent or edge.static != static:
+            self._check_cycle(parent, child)
+            edge = _Edge(parent, static)
+            self._edges[child] = edge
+        edge.insert(float(stamp_s), trans, quat, self.cache_time_s)
+
+    def _check_cycle(self, parent, child):
+        frame, seen = parent, 0
+        while frame in self._edges and seen <= len(self._edges):
+            frame = self._edges[frame].parent
+            seen += 1
+            if frame == child:
+                break
+        if frame == child or parent == child:
+            raise CycleError(
+                f'transform {parent!r} -> {child!r} would close a loop: {child!r} is already '
+                f'an ancestor of {parent!r}')
+
+    def _chain(self, frame):
+        """Return [frame, parent, grandparent, ...] up to the root."""
+        chain = [frame]
+        while frame in self._edges:
+            frame = self._edges[frame].parent
+            chain.append(frame)
+        return chain
+
+    def _path(self, target, source):
+        known = self.frames()
+        for name in (target, source):
+            if name not in known:
+                raise FrameNotFoundError(f'frame {name!r} does not exist '
+                                         f'(known: {sorted(known) or "none"})')
+        up_s, up_t = self._chain(source), self._chain(target)
+        common = set(up_s) & set(up_t)
+        if not common:
+            raise FrameNotFoundError(
+                f'frames {target!r} and {source!r} are not connected (roots '
+                f'{up_t[-1]!r} and {up_s[-1]!r})')
+        s_len = next(i for i, f in enumerate(up_s) if f in common)
+        t_len = up_t.index(up_s[s_len])
+        return up_s[:s_len], up_t[:t_len]
+
+    def latest_common_time(self, target, source):
+        """
+        Return the newest time at which target-from-source is known without extrapolation.
+
+        math.inf when every edge on the path is static. Raises FrameNotFoundError.
+        """
+        up_s, up_t = self._path(target, source)
+        latest = math.inf
+        for child in up_s + up_t:
+            edge = self._edges[child]
+            if not edge.static:
+                latest = min(latest, edge.times()[-1])
+        return latest
+
+    def can_transform(self, target, source, time_s):
+        """Return True when lookup(target, source, time_s) would succeed."""
+        try:
+            self.lookup(target, source, time_s)
+        except TransformError:
+            return False
+        return True
+
+    def lookup(self, target, source, time_s):
+        """Return target-from-source (4, 4) at time_s: maps points in source to target."""
+        return self.lookup_many(target, source, np.array([float(time_s)]))[0]
+
+    def lookup_many(self, target, source, times_s):
+        """
+        Return target-from-source transforms (C, 4, 4) at the times (C,) s.
+
+        Raises FrameNotFoundError or ExtrapolationError (never returns NaN).
+        """
+        times_s = np.asarray(times_s, dtype=np.float64).reshape(-1)
+        if not np.all(np.isfinite(times_s)):
+            raise ExtrapolationError(f'lookup {target!r} <- {source!r}: times must be finite')
+        up_s, up_t = self._path(target, source)
+        ident = np.broadcast_to(np.eye(4), (len(times_s), 4, 4))
+        ancestor_from_source = ident
+        for child in up_s:
+            edge = self._edges[child]
+            ancestor_from_source = edge.sample(child, times_s, self.tolerance_s) @ \
+                ancestor_from_source
+        ancestor_from_target = ident
+        for child in up_t:
+            edge = self._edges[child]
+            ancestor_from_target = edge.sample(child, times_s, self.tolerance_s) @ \
+                ancestor_from_target
+        return np.ascontiguousarray(invert(ancestor_from_target) @ ancestor_from_source)
