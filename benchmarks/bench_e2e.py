@@ -47,7 +47,8 @@ def _transform(msg_type, parent, child, pose, stamp):
 def run(seconds, rate_hz=10.0):
     """Run the node for `seconds` and return one bench.json row ('E2E')."""
     import rclpy
-    from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from diagnostic_msgs.msg import DiagnosticArray
     from geometry_msgs.msg import TransformStamped
     from sensor_msgs.msg import PointCloud2
     from tf2_msgs.msg import TFMessage
@@ -76,7 +77,20 @@ def run(seconds, rate_hz=10.0):
             now = node.get_clock().now().nanoseconds * 1e-9
             stamps.append((now, msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9))
 
-        node.create_subscription(PointCloud2, 'points', on_points, qos_profile_sensor_data)
+        # Reliable like the node's default qos_reliability: a best-effort reader drops whole
+        # 0.7 MB clouds when one of their fragments is late, which measures DDS, not the node.
+        node.create_subscription(PointCloud2, 'points', on_points,
+                                 QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE))
+        diagnostics = {}
+
+        def on_diagnostics(msg):
+            for status in msg.status:
+                if status.name.startswith('lidar_3d'):
+                    diagnostics.clear()
+                    diagnostics.update({kv.key: kv.value for kv in status.values})
+                    diagnostics['message'] = status.message
+
+        node.create_subscription(DiagnosticArray, '/diagnostics', on_diagnostics, 10)
         mount = pose_matrix_deg([0.0, 0.0, 1.5], [0.0, 0.0, 0.0])
         stamp = node.get_clock().now().to_msg()
         static_pub.publish(TFMessage(transforms=[
@@ -121,4 +135,5 @@ def run(seconds, rate_hz=10.0):
         'latency_s_max': round(max(latency), 4),
         'latency_periods_median': round(statistics.median(latency) * rate_hz, 3),
         'node_peak_rss_mb': round(peak_mb, 1), 'seconds': seconds, 'clouds': len(steady),
+        'node_diagnostics': diagnostics,
     }]

@@ -10,7 +10,7 @@ Sweeps: ms per scan against beams per scan, sub-rays per beam and world triangle
 from pathlib import Path
 import tempfile
 
-from common import bare_cast_ms, lidar_config, median_ms, primary_rays, row
+from common import bare_cast, lidar_config, paired_median_ms, primary_rays, row
 import numpy as np
 
 from ubot_lidar_sim.core.atmosphere import Weather
@@ -40,9 +40,8 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
         state['points'] = len(result.points)
         state['k'] = k + 1
 
-    ms = median_ms(one_scan, repeats)
     origins, dirs = primary_rays(cfg, POSE0)
-    bare = bare_cast_ms(world.scene(), origins, dirs, repeats)
+    ms, bare = paired_median_ms(one_scan, bare_cast(world.scene(), origins, dirs), repeats)
     return row(name, preset, cfg.sub_rays, cfg.return_mode, weather_label,
                cfg.channels * cfg.horizontal_samples, state['points'], ms, bare, cfg.rate_hz,
                motion_distortion=bool(cfg.motion_distortion and moving),

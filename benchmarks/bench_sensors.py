@@ -4,7 +4,7 @@ laser_scan (case D: 1 degree, 30 Hz) and terrain_sensor (case E: 50 Hz) on the d
 The bare-cast reference of each is open3d casting the same rays once from the same pose.
 """
 
-from common import bare_cast_ms, median_ms, row
+from common import bare_cast, paired_median_ms, primary_rays, row
 import numpy as np
 
 from ubot_lidar_sim.core.atmosphere import Weather
@@ -33,26 +33,23 @@ def run(repeats):
         state['rays'] = int(np.isfinite(result.ranges).sum())
         state['k'] = k + 1
 
-    ms = median_ms(laser_scan, repeats * 5)
-    n = cfg.n_rays
-    angles = cfg.angle_min_rad + np.arange(n) * np.radians(cfg.resolution_deg)
-    dirs = np.stack([np.cos(angles), np.sin(angles), np.zeros(n)], axis=1) @ pose0[:3, :3].T
-    origins = np.broadcast_to(pose0[:3, 3], dirs.shape)
-    bare = bare_cast_ms(world.scene(), origins.astype(np.float32), dirs.astype(np.float32),
-                        repeats * 5)
+    n = scanner.n_rays
+    origins, dirs = primary_rays(scanner.lidar_cfg, pose0)
+    ms, bare = paired_median_ms(laser_scan, bare_cast(world.scene(), origins, dirs),
+                                repeats * 5)
     rows = [row('D', 'laser_scan', 1, 'strongest', 'clear', n, state['rays'], ms, bare,
                 cfg.rate_hz)]
 
     tcfg = from_dict(TerrainConfig, {'rate_hz': 50.0})
     terrain = TerrainSensor(tcfg, world)
     base = pose_matrix_deg([12.0, 0.0, 0.5], [0.0, 0.0, 90.0])
-    ms = median_ms(lambda: terrain.sample(base), repeats * 10)
     result = terrain.sample(base)
     starts = np.asarray(result.start_loc, dtype=np.float32)
     ends = np.asarray(result.end_loc, dtype=np.float32)
     dirs = ends - starts
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    bare = bare_cast_ms(world.scene(), starts, dirs, repeats * 10)
+    ms, bare = paired_median_ms(lambda: terrain.sample(base),
+                                bare_cast(world.scene(), starts, dirs), repeats * 10)
     rows.append(row('E', 'terrain_sensor', 1, 'first', 'clear', 5,
                     int(np.sum(result.hit_flg)), ms, bare, tcfg.rate_hz))
     return rows

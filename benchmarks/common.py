@@ -5,30 +5,54 @@ Every case times its scans after a warm-up and reports medians; the reference is
 the same primary sub-rays once on the same world in the same run (bare_cast_ms_median).
 """
 
+import os
+from pathlib import Path
 import statistics
+import sys
 import time
 
 import numpy as np
 import open3d as o3d
 
-from ubot_lidar_sim.core import scan_pattern
-from ubot_lidar_sim.core.config import from_dict, LidarConfig
-from ubot_lidar_sim.core.presets import load_preset
-from ubot_lidar_sim.core.radiometry import sub_ray_pattern
+# Benchmark the source tree, not a possibly stale install/ copy that env.sh puts on the path
+# (UBOT_LIDAR_SIM_TREE names another tree, e.g. an export of the code before a change).
+sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
+                or str(Path(__file__).resolve().parents[1]))
+
+from ubot_lidar_sim.core import scan_pattern  # noqa: E402
+from ubot_lidar_sim.core.config import from_dict, LidarConfig  # noqa: E402
+from ubot_lidar_sim.core.presets import load_preset  # noqa: E402
+from ubot_lidar_sim.core.radiometry import sub_ray_pattern  # noqa: E402
 
 WARMUP = 3
 
 
-def median_ms(fn, repeats, warmup=WARMUP):
-    """Median wall time of fn() in ms over `repeats` calls after `warmup` untimed calls."""
+def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
+    """
+    Median wall times in ms of fn() and reference() over `repeats` alternating calls.
+
+    Alternating keeps both under the same machine load, so their ratio is fair even when other
+    processes come and go during the run.
+    """
     for _ in range(warmup):
         fn()
-    times = []
+        reference()
+    times, ref_times = [], []
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+        t1 = time.perf_counter()
+        reference()
+        t2 = time.perf_counter()
+        times.append((t1 - t0) * 1e3)
+        ref_times.append((t2 - t1) * 1e3)
+    return statistics.median(times), statistics.median(ref_times)
+
+
+def bare_cast(scene, origins, dirs):
+    """Return a function that casts the rays once with open3d (the reference of every case)."""
+    rays = o3d.core.Tensor(np.ascontiguousarray(np.hstack([origins, dirs]), dtype=np.float32))
+    return lambda: scene.cast_rays(rays)
 
 
 def lidar_config(preset, **overrides):
@@ -50,12 +74,6 @@ def primary_rays(cfg, pose):
     dirs = scan_pattern.sub_ray_directions(beams.dir_sensor, offsets) @ pose[:3, :3].T
     origins = np.broadcast_to(pose[:3, 3], dirs.shape)
     return origins.astype(np.float32), dirs.astype(np.float32)
-
-
-def bare_cast_ms(scene, origins, dirs, repeats):
-    """Median ms of one open3d cast_rays over the rays: the cost any implementation pays."""
-    rays = o3d.core.Tensor(np.ascontiguousarray(np.hstack([origins, dirs]), dtype=np.float32))
-    return median_ms(lambda: scene.cast_rays(rays), repeats)
 
 
 def row(case, preset, sub_rays, return_mode, weather, beams, points, ms, bare_ms, rate_hz,

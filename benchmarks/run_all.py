@@ -12,7 +12,9 @@ import sys
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import bench_e2e  # noqa: E402
+# First: common.py puts the source tree (or UBOT_LIDAR_SIM_TREE) ahead of install/ on sys.path.
+import common  # noqa: E402,F401,I100
+import bench_e2e  # noqa: E402,I100
 import bench_lidar  # noqa: E402
 import bench_sensors  # noqa: E402
 

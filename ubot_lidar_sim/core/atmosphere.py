@@ -213,6 +213,15 @@ def atmosphere(cfg, rain_mm_h=0.0, visibility_m=math.inf, clutter_class=PRECIPIT
                       drop_density(cfg, rain), clutter_class)
 
 
+def _unique_small(values):
+    """np.unique(values, return_inverse=True) for small non-negative ints (ring numbers), O(N)."""
+    if values.size == 0 or values.min() < 0 or values.max() > 1 << 20:
+        return np.unique(values, return_inverse=True)
+    present = np.bincount(values) > 0
+    rank = np.cumsum(present) - 1
+    return np.flatnonzero(present), rank[values]
+
+
 def beam_area_m2(cfg, range_m):
     """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
     d = cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * cfg.divergence_mrad * 1e-3
@@ -239,7 +248,7 @@ def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
     limit = np.minimum(np.asarray(beam_limit_range_m, dtype=np.float64), cfg.clutter_max_range_m)
     centre = cfg.min_range_m + (np.arange(n_slab) + 0.5) * dr
     # The skip test depends only on (ring, slab): decide it on that small grid first.
-    rings, ring_of = np.unique(np.asarray(beam_ring, dtype=np.int64), return_inverse=True)
+    rings, ring_of = _unique_small(np.asarray(beam_ring, dtype=np.int64))
     mean_rho = math.pi * (atm.beta_fog_per_m_sr + atm.beta_rain_per_m_sr) * dr
     gain_rj = radiometry.counts_per_reflectance(cfg, centre[None, :], rings[:, None]) \
         * atm.two_way_transmission(centre)[None, :]
@@ -247,8 +256,9 @@ def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
     keep_rj = s_mean + 5.0 * np.sqrt(s_mean + cfg.ambient_counts) \
         >= cfg.detection_threshold_counts
     live = keep_rj[ring_of.reshape(n_beams)] & (centre[None, :] < limit.reshape(n_beams, 1))
-    b_idx, j_idx = np.nonzero(live)  # beam-major, then slab
-    gain = gain_rj[ring_of.reshape(n_beams)[b_idx], j_idx]
+    flat = np.flatnonzero(live)  # beam-major, then slab
+    b_idx, j_idx = flat // n_slab, flat % n_slab
+    gain = gain_rj.reshape(-1)[ring_of.reshape(n_beams)[b_idx] * n_slab + j_idx]
     rho = np.full(b_idx.shape, math.pi * atm.beta_fog_per_m_sr * dr)
     expected_j = atm.drops_per_m3 * beam_area_m2(cfg, centre) * dr
     if atm.beta_rain_per_m_sr > 0.0 and b_idx.size:
@@ -264,6 +274,6 @@ def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
     j_nz = j_idx[nz]
     m = nz.size
     return Contributions(
-        beam=b_idx[nz].astype(np.int64), range_m=centre[j_nz], power_counts=power[nz],
+        beam=b_idx[nz], range_m=centre[j_nz], power_counts=power[nz],
         rho_app=rho[nz] * atm.two_way_transmission(centre)[j_nz], stretch=np.ones(m),
         material=np.full(m, OTHER, np.uint8), class_id=np.full(m, atm.clutter_class, np.uint8))

@@ -116,6 +116,64 @@ def _group_exclusive_cumsum(values, keys):
     return excl - excl[base]
 
 
+def _front_transmission2(foliage_rows, log_t, ray):
+    """
+    Two-way gap fraction t^2 of the foliage layers in front of each hit, rows (K,) and t2 (K,).
+
+    Equal bit for bit to exp(2 _group_exclusive_cumsum(where(foliage, log_t, 0), ray)), but
+    evaluated only where it can differ from 1: the first hit of a ray has nothing in front (its
+    exclusive sum is x - x = 0 exactly), and the zero terms of non-foliage hits leave a float
+    cumulative sum unchanged, so the running sum is taken over the foliage rows alone.
+    foliage_rows (F,) ascending rows of the foliage hits, log_t (F,) their log transmission.
+    """
+    h = ray.shape[0]
+    later = np.flatnonzero(ray[1:] == ray[:-1]) + 1          # rows that are not a ray's first
+    if later.size == 0 or foliage_rows.size == 0:
+        return later[:0], np.zeros(0)
+    first = np.ones(h, bool)
+    first[later] = False
+    starts = np.flatnonzero(first)
+    base = starts[np.cumsum(first)[later] - 1]
+    cs = np.cumsum(log_t)                                   # the running sum at foliage rows
+    is_fol = np.zeros(h, bool)
+    is_fol[foliage_rows] = True
+    upto = np.cumsum(is_fol)                                # foliage rows <= each row
+
+    def exclusive(rows):
+        # The running sum at the row, minus the row's own term (0 for a non-foliage row).
+        k = upto[rows] - 1
+        safe = np.maximum(k, 0)
+        run = np.where(k >= 0, cs[safe], 0.0)
+        own = np.where(is_fol[rows], log_t[safe], 0.0)
+        return run - own
+
+    return later, np.exp(2.0 * (exclusive(later) - exclusive(base)))
+
+
+def _range_order_fix(ray, r):
+    """
+    Rows that lexsort((r, ray)) moves: None (already in order), (None, order) or (rows, src).
+
+    Hits come in ray order with ranges ascending per ray, except where ground-relief noise
+    swapped two hits of one ray: only those rays are sorted (stably, like the full lexsort) and
+    out[rows] = x[src] puts them in place.
+    """
+    if ray.size < 2:
+        return None
+    d_ray = ray[1:] - ray[:-1]
+    if np.any(d_ray < 0):
+        return None, np.lexsort((r, ray))
+    bad = np.flatnonzero((d_ray == 0) & ~(r[1:] - r[:-1] >= 0))
+    if bad.size == 0:
+        return None
+    rays = np.unique(ray[bad])
+    lo = np.searchsorted(ray, rays, side='left')
+    hi = np.searchsorted(ray, rays, side='right')
+    n = hi - lo
+    rows = np.repeat(lo - np.cumsum(n) + n, n) + np.arange(n.sum())
+    return rows, rows[np.lexsort((r[rows], ray[rows]))]
+
+
 def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, wetness=0.0,
                             puddle_depth_m=0.0, ray_dirs=None):
     """
@@ -133,47 +191,60 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     s = weights.shape[0]
     ray = np.asarray(hits.ray, dtype=np.int64)
     r = np.asarray(hits.range_m, dtype=np.float64)
-    if ray.size and not (np.all(np.diff(ray) >= 0)
-                         and np.all(np.diff(r)[np.diff(ray) == 0] >= 0)):
-        order = np.lexsort((r, ray))
-    else:
-        order = slice(None)
-    ray, r = ray[order], r[order]
-    cos = np.abs(np.asarray(hits.cos_inc, dtype=np.float64)[order])
-    ground = np.asarray(hits.ground, dtype=bool)[order]
-    foliage = np.asarray(hits.foliage, dtype=bool)[order]
-    material = radiometry.pond_material(np.asarray(hits.material)[order], ground,
+    fix = _range_order_fix(ray, r)
+
+    def sel(x, dtype):
+        """Return a hits column in (ray, range) order (a new array when rows move)."""
+        x = np.asarray(x, dtype=dtype)
+        if fix is None:
+            return x
+        if fix[0] is None:
+            return x[fix[1]]
+        out = x.copy()
+        out[fix[0]] = x[fix[1]]
+        return out
+
+    ray, r = sel(ray, np.int64), sel(r, np.float64)
+    cos = np.abs(sel(hits.cos_inc, np.float64))
+    ground = sel(hits.ground, bool)
+    # In (ray, range) order this is the Hits' own array: the water rule below marks it too.
+    foliage = sel(hits.foliage, bool)
+    material = radiometry.pond_material(sel(hits.material, np.uint8), ground,
                                         puddle_depth_m, cfg.pond_threshold_m)
     foliage &= material != radiometry.WATER
-    albedo = np.asarray(hits.albedo, dtype=np.float64)[order]
+    albedo = sel(hits.albedo, np.float64)
     beam = ray // s
-    t = np.where(foliage, table.transmission[material], 0.0)
-    log_t = np.log(np.maximum(t, 1e-12))
-    t_front2 = np.exp(2.0 * _group_exclusive_cumsum(np.where(foliage, log_t, 0.0), ray))
-    frac = np.where(foliage, 1.0 - t, 1.0)
-    rho_bs = radiometry.backscatter(table, material, cos, wetness, albedo)
-    t_atm = np.exp(-2.0 * atm.alpha * r) if atm is not None and atm.active else 1.0
-    rho_app = rho_bs * frac * t_front2 * t_atm
-    power = weights[ray % s] * radiometry.signal_counts(
-        cfg, rho_app, r, np.asarray(ring_of_beam)[beam])
-    stretch = None
+    fol = np.flatnonzero(foliage)
+    t_fol = table.transmission[material[fol]]
+    rho_app = radiometry.backscatter(table, material, cos, wetness, albedo)
+    rho_app[fol] *= 1.0 - t_fol                   # x 1 elsewhere: exact
+    later, t2 = _front_transmission2(fol, np.log(np.maximum(t_fol, 1e-12)), ray)
+    rho_app[later] *= t2                          # the first hit of a ray has t^2 = 1 exactly
+    if atm is not None and atm.active:
+        rho_app *= np.exp(-2.0 * atm.alpha * r)
+    ring = np.asarray(ring_of_beam)
+    power = radiometry.signal_counts(
+        cfg, rho_app, r, None if radiometry.uniform_r10(cfg) else ring[beam])
+    if s > 1 or weights[0] != 1.0:
+        power = weights[ray - beam * s] * power
+    stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
-        beta = _plane_of_incidence_divergence(cfg, hits, order, ground, ray_dirs, ray)
+        beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
         stretch = radiometry.pulse_stretch_factor(cfg.pulse_length_m, r, cos,
                                                   np.where(foliage, 0.0, beta))
-    return Contributions.build(beam, r, power, rho_app, stretch, material,
-                               np.asarray(hits.class_id)[order], ground,
-                               table.roughness_m[material])
+    return Contributions(beam, r if fix is not None else r.copy(), power, rho_app, stretch,
+                         material, sel(hits.class_id, np.uint8).copy(), ground.copy(),
+                         table.roughness_m[material])
 
 
-def _plane_of_incidence_divergence(cfg, hits, order, ground, ray_dirs, ray):
+def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
     """Full-angle divergence along the plane of incidence, rad (H,), from the beam ellipse."""
     bh = cfg.divergence_mrad * 1e-3
     bv = (cfg.divergence_v_mrad or cfg.divergence_mrad) * 1e-3
     if ray_dirs is None or getattr(hits, 'normal', None) is None:
         return np.where(ground, bv, bh)
     d = np.asarray(ray_dirs, dtype=np.float64)[ray]
-    n = np.asarray(hits.normal, dtype=np.float64)[order]
+    n = sel(hits.normal, np.float64)
     p = n - np.sum(n * d, axis=1, keepdims=True) * d
     norm = np.linalg.norm(p, axis=1, keepdims=True)
     p = np.where(norm > 1e-12, p / np.maximum(norm, 1e-12), 0.0)
@@ -198,80 +269,104 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     ring_of_beam = np.asarray(ring_of_beam)
     beam = np.asarray(contrib.beam, dtype=np.int64)
     r = np.asarray(contrib.range_m, dtype=np.float64)
+    pw = np.asarray(contrib.power_counts, dtype=np.float64)
+    st = np.asarray(contrib.stretch, dtype=np.float64)
+    order = None
     if r.size:
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
-        # several times faster on millions of contributions.
-        span = float(r.max() - r.min()) + 1.0
-        order = np.argsort(beam * span + (r - r.min()), kind='stable')
-    else:
-        order = np.zeros(0, np.int64)
-    beam, r = beam[order], r[order]
-    pw = np.asarray(contrib.power_counts, dtype=np.float64)[order]
-    st = np.asarray(contrib.stretch, dtype=np.float64)[order]
+        # several times faster on millions of contributions; a key already in order (one
+        # sub-ray, no clutter) is the identity of the stable sort.
+        r_min = r.min()
+        span = float(r.max() - r_min) + 1.0
+        key = beam * span + (r - r_min)
+        if not np.all(key[1:] >= key[:-1]):
+            order = np.argsort(key, kind='stable')
+            beam, r, pw, st = beam[order], r[order], pw[order], st[order]
     new = np.ones(beam.size, dtype=bool)
     # Document 001: contributions *closer* than min_separation_m merge, so a gap of exactly
     # min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     new[1:] = (beam[1:] != beam[:-1]) | (np.diff(r) >= cfg.min_separation_m * (1.0 - 1e-9))
     eid = np.cumsum(new) - 1
-    n_e = int(new.sum())
     start = np.flatnonzero(new)
+    n_e = start.size
     energy = np.bincount(eid, pw, n_e)
-    n_c = np.bincount(eid, minlength=n_e)
     with np.errstate(invalid='ignore', divide='ignore'):
-        r_e = np.where(energy > 0, np.bincount(eid, pw * r, n_e) / energy,
-                       np.bincount(eid, r, n_e) / np.maximum(n_c, 1))
-    peak = np.bincount(eid, pw * st, n_e)
+        r_e = np.bincount(eid, pw * r, n_e) / energy
+        dark = ~(energy > 0)
+        if np.any(dark):
+            n_c = np.bincount(eid, minlength=n_e)
+            r_e = np.where(dark, np.bincount(eid, r, n_e) / np.maximum(n_c, 1), r_e)
+    # Without stretching (all factors 1) the peak sum is the energy sum, bit for bit.
+    peak = energy if np.all(st == 1.0) else np.bincount(eid, pw * st, n_e)
     # Largest contributor of each echo, the nearest among ties (O(M), no second sort).
     is_max = pw == np.maximum.reduceat(pw, start)[eid] if pw.size else np.zeros(0, bool)
     cand = np.flatnonzero(is_max)
     big = cand[np.r_[True, eid[cand][1:] != eid[cand][:-1]]] if cand.size else cand
     e_beam = beam[start]
-    material = np.asarray(contrib.material, dtype=np.uint8)[order][big]
-    class_id = np.asarray(contrib.class_id, dtype=np.uint8)[order][big]
+    src = big if order is None else order[big]
+    material = np.asarray(contrib.material, dtype=np.uint8)[src]
+    class_id = np.asarray(contrib.class_id, dtype=np.uint8)[src]
 
     draws = noise_rng.standard_normal((n_e, 2))
     if cfg.noise_enabled:
         s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
-        sigma_r = radiometry.range_noise_std(cfg, radiometry.snr(peak, cfg.ambient_counts))
-        r_meas = r_e + draws[:, 1] * sigma_r
     else:
-        s_meas, r_meas = peak, r_e
-    above = s_meas >= cfg.detection_threshold_counts
+        s_meas = peak
+    up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
+    if cfg.noise_enabled:     # range noise only where an echo can be reported
+        sigma_r = radiometry.range_noise_std(cfg, radiometry.snr(peak[up], cfg.ambient_counts))
+        r_up = r_e[up] + draws[up, 1] * sigma_r
+    else:
+        r_up = r_e[up]
     too_close = np.zeros(n_beams, dtype=bool)
-    too_close[e_beam[above & (r_meas < cfg.min_range_m)]] = True
-    detected = above & (r_meas >= cfg.min_range_m) & (r_meas <= cfg.max_range_m)
+    too_close[e_beam[up[r_up < cfg.min_range_m]]] = True
+    in_window = (r_up >= cfg.min_range_m) & (r_up <= cfg.max_range_m)
+    d, r_d = up[in_window], r_up[in_window]
 
-    g_per = radiometry.counts_per_reflectance(cfg, r_e, ring_of_beam[e_beam])
-    with np.errstate(invalid='ignore', divide='ignore'):
-        refl = np.where(peak > 0, energy / g_per * s_meas / peak, 0.0)
-
-    d = np.flatnonzero(detected)
     flags, emit = _select(cfg.return_mode, e_beam[d], s_meas[d])
     p = d[emit]
     pb = e_beam[p]
+    with np.errstate(invalid='ignore', divide='ignore'):
+        g_per = radiometry.counts_per_reflectance(
+            cfg, r_e[p], None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
+        peak_p = peak[p]
+        refl = np.where(peak_p > 0, energy[p] / g_per * s_meas[p] / peak_p, 0.0)
     first_of_beam = np.r_[True, pb[1:] != pb[:-1]] if pb.size else np.zeros(0, bool)
-    gstart = np.maximum.accumulate(np.where(first_of_beam, np.arange(pb.size), 0))
-    count = np.bincount(pb, minlength=n_beams)[pb] if pb.size else np.zeros(0, np.int64)
+    gstart = np.flatnonzero(first_of_beam)
+    run = np.diff(np.r_[gstart, pb.size])
     signal = np.rint(np.clip(s_meas[p], 0.0, cfg.saturation_counts)).astype(np.uint16)
     return Returns(
-        beam=pb, range_m=r_meas[p], reflectivity=refl[p], signal=signal,
-        intensity=radiometry.intensity_byte(refl[p]), class_id=class_id[p], material=material[p],
-        return_index=(np.arange(pb.size) - gstart + 1).astype(np.uint8),
-        return_count=count.astype(np.uint8), return_flags=flags[emit], n_echoes=n_e,
-        too_close=too_close)
+        beam=pb, range_m=r_d[emit], reflectivity=refl, signal=signal,
+        intensity=radiometry.intensity_byte(refl), class_id=class_id[p], material=material[p],
+        return_index=(np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
+        return_count=np.repeat(run, run).astype(np.uint8), return_flags=flags[emit],
+        n_echoes=n_e, too_close=too_close)
+
+
+def _first_max(x, starts, group):
+    """Mask (D,) of the first maximum of x in each run (starts (G,), group (D,) run index)."""
+    out = np.zeros(x.size, dtype=bool)
+    cand = np.flatnonzero(x == np.maximum.reduceat(x, starts)[group])
+    out[cand[np.r_[True, group[cand][1:] != group[cand][:-1]]]] = True
+    return out
 
 
 def _select(mode, beam, strength):
     """Return flags (D,) uint8 of detected echoes (beam, range order) and the emit mask (D,)."""
     n = beam.size
-    idx = np.arange(n)
-    first = np.r_[True, beam[1:] != beam[:-1]] if n else np.zeros(0, bool)
-    last = np.r_[beam[1:] != beam[:-1], True] if n else np.zeros(0, bool)
-    gstart = np.maximum.accumulate(np.where(first, idx, 0)) if n else idx
-    order = np.lexsort((idx, -strength, beam))  # strongest first, nearest among ties
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = idx - gstart[order]
-    strongest, second = rank == 0, rank == 1
+    if n:
+        first = np.r_[True, beam[1:] != beam[:-1]]
+        last = np.r_[beam[1:] != beam[:-1], True]
+        starts = np.flatnonzero(first)
+        group = np.cumsum(first) - 1
+        # Rank 0 and 1 by strength, nearest first among ties (what a stable sort by
+        # (beam, -strength) gives), from two max passes instead of a sort.
+        strongest = _first_max(strength, starts, group)
+        rest = np.where(strongest, -np.inf, strength)
+        size = np.diff(np.r_[starts, n])
+        second = _first_max(rest, starts, group) & (size >= 2)[group]
+    else:
+        first = last = strongest = second = np.zeros(0, bool)
     flags = (first * FLAG_FIRST | strongest * FLAG_STRONGEST | last * FLAG_LAST
              | second * FLAG_SECOND_STRONGEST).astype(np.uint8)
     emit = {

@@ -6,7 +6,9 @@ sweep through them and packs the CONTRACT §7 point layouts. Points are in the s
 instant their column fired, so a moving sensor shows the skew of a spinning LiDAR.
 """
 
+import ctypes
 from dataclasses import dataclass, field, replace
+import sys
 import time
 import zlib
 
@@ -29,6 +31,32 @@ OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity',
                          ('ambient', '<u2'), ('range', '<u4')])
 LAYOUT_DTYPES = {'full': FULL_DTYPE, 'velodyne': VELODYNE_DTYPE, 'ouster': OUSTER_DTYPE}
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS = 0, 1, 2
+
+
+_MALLOC_TUNED = []
+
+
+def keep_freed_memory():
+    """
+    Let glibc malloc keep freed scan buffers for the next scan instead of returning them.
+
+    A sweep allocates and frees hundreds of arrays of 0.1-30 MB; by default glibc maps the large
+    ones afresh each time and the kernel zero-fills every page again (tens of thousands of page
+    faults per sweep, ~10-15 % of its CPU time). With the mmap threshold at its 32 MB maximum,
+    a 1 GB trim threshold and a 64 MB top pad the pages are reused. Process-wide and harmless
+    elsewhere; a no-op off glibc. Called once by the first LidarSimulator.
+    """
+    if _MALLOC_TUNED or not sys.platform.startswith('linux'):
+        return
+    _MALLOC_TUNED.append(True)
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3   # glibc malloc.h
+    mallopt(m_mmap_threshold, 32 << 20)
+    mallopt(m_trim_threshold, 1 << 30)
+    mallopt(m_top_pad, 64 << 20)
 
 
 def scan_rng(seed, sensor_id, scan_index, stream):
@@ -96,14 +124,17 @@ class LidarSimulator:
         if cfg.point_layout == 'ouster' and cfg.stamp_at == 'end':
             raise ConfigError('stamp_at', cfg.stamp_at,
                               "'start' with point_layout 'ouster' (t is uint32 ns)")
+        keep_freed_memory()
         self.cfg = cfg
         self.world = world
         self.materials = materials
         self.beams = build_beams(cfg)  # ScanError over max_rays_per_scan, before any work
         self.offsets, self.weights = sub_ray_pattern(cfg.sub_rays, cfg.divergence_mrad)
-        # Sensor-frame sub-ray directions (R, C, S, 3), fixed for the config.
+        # Sensor-frame sub-ray directions (R, C, S, 3), fixed for the config, and the same as
+        # three (R, C, S) component planes for the per-scan rotation.
         self._sub_dirs = sub_ray_directions(self.beams.dir_sensor, self.offsets).reshape(
             self.beams.channels, self.beams.columns, len(self.weights), 3)
+        self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
 
     def rays(self, pose_at, stamp_s):
         """
@@ -114,13 +145,18 @@ class LidarSimulator:
         times = np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s])
         poses = np.asarray(pose_at(times), dtype=np.float64)
         col = poses[1:]
-        rot = col[None, :, None, :3, :3]  # (1, C, 1, 3, 3) against (R, C, S, 3)
-        d = self._sub_dirs
-        # Three broadcast multiply-adds: several times faster than einsum / batched matmul.
-        dirs = (d[..., 0, None] * rot[..., 0] + d[..., 1, None] * rot[..., 1]
-                + d[..., 2, None] * rot[..., 2]).reshape(-1, 3)
+        dx, dy, dz = self._sub_planes
+        dirs = np.empty(self._sub_dirs.shape)
+        tmp = np.empty(dx.shape)
+        for i in range(3):     # world component i = (dx R_i0 + dy R_i1) + dz R_i2, per column
+            out = dirs[..., i]
+            np.multiply(dx, col[None, :, None, i, 0], out=tmp)
+            np.multiply(dy, col[None, :, None, i, 1], out=out)
+            out += tmp
+            np.multiply(dz, col[None, :, None, i, 2], out=tmp)
+            out += tmp
         origins = np.broadcast_to(col[None, :, None, :3, 3], self._sub_dirs.shape).reshape(-1, 3)
-        return origins, dirs, poses[0]
+        return origins, dirs.reshape(-1, 3), poses[0]
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -141,7 +177,8 @@ class LidarSimulator:
             smoke=weather.smoke, smoke_density=weather.smoke_density,
             smoke_radius_scale=cfg.smoke_cell_radius_scale,
             smoke_density_threshold=cfg.smoke_density_threshold,
-            smoke_enabled=cfg.smoke_enabled, materials=table)
+            smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
+            with_normals=cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub
@@ -152,9 +189,8 @@ class LidarSimulator:
         contrib = echoes.contributions_from_hits(
             cfg, table, hits, self.weights, beams.ring, atm=atm, wetness=wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs)
-        limit = np.full(n_beams, np.inf)
-        solid = ~np.asarray(hits.foliage, dtype=bool)
-        np.minimum.at(limit, hit_beam[solid], np.asarray(hits.range_m)[solid])
+        # Read after contributions_from_hits: its water rule can clear foliage flags.
+        limit = _min_per_beam(n_beams, hit_beam, hits.range_m, ~np.asarray(hits.foliage, bool))
         if atm.active:
             clutter_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_CLUTTER)
             contrib = echoes.Contributions.concat(
@@ -166,9 +202,8 @@ class LidarSimulator:
         t3 = time.perf_counter()
 
         points = self._pack(ret)
-        centre = np.full(n_beams, np.inf)
-        centre_hit = (np.asarray(hits.ray) % n_sub) == 0
-        np.minimum.at(centre, hit_beam[centre_hit], np.asarray(hits.range_m)[centre_hit])
+        centre = _min_per_beam(n_beams, hit_beam, hits.range_m,
+                               None if n_sub == 1 else (np.asarray(hits.ray) % n_sub) == 0)
         t4 = time.perf_counter()
         timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
                   'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,
@@ -180,16 +215,19 @@ class LidarSimulator:
     def _roughen(self, hits, hit_beam, weather, scan_index):
         """Ground-relief range noise: RoughnessM |cos|^-1.5 z, one z ~ N(0, 1) per beam."""
         cfg, table = self.cfg, self.materials
+        g = np.flatnonzero(np.asarray(hits.ground, dtype=bool))
+        if not cfg.noise_enabled or g.size == 0:
+            return hits
         z = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_ROUGHNESS).standard_normal(
             self.beams.n_beams)
-        ground = np.asarray(hits.ground, dtype=bool)
-        if not cfg.noise_enabled or not np.any(ground):
-            return hits
-        material = radiometry.pond_material(hits.material, ground, weather.puddle_depth_m,
-                                            cfg.pond_threshold_m)
-        sigma = radiometry.rough_range_sigma_m(table.roughness_m[material], hits.cos_inc)
-        delta = np.where(ground, sigma * z[hit_beam], 0.0)
-        return replace(hits, range_m=np.asarray(hits.range_m, dtype=np.float64) + delta)
+        # Only ground hits move (the others would add 0.0, exactly nothing).
+        material = radiometry.pond_material(np.asarray(hits.material)[g], True,
+                                            weather.puddle_depth_m, cfg.pond_threshold_m)
+        sigma = radiometry.rough_range_sigma_m(table.roughness_m[material],
+                                               np.asarray(hits.cos_inc)[g])
+        range_m = np.array(hits.range_m, dtype=np.float64)
+        range_m[g] += sigma * z[hit_beam[g]]
+        return replace(hits, range_m=range_m)
 
     def _pack(self, ret):
         """Pack Returns into FULL_DTYPE points in the sensor frame of each column's instant."""
@@ -209,6 +247,29 @@ class LidarSimulator:
         pts['material'] = ret.material
         pts['class_id'] = ret.class_id
         return pts
+
+
+def _min_per_beam(n_beams, beam, values, mask=None):
+    """
+    Minimum of values (H,) per beam (B,), inf where none; beam (H,) non-decreasing.
+
+    Equal to np.minimum.at from inf (min is exact), as one reduceat over the runs of a beam.
+    """
+    out = np.full(n_beams, np.inf)
+    beam = np.asarray(beam)
+    values = np.asarray(values, dtype=np.float64)
+    if mask is not None:
+        rows = np.flatnonzero(mask)
+        beam, values = beam[rows], values[rows]
+    if beam.size == 0:
+        return out
+    step = beam[1:] != beam[:-1]
+    if np.any(beam[1:] < beam[:-1]):
+        np.minimum.at(out, beam, values)
+        return out
+    starts = np.flatnonzero(np.r_[True, step])
+    out[beam[starts]] = np.minimum.reduceat(values, starts)
+    return out
 
 
 def describe_models(cfg):

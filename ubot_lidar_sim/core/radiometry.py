@@ -58,15 +58,30 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
     range fall back to 'other'; wetness is clipped to [0, 1]; albedo scales the diffuse term only
     (it is the ground's diffuse texture).
     """
-    m = np.asarray(material, dtype=np.int64)
-    m = np.where((m >= 0) & (m < table.reflectivity.shape[0]), m, OTHER)
+    m = np.asarray(material)
+    n_mat = table.reflectivity.shape[0]
+    if not (m.dtype == np.uint8 and (m.size == 0 or m.max() < n_mat)):
+        m = np.asarray(material, dtype=np.int64)
+        m = np.where((m >= 0) & (m < n_mat), m, OTHER)
     c = np.clip(np.abs(np.asarray(cos, dtype=np.float64)), 0.0, 1.0)
     w = np.clip(np.asarray(wetness, dtype=np.float64), 0.0, 1.0)
-    theta_deg = np.degrees(np.arccos(c))
-    diffuse = table.reflectivity[m] * albedo * (1.0 - table.wet_darkening[m] * w) \
-        * c ** table.incidence_exponent[m]
-    specular = table.specular[m] * np.exp(-(theta_deg / table.specular_width_deg[m]) ** 2)
-    return diffuse + specular
+    # A scalar wetness: 1 - a w per material (the same IEEE operations, 17 instead of H).
+    wet = (1.0 - table.wet_darkening * w)[m] if w.ndim == 0 \
+        else 1.0 - table.wet_darkening[m] * w
+    diffuse = table.reflectivity[m] * albedo * wet * c ** table.incidence_exponent[m]
+    width = table.specular_width_deg
+    lobe = ((table.specular != 0.0) | ~(width > 0.0))[m]
+    if m.ndim != 1 or c.shape != m.shape or diffuse.shape != m.shape or np.all(lobe):
+        theta_deg = np.degrees(np.arccos(c))
+        return diffuse + table.specular[m] * np.exp(-(theta_deg / width[m]) ** 2)
+    # Without a lobe s exp(...) is +0 exactly (a lobe width > 0 keeps the exponential finite):
+    # evaluate it only on the hits of specular materials.
+    rows = np.flatnonzero(lobe)
+    if rows.size:
+        m_s = m[rows]
+        theta_deg = np.degrees(np.arccos(c[rows]))
+        diffuse[rows] += table.specular[m_s] * np.exp(-(theta_deg / width[m_s]) ** 2)
+    return diffuse
 
 
 def ring_r10(cfg, ring=None):
@@ -93,6 +108,11 @@ def counts_per_reflectance(cfg, range_m, ring=None):
     else:
         overlap = 1.0
     return cfg.signal_at_10pct_counts / 0.1 * (ring_r10(cfg, ring) / r) ** 2 * overlap
+
+
+def uniform_r10(cfg):
+    """Return True when every ring has range_at_10pct_m (no ring_range_at_10pct_m table)."""
+    return len(getattr(cfg, 'ring_range_at_10pct_m', ())) == 0
 
 
 def signal_counts(cfg, rho, range_m, ring=None):
@@ -183,11 +203,13 @@ def pond_material(material, ground, puddle_depth_m, pond_threshold_m):
     Return materials with ground hits turned into water where a puddle is deep enough.
 
     Water when ground and puddle_depth_m >= pond_threshold_m and puddle_depth_m > 0 (no puddle,
-    no water, even with a zero threshold).
+    no water, even with a zero threshold). Always a new uint8 array.
     """
     m = np.asarray(material, dtype=np.uint8)
-    flooded = np.asarray(ground, dtype=bool) & (puddle_depth_m >= pond_threshold_m) \
-        & (puddle_depth_m > 0.0)
+    deep = (puddle_depth_m >= pond_threshold_m) & (puddle_depth_m > 0.0)
+    if np.ndim(deep) == 0 and not deep:
+        return np.array(np.broadcast_to(m, np.broadcast(m, ground).shape), dtype=np.uint8)
+    flooded = np.asarray(ground, dtype=bool) & deep
     return np.where(flooded, np.uint8(WATER), m).astype(np.uint8)
 
 

@@ -562,7 +562,8 @@ class World:
 
     def trace(self, origins, dirs, max_range_m, max_hits=4, continue_step_m=0.25, ignored=(),
               smoke=None, smoke_radius_scale=1.0, smoke_density_threshold=0.05, smoke_density=None,
-              smoke_enabled=True, materials=None, reflectivity_sd=None, micro_slope_deg=None):
+              smoke_enabled=True, materials=None, reflectivity_sd=None, micro_slope_deg=None,
+              with_points=True, with_normals=True):
         """
         Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
 
@@ -574,6 +575,8 @@ class World:
         approach, r = radius_m x smoke_radius_scale) is >= smoke_density_threshold ends the ray
         with a smoke hit at its entry point. Texture: reflectivity_sd / micro_slope_deg (17,)
         arrays override those of ``materials`` (a MaterialTable; default the world's).
+        with_points / with_normals False skip Hits.point / Hits.normal (left None): a caller
+        that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
         if isinstance(max_hits, bool) or not isinstance(max_hits, (int, np.integer)) \
@@ -603,7 +606,8 @@ class World:
                                           smoke_density_threshold, rng)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
-                                  self._ignored(ignored), smoke_range, True, sd, slope)
+                                  self._ignored(ignored), smoke_range, True, sd, slope,
+                                  bool(with_points), bool(with_normals))
 
     def cast(self, origins, dirs, max_range_m, ignored=(), materials=None, reflectivity_sd=None,
              micro_slope_deg=None):
