@@ -207,8 +207,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     ray, r = sel(ray, np.int64), sel(r, np.float64)
     cos = np.abs(sel(hits.cos_inc, np.float64))
     ground = sel(hits.ground, bool)
-    # In (ray, range) order this is the Hits' own array: the water rule below marks it too.
-    foliage = sel(hits.foliage, bool)
+    # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
+    foliage = sel(hits.foliage, bool).copy()
     material = radiometry.pond_material(sel(hits.material, np.uint8), ground,
                                         puddle_depth_m, cfg.pond_threshold_m)
     foliage &= material != radiometry.WATER

@@ -189,8 +189,11 @@ class LidarSimulator:
         contrib = echoes.contributions_from_hits(
             cfg, table, hits, self.weights, beams.ring, atm=atm, wetness=wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs)
-        # Read after contributions_from_hits: its water rule can clear foliage flags.
-        limit = _min_per_beam(n_beams, hit_beam, hits.range_m, ~np.asarray(hits.foliage, bool))
+        # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
+        solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
+            hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
+            == radiometry.WATER)
+        limit = _min_per_beam(n_beams, hit_beam, hits.range_m, solid)
         if atm.active:
             clutter_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_CLUTTER)
             contrib = echoes.Contributions.concat(
