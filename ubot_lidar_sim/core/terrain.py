@@ -60,6 +60,8 @@ class TerrainSensor:
                            dtype=np.float64)
         if radii.shape != (4,):
             raise ConfigError('tire_radii_m', radii.tolist(), 'a list of 4 values')
+        if not np.all(np.isfinite(radii)) or np.any(radii < 0.0):
+            raise ConfigError('tire_radii_m', radii.tolist(), '4 finite values >= 0 m')
         tires = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3) \
             if tire_centres_base is None else np.asarray(tire_centres_base, dtype=np.float64)
         if tires.shape != (4, 3):

@@ -13,13 +13,13 @@ import math
 from geometry_msgs.msg import Point, TransformStamped
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
+from ubot_lidar_sim.ros.sensor_node import run_node
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
 PHASES = ('clear', 'rain', 'fog', 'smoke')
@@ -243,12 +243,8 @@ class DemoDriverNode(Node):
 
 
 def main(args=None):
-    """Run the demo driver node until shut down."""
-    try:
-        with rclpy.init(args=args):
-            rclpy.spin(DemoDriverNode())
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    """Run the demo driver node until shut down; returns the exit code (see run_node)."""
+    return run_node(DemoDriverNode, args)
 
 
 if __name__ == '__main__':

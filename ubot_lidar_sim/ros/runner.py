@@ -234,7 +234,8 @@ def run(args):
     try:
         params = node_parameters(args.params, args.preset, args.set)
     except (OSError, ValueError, yaml.YAMLError) as exc:
-        print(f'run: {exc}', file=sys.stderr)
+        # YAML errors span several lines (position, context): one line, CONTRACT §3.
+        print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
         return 2
     stop = {'signal': None}
 

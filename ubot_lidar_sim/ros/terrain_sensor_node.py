@@ -53,8 +53,10 @@ class TerrainSensorNode(SensorNode):
 
     # -- external inputs ----------------------------------------------------------------------
     def _refuse(self, topic, why):
-        self.get_logger().warning(f'{topic}: {why}; keeping the last good value',
-                                  throttle_duration_sec=_WARN_S)
+        # rclpy throttles per call site, so each input gets its own child logger here: a bad
+        # ~/vehicle_center_to_front must not hide the warning about a bad ~/tire_radii.
+        self.get_logger().get_child(topic.strip('~/')).warning(
+            f'{topic}: {why}; keeping the last good value', throttle_duration_sec=_WARN_S)
 
     def _on_center(self, msg):
         if self.config.vehicle_center_source != 'external':
