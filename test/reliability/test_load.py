@@ -220,7 +220,7 @@ def test_under_1_khz_tf_no_node_dies_errs_or_grows_rss_by_5_pct(load_figures):
 
 @pytest.mark.xfail(strict=True, reason='on 2 cores the sensor nodes skip 1.5-15 % of their scans '
                    'for CPU at 1 kHz of /tf: each /tf message costs a MultiThreadedExecutor '
-                   'dispatch in every sensor process (see docs/reliability.md)')
+                   'dispatch in every sensor process (see the README Reliability section)')
 def test_under_1_khz_tf_at_most_1_pct_of_scans_are_skipped_for_cpu(load_figures):
     check_cpu(load_figures)
 
