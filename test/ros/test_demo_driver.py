@@ -1,11 +1,9 @@
 """The demo driver's /tf tree and weather phases arrive over DDS; its scenario maths by hand."""
 
 import math
-import os
 import time
 
 import numpy as np
-import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -43,15 +41,6 @@ def test_scenario_cycles_clear_rain_fog_smoke_with_the_ramps():
     np.testing.assert_allclose(vis, 50.0)
     assert scenario_at(16.0, d, 25.0, 50.0)[0] == 'smoke'
     assert scenario_at(21.0, d, 25.0, 50.0)[0] == 'clear'
-
-
-@pytest.fixture
-def context():
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=10 + os.getpid() % 80)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def test_tf_tree_and_weather_phases_arrive_over_dds(context):

@@ -1,7 +1,6 @@
 """laser_scan node over real rclpy + DDS: REP 117 ranges, array length rule, rays, weather."""
 
 import math
-import os
 import time
 
 from geometry_msgs.msg import TransformStamped
@@ -40,15 +39,6 @@ def room():
         _wall('west', (-3.1, 1.0, 1.5), (0.2, 6.4, 3.0)),
         _wall('north', (1.0, 4.1, 1.5), (8.4, 0.2, 3.0)),
         _wall('south', (1.0, -2.1, 1.5), (8.4, 0.2, 3.0))]})
-
-
-@pytest.fixture
-def context():
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=10 + os.getpid() % 80)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def _transform(parent, child, xyz, yaw_deg=0.0):

@@ -1,7 +1,6 @@
 """terrain_sensor node over real rclpy + DDS: document 004's distances, misses, inputs, TF."""
 
 import math
-import os
 import time
 
 from geometry_msgs.msg import TransformStamped
@@ -26,15 +25,6 @@ TIRES = [1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0]
 @pytest.fixture(scope='module')
 def flat():
     return World.load('flat')
-
-
-@pytest.fixture
-def context():
-    os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    ctx = rclpy.Context()
-    rclpy.init(context=ctx, domain_id=10 + os.getpid() % 80)
-    yield ctx
-    rclpy.shutdown(context=ctx)
 
 
 def _transform(parent, child, xyz, rpy_deg):
