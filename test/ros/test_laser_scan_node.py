@@ -10,6 +10,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
+from ros_helpers import trigger_scan
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 import transforms3d
@@ -108,12 +109,17 @@ class Rig:
     def scan(self):
         """Trigger one scan now and return the LaserScan that carries it."""
         t0 = self.node.get_clock().now().nanoseconds - 1_000_000_000
-        ok, why = self.node.run_scan(on_demand=True)
+        ok, why = trigger_scan(self.node, self.spin_until)
         assert ok, why
-        self.spin_until(lambda: self.scans and _ns(self.scans[-1]) >= t0
-                        and (not self.want_rays
-                             or (self.rays and _ns(self.rays[-1].markers[0]) >= t0)))
-        return self.scans[-1]
+        self.spin_until(lambda: self.scans and _ns(self.scans[-1]) >= t0)
+        msg = self.scans[-1]
+        if self.want_rays:  # the markers of that very sweep (an earlier sweep's may be queued)
+            self.spin_until(lambda: any(_ns(r.markers[0]) == _ns(msg) for r in self.rays))
+        return msg
+
+    def rays_of(self, msg):
+        """Return the ~/rays MarkerArray published with the LaserScan msg."""
+        return [r for r in self.rays if _ns(r.markers[0]) == _ns(msg)][-1]
 
     def close(self):
         self.executor.shutdown()
@@ -141,7 +147,7 @@ def _room_range(angle_rad, x=(-3.0, 5.0), y=(-2.0, 4.0)):
 def test_box_room_gives_the_known_ranges_at_the_known_angles(context, room):
     rig = Rig(context, room, IDEAL, rays=True)
     msg = rig.scan()
-    rays = rig.rays[-1]
+    rays = rig.rays_of(msg)
     rig.close()
     assert msg.header.frame_id == 'laser' and len(msg.ranges) == 360
     np.testing.assert_allclose(msg.angle_min, -math.pi)
@@ -174,7 +180,7 @@ def test_moving_laser_traces_each_ray_from_its_own_interpolated_pose(context, ro
     speed = 2.0
     rig = Rig(context, room, IDEAL, laser_xyz=(-1.0, 0.0, 1.0), speed_m_s=speed, rays=True)
     msg = rig.scan()
-    rays = rig.rays[-1]
+    rays = rig.rays_of(msg)
     rig.close()
     ranges = np.asarray(msg.ranges)
     k = np.arange(len(ranges))
@@ -214,7 +220,7 @@ def test_open_space_gives_plus_inf_and_too_near_gives_minus_inf(context):
         _wall('wall', (-6.1, 0.0, 1.0), (0.2, 1.0, 2.0))]})       # behind, 6 m away
     rig = Rig(context, world, {**IDEAL, 'min_range_m': 0.1, 'max_range_m': 30.0}, rays=True)
     msg = rig.scan()
-    rays = rig.rays[-1]
+    rays = rig.rays_of(msg)
     rig.close()
     ranges = np.asarray(msg.ranges)
     by_deg = dict(zip(np.rint(np.degrees(_angles(msg))).astype(int), ranges))

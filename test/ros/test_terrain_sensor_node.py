@@ -10,6 +10,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
+from ros_helpers import trigger_scan
 from std_msgs.msg import Float64, Float64MultiArray
 from tf2_msgs.msg import TFMessage
 import transforms3d
@@ -78,7 +79,7 @@ class Rig:
     def sample(self):
         """Trigger one sample now and return the message that carries it."""
         t0 = self.node.get_clock().now().nanoseconds
-        ok, why = self.node.run_scan(on_demand=True)
+        ok, why = trigger_scan(self.node, self.spin_until)
         assert ok, why
         self.spin_until(lambda: self.msgs and _ns(self.msgs[-1]) >= t0)
         return self.msgs[-1]
