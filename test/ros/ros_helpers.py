@@ -3,6 +3,11 @@
 import time
 
 
+def stamp_ns(msg):
+    """Return the header stamp of msg in integer ns."""
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+
+
 def trigger_scan(node, spin_until, attempts=10):
     """
     Run one on-demand scan of a sensor node; return its (ok, why).

@@ -10,7 +10,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
-from ros_helpers import trigger_scan
+from ros_helpers import stamp_ns as _ns, trigger_scan
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 import transforms3d
@@ -125,10 +125,6 @@ class Rig:
         self.executor.shutdown()
         self.probe.destroy_node()
         self.node.destroy_node()
-
-
-def _ns(msg):
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
 def _angles(msg):
