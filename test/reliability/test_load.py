@@ -218,9 +218,12 @@ def test_under_1_khz_tf_no_node_dies_errs_or_grows_rss_by_5_pct(load_figures):
     check_health(load_figures)
 
 
-@pytest.mark.xfail(strict=True, reason='on 2 cores the sensor nodes skip 1.5-15 % of their scans '
-                   'for CPU at 1 kHz of /tf: each /tf message costs a MultiThreadedExecutor '
-                   'dispatch in every sensor process (see the README Reliability section)')
+# Known limitation (issue 8 open, README Reliability D6): on an otherwise idle 2-core machine the
+# worst sensor skips 0.2-1.1 % of its scans for CPU at 1 kHz of /tf (right at the 1 % bound, so
+# the outcome varies run to run), under other load 1.5-15 %. Not strict: it runs and reports
+# XPASS / XFAIL with the figures, and never claims the requirement met.
+@pytest.mark.xfail(strict=False, reason='at 1 kHz of /tf the sensors skip 0.2-1.1 % (idle 2-core '
+                   'machine) to 15 % (loaded) of their scans for CPU: the bound is 1 %')
 def test_under_1_khz_tf_at_most_1_pct_of_scans_are_skipped_for_cpu(load_figures):
     check_cpu(load_figures)
 
