@@ -1,4 +1,3 @@
-from dataclasses import dataclass
 import math
 
 import numpy as np
@@ -9,6 +8,7 @@ from ubot_lidar_sim.core.atmosphere import atmosphere
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.echoes import Contributions, contributions_from_hits, process_beams
 from ubot_lidar_sim.core.materials import material_index, MaterialTable
+from ubot_lidar_sim.core.raycast import Hits
 
 QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0}
 
@@ -143,25 +143,21 @@ def test_empty_scan_gives_empty_returns():
     assert len(ret) == 0 and ret.n_echoes == 0 and ret.too_close.shape == (5,)
 
 
-@dataclass
-class _Hits:
-    ray: np.ndarray
-    range_m: np.ndarray
-    cos_inc: np.ndarray
-    material: np.ndarray
-    class_id: np.ndarray
-    foliage: np.ndarray
-    ground: np.ndarray
-    albedo: np.ndarray
-    normal: np.ndarray = None
+def _hits(ray, range_m, material, class_id, foliage, ground):
+    """Real raycast.Hits at normal incidence, unit albedo, no smoke."""
+    n = len(ray)
+    return Hits(ray=np.asarray(ray, np.int64), range_m=np.asarray(range_m, np.float64),
+                point=np.zeros((n, 3)), normal=np.tile(np.float32([0.0, 0.0, 1.0]), (n, 1)),
+                cos_inc=np.ones(n, np.float32), material=np.asarray(material, np.uint8),
+                class_id=np.asarray(class_id, np.uint8), foliage=np.asarray(foliage, bool),
+                ground=np.asarray(ground, bool), albedo=np.ones(n, np.float32),
+                smoke=np.zeros(n, bool), obj=np.zeros(n, np.int32))
 
 
 def test_foliage_passes_its_gap_fraction_both_ways():
     table = MaterialTable.load()
     crown, wall = material_index('tree_foliage'), material_index('building')
-    hits = _Hits(np.array([0, 0]), np.array([8.0, 20.0]), np.ones(2, np.float32),
-                 np.array([crown, wall], np.uint8), np.array([9, 12], np.uint8),
-                 np.array([True, False]), np.zeros(2, bool), np.ones(2, np.float32))
+    hits = _hits([0, 0], [8.0, 20.0], [crown, wall], [9, 12], [True, False], [False, False])
     cfg = LidarConfig(sub_rays=1, **QUIET)
     c = contributions_from_hits(cfg, table, hits, [1.0], [0])
     t = table.transmission[crown]
@@ -172,9 +168,7 @@ def test_foliage_passes_its_gap_fraction_both_ways():
 
 def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
     table = MaterialTable.load()
-    hits = _Hits(np.array([1, 7]), np.array([10.0, 10.0]), np.ones(2, np.float32),
-                 np.array([1, 1], np.uint8), np.array([1, 1], np.uint8), np.zeros(2, bool),
-                 np.array([True, False]), np.ones(2, np.float32))
+    hits = _hits([1, 7], [10.0, 10.0], [1, 1], [1, 1], [False, False], [True, False])
     cfg = LidarConfig(**QUIET)
     atm = atmosphere(cfg, 25.0)
     _, w = rad.sub_ray_pattern(7, cfg.divergence_mrad)
