@@ -45,6 +45,15 @@ def _finish(fig, path):
     return path
 
 
+def _top_view_axes(ax, centre_xyz, half_size_m):
+    """Square world-frame x-y view of half_size_m around centre_xyz, axes in metres."""
+    ax.set_xlim(centre_xyz[0] - half_size_m, centre_xyz[0] + half_size_m)
+    ax.set_ylim(centre_xyz[1] - half_size_m, centre_xyz[1] + half_size_m)
+    ax.set_aspect('equal')
+    ax.set_xlabel('x (m, world frame)')
+    ax.set_ylabel('y (m, world frame)')
+
+
 def cloud_top_view(points_m, intensity, sensor_xyz, path, title, half_size_m=40.0):
     """
     Top view (x-y) of a point cloud (N, 3) world frame coloured by its intensity byte.
@@ -62,11 +71,7 @@ def cloud_top_view(points_m, intensity, sensor_xyz, path, title, half_size_m=40.
                     linewidths=0)
     ax.plot(sensor_xyz[0], sensor_xyz[1], marker='*', color='k', ms=14, mfc='w',
             label='sensor')
-    ax.set_xlim(sensor_xyz[0] - half_size_m, sensor_xyz[0] + half_size_m)
-    ax.set_ylim(sensor_xyz[1] - half_size_m, sensor_xyz[1] + half_size_m)
-    ax.set_aspect('equal')
-    ax.set_xlabel('x (m, world frame)')
-    ax.set_ylabel('y (m, world frame)')
+    _top_view_axes(ax, sensor_xyz, half_size_m)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc='upper right')
@@ -143,11 +148,7 @@ def laser_scan_view(world_map, laser_pose, ranges_m, angle_min, angle_increment,
         fig.colorbar(sc, ax=ax, shrink=0.8, pad=0.01, label='return intensity (0-255)')
     ax.plot(origin[0], origin[1], marker='*', color='k', ms=14, mfc='yellow', zorder=4,
             label='laser')
-    ax.set_xlim(origin[0] - half_size_m, origin[0] + half_size_m)
-    ax.set_ylim(origin[1] - half_size_m, origin[1] + half_size_m)
-    ax.set_aspect('equal')
-    ax.set_xlabel('x (m, world frame)')
-    ax.set_ylabel('y (m, world frame)')
+    _top_view_axes(ax, origin, half_size_m)
     ax.set_title(title, fontsize=11)
     ax.legend(loc='lower left', fontsize=9, framealpha=0.9)
     return _finish(fig, path)
