@@ -29,6 +29,15 @@ def _peak_rss_mb(pid):
     return float('nan')
 
 
+def _children(pid):
+    """Return the pids of the direct children of pid (the compute process)."""
+    try:
+        with open(f'/proc/{pid}/task/{pid}/children') as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
 def _transform(msg_type, parent, child, pose, stamp):
     from scipy.spatial.transform import Rotation
 
@@ -44,8 +53,13 @@ def _transform(msg_type, parent, child, pose, stamp):
     return t
 
 
-def run(seconds, rate_hz=10.0):
-    """Run the node for `seconds` and return one bench.json row ('E2E')."""
+def run(seconds, rate_hz=10.0, compute_process=True, case='E2E'):
+    """
+    Run the node for `seconds` and return one bench.json row (`case`).
+
+    compute_process: the node's parameter (sweeps in a child process); the peak RSS is then
+    the node's plus its child's (each one's own peak: an upper bound of the pair's).
+    """
     import rclpy
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -55,13 +69,14 @@ def run(seconds, rate_hz=10.0):
 
     exe = shutil.which('lidar_3d_node')
     if exe is None:
-        return [{'case': 'E2E', 'error': 'lidar_3d_node not on PATH (source scripts/env.sh)'}]
+        return [{'case': case, 'error': 'lidar_3d_node not on PATH (source scripts/env.sh)'}]
     env = dict(os.environ)
     env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     args = [exe, '--ros-args', '-p', 'preset:=velodyne_vlp16', '-p', 'world_file:=demo',
             '-p', 'sub_rays:=7', '-p', 'return_mode:=dual_strongest_last',
             '-p', 'rain_override_mm_h:=10.0', '-p', 'visibility_override_m:=1000.0',
-            '-p', f'rate_hz:={rate_hz}', '-p', 'motion_distortion:=true']
+            '-p', f'rate_hz:={rate_hz}', '-p', 'motion_distortion:=true',
+            '-p', f'compute_process:={str(bool(compute_process)).lower()}']
     node_proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
     rclpy.init()
@@ -108,7 +123,8 @@ def run(seconds, rate_hz=10.0):
                     TransformStamped, 'map', 'base_link', pose, node.get_clock().now().to_msg())]))
                 next_tf += 0.01
             rclpy.spin_once(node, timeout_sec=0.002)
-        peak_mb = _peak_rss_mb(node_proc.pid)
+        peak_mb = _peak_rss_mb(node_proc.pid) + sum(
+            _peak_rss_mb(c) for c in _children(node_proc.pid))
     finally:
         node.destroy_node()
         rclpy.shutdown()
@@ -121,13 +137,14 @@ def run(seconds, rate_hz=10.0):
     wall0 = stamps[0][0] + warmup_s if stamps else 0.0
     steady = [(r, s) for r, s in stamps if r >= wall0]
     if len(steady) < 2:
-        return [{'case': 'E2E', 'error': 'too few clouds received',
+        return [{'case': case, 'error': 'too few clouds received',
                  'node_stderr_tail': (err or '')[-400:]}]
     span = steady[-1][0] - steady[0][0]
     achieved = (len(steady) - 1) / span
     latency = [r - s for r, s in steady]
     return [{
-        'case': 'E2E', 'preset': 'velodyne_vlp16', 'sub_rays': 7,
+        'case': case, 'compute_process': bool(compute_process), 'preset': 'velodyne_vlp16',
+        'sub_rays': 7,
         'return_mode': 'dual_strongest_last', 'weather': 'rain 10 mm/h + visibility 1 km',
         'configured_rate_hz': rate_hz, 'achieved_rate_hz': round(achieved, 3),
         'achieved_over_configured': round(achieved / rate_hz, 4),

@@ -71,7 +71,11 @@ def main(argv=None):
     rows = bench_lidar.run(repeats)
     rows += bench_sensors.run(repeats)
     if not args.no_e2e:
-        rows += bench_e2e.run(10.0 if args.quick else 30.0)
+        seconds = 10.0 if args.quick else 30.0
+        # The node as config/lidar_3d.yaml runs it (sweeps in a compute process), then with the
+        # sweeps in the node's own process, for comparison.
+        rows += bench_e2e.run(seconds)
+        rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
     print_table(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -158,3 +158,14 @@ def test_sample_service_in_two_node_processes_gives_byte_identical_clouds(
     assert [(f.name, f.offset, f.datatype) for f in first.fields] == \
         [(f.name, f.offset, f.datatype) for f in second.fields]
     assert bytes(first.data) == bytes(second.data)
+
+
+def test_sweeps_computed_in_a_child_process_are_byte_identical_to_in_process(
+        procs, probe_factory, domain, tmp_path):
+    base = {'world_file': 'demo', 'trigger': 'service', 'seed': 5, 'sub_rays': 7}
+    inside = write_params(tmp_path, 'in', {'lidar_3d': base})
+    child = write_params(tmp_path, 'child', {'lidar_3d': {**base, 'compute_process': True}})
+    first = _sample_once(procs, probe_factory, domain, inside, 'node_in')
+    second = _sample_once(procs, probe_factory, domain, child, 'node_child')
+    assert first.width > 1000
+    assert bytes(first.data) == bytes(second.data)

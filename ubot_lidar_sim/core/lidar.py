@@ -136,14 +136,17 @@ class LidarSimulator:
             self.beams.channels, self.beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
 
+    def pose_times(self, stamp_s):
+        """Return the times (C + 1,) s at which a sweep stamped stamp_s needs its pose."""
+        return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s])
+
     def rays(self, pose_at, stamp_s):
         """
         World origins and unit directions (B * S, 3) of every sub-ray, and the stamp pose.
 
         pose_at is called once with [stamp, stamp + column times] and returns (C + 1, 4, 4).
         """
-        times = np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s])
-        poses = np.asarray(pose_at(times), dtype=np.float64)
+        poses = np.asarray(pose_at(self.pose_times(stamp_s)), dtype=np.float64)
         col = poses[1:]
         dx, dy, dz = self._sub_planes
         dirs = np.empty(self._sub_dirs.shape)

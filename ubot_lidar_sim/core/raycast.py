@@ -418,6 +418,11 @@ class Tracer:
         self._scenes = {}
 
     @property
+    def geometries(self):
+        """Return the Geometry objects, in object order (a new list)."""
+        return list(self._geoms)
+
+    @property
     def n_triangles(self):
         """Total number of triangles over all objects."""
         return int(sum(x.triangles.shape[0] for x in self._geoms))

@@ -483,6 +483,11 @@ class World:
                               [o.ground for o in objects])
         self._tracer.scene()                       # build the default scene at load time
 
+    def __reduce__(self):
+        """Pickle as the parts the world is built from (open3d scenes do not pickle)."""
+        return (World, (self.frame, self.objects, self._tracer.geometries, self.smoke,
+                        self.smoke_density, self.materials))
+
     @property
     def n_triangles(self):
         """Total triangle count of the scene."""

@@ -14,6 +14,7 @@ from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.lidar import LidarSimulator
+from ubot_lidar_sim.core.worker import ScanProcess
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, to_layout
 from ubot_lidar_sim.ros.sensor_node import latched_qos, run_node, SensorNode
 from visualization_msgs.msg import Marker, MarkerArray
@@ -143,6 +144,9 @@ class Lidar3DNode(SensorNode):
         super().__init__(node_name, LidarConfig, **kwargs)
         cfg = self.config
         self._sim = LidarSimulator(cfg, self.world, self.materials)
+        # The child process (compute_process) runs the same simulator on its own GIL.
+        self._proc = ScanProcess(cfg, self.world, self.materials) if cfg.compute_process \
+            else None
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
         self._marker_pub.publish(fov_markers(cfg))
@@ -161,6 +165,8 @@ class Lidar3DNode(SensorNode):
     def on_config_changed(self, names):
         """Rebuild the simulator from the new config; republish the FOV if the range moved."""
         self._sim = LidarSimulator(self.config, self.world, self.materials)
+        if self._proc is not None:
+            self._proc.set_config(self.config)
         if names & {'max_range_m', 'min_range_m'}:
             self._marker_pub.publish(fov_markers(self.config))
 
@@ -174,12 +180,25 @@ class Lidar3DNode(SensorNode):
         def pose_at(times_s):
             return self.lookup_many(world, frame, times_s)
 
-        result = self._sim.scan(pose_at, stamp_ns * 1e-9, self.weather, self.scan_index)
+        stamp_s = stamp_ns * 1e-9
+        if self._proc is None:
+            result = self._sim.scan(pose_at, stamp_s, self.weather, self.scan_index)
+        else:
+            result = self._proc.scan(pose_at(self._sim.pose_times(stamp_s)), stamp_s,
+                                     self.weather, self.scan_index)
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts)
         self._points_pub.publish(array_to_pointcloud2(points, frame, stamp_ns))
         self._beams = result.n_beams
         self._core_ms = result.timing_ms
         return len(points)
+
+    def destroy_node(self):
+        """Stop the scan worker, then the compute process (if any), then destroy the node."""
+        try:
+            return super().destroy_node()
+        finally:
+            if self._proc is not None:
+                self._proc.close()
 
     def diagnostics_values(self):
         """Return lidar-specific diagnostics: beams, layout, weather in use."""
@@ -187,6 +206,8 @@ class Lidar3DNode(SensorNode):
         core = [(f'core.{k}', f'{v:.1f}') for k, v in self._core_ms.items()]
         return core + [
             ('beams_per_scan', str(self._beams)), ('point_layout', self.config.point_layout),
+            ('compute_process', f'pid {self._proc.pid}' if self._proc is not None and
+             self._proc.pid is not None else 'off'),
             ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}')]
 
 

@@ -21,10 +21,12 @@ import yaml
 _SWITCH_INTERVAL_S = 0.0005
 _NODE_NAMES = ('lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver')
 # What the runner sets unless the parameter file or the command line says otherwise: the demo
-# world; tire radii equal to the driver's base height so tire_hit_dist reads ~0 on the ground,
-# and a 25 m body ray so that veh_hit_dist sees the yard's objects from the loop.
+# world; the 3D LiDAR's sweeps in a compute process (the four nodes share one GIL here: in
+# process the sweeps and the other nodes' callbacks stall each other); tire radii equal to the
+# driver's base height so tire_hit_dist reads ~0 on the ground, and a 25 m body ray so that
+# veh_hit_dist sees the yard's objects from the loop.
 _DEFAULTS = {
-    'lidar_3d': {'world_file': 'demo'},
+    'lidar_3d': {'world_file': 'demo', 'compute_process': True},
     'laser_scan': {'world_file': 'demo'},
     'terrain_sensor': {'world_file': 'demo', 'tire_radii_m': [0.4] * 4,
                        'vehicle_center_to_front_m': 1.8,

@@ -1,0 +1,109 @@
+"""The compute process: the same sweep bytes as in process, restart after a crash, clean stop."""
+
+import os
+import pickle
+import signal
+import time
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.atmosphere import Weather
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.lidar import LidarSimulator
+from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.worker import ScanProcess, ScanProcessError
+from ubot_lidar_sim.core.world import World
+
+CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
+       'return_mode': 'dual_strongest_last'}
+RAIN = Weather(rain_mm_h=20.0, visibility_m=1500.0)
+
+
+@pytest.fixture(scope='module')
+def demo():
+    materials = MaterialTable.load()
+    return World.load('demo', materials), materials
+
+
+@pytest.fixture
+def worker(demo):
+    proc = ScanProcess(LidarConfig(**CFG), *demo)
+    yield proc
+    proc.close()
+
+
+PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+
+
+def _both(sim, worker, k, weather=RAIN):
+    stamp = 0.1 * k
+    here = sim.scan(PATH, stamp, weather, k)
+    there = worker.scan(PATH(sim.pose_times(stamp)), stamp, weather, k)
+    return here, there
+
+
+def _assert_same(here, there):
+    assert len(here.points) > 1000
+    assert here.points.tobytes() == there.points.tobytes()
+    for name in ('beam', 'too_close', 'hit_range_m', 'sensor_pose'):
+        np.testing.assert_array_equal(getattr(here, name), getattr(there, name), err_msg=name)
+    assert here.n_echoes == there.n_echoes
+
+
+def test_world_pickles_into_a_world_that_traces_the_same_hits(demo):
+    world, _ = demo
+    copy = pickle.loads(pickle.dumps(world))
+    o = np.tile([[0.0, -12.0, 1.6]], (500, 1))
+    az = np.linspace(-np.pi, np.pi, 500)
+    d = np.stack([np.cos(az) * 0.98, np.sin(az) * 0.98, np.full(500, -0.2)], axis=1)
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    a, b = world.trace(o, d, 100.0), copy.trace(o, d, 100.0)
+    assert len(a) > 400 and copy.frame == world.frame
+    np.testing.assert_array_equal(a.range_m, b.range_m)
+    np.testing.assert_array_equal(a.material, b.material)
+
+
+def test_sweeps_in_the_compute_process_are_byte_identical_to_in_process(demo, worker):
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    for k in range(3):
+        _assert_same(*_both(sim, worker, k))
+
+
+def test_new_config_in_the_compute_process_gives_the_new_config_bytes(demo, worker):
+    cfg = LidarConfig(**{**CFG, 'return_mode': 'first', 'seed': 9})
+    worker.set_config(cfg)
+    here, there = _both(LidarSimulator(cfg, *demo), worker, 4)
+    _assert_same(here, there)
+    assert np.all(there.points['return_index'] == 1)
+
+
+def test_a_killed_compute_process_fails_one_scan_then_restarts_with_the_same_bytes(
+        demo, worker):
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    os.kill(worker.pid, signal.SIGKILL)
+    with pytest.raises(ScanProcessError, match='exited'):
+        worker.scan(PATH(sim.pose_times(0.0)), 0.0, RAIN, 0)
+    _assert_same(*_both(sim, worker, 1))
+
+
+def test_a_bad_request_raises_its_error_and_the_process_keeps_serving(demo, worker):
+    with pytest.raises(ScanProcessError, match='ValueError|IndexError|shape'):
+        worker.scan(np.zeros((3, 4, 4)), 0.0, RAIN, 0)
+    pid = worker.pid
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    _assert_same(*_both(sim, worker, 2))
+    assert worker.pid == pid
+
+
+def test_close_ends_the_compute_process_within_2_s(demo):
+    proc = ScanProcess(LidarConfig(**CFG), *demo)
+    pid = proc.pid
+    t0 = time.monotonic()
+    proc.close()
+    assert time.monotonic() - t0 < 2.0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    proc.close()        # twice is harmless
