@@ -22,12 +22,26 @@ COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'beams_per_scan', 'point
            'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast', 'realtime_factor')
 
 
-def print_table(rows):
-    """Print the rows as a fixed-width table on stdout."""
-    widths = [max(len(c), *(len(str(r.get(c, ''))) for r in rows)) for c in COLUMNS]
-    print('  '.join(c.ljust(w) for c, w in zip(COLUMNS, widths)))
+E2E_COLUMNS = ('case', 'compute_process', 'configured_rate_hz', 'achieved_rate_hz',
+               'achieved_over_configured', 'latency_periods_median', 'node_peak_rss_mb', 'error')
+
+
+def _table(rows, columns):
+    widths = [max(len(c), *(len(str(r.get(c, ''))) for r in rows)) for c in columns]
+    print('  '.join(c.ljust(w) for c, w in zip(columns, widths)))
     for r in rows:
-        print('  '.join(str(r.get(c, '')).ljust(w) for c, w in zip(COLUMNS, widths)))
+        print('  '.join(str(r.get(c, '')).ljust(w) for c, w in zip(columns, widths)))
+
+
+def print_table(rows):
+    """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
+    scans = [r for r in rows if not r['case'].startswith('E2E')]
+    e2e = [r for r in rows if r['case'].startswith('E2E')]
+    if scans:
+        _table(scans, COLUMNS)
+    if e2e:
+        print()
+        _table(e2e, E2E_COLUMNS)
 
 
 def plot(rows, path):

@@ -1,10 +1,12 @@
 """Tests of the message conversions: PointCloud2 layouts, TF, Environment, poses."""
 
 import math
+import struct
 
 from geometry_msgs.msg import Point, TransformStamped
 import numpy as np
 import pytest
+from rclpy.serialization import serialize_message
 from sensor_msgs.msg import PointField
 from tf2_msgs.msg import TFMessage
 
@@ -12,7 +14,8 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointcloud2,
                                             environment_to_weather, LAYOUTS, matrix_to_pose,
                                             matrix_to_transform, pointcloud2_to_array,
-                                            pose_to_matrix, to_layout, transform_to_matrix)
+                                            pose_to_matrix, tf_items, tf_items_from_cdr,
+                                            to_layout, transform_to_matrix)
 from ubot_lidar_sim.ros.tf_buffer import to_matrix, TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
@@ -171,3 +174,43 @@ def test_smoke_in_another_frame_is_refused():
     msg.header.frame_id = 'odom'
     with pytest.raises(ConfigError, match='frame_id'):
         environment_to_weather(msg, 'map')
+
+
+def _tf_message(transforms):
+    msg = TFMessage()
+    for parent, child, sec, nanosec, t, q in transforms:
+        ts = TransformStamped()
+        ts.header.frame_id, ts.child_frame_id = parent, child
+        ts.header.stamp.sec, ts.header.stamp.nanosec = sec, nanosec
+        ts.transform.translation.x, ts.transform.translation.y, \
+            ts.transform.translation.z = t
+        (ts.transform.rotation.x, ts.transform.rotation.y, ts.transform.rotation.z,
+         ts.transform.rotation.w) = q
+        msg.transforms.append(ts)
+    return msg
+
+
+@pytest.mark.parametrize('transforms', [
+    [],
+    [('map', 'odom', 12, 345_000_000, (1.0, -2.5, 0.25), (0.0, 0.0, 0.0, 1.0))],
+    # Frame names of every length modulo 8 (CDR padding), non-ASCII, NaN and huge values.
+    [(p, c, s, ns, (float('nan'), 1e300, -0.0), (0.1, -0.2, 0.3, 0.927))
+     for p, c, s, ns in [('a', 'bb', 0, 1), ('odom', 'base_link', 7, 999_999_999),
+                         ('wörld', 'x' * 13, 2_000_000_000, 5), ('m' * 8, 'n' * 9, -3, 0)]],
+], ids=['empty', 'one', 'padding_nan_unicode'])
+def test_tf_cdr_decoder_equals_rclpy_deserialisation(transforms):
+    msg = _tf_message(transforms)
+    got = tf_items_from_cdr(serialize_message(msg))
+    want = tf_items(msg)
+    assert len(got) == len(want) == len(transforms)
+    for g, w in zip(got, want):
+        assert g[:3] == w[:3]
+        np.testing.assert_array_equal(np.array(g[3] + g[4]), np.array(w[3] + w[4]))
+
+
+def test_tf_cdr_decoder_refuses_truncated_or_foreign_data():
+    data = serialize_message(_tf_message(
+        [('map', 'odom', 1, 2, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0))]))
+    for bad in (data[:-9], data[:6], b'\x00\x07' + data[2:], b''):
+        with pytest.raises((ValueError, struct.error)):
+            tf_items_from_cdr(bad)

@@ -6,6 +6,7 @@ array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x f
 """
 
 import math
+import struct
 
 from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Transform
@@ -122,23 +123,79 @@ def matrix_to_pose(m):
     return pose
 
 
-def apply_tf_message(buffer, msg, static=False):
+def tf_items(msg):
+    """Return the transforms of a tf2_msgs/TFMessage as (parent, child, stamp_s, t, q) tuples."""
+    out = []
+    for ts in msg.transforms:
+        t, q = ts.transform.translation, ts.transform.rotation
+        out.append((ts.header.frame_id, ts.child_frame_id, stamp_to_s(ts.header.stamp),
+                    (t.x, t.y, t.z), (q.x, q.y, q.z, q.w)))
+    return out
+
+
+_TIME = {'<': struct.Struct('<iI'), '>': struct.Struct('>iI')}
+_UINT32 = {'<': struct.Struct('<I'), '>': struct.Struct('>I')}
+_POSE7 = {'<': struct.Struct('<7d'), '>': struct.Struct('>7d')}
+
+
+def _cdr_string(data, pos, u32):
+    """Return (string, position after it) of a CDR string at pos (body offset, aligned to 4)."""
+    pos = (pos + 3) & ~3
+    (length,) = u32.unpack_from(data, pos)
+    end = pos + 4 + length
+    if length == 0 or end > len(data):
+        raise ValueError(f'CDR string of length {length} at {pos} does not fit')
+    return str(data[pos + 4:end - 1], 'utf-8'), end
+
+
+def tf_items_from_cdr(data):
     """
-    Insert every transform of a tf2_msgs/TFMessage into a TransformBuffer.
+    Decode a serialised tf2_msgs/TFMessage (plain CDR, as rmw hands it over) into tf_items.
+
+    Equal to tf_items(deserialize_message(data, TFMessage)), without building message
+    objects: at 1 kHz of /tf those cost more than the transforms' use. Raises ValueError for
+    data that is not plain little- or big-endian CDR of a TFMessage (the caller then
+    deserialises it with rclpy).
+    """
+    data = bytes(data)
+    if len(data) < 8 or data[0] != 0 or data[1] not in (0, 1):
+        raise ValueError('not a plain CDR encapsulation')
+    order = '<' if data[1] == 1 else '>'
+    body = data[4:]               # CDR alignment counts from the end of the 4-byte header
+    u32, time_s, pose7 = _UINT32[order], _TIME[order], _POSE7[order]
+    (n,) = u32.unpack_from(body, 0)
+    pos, out = 4, []
+    for _ in range(n):
+        sec, nanosec = time_s.unpack_from(body, pos)
+        parent, pos = _cdr_string(body, pos + 8, u32)
+        child, pos = _cdr_string(body, pos, u32)
+        pos = (pos + 7) & ~7
+        v = pose7.unpack_from(body, pos)
+        pos += 56
+        out.append((parent, child, sec + nanosec * 1e-9, v[:3], v[3:]))
+        pos = (pos + 3) & ~3
+    return out
+
+
+def apply_transforms(buffer, items, static=False):
+    """
+    Insert tf_items tuples into a TransformBuffer.
 
     A bad transform is skipped; the others are still inserted.
     Returns the list of error strings, one per refused transform.
     """
     errors = []
-    for ts in msg.transforms:
-        t, q = ts.transform.translation, ts.transform.rotation
+    for parent, child, stamp_s, t, q in items:
         try:
-            buffer.set_transform(ts.header.frame_id, ts.child_frame_id,
-                                 stamp_to_s(ts.header.stamp), (t.x, t.y, t.z),
-                                 (q.x, q.y, q.z, q.w), static=static)
+            buffer.set_transform(parent, child, stamp_s, t, q, static=static)
         except TransformError as exc:
             errors.append(str(exc))
     return errors
+
+
+def apply_tf_message(buffer, msg, static=False):
+    """Insert every transform of a tf2_msgs/TFMessage into a TransformBuffer (apply_transforms)."""
+    return apply_transforms(buffer, tf_items(msg), static)
 
 
 _RAIN_MAX_MM_H = 500.0

@@ -9,6 +9,7 @@ every skipped scan by reason and reports it on /diagnostics; see docs/core-inter
 from collections import deque
 import math
 import signal
+import struct
 import sys
 import threading
 import time
@@ -23,6 +24,7 @@ from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
 from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
@@ -31,7 +33,8 @@ from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.materials import MaterialTable
 from ubot_lidar_sim.core.world import World
-from ubot_lidar_sim.ros.conversions import apply_tf_message, environment_to_weather, stamp_to_s
+from ubot_lidar_sim.ros.conversions import (apply_transforms, environment_to_weather, tf_items,
+                                            tf_items_from_cdr)
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.tf_buffer import TransformBuffer, TransformError
 from ubot_lidar_sim_msgs.msg import Environment
@@ -135,9 +138,9 @@ class SensorNode(Node):
         polled = PolledGroup()
         self._polled = [
             self.create_subscription(
-                TFMessage, '/tf', lambda m: self._on_tf(m, False),
+                TFMessage, '/tf', self._on_tf_cdr,
                 QoSProfile(depth=TF_QUEUE_DEPTH, durability=DurabilityPolicy.VOLATILE),
-                callback_group=polled),
+                callback_group=polled, raw=True),
             self.create_subscription(Environment, 'environment', self._on_environment,
                                      latched_qos(1), callback_group=polled)]
         self._take_lock = threading.Lock()
@@ -372,21 +375,31 @@ class SensorNode(Node):
 
     # -- inputs -------------------------------------------------------------------------------
     def _on_tf(self, msg, static):
+        self._on_transforms(tf_items(msg), static)
+
+    def _on_tf_cdr(self, data):
+        """Take one serialised /tf message (the poll thread subscribes raw)."""
+        try:
+            items = tf_items_from_cdr(data)
+        except (ValueError, struct.error, UnicodeDecodeError):
+            # Not plain CDR (another encapsulation): let rclpy decode it.
+            items = tf_items(deserialize_message(data, TFMessage))
+        self._on_transforms(items, False)
+
+    def _on_transforms(self, items, static):
         now_s = self.get_clock().now().nanoseconds * 1e-9
         if not static and now_s > 0:
             limit_s = now_s + TF_MAX_FUTURE_S
-            late = [ts for ts in msg.transforms if stamp_to_s(ts.header.stamp) > limit_s]
+            late = [it for it in items if it[2] > limit_s]
             if late:
                 self._stats['tf_rejected'] += len(late)
                 self.get_logger().warning(
                     f'{len(late)} transform(s) stamped more than {TF_MAX_FUTURE_S} s in the '
-                    f'future ignored (e.g. {late[0].header.frame_id} -> '
-                    f'{late[0].child_frame_id} at {stamp_to_s(late[0].header.stamp):.3f} s, '
+                    f'future ignored (e.g. {late[0][0]} -> {late[0][1]} at {late[0][2]:.3f} s, '
                     f'clock {now_s:.3f} s)', throttle_duration_sec=WARN_THROTTLE_S)
-                msg = TFMessage(transforms=[ts for ts in msg.transforms
-                                            if stamp_to_s(ts.header.stamp) <= limit_s])
+                items = [it for it in items if it[2] <= limit_s]
         with self._tf_lock:
-            errors = apply_tf_message(self.tf_buffer, msg, static)
+            errors = apply_transforms(self.tf_buffer, items, static)
         if errors:
             self._stats['tf_rejected'] += len(errors)
             self.get_logger().warning(

@@ -44,6 +44,14 @@ def _validate(parent, child, translation, quaternion):
             raise InvalidTransformError(f'{role} frame id {name!r} must not start with "/"')
     if parent == child:
         raise CycleError(f'transform {parent!r} -> {child!r} has the same parent and child')
+    if type(translation) is tuple and type(quaternion) is tuple and len(translation) == 3 \
+            and len(quaternion) == 4:
+        # The /tf path (thousands of transforms per second): plain floats, no numpy call. A
+        # value it does not accept takes the checks below for their error message.
+        t, q = tuple(map(float, translation)), tuple(map(float, quaternion))
+        norm = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+        if all(map(math.isfinite, t)) and math.isfinite(norm) and abs(norm - 1.0) <= 1e-3:
+            return t, (q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm)
     t = np.asarray(translation, dtype=np.float64).reshape(3)
     if not np.all(np.isfinite(t)):
         raise InvalidTransformError(
