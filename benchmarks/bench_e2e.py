@@ -13,6 +13,7 @@ import statistics
 import subprocess
 import time
 
+from common import cpu_times, steal_pct
 import numpy as np
 
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
@@ -53,7 +54,7 @@ def _transform(msg_type, parent, child, pose, stamp):
     return t
 
 
-def run(seconds, rate_hz=10.0, compute_process=True, case='E2E'):
+def run(seconds, rate_hz=10.0, compute_process=False, case='E2E'):
     """
     Run the node for `seconds` and return one bench.json row (`case`).
 
@@ -77,6 +78,7 @@ def run(seconds, rate_hz=10.0, compute_process=True, case='E2E'):
             '-p', 'rain_override_mm_h:=10.0', '-p', 'visibility_override_m:=1000.0',
             '-p', f'rate_hz:={rate_hz}', '-p', 'motion_distortion:=true',
             '-p', f'compute_process:={str(bool(compute_process)).lower()}']
+    before = cpu_times()
     node_proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
     rclpy.init()
@@ -152,5 +154,6 @@ def run(seconds, rate_hz=10.0, compute_process=True, case='E2E'):
         'latency_s_max': round(max(latency), 4),
         'latency_periods_median': round(statistics.median(latency) * rate_hz, 3),
         'node_peak_rss_mb': round(peak_mb, 1), 'seconds': seconds, 'clouds': len(steady),
+        'cpu_steal_pct': steal_pct(before),
         'node_diagnostics': diagnostics,
     }]

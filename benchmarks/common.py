@@ -25,6 +25,26 @@ from ubot_lidar_sim.core.presets import load_preset  # noqa: E402
 from ubot_lidar_sim.core.radiometry import sub_ray_pattern  # noqa: E402
 
 WARMUP = 3
+# CPU time the hypervisor gave to other guests (%, /proc/stat 'steal') during the last
+# paired_median_ms: this VM's CPUs are shared, and a high steal slows every case alike.
+LAST_STEAL_PCT = [None]
+
+
+def cpu_times():
+    """Return (steal, total) jiffies of all CPUs from /proc/stat ((0, 0) off Linux)."""
+    try:
+        with open('/proc/stat') as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return 0, 0
+    return (values[7] if len(values) > 7 else 0), sum(values[:8])
+
+
+def steal_pct(before):
+    """Return the steal share (%) of the CPU time since before = cpu_times()."""
+    now = cpu_times()
+    total = now[1] - before[1]
+    return round(100.0 * (now[0] - before[0]) / total, 1) if total > 0 else None
 
 
 def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
@@ -38,6 +58,7 @@ def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
         fn()
         reference()
     times, ref_times = [], []
+    before = cpu_times()
     for _ in range(repeats):
         t0 = time.perf_counter()
         fn()
@@ -46,6 +67,7 @@ def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
         t2 = time.perf_counter()
         times.append((t1 - t0) * 1e3)
         ref_times.append((t2 - t1) * 1e3)
+    LAST_STEAL_PCT[0] = steal_pct(before)
     return statistics.median(times), statistics.median(ref_times)
 
 
@@ -86,6 +108,7 @@ def row(case, preset, sub_rays, return_mode, weather, beams, points, ms, bare_ms
         'bare_cast_ms_median': None if bare_ms is None else round(bare_ms, 3),
         'ratio_to_bare_cast': None if not bare_ms else round(ms / bare_ms, 3),
         'realtime_factor': round((1000.0 / rate_hz) / ms, 3),
+        'cpu_steal_pct': LAST_STEAL_PCT[0],
     }
     out.update(extra)
     return out

@@ -19,11 +19,13 @@ import bench_lidar  # noqa: E402
 import bench_sensors  # noqa: E402
 
 COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'beams_per_scan', 'points_per_scan',
-           'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast', 'realtime_factor')
+           'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast', 'realtime_factor',
+           'cpu_steal_pct')
 
 
 E2E_COLUMNS = ('case', 'compute_process', 'configured_rate_hz', 'achieved_rate_hz',
-               'achieved_over_configured', 'latency_periods_median', 'node_peak_rss_mb', 'error')
+               'achieved_over_configured', 'latency_periods_median', 'node_peak_rss_mb',
+               'cpu_steal_pct', 'error')
 
 
 def _table(rows, columns):
@@ -86,10 +88,10 @@ def main(argv=None):
     rows += bench_sensors.run(repeats)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
-        # The node as config/lidar_3d.yaml runs it (sweeps in a compute process), then with the
-        # sweeps in the node's own process, for comparison.
-        rows += bench_e2e.run(seconds)
-        rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
+        # The node as config/lidar_3d.yaml runs it (sweeps in the node's process), then with its
+        # sweeps in a compute process (as `python -m ubot_lidar_sim run` does), for comparison.
+        rows += bench_e2e.run(seconds, compute_process=False)
+        rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
     print_table(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
