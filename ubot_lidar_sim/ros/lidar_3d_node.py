@@ -197,8 +197,10 @@ class Lidar3DNode(SensorNode):
         try:
             return super().destroy_node()
         finally:
-            if self._proc is not None:
-                self._proc.close()
+            # getattr: a node whose __init__ failed is destroyed too (before _proc existed).
+            proc = getattr(self, '_proc', None)
+            if proc is not None:
+                proc.close()
 
     def diagnostics_values(self):
         """Return lidar-specific diagnostics: beams, layout, weather in use."""

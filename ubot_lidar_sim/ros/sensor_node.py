@@ -243,8 +243,10 @@ class SensorNode(Node):
             self._stop.set()
             self._wake.set()
             worker.join(timeout=1.0)
-        self._poll_stop.set()
-        self._poller.join(timeout=1.0)
+        poller = getattr(self, '_poller', None)     # None: __init__ failed before it
+        if poller is not None:
+            self._poll_stop.set()
+            poller.join(timeout=1.0)
         return super().destroy_node()
 
     def _poll_inputs(self):
