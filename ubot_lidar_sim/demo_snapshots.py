@@ -54,6 +54,17 @@ def _top_view_axes(ax, centre_xyz, half_size_m):
     ax.set_ylabel('y (m, world frame)')
 
 
+def intensity_byte(points):
+    """
+    Return the calibrated intensity byte (N,) float64 of a structured cloud of any layout.
+
+    The ouster layout puts the signal (counts) in 'intensity' and the byte in 'reflectivity';
+    the full and velodyne layouts carry the byte in 'intensity'.
+    """
+    name = 'reflectivity' if 't' in points.dtype.names else 'intensity'
+    return np.asarray(points[name], dtype=np.float64)
+
+
 def cloud_top_view(points_m, intensity, sensor_xyz, path, title, half_size_m=40.0):
     """
     Top view (x-y) of a point cloud (N, 3) world frame coloured by its intensity byte.
@@ -295,7 +306,7 @@ class Recorder:
             pts = pointcloud2_to_array(msg)
             xyz = np.stack([pts['x'], pts['y'], pts['z']], axis=1).astype(np.float64)
             world_xyz = xyz @ pose[:3, :3].T + pose[:3, 3]
-            inten = np.asarray(pts['intensity'], dtype=np.float64)
+            inten = intensity_byte(pts)
             what = _weather_text(name, env)
             head = f'3D LiDAR {preset} — {len(pts)} points, {what}'.replace('  ', ' ')
             yaw = float(np.arctan2(pose[1, 0], pose[0, 0]))
