@@ -7,6 +7,7 @@ out/golden_before.npz. Comparison is bitwise: any changed bit is a physics chang
 
 Usage: python benchmarks/check_same_bytes.py [--save] [--file out/golden_before.npz]
        [--tree DIR]   (import ubot_lidar_sim from DIR, e.g. an export of the code before)
+       [--workers N]  (the lidar sweeps split over N compute processes, worker.ScanProcess)
 """
 
 import argparse
@@ -28,6 +29,7 @@ from ubot_lidar_sim.core.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.terrain import TerrainSensor  # noqa: E402
+from ubot_lidar_sim.core.worker import ScanProcess  # noqa: E402
 from ubot_lidar_sim.core.world import World  # noqa: E402
 
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
@@ -66,8 +68,8 @@ def lidar_cases():
     ]
 
 
-def collect():
-    """Run every golden scan; returns {key: array}."""
+def collect(workers=0):
+    """Run every golden scan (lidar sweeps in `workers` processes; 0: in process)."""
     materials = MaterialTable.load()
     world = World.load('demo')
     out = {}
@@ -75,13 +77,20 @@ def collect():
         cfg = lidar_config(preset, **overrides)
         sim = LidarSimulator(cfg, world, materials)
         pose_at = ConstantTwist(pose, MOVING if moving else (0.0,) * 6)
+        pool = ScanProcess(cfg, world, materials, workers) if workers else None
         for k in (0, 3):
-            res = sim.scan(pose_at, k * cfg.period_s, weather, k)
+            if pool is None:
+                res = sim.scan(pose_at, k * cfg.period_s, weather, k)
+            else:
+                stamp = k * cfg.period_s
+                res = pool.scan(pose_at(sim.pose_times(stamp)), stamp, weather, k)
             out[f'{name}_{k}_points'] = res.points
             out[f'{name}_{k}_beam'] = res.beam
             out[f'{name}_{k}_too_close'] = res.too_close
             out[f'{name}_{k}_hit_range'] = res.hit_range_m
             out[f'{name}_{k}_n_echoes'] = np.array(res.n_echoes)
+        if pool is not None:
+            pool.close()
     # The trace itself, every Hits field: demo world, case A rays, per-scan smoke.
     cfg = lidar_config('velodyne_vlp16', sub_rays=7, horizontal_samples=600)
     origins, dirs, _ = LidarSimulator(cfg, world, materials).rays(
@@ -114,8 +123,10 @@ def main(argv=None):
     parser.add_argument('--save', action='store_true')
     parser.add_argument('--file', default='out/golden_before.npz')
     parser.add_argument('--tree', help='directory to import ubot_lidar_sim from')
+    parser.add_argument('--workers', type=int, default=0,
+                        help='compute the lidar sweeps in N processes (0: in process)')
     args = parser.parse_args(argv)
-    now = collect()
+    now = collect(args.workers)
     path = Path(args.file)
     if args.save:
         path.parent.mkdir(parents=True, exist_ok=True)

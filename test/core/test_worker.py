@@ -107,3 +107,42 @@ def test_close_ends_the_compute_process_within_2_s(demo):
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     proc.close()        # twice is harmless
+
+
+def test_sweeps_split_over_three_compute_processes_are_byte_identical_to_in_process(demo):
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    proc = ScanProcess(LidarConfig(**CFG), *demo, workers=3)
+    try:
+        assert len(set(proc.pids)) == 3
+        for k in range(4):      # the split moves after every sweep (it follows the cost)
+            _assert_same(*_both(sim, proc, k))
+        for k, weather in enumerate((Weather(), Weather(visibility_m=120.0)), start=4):
+            _assert_same(*_both(sim, proc, k, weather))
+    finally:
+        proc.close()
+
+
+def test_a_killed_part_process_fails_one_scan_then_all_restart_with_the_same_bytes(demo):
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    proc = ScanProcess(LidarConfig(**CFG), *demo, workers=2)
+    try:
+        os.kill(proc.pids[1], signal.SIGKILL)
+        with pytest.raises(ScanProcessError, match='exited'):
+            proc.scan(PATH(sim.pose_times(0.0)), 0.0, RAIN, 0)
+        assert proc.pids == []
+        _assert_same(*_both(sim, proc, 1))
+        assert len(proc.pids) == 2
+    finally:
+        proc.close()
+
+
+def test_more_workers_than_beams_compute_the_beams_there_are(demo):
+    cfg = LidarConfig(channels=1, horizontal_samples=1, elevations_deg=(-10.0,),
+                      horizontal_fov_deg=1.0, seed=1)
+    sim = LidarSimulator(cfg, *demo)
+    proc = ScanProcess(cfg, *demo, workers=2)
+    try:
+        here, there = _both(sim, proc, 0)
+        assert there.n_beams == 1 and here.points.tobytes() == there.points.tobytes()
+    finally:
+        proc.close()

@@ -160,12 +160,15 @@ def test_sample_service_in_two_node_processes_gives_byte_identical_clouds(
     assert bytes(first.data) == bytes(second.data)
 
 
-def test_sweeps_computed_in_a_child_process_are_byte_identical_to_in_process(
+def test_sweeps_computed_in_one_or_two_child_processes_are_byte_identical_to_in_process(
         procs, probe_factory, domain, tmp_path):
     base = {'world_file': 'demo', 'trigger': 'service', 'seed': 5, 'sub_rays': 7}
     inside = write_params(tmp_path, 'in', {'lidar_3d': base})
     child = write_params(tmp_path, 'child', {'lidar_3d': {**base, 'compute_process': True}})
+    split = write_params(tmp_path, 'split', {'lidar_3d': {**base, 'compute_workers': 2}})
     first = _sample_once(procs, probe_factory, domain, inside, 'node_in')
     second = _sample_once(procs, probe_factory, domain, child, 'node_child')
+    third = _sample_once(procs, probe_factory, domain, split, 'node_split')
     assert first.width > 1000
     assert bytes(first.data) == bytes(second.data)
+    assert bytes(first.data) == bytes(third.data)

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core import radiometry
+from ubot_lidar_sim.core import parts, radiometry
 from ubot_lidar_sim.core.echoes import Contributions
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.materials import OTHER
@@ -228,7 +228,7 @@ def beam_area_m2(cfg, range_m):
     return math.pi / 4.0 * d * d
 
 
-def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
+def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng, peer=parts.SOLO):
     """
     Return the rain/fog backscatter Contributions of a scan (material other, atm class).
 
@@ -237,7 +237,8 @@ def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
     drops, X = E^2 / 2 with E ~ Exp(1), rho = pi beta_rain dR sum(X) / (n A dR). Power includes
     exp(-2 alpha r). Slabs whose mean signal S satisfies S + 5 sqrt(S + ambient) < T are
     skipped before any draw. rng (the clutter stream) draws one Poisson array and one
-    exponential array, beam-major then slab order.
+    exponential array, beam-major then slab order. For a part of a sweep (parts.py) the beams are
+    the part's and peer hands the stream on, so the draws are those of the whole sweep.
     """
     if atm is None or not atm.active or not cfg.weather:
         return Contributions.empty()
@@ -261,10 +262,15 @@ def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng):
     gain = gain_rj.reshape(-1)[ring_of.reshape(n_beams)[b_idx] * n_slab + j_idx]
     rho = np.full(b_idx.shape, math.pi * atm.beta_fog_per_m_sr * dr)
     expected_j = atm.drops_per_m3 * beam_area_m2(cfg, centre) * dr
-    if atm.beta_rain_per_m_sr > 0.0 and b_idx.size:
+    if atm.beta_rain_per_m_sr > 0.0:
+        # Every part takes part in the hand-on, also with no cells (empty draws take nothing).
         expected = expected_j[j_idx]
-        n_drops = rng.poisson(expected)
-        e = rng.exponential(size=int(n_drops.sum()))
+        n_drops, after = parts.draw_in_turn(peer, 'clutter_poisson', rng,
+                                            lambda g: g.poisson(expected))
+        # The exponentials follow the last part's Poisson draws, again from part 0 on.
+        e, _ = parts.draw_in_turn(
+            peer, 'clutter_exponential', parts.wrap_to_first(peer, 'clutter_wrap', after),
+            lambda g: g.exponential(size=int(n_drops.sum())))
         sum_x = np.bincount(np.repeat(np.arange(b_idx.size), n_drops), 0.5 * e * e, b_idx.size)
         with np.errstate(invalid='ignore', divide='ignore'):
             rho += np.where(expected > 0, math.pi * atm.beta_rain_per_m_sr * dr

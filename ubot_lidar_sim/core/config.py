@@ -268,6 +268,9 @@ class LidarConfig(_Shared, _Model):
     compute_process: bool = _p(False, 'Compute each sweep in a child process with its own copy '
                                'of the world (same bytes; frees the node from the GIL).',
                                read_only=True)
+    compute_workers: int = _p(1, 'Split each sweep over this many child processes, one range of '
+                              'beams each (same bytes; uses more cores); 1 = no split.', min=1,
+                              max=8, read_only=True)
     ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',

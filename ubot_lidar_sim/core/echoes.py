@@ -11,7 +11,7 @@ from typing import Optional
 
 import numpy as np
 
-from ubot_lidar_sim.core import radiometry
+from ubot_lidar_sim.core import parts, radiometry
 from ubot_lidar_sim.core.scan_pattern import perpendicular_basis
 
 FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
@@ -116,7 +116,19 @@ def _group_exclusive_cumsum(values, keys):
     return excl - excl[base]
 
 
-def _front_transmission2(foliage_rows, log_t, ray):
+def _running_log_t(log_t, prefix=None):
+    """
+    Cumulative sum (F,) of log_t after prefix, the running sum of the parts before (None: none).
+
+    Sequential float sums: continuing from the previous part's last value gives the bits of one
+    cumulative sum over the whole sweep.
+    """
+    if prefix is None or log_t.size == 0:
+        return np.cumsum(log_t)
+    return np.cumsum(np.concatenate([[prefix], log_t]))[1:]
+
+
+def _front_transmission2(foliage_rows, log_t, ray, cs=None):
     """
     Two-way gap fraction t^2 of the foliage layers in front of each hit, rows (K,) and t2 (K,).
 
@@ -124,7 +136,8 @@ def _front_transmission2(foliage_rows, log_t, ray):
     evaluated only where it can differ from 1: the first hit of a ray has nothing in front (its
     exclusive sum is x - x = 0 exactly), and the zero terms of non-foliage hits leave a float
     cumulative sum unchanged, so the running sum is taken over the foliage rows alone.
-    foliage_rows (F,) ascending rows of the foliage hits, log_t (F,) their log transmission.
+    foliage_rows (F,) ascending rows of the foliage hits, log_t (F,) their log transmission,
+    cs (F,) their running sum (_running_log_t; None: from 0).
     """
     h = ray.shape[0]
     later = np.flatnonzero(ray[1:] == ray[:-1]) + 1          # rows that are not a ray's first
@@ -134,7 +147,7 @@ def _front_transmission2(foliage_rows, log_t, ray):
     first[later] = False
     starts = np.flatnonzero(first)
     base = starts[np.cumsum(first)[later] - 1]
-    cs = np.cumsum(log_t)                                   # the running sum at foliage rows
+    cs = np.cumsum(log_t) if cs is None else cs             # the running sum at foliage rows
     is_fol = np.zeros(h, bool)
     is_fol[foliage_rows] = True
     upto = np.cumsum(is_fol)                                # foliage rows <= each row
@@ -148,6 +161,11 @@ def _front_transmission2(foliage_rows, log_t, ray):
         return run - own
 
     return later, np.exp(2.0 * (exclusive(later) - exclusive(base)))
+
+
+def _carry_sum(cs, prefix):
+    """Return (the running sum after these rows: what the next part continues from, cs)."""
+    return (cs[-1] if cs.size else prefix), cs
 
 
 def _range_order_fix(ray, r):
@@ -175,7 +193,7 @@ def _range_order_fix(ray, r):
 
 
 def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, wetness=0.0,
-                            puddle_depth_m=0.0, ray_dirs=None):
+                            puddle_depth_m=0.0, ray_dirs=None, peer=parts.SOLO):
     """
     Turn sub-ray hits into Contributions (the per-hit part of ProcessBeam).
 
@@ -185,7 +203,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
     them, ground hits use the vertical and other hits the horizontal divergence).
     A foliage hit returns (1 - t) of what reaches it; every later hit of the sub-ray is scaled by
-    the two-way gap fraction t^2 of each foliage layer in front of it.
+    the two-way gap fraction t^2 of each foliage layer in front of it. peer: the parts.py peer of
+    a sweep computed in beam ranges (it carries the running foliage sum).
     """
     weights = np.asarray(weights, dtype=np.float64)
     s = weights.shape[0]
@@ -218,7 +237,11 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     t_fol = table.transmission[material[fol]]
     rho_app = radiometry.backscatter(table, material, cos, wetness, albedo)
     rho_app[fol] *= 1.0 - t_fol                   # x 1 elsewhere: exact
-    later, t2 = _front_transmission2(fol, np.log(np.maximum(t_fol, 1e-12)), ray)
+    log_t = np.log(np.maximum(t_fol, 1e-12))
+    # The running sum continues from the parts before; the next part continues from its end.
+    cs, _ = parts.in_turn(peer, 'foliage_log_t', lambda: None, lambda prefix: _carry_sum(
+        _running_log_t(log_t, prefix), prefix))
+    later, t2 = _front_transmission2(fol, log_t, ray, cs)
     rho_app[later] *= t2                          # the first hit of a ray has t^2 = 1 exactly
     if atm is not None and atm.active:
         rho_app *= np.exp(-2.0 * atm.alpha * r)
@@ -253,7 +276,8 @@ def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
     return np.hypot(bh * np.sum(p * u, axis=1), bv * np.sum(p * v, axis=1))
 
 
-def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
+def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOLO,
+                  beam_offset=0):
     """
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 
@@ -264,7 +288,9 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
     (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
-    losses stay in, as on a real sensor.
+    losses stay in, as on a real sensor. For a part of a sweep (parts.py), beams are numbered
+    from the part's first, beam_offset is that beam's index in the sweep and peer carries the
+    noise stream and the sweep's range extent.
     """
     ring_of_beam = np.asarray(ring_of_beam)
     beam = np.asarray(contrib.beam, dtype=np.int64)
@@ -272,13 +298,14 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     pw = np.asarray(contrib.power_counts, dtype=np.float64)
     st = np.asarray(contrib.stretch, dtype=np.float64)
     order = None
+    # The sort key's origin and span are those of the whole sweep (every part asks).
+    r_min, r_max = peer.minmax(r.min() if r.size else np.inf, r.max() if r.size else -np.inf)
     if r.size:
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
         # several times faster on millions of contributions; a key already in order (one
         # sub-ray, no clutter) is the identity of the stable sort.
-        r_min = r.min()
-        span = float(r.max() - r_min) + 1.0
-        key = beam * span + (r - r_min)
+        span = float(r_max - r_min) + 1.0
+        key = (beam + beam_offset if beam_offset else beam) * span + (r - r_min)
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
             beam, r, pw, st = beam[order], r[order], pw[order], st[order]
@@ -307,7 +334,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     material = np.asarray(contrib.material, dtype=np.uint8)[src]
     class_id = np.asarray(contrib.class_id, dtype=np.uint8)[src]
 
-    draws = noise_rng.standard_normal((n_e, 2))
+    draws, _ = parts.draw_in_turn(peer, 'noise', noise_rng,
+                                  lambda g: g.standard_normal((n_e, 2)))
     if cfg.noise_enabled:
         s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
     else:

@@ -14,7 +14,7 @@ import zlib
 
 import numpy as np
 
-from ubot_lidar_sim.core import echoes, radiometry
+from ubot_lidar_sim.core import echoes, parts, radiometry
 from ubot_lidar_sim.core.atmosphere import atmosphere, clutter, Weather
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.scan_pattern import build_beams, sub_ray_directions, sub_ray_pattern
@@ -147,9 +147,16 @@ class LidarSimulator:
         pose_at is called once with [stamp, stamp + column times] and returns (C + 1, 4, 4).
         """
         poses = np.asarray(pose_at(self.pose_times(stamp_s)), dtype=np.float64)
+        origins, dirs = self._part_rays(poses, 0, self.beams.n_beams)
+        return origins, dirs, poses[0]
+
+    def _part_rays(self, poses, b0, b1):
+        """Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1."""
+        cols, n_sub = self.beams.columns, len(self.weights)
+        r0, r1 = b0 // cols, -(-b1 // cols)     # the rings the beams lie in (beams ring-major)
         col = poses[1:]
-        dx, dy, dz = self._sub_planes
-        dirs = np.empty(self._sub_dirs.shape)
+        dx, dy, dz = (plane[r0:r1] for plane in self._sub_planes)
+        dirs = np.empty(dx.shape + (3,))
         tmp = np.empty(dx.shape)
         for i in range(3):     # world component i = (dx R_i0 + dy R_i1) + dz R_i2, per column
             out = dirs[..., i]
@@ -158,8 +165,13 @@ class LidarSimulator:
             out += tmp
             np.multiply(dz, col[None, :, None, i, 2], out=tmp)
             out += tmp
-        origins = np.broadcast_to(col[None, :, None, :3, 3], self._sub_dirs.shape).reshape(-1, 3)
-        return origins, dirs.reshape(-1, 3), poses[0]
+        lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
+        if r0 * cols != b0 or r1 * cols != b1:
+            dirs = dirs.reshape(-1, 3)[lo:hi]
+            origins = np.repeat(col[self.beams.column[b0:b1], :3, 3], n_sub, axis=0)
+            return origins, dirs
+        origins = np.broadcast_to(col[None, :, None, :3, 3], dirs.shape).reshape(-1, 3)
+        return origins, dirs.reshape(-1, 3)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -168,11 +180,28 @@ class LidarSimulator:
         pose_at(times (C,)) -> (C, 4, 4) world-from-sensor at absolute times; weather a Weather
         (None = clear, dry); scan_index keys the random streams (noise, clutter, roughness).
         """
+        t0 = time.perf_counter()
+        poses = np.asarray(pose_at(self.pose_times(float(stamp_s))), dtype=np.float64)
+        return self.scan_part(poses, stamp_s, weather, scan_index, t0=t0)
+
+    def scan_part(self, poses, stamp_s, weather=None, scan_index=0, beam_range=None,
+                  peer=parts.SOLO, t0=None):
+        """
+        Simulate beams b0..b1 (beam_range; None: all) of a sweep; returns their ScanResult.
+
+        poses (C + 1, 4, 4) at pose_times(stamp_s). The result's beams are numbered in the
+        sweep; too_close and hit_range_m cover b0..b1. peer (parts.py) carries what crosses the
+        part boundaries, so merge_parts of the parts in order is the sweep, bit for bit.
+        """
         cfg, beams, table = self.cfg, self.beams, self.materials
         weather = Weather() if weather is None else weather
-        n_beams, n_sub = beams.n_beams, len(self.weights)
-        t0 = time.perf_counter()
-        origins, dirs, sensor_pose = self.rays(pose_at, float(stamp_s))
+        b0, b1 = (0, beams.n_beams) if beam_range is None else (int(beam_range[0]),
+                                                                int(beam_range[1]))
+        n_beams, n_sub = b1 - b0, len(self.weights)
+        t0 = time.perf_counter() if t0 is None else t0
+        origins, dirs = self._part_rays(poses, b0, b1)
+        sensor_pose = poses[0]
+        ring = beams.ring[b0:b1]
         t_rays = time.perf_counter()
         hits = self.world.trace(
             origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
@@ -184,14 +213,14 @@ class LidarSimulator:
             with_normals=cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
-        hit_beam = np.asarray(hits.ray) // n_sub
-        hits = self._roughen(hits, hit_beam, weather, scan_index)
+        hit_beam = np.asarray(hits.ray) // n_sub          # numbered from b0
+        hits = self._roughen(hits, hit_beam, weather, scan_index, b0)
         atm = atmosphere(cfg, weather.rain_mm_h, weather.visibility_m)
         rain = atm.rain_mm_h
         wetness = radiometry.surface_wetness(weather.surface_wetness, rain)
         contrib = echoes.contributions_from_hits(
-            cfg, table, hits, self.weights, beams.ring, atm=atm, wetness=wetness,
-            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs)
+            cfg, table, hits, self.weights, ring, atm=atm, wetness=wetness,
+            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs, peer=peer)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
@@ -200,26 +229,31 @@ class LidarSimulator:
         if atm.active:
             clutter_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_CLUTTER)
             contrib = echoes.Contributions.concat(
-                contrib, clutter(cfg, atm, n_beams, limit, beams.ring, clutter_rng))
+                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng, peer))
         t2 = time.perf_counter()
 
         noise_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_NOISE)
-        ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, beams.ring)
+        ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring, peer, b0)
         t3 = time.perf_counter()
 
-        points = self._pack(ret)
+        beam = ret.beam + b0 if b0 else ret.beam
+        points = self._pack(ret, beam)
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m,
                                None if n_sub == 1 else (np.asarray(hits.ray) % n_sub) == 0)
         t4 = time.perf_counter()
         timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
                   'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,
                   'pack_ms': (t4 - t3) * 1e3, 'total_ms': (t4 - t0) * 1e3}
-        return ScanResult(points=points, beam=ret.beam, stamp_s=float(stamp_s),
+        return ScanResult(points=points, beam=beam, stamp_s=float(stamp_s),
                           sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
                           hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
 
-    def _roughen(self, hits, hit_beam, weather, scan_index):
-        """Ground-relief range noise: RoughnessM |cos|^-1.5 z, one z ~ N(0, 1) per beam."""
+    def _roughen(self, hits, hit_beam, weather, scan_index, b0=0):
+        """
+        Ground-relief range noise: RoughnessM |cos|^-1.5 z, one z ~ N(0, 1) per beam.
+
+        hit_beam (H,) numbered from beam b0; z is drawn for the whole sweep.
+        """
         cfg, table = self.cfg, self.materials
         g = np.flatnonzero(np.asarray(hits.ground, dtype=bool))
         if not cfg.noise_enabled or g.size == 0:
@@ -232,18 +266,18 @@ class LidarSimulator:
         sigma = radiometry.rough_range_sigma_m(table.roughness_m[material],
                                                np.asarray(hits.cos_inc)[g])
         range_m = np.array(hits.range_m, dtype=np.float64)
-        range_m[g] += sigma * z[hit_beam[g]]
+        range_m[g] += sigma * z[hit_beam[g] + b0]
         return replace(hits, range_m=range_m)
 
-    def _pack(self, ret):
-        """Pack Returns into FULL_DTYPE points in the sensor frame of each column's instant."""
+    def _pack(self, ret, beam):
+        """Pack Returns (beam (P,): their beams in the sweep) into FULL_DTYPE points."""
         beams = self.beams
         pts = np.empty(len(ret), dtype=FULL_DTYPE)
-        xyz = beams.dir_sensor[ret.beam] * ret.range_m[:, None]
+        xyz = beams.dir_sensor[beam] * ret.range_m[:, None]
         pts['x'], pts['y'], pts['z'] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
         pts['intensity'] = ret.intensity
-        pts['ring'] = beams.ring[ret.beam]
-        pts['time'] = beams.column_time_s[beams.column[ret.beam]]
+        pts['ring'] = beams.ring[beam]
+        pts['time'] = beams.column_time_s[beams.column[beam]]
         pts['reflectivity'] = ret.reflectivity
         pts['signal'] = ret.signal
         pts['range'] = ret.range_m
@@ -253,6 +287,48 @@ class LidarSimulator:
         pts['material'] = ret.material
         pts['class_id'] = ret.class_id
         return pts
+
+
+def merge_parts(results):
+    """
+    Join the ScanResults of consecutive beam ranges of one sweep (in beam order) into one.
+
+    timing_ms holds, per phase, the slowest part's time.
+    """
+    if len(results) == 1:
+        return results[0]
+    first = results[0]
+    timing = {key: max(r.timing_ms.get(key, 0.0) for r in results) for key in first.timing_ms}
+    return ScanResult(
+        points=np.concatenate([r.points for r in results]),
+        beam=np.concatenate([r.beam for r in results]), stamp_s=first.stamp_s,
+        sensor_pose=first.sensor_pose, n_beams=sum(r.n_beams for r in results),
+        too_close=np.concatenate([r.too_close for r in results]),
+        hit_range_m=np.concatenate([r.hit_range_m for r in results]),
+        n_echoes=sum(r.n_echoes for r in results), timing_ms=timing)
+
+
+def split_beams(n_beams, parts_n, cost=None):
+    """
+    Split beams 0..n_beams into parts_n contiguous ranges of about equal cost; (parts_n + 1,).
+
+    cost (B,) a per-beam weight (e.g. the last sweep's hits); None: equal beams. Every range
+    has at least one beam when n_beams >= parts_n.
+    """
+    parts_n = max(1, min(int(parts_n), max(int(n_beams), 1)))
+    if cost is None or np.shape(cost) != (n_beams,):
+        bounds = np.linspace(0, n_beams, parts_n + 1).round().astype(np.int64)
+    else:
+        cum = np.cumsum(np.asarray(cost, dtype=np.float64))
+        total = cum[-1] if cum.size else 0.0
+        targets = total * np.arange(1, parts_n) / parts_n
+        inner = np.searchsorted(cum, targets, side='left') + 1 if total > 0 else \
+            np.linspace(0, n_beams, parts_n + 1).round().astype(np.int64)[1:-1]
+        bounds = np.concatenate([[0], inner, [n_beams]]).astype(np.int64)
+    # Keep the ranges non-empty: bounds - k non-decreasing and at most n_beams - parts_n.
+    step = np.arange(parts_n + 1)
+    bounds = np.maximum.accumulate(np.clip(bounds, 0, n_beams) - step) + step
+    return np.minimum(bounds, max(n_beams - parts_n, 0) + step)
 
 
 def _min_per_beam(n_beams, beam, values, mask=None):

@@ -1,33 +1,69 @@
 """
-A LidarSimulator in a child process: sweeps compute beside the caller's Python threads.
+A LidarSimulator in child processes: sweeps compute beside the caller's Python threads.
 
 One Python process has one GIL. A node that takes /tf at hundreds of Hz, or several sensor
 nodes in one process (``python -m ubot_lidar_sim run``), stall the numpy work of a sweep with
 their callbacks and are stalled by it in turn. ``ScanProcess`` keeps a copy of the world and the
-config in a child process and runs the sweep there: the caller looks the poses up, sends them
+config in child processes and runs the sweep there: the caller looks the poses up, sends them
 (C + 1, 4, 4) with the weather and the scan index, and waits (without the GIL) for the
-ScanResult. It is the same ``LidarSimulator.scan`` call as in process, so the same bytes.
+ScanResult.
 
-The child is started with multiprocessing's 'spawn' (a fork would copy the locks of the
-caller's DDS threads), ignores SIGINT (Ctrl-C reaches the whole process group; the caller shuts
-it down) and exits when the caller closes the pipe or dies.
+With ``workers`` > 1 each child computes one contiguous beam range of the sweep
+(``LidarSimulator.scan_part``) and the parent routes the few values that cross the part
+boundaries between them (parts.py), so a sweep uses every core and still gives the bytes of
+``LidarSimulator.scan``. The split follows the cost of the last sweep's parts.
+
+The children are started with multiprocessing's 'spawn' (a fork would copy the locks of the
+caller's DDS threads), ignore SIGINT (Ctrl-C reaches the whole process group; the caller shuts
+them down) and exit when the caller closes the pipe or dies.
 """
 
 import multiprocessing
+from multiprocessing.connection import wait
 import signal
+import time
+
+import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.lidar import LidarSimulator
+from ubot_lidar_sim.core.lidar import LidarSimulator, merge_parts, split_beams
 
 START_TIMEOUT_S = 60.0      # importing open3d and building the scene in the child
-SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the child is taken as hung and killed
+SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hung and killed
 
 
 class ScanProcessError(ScanError):
     """The compute process failed (exited, hung or refused to start)."""
 
 
-def _serve(conn, cfg, world, materials):
+class _PipePeer:
+    """The parts.py peer of one part in a child: values go through the parent's router."""
+
+    def __init__(self, conn, part, parts):
+        self.part, self.parts = part, parts
+        self._conn, self._held = conn, {}
+        self.waited_s = 0.0
+
+    def receive(self, name):
+        """Block until the value named name arrives (values of later steps are kept)."""
+        t0 = time.perf_counter()
+        while name not in self._held:
+            _, key, value = self._conn.recv()
+            self._held[key] = value
+        self.waited_s += time.perf_counter() - t0
+        return self._held.pop(name)
+
+    def send(self, name, part, value):
+        """Send value to the part with index part."""
+        self._conn.send(('send', name, part, value))
+
+    def minmax(self, lo, hi):
+        """Return the minimum of lo and the maximum of hi over every part."""
+        self._conn.send(('minmax', lo, hi))
+        return self.receive('minmax')
+
+
+def _serve(conn, cfg, world, materials, part=0, parts=1):
     """Child main loop: build the simulator, then answer 'scan' and 'config' requests."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -49,9 +85,12 @@ def _serve(conn, cfg, world, materials):
                 sim = LidarSimulator(request[1], world, materials)
                 reply = ('ok', None)
             else:
-                _, poses, stamp_s, weather, scan_index = request
-                reply = ('ok', sim.scan(lambda _times, p=poses: p, stamp_s, weather,
-                                        scan_index))
+                _, poses, stamp_s, weather, scan_index, beam_range = request
+                peer = _PipePeer(conn, part, parts)
+                t0 = time.perf_counter()
+                result = sim.scan_part(poses, stamp_s, weather, scan_index, beam_range, peer)
+                busy_s = time.perf_counter() - t0 - peer.waited_s
+                reply = ('ok', (result, busy_s))
         except Exception as exc:  # a bad scan must not end the child: report it
             reply = ('error', f'{type(exc).__name__}: {exc}')
         try:
@@ -62,85 +101,150 @@ def _serve(conn, cfg, world, materials):
 
 class ScanProcess:
     """
-    Run ``LidarSimulator(cfg, world, materials)`` in a child process.
+    Run ``LidarSimulator(cfg, world, materials)`` in ``workers`` child processes.
 
     ``scan(poses, stamp_s, weather, scan_index)`` takes the poses (C + 1, 4, 4) at
-    ``LidarSimulator.pose_times(stamp_s)`` and returns the ScanResult. A child that died is
+    ``LidarSimulator.pose_times(stamp_s)`` and returns the ScanResult. Children that died are
     restarted on the next call. Not thread-safe: one caller thread at a time.
     """
 
-    def __init__(self, cfg, world, materials):
+    def __init__(self, cfg, world, materials, workers=1):
         self.cfg = cfg
+        self.workers = max(1, int(workers))
         self._world, self._materials = world, materials
         self._ctx = multiprocessing.get_context('spawn')
-        self._proc = self._conn = None
+        self._procs, self._conns = [], []
+        self._bounds = None            # the beam split, (workers + 1,)
         self._start()
 
     @property
     def pid(self):
-        """Return the child's process id (None when not running)."""
-        return self._proc.pid if self._proc is not None else None
+        """Return the first child's process id (None when not running)."""
+        return self._procs[0].pid if self._procs else None
+
+    @property
+    def pids(self):
+        """Return the process ids of the running children."""
+        return [proc.pid for proc in self._procs]
 
     def _start(self):
-        parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(child, self.cfg, self._world,
-                                                      self._materials),
-                                 name='ubot_lidar_sim scan', daemon=True)
-        proc.start()
-        child.close()
-        self._proc, self._conn = proc, parent
-        self._reply(START_TIMEOUT_S, 'start')
+        for part in range(self.workers):
+            parent, child = self._ctx.Pipe()
+            proc = self._ctx.Process(target=_serve, args=(
+                child, self.cfg, self._world, self._materials, part, self.workers),
+                name=f'ubot_lidar_sim scan {part}', daemon=True)
+            proc.start()
+            child.close()
+            self._procs.append(proc)
+            self._conns.append(parent)
+        self._replies(START_TIMEOUT_S, 'start')
 
-    def _reply(self, timeout_s, what):
-        try:
-            ready = self._conn.poll(timeout_s)
-            kind, value = self._conn.recv() if ready else ('timeout', None)
-        except (EOFError, OSError):
-            kind, value = 'exited', None
-        if kind in ('ok', 'ready'):
-            return value
-        if kind == 'error':
-            if what == 'start':
-                self.close()
+    def _fail(self, kind, value, what, part):
+        """
+        Raise the ScanProcessError of a failed request, closing the children first.
+
+        A single child that reported an error keeps serving; with parts the others may wait
+        for a value the failed part never sends, so they are all restarted on the next call.
+        """
+        if kind == 'error' and self.workers == 1 and what != 'start':
             raise ScanProcessError(value)
-        code = self._proc.exitcode
+        code = self._procs[part].exitcode if part < len(self._procs) else None
         self.close()
-        state = f'did not answer within {timeout_s:g} s' if kind == 'timeout' else 'exited'
+        if kind == 'error':
+            raise ScanProcessError(value)
+        state = f'did not answer within {value:g} s' if kind == 'timeout' else 'exited'
         raise ScanProcessError(f'compute process {state} during {what}'
                                + (f' (exit code {code})' if code is not None else ''))
 
-    def _request(self, message, what):
-        if self._proc is None:
+    def _replies(self, timeout_s, what):
+        """
+        Route the parts' messages until every child answered; returns their values in order.
+
+        'send' forwards a carried value to its part, 'minmax' is gathered from every part and
+        its result sent to all of them.
+        """
+        deadline = time.monotonic() + timeout_s
+        values, gathered = [None] * self.workers, []
+        waiting = dict(enumerate(self._conns))
+        index = {id(conn): part for part, conn in waiting.items()}
+        while waiting:
+            ready = wait(list(waiting.values()), max(0.0, deadline - time.monotonic()))
+            if not ready:
+                self._fail('timeout', timeout_s, what, next(iter(waiting)))
+            for conn in ready:
+                part = index[id(conn)]
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):
+                    self._fail('exited', None, what, part)
+                kind = message[0]
+                if kind == 'send':
+                    _, name, target, value = message
+                    self._conns[target].send(('token', name, value))
+                elif kind == 'minmax':
+                    gathered.append(message[1:])
+                    if len(gathered) == self.workers:
+                        lo = min(item[0] for item in gathered)
+                        hi = max(item[1] for item in gathered)
+                        for other in self._conns:
+                            other.send(('token', 'minmax', (lo, hi)))
+                elif kind in ('ok', 'ready'):
+                    values[part] = message[1]
+                    del waiting[part]
+                else:
+                    self._fail(kind, message[1], what, part)
+        return values
+
+    def _request(self, messages, what):
+        if not self._procs:
             self._start()
-        try:
-            self._conn.send(message)
-        except (BrokenPipeError, OSError):
-            self.close()
-            raise ScanProcessError(f'compute process exited before {what}') from None
-        return self._reply(SCAN_TIMEOUT_S, what)
+        for part, conn in enumerate(self._conns):
+            try:
+                conn.send(messages[part])
+            except (BrokenPipeError, OSError):
+                self.close()
+                raise ScanProcessError(f'compute process exited before {what}') from None
+        return self._replies(SCAN_TIMEOUT_S, what)
 
     def set_config(self, cfg):
-        """Rebuild the child's simulator with a new config (checked by the caller)."""
+        """Rebuild the children's simulators with a new config (checked by the caller)."""
         self.cfg = cfg
-        if self._proc is not None:
-            self._request(('config', cfg), 'reconfiguration')
+        self._bounds = None
+        if self._procs:
+            self._request([('config', cfg)] * self.workers, 'reconfiguration')
 
     def scan(self, poses, stamp_s, weather, scan_index):
-        """Return the ScanResult of one sweep computed in the child; ScanProcessError if not."""
-        return self._request(('scan', poses, float(stamp_s), weather, int(scan_index)), 'a scan')
+        """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
+        n_beams = self.cfg.channels * self.cfg.horizontal_samples
+        bounds = self._bounds if self._bounds is not None else split_beams(n_beams, self.workers)
+        parts = len(bounds) - 1
+        if parts != self.workers:      # fewer beams than workers: the rest get empty ranges
+            bounds = np.concatenate([bounds, np.full(self.workers - parts, bounds[-1])])
+        messages = [('scan', poses, float(stamp_s), weather, int(scan_index),
+                     (int(bounds[k]), int(bounds[k + 1]))) for k in range(self.workers)]
+        replies = self._request(messages, 'a scan')
+        results = [result for result, _ in replies]
+        # The next split: equal compute time per part, each part's cost spread evenly over its
+        # beams, half-way from the present split (timings are noisy).
+        if self.workers > 1 and n_beams >= self.workers:
+            sizes = np.diff(bounds)
+            density = [busy / max(size, 1) for (_, busy), size in zip(replies, sizes)]
+            target = split_beams(n_beams, self.workers, np.repeat(density, sizes))
+            self._bounds = np.round(0.5 * (bounds + target)).astype(np.int64)
+        return merge_parts([r for r in results if r.n_beams > 0] or results[:1])
 
     def close(self, timeout_s=2.0):
-        """Stop the child (asks, then kills after timeout_s); safe to call twice."""
-        proc, conn = self._proc, self._conn
-        self._proc = self._conn = None
-        if proc is None:
-            return
-        try:
-            conn.send(('stop',))
-        except (BrokenPipeError, OSError):
-            pass
-        conn.close()
-        proc.join(timeout_s)
-        if proc.is_alive():
-            proc.kill()
+        """Stop the children (asks, then kills after timeout_s); safe to call twice."""
+        procs, conns = self._procs, self._conns
+        self._procs, self._conns = [], []
+        for conn in conns:
+            try:
+                conn.send(('stop',))
+            except (BrokenPipeError, OSError):
+                pass
+            conn.close()
+        for proc in procs:
             proc.join(timeout_s)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(timeout_s)

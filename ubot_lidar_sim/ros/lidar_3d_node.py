@@ -144,9 +144,10 @@ class Lidar3DNode(SensorNode):
         super().__init__(node_name, LidarConfig, **kwargs)
         cfg = self.config
         self._sim = LidarSimulator(cfg, self.world, self.materials)
-        # The child process (compute_process) runs the same simulator on its own GIL.
-        self._proc = ScanProcess(cfg, self.world, self.materials) if cfg.compute_process \
-            else None
+        # The child processes (compute_process, compute_workers) run the same simulator on
+        # their own GILs; with several, each computes a range of beams of every sweep.
+        self._proc = ScanProcess(cfg, self.world, self.materials, cfg.compute_workers) \
+            if cfg.compute_process or cfg.compute_workers > 1 else None
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
         self._marker_pub.publish(fov_markers(cfg))
@@ -208,8 +209,8 @@ class Lidar3DNode(SensorNode):
         core = [(f'core.{k}', f'{v:.1f}') for k, v in self._core_ms.items()]
         return core + [
             ('beams_per_scan', str(self._beams)), ('point_layout', self.config.point_layout),
-            ('compute_process', f'pid {self._proc.pid}' if self._proc is not None and
-             self._proc.pid is not None else 'off'),
+            ('compute_process', ' '.join(f'pid {pid}' for pid in self._proc.pids)
+             if self._proc is not None and self._proc.pids else 'off'),
             ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}')]
 
 
