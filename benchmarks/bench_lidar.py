@@ -4,19 +4,23 @@ lidar_3d benchmark cases A, B, C and the scaling sweeps, all on the built-in dem
 A: velodyne_vlp16, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility, moving pose.
 B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
 C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
-Sweeps: ms per scan against beams per scan, sub-rays per beam and world triangles.
+A, B and C split each sweep over two compute processes; A_in_process, B_in_process and
+C_in_process are the same sweeps in this one process. Sweeps (in process): ms per scan against
+beams per scan, sub-rays per beam and world triangles.
 """
 
+import os
 from pathlib import Path
 import tempfile
 
-from common import bare_cast, lidar_config, paired_median_ms, primary_rays, row
+from common import bare_cast, lidar_config, paired_median_ms, primary_rays, process_cpu_s, row
 import numpy as np
 
 from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.lidar import LidarSimulator
 from ubot_lidar_sim.core.materials import MaterialTable
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.worker import ScanProcess
 from ubot_lidar_sim.core.world import World
 
 RAIN = Weather(rain_mm_h=10.0, visibility_m=1000.0)
@@ -24,28 +28,50 @@ CLEAR = Weather()
 # The demo driver's loop: 12 m from the origin, 1.8 m up, driving at 2 m/s and turning.
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
 MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)
+WORKERS = 2         # compute processes of cases A, B and C: one per core of the target machine
 
 
 def time_case(name, world, materials, preset, weather, weather_label, repeats, moving=True,
-              **overrides):
-    """Time one configuration: full scans against the bare cast of the same primary sub-rays."""
+              workers=0, **overrides):
+    """
+    Time one configuration: full scans against the bare cast of the same primary sub-rays.
+
+    workers: 0 computes the sweeps in this process; N >= 1 in N compute processes
+    (worker.ScanProcess, the lidar_3d node's compute_workers), each a range of beams.
+    cpu_ms_per_scan is the CPU time of this process and the compute processes per sweep.
+    """
     cfg = lidar_config(preset, **overrides)
     sim = LidarSimulator(cfg, world, materials)
+    pool = ScanProcess(cfg, world, materials, workers) if workers else None
+    pids = [os.getpid()] + (pool.pids if pool is not None else [])
     pose_at = ConstantTwist(POSE0, MOVING if moving else (0.0,) * 6)
-    state = {'k': 0, 'points': 0}
+    state = {'k': 0, 'points': 0, 'cpu': []}
 
     def one_scan():
         k = state['k']
-        result = sim.scan(pose_at, k * cfg.period_s, weather, k)
+        c0 = process_cpu_s(pids)
+        if pool is None:
+            result = sim.scan(pose_at, k * cfg.period_s, weather, k)
+        else:
+            stamp = k * cfg.period_s
+            result = pool.scan(pose_at(sim.pose_times(stamp)), stamp, weather, k)
+        state['cpu'].append(process_cpu_s(pids) - c0)
         state['points'] = len(result.points)
         state['k'] = k + 1
 
     origins, dirs = primary_rays(cfg, POSE0)
-    ms, bare = paired_median_ms(one_scan, bare_cast(world.scene(), origins, dirs), repeats)
+    try:
+        ms, bare = paired_median_ms(one_scan, bare_cast(world.scene(), origins, dirs), repeats)
+    finally:
+        if pool is not None:
+            pool.close()
+    # CPU ticks are 10 ms: the mean over the timed scans, not a median of single scans.
+    cpu = state['cpu'][-repeats:]
     return row(name, preset, cfg.sub_rays, cfg.return_mode, weather_label,
                cfg.channels * cfg.horizontal_samples, state['points'], ms, bare, cfg.rate_hz,
                motion_distortion=bool(cfg.motion_distortion and moving),
-               triangles=int(world.n_triangles))
+               triangles=int(world.n_triangles), compute_workers=int(workers),
+               cpu_ms_per_scan=round(1e3 * sum(cpu) / max(len(cpu), 1), 1))
 
 
 def heightfield_world(directory, cells):
@@ -67,14 +93,19 @@ def run(repeats):
     materials = MaterialTable.load()
     world = World.load('demo')
     rain = 'rain 10 mm/h + visibility 1 km'
-    rows = [
-        time_case('A', world, materials, 'velodyne_vlp16', RAIN, rain, repeats,
-                  sub_rays=7, return_mode='dual_strongest_last', motion_distortion=True),
-        time_case('B', world, materials, 'ouster_os1_128', CLEAR, 'clear', repeats,
-                  sub_rays=1, return_mode='strongest', motion_distortion=True),
-        time_case('C', world, materials, 'ouster_os1_128', RAIN, rain, repeats,
-                  sub_rays=7, return_mode='dual_strongest_last'),
-    ]
+    cases = (
+        ('A', 'velodyne_vlp16', RAIN, rain,
+         {'sub_rays': 7, 'return_mode': 'dual_strongest_last', 'motion_distortion': True}),
+        ('B', 'ouster_os1_128', CLEAR, 'clear',
+         {'sub_rays': 1, 'return_mode': 'strongest', 'motion_distortion': True}),
+        ('C', 'ouster_os1_128', RAIN, rain, {'sub_rays': 7, 'return_mode': 'dual_strongest_last'}),
+    )
+    # A, B, C: each sweep split over the machine's 2 cores (compute_workers 2); then the same
+    # sweeps computed in this one process.
+    rows = [time_case(name, world, materials, preset, weather, label, repeats, workers=WORKERS,
+                      **overrides) for name, preset, weather, label, overrides in cases]
+    rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
+                       **overrides) for name, preset, weather, label, overrides in cases]
     for samples in (32, 256, 512, 1024, 2048):
         rows.append(time_case(
             f'sweep_beams_{128 * samples}', world, materials, 'ouster_os1_128', CLEAR, 'clear',

@@ -40,6 +40,19 @@ def cpu_times():
     return (values[7] if len(values) > 7 else 0), sum(values[:8])
 
 
+def process_cpu_s(pids):
+    """Return the CPU time (user + system, s) the processes pids have used so far."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])        # utime, stime (stat fields 14, 15)
+    return total / os.sysconf('SC_CLK_TCK')
+
+
 def steal_pct(before):
     """Return the steal share (%) of the CPU time since before = cpu_times()."""
     now = cpu_times()

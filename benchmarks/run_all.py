@@ -18,14 +18,14 @@ import bench_e2e  # noqa: E402,I100
 import bench_lidar  # noqa: E402
 import bench_sensors  # noqa: E402
 
-COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'beams_per_scan', 'points_per_scan',
-           'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast', 'realtime_factor',
-           'cpu_steal_pct')
+COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beams_per_scan',
+           'points_per_scan', 'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast',
+           'realtime_factor', 'cpu_ms_per_scan', 'cpu_steal_pct')
 
 
-E2E_COLUMNS = ('case', 'compute_process', 'configured_rate_hz', 'achieved_rate_hz',
-               'achieved_over_configured', 'latency_periods_median', 'node_peak_rss_mb',
-               'cpu_steal_pct', 'error')
+E2E_COLUMNS = ('case', 'compute_process', 'compute_workers', 'configured_rate_hz',
+               'achieved_rate_hz', 'achieved_over_configured', 'latency_periods_median',
+               'node_peak_rss_mb', 'cpu_steal_pct', 'error')
 
 
 def _table(rows, columns):
@@ -88,9 +88,12 @@ def main(argv=None):
     rows += bench_sensors.run(repeats)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
-        # The node as config/lidar_3d.yaml runs it (sweeps in the node's process), then with its
-        # sweeps in a compute process (as `python -m ubot_lidar_sim run` does), for comparison.
-        rows += bench_e2e.run(seconds, compute_process=False)
+        # The node with its sweeps split over two compute processes (compute_workers 2, the
+        # setting for a LiDAR node on a 2-core machine), then as config/lidar_3d.yaml runs it
+        # (sweeps in the node's process) and with one compute process (as `python -m
+        # ubot_lidar_sim run` does), for comparison.
+        rows += bench_e2e.run(seconds, compute_workers=2)
+        rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
     print_table(rows)
     out = Path(args.out)

@@ -18,15 +18,20 @@ caller's DDS threads), ignore SIGINT (Ctrl-C reaches the whole process group; th
 them down) and exit when the caller closes the pipe or dies.
 """
 
+from dataclasses import replace
+import mmap
 import multiprocessing
 from multiprocessing.connection import wait
+import os
 import signal
+import tempfile
 import time
 
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.lidar import LidarSimulator, merge_parts, split_beams
+from ubot_lidar_sim.core.lidar import (FULL_DTYPE, LidarSimulator, merge_parts, ScanResult,
+                                       split_beams)
 
 START_TIMEOUT_S = 60.0      # importing open3d and building the scene in the child
 SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hung and killed
@@ -34,6 +39,76 @@ SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hun
 
 class ScanProcessError(ScanError):
     """The compute process failed (exited, hung or refused to start)."""
+
+
+class _SharedResults:
+    """
+    A file-backed shared memory block through which a child hands its ScanResult arrays over.
+
+    Pickling a sweep's points through the pipe costs a copy on each side and one context switch
+    per socket buffer (tens of ms for the 5 MB of an OS1-128 sweep); here the child writes the
+    arrays once and sends their lengths. The parent creates the file (in /dev/shm when there
+    is one) and unlinks it as soon as the child has mapped it, so nothing is left behind when
+    either side dies. A result that does not fit goes through the pipe as before.
+    """
+
+    def __init__(self, n_bytes, path=None):
+        if path is None:
+            folder = '/dev/shm' if os.path.isdir('/dev/shm') else tempfile.gettempdir()
+            fd, path = tempfile.mkstemp(prefix='ubot_lidar_sim_', dir=folder)
+            os.ftruncate(fd, n_bytes)
+        else:
+            fd = os.open(path, os.O_RDWR)
+        try:
+            self.map = mmap.mmap(fd, n_bytes)
+        finally:
+            os.close(fd)
+        self.path, self.n_bytes = path, n_bytes
+
+    @staticmethod
+    def size_for(cfg):
+        """Return the bytes for the largest result of cfg: 3 returns per beam, every beam."""
+        n = cfg.channels * cfg.horizontal_samples
+        return max(n * (3 * (FULL_DTYPE.itemsize + 8) + 8 + 1) + 64, 4096)
+
+    def unlink(self):
+        """Remove the file (the mappings stay valid)."""
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+    def store(self, result):
+        """Write result's arrays; returns the message describing them (None: too large)."""
+        arrays = (result.points, result.beam, result.hit_range_m, result.too_close)
+        if sum(a.nbytes for a in arrays) > self.n_bytes:
+            return None
+        offset = 0
+        for a in arrays:
+            np.frombuffer(self.map, a.dtype, a.size, offset)[...] = a
+            offset += -(-a.nbytes // 8) * 8
+        return (len(result.points), len(result.beam), result.n_beams, result.stamp_s,
+                result.sensor_pose, result.n_echoes, result.timing_ms)
+
+    def load(self, message):
+        """Return the ScanResult that store wrote (views of the block: copy before reuse)."""
+        n_points, n_beam, n_beams, stamp_s, pose, n_echoes, timing = message
+        views, offset = [], 0
+        for dtype, size in ((FULL_DTYPE, n_points), (np.int64, n_beam),
+                            (np.float64, n_beams), (np.bool_, n_beams)):
+            view = np.frombuffer(self.map, dtype, size, offset)
+            views.append(view)
+            offset += -(-view.nbytes // 8) * 8
+        return ScanResult(points=views[0], beam=views[1], stamp_s=stamp_s, sensor_pose=pose,
+                          n_beams=n_beams, too_close=views[3], hit_range_m=views[2],
+                          n_echoes=n_echoes, timing_ms=timing)
+
+    def close(self):
+        """Unmap the block."""
+        try:
+            self.map.close()
+        except (BufferError, ValueError):
+            pass        # a view still exported: the mapping goes with the last one
 
 
 class _PipePeer:
@@ -59,14 +134,21 @@ class _PipePeer:
 
     def minmax(self, lo, hi):
         """Return the minimum of lo and the maximum of hi over every part."""
+        if self.parts == 1:
+            return lo, hi
         self._conn.send(('minmax', lo, hi))
         return self.receive('minmax')
 
 
-def _serve(conn, cfg, world, materials, part=0, parts=1):
-    """Child main loop: build the simulator, then answer 'scan' and 'config' requests."""
+def _serve(conn, cfg, world, materials, part=0, parts=1, shared=None):
+    """
+    Child main loop: build the simulator, then answer 'scan' and 'config' requests.
+
+    shared (path, bytes): the _SharedResults block the results go through.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        block = _SharedResults(shared[1], shared[0]) if shared is not None else None
         sim = LidarSimulator(cfg, world, materials)
     except Exception as exc:  # reported to the caller, which raises it
         conn.send(('error', f'{type(exc).__name__}: {exc}'))
@@ -90,7 +172,9 @@ def _serve(conn, cfg, world, materials, part=0, parts=1):
                 t0 = time.perf_counter()
                 result = sim.scan_part(poses, stamp_s, weather, scan_index, beam_range, peer)
                 busy_s = time.perf_counter() - t0 - peer.waited_s
-                reply = ('ok', (result, busy_s))
+                stored = block.store(result) if block is not None else None
+                reply = ('ok', (('inline', result) if stored is None else ('shared', stored),
+                                busy_s))
         except Exception as exc:  # a bad scan must not end the child: report it
             reply = ('error', f'{type(exc).__name__}: {exc}')
         try:
@@ -113,7 +197,7 @@ class ScanProcess:
         self.workers = max(1, int(workers))
         self._world, self._materials = world, materials
         self._ctx = multiprocessing.get_context('spawn')
-        self._procs, self._conns = [], []
+        self._procs, self._conns, self._blocks = [], [], []
         self._bounds = None            # the beam split, (workers + 1,)
         self._start()
 
@@ -128,16 +212,23 @@ class ScanProcess:
         return [proc.pid for proc in self._procs]
 
     def _start(self):
+        n_bytes = _SharedResults.size_for(self.cfg)
         for part in range(self.workers):
             parent, child = self._ctx.Pipe()
+            block = _SharedResults(n_bytes)
+            self._blocks.append(block)
             proc = self._ctx.Process(target=_serve, args=(
-                child, self.cfg, self._world, self._materials, part, self.workers),
-                name=f'ubot_lidar_sim scan {part}', daemon=True)
+                child, self.cfg, self._world, self._materials, part, self.workers,
+                (block.path, n_bytes)), name=f'ubot_lidar_sim scan {part}', daemon=True)
             proc.start()
             child.close()
             self._procs.append(proc)
             self._conns.append(parent)
-        self._replies(START_TIMEOUT_S, 'start')
+        try:
+            self._replies(START_TIMEOUT_S, 'start')
+        finally:
+            for block in self._blocks:
+                block.unlink()      # mapped by both sides (or the start failed)
 
     def _fail(self, kind, value, what, part):
         """
@@ -223,7 +314,8 @@ class ScanProcess:
         messages = [('scan', poses, float(stamp_s), weather, int(scan_index),
                      (int(bounds[k]), int(bounds[k + 1]))) for k in range(self.workers)]
         replies = self._request(messages, 'a scan')
-        results = [result for result, _ in replies]
+        results = [self._blocks[k].load(value) if how == 'shared' else value
+                   for k, ((how, value), _) in enumerate(replies)]
         # The next split: equal compute time per part, each part's cost spread evenly over its
         # beams, half-way from the present split (timings are noisy).
         if self.workers > 1 and n_beams >= self.workers:
@@ -231,12 +323,14 @@ class ScanProcess:
             density = [busy / max(size, 1) for (_, busy), size in zip(replies, sizes)]
             target = split_beams(n_beams, self.workers, np.repeat(density, sizes))
             self._bounds = np.round(0.5 * (bounds + target)).astype(np.int64)
-        return merge_parts([r for r in results if r.n_beams > 0] or results[:1])
+        # Copies: the blocks are written again by the next sweep.
+        return _owned(merge_parts([r for r in results if r.n_beams > 0] or results[:1]),
+                      len(results) > 1)
 
     def close(self, timeout_s=2.0):
         """Stop the children (asks, then kills after timeout_s); safe to call twice."""
-        procs, conns = self._procs, self._conns
-        self._procs, self._conns = [], []
+        procs, conns, blocks = self._procs, self._conns, self._blocks
+        self._procs, self._conns, self._blocks = [], [], []
         for conn in conns:
             try:
                 conn.send(('stop',))
@@ -248,3 +342,14 @@ class ScanProcess:
             if proc.is_alive():
                 proc.kill()
                 proc.join(timeout_s)
+        for block in blocks:
+            block.unlink()
+            block.close()
+
+
+def _owned(result, merged):
+    """Return result with arrays of its own (merge_parts of several parts already copied)."""
+    if merged:
+        return result
+    return replace(result, points=result.points.copy(), beam=result.beam.copy(),
+                   too_close=result.too_close.copy(), hit_range_m=result.hit_range_m.copy())
