@@ -13,7 +13,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.lidar import LidarSimulator
 from ubot_lidar_sim.core.materials import MaterialTable
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-from ubot_lidar_sim.core.worker import ScanProcess, ScanProcessError
+from ubot_lidar_sim.core.worker import _SharedResults, ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.world import World
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
@@ -143,6 +143,37 @@ def test_more_workers_than_beams_compute_the_beams_there_are(demo):
     proc = ScanProcess(cfg, *demo, workers=2)
     try:
         here, there = _both(sim, proc, 0)
-        assert there.n_beams == 1 and here.points.tobytes() == there.points.tobytes()
+        assert there.n_beams == 1 and len(there.points) == 1
+        assert here.points.tobytes() == there.points.tobytes()
+        kept = there.points.tobytes()
+        later = _both(sim, proc, 1)[1]
+        # The result owns its arrays: the next sweep (other noise) does not overwrite them.
+        assert later.points.tobytes() != kept and there.points.tobytes() == kept
     finally:
         proc.close()
+
+
+def test_a_result_keeps_its_points_after_the_next_sweep_of_the_same_process(demo, worker):
+    sim = LidarSimulator(LidarConfig(**CFG), *demo)
+    first = _both(sim, worker, 0)[1]
+    kept = first.points.tobytes()
+    second = _both(sim, worker, 1)[1]
+    assert second.points.tobytes() != kept and first.points.tobytes() == kept
+
+
+def test_the_shared_block_hands_a_result_over_whole_and_refuses_one_too_large(demo):
+    cfg = LidarConfig(**CFG)
+    result = LidarSimulator(cfg, *demo).scan(PATH, 0.0, RAIN, 0)
+    block = _SharedResults(_SharedResults.size_for(cfg))
+    small = _SharedResults(4096)
+    try:
+        copy = block.load(block.store(result))
+        _assert_same(result, copy)
+        assert copy.timing_ms == result.timing_ms and copy.n_beams == result.n_beams
+        assert small.store(result) is None        # the pipe takes it instead
+    finally:
+        for b in (block, small):
+            b.unlink()
+        del copy
+        block.close()
+        small.close()

@@ -49,14 +49,21 @@ class _SharedResults:
     per socket buffer (tens of ms for the 5 MB of an OS1-128 sweep); here the child writes the
     arrays once and sends their lengths. The parent creates the file (in /dev/shm when there
     is one) and unlinks it as soon as the child has mapped it, so nothing is left behind when
-    either side dies. A result that does not fit goes through the pipe as before.
+    either side dies. The space is allocated up front: a full tmpfs then fails here with
+    OSError (and the results take the pipe) instead of killing the child with SIGBUS on a write.
+    A result that does not fit goes through the pipe as well.
     """
 
     def __init__(self, n_bytes, path=None):
         if path is None:
             folder = '/dev/shm' if os.path.isdir('/dev/shm') else tempfile.gettempdir()
             fd, path = tempfile.mkstemp(prefix='ubot_lidar_sim_', dir=folder)
-            os.ftruncate(fd, n_bytes)
+            try:
+                os.posix_fallocate(fd, 0, n_bytes)
+            except OSError:
+                os.close(fd)
+                os.unlink(path)
+                raise
         else:
             fd = os.open(path, os.O_RDWR)
         try:
@@ -215,11 +222,15 @@ class ScanProcess:
         n_bytes = _SharedResults.size_for(self.cfg)
         for part in range(self.workers):
             parent, child = self._ctx.Pipe()
-            block = _SharedResults(n_bytes)
+            try:
+                block = _SharedResults(n_bytes)
+            except OSError:     # no room for the block: this child's results take the pipe
+                block = None
             self._blocks.append(block)
             proc = self._ctx.Process(target=_serve, args=(
                 child, self.cfg, self._world, self._materials, part, self.workers,
-                (block.path, n_bytes)), name=f'ubot_lidar_sim scan {part}', daemon=True)
+                None if block is None else (block.path, n_bytes)),
+                name=f'ubot_lidar_sim scan {part}', daemon=True)
             proc.start()
             child.close()
             self._procs.append(proc)
@@ -228,7 +239,8 @@ class ScanProcess:
             self._replies(START_TIMEOUT_S, 'start')
         finally:
             for block in self._blocks:
-                block.unlink()      # mapped by both sides (or the start failed)
+                if block is not None:
+                    block.unlink()      # mapped by both sides (or the start failed)
 
     def _fail(self, kind, value, what, part):
         """
@@ -324,8 +336,8 @@ class ScanProcess:
             target = split_beams(n_beams, self.workers, np.repeat(density, sizes))
             self._bounds = np.round(0.5 * (bounds + target)).astype(np.int64)
         # Copies: the blocks are written again by the next sweep.
-        return _owned(merge_parts([r for r in results if r.n_beams > 0] or results[:1]),
-                      len(results) > 1)
+        kept = [r for r in results if r.n_beams > 0] or results[:1]
+        return _owned(merge_parts(kept), len(kept) > 1)
 
     def close(self, timeout_s=2.0):
         """Stop the children (asks, then kills after timeout_s); safe to call twice."""
@@ -343,8 +355,9 @@ class ScanProcess:
                 proc.kill()
                 proc.join(timeout_s)
         for block in blocks:
-            block.unlink()
-            block.close()
+            if block is not None:
+                block.unlink()
+                block.close()
 
 
 def _owned(result, merged):
