@@ -57,6 +57,17 @@ def test_same_seed_is_byte_identical_and_another_seed_differs(tmp_path, world):
     assert a != c
 
 
+def test_compute_workers_split_the_frames_over_processes_with_the_same_bytes(tmp_path, world):
+    moving = ['--frames', '2', '--twist', '1', '0', '0', '0', '0', '10', '--rain', '8',
+              '--set', 'sub_rays=7']
+    _scan(tmp_path, world, 'one.npz', *moving)
+    _scan(tmp_path, world, 'two.npz', *moving, '--set', 'compute_workers=2')
+    for k in (0, 1):
+        one = (tmp_path / f'one_{k:04d}.npz').read_bytes()
+        assert len(np.load(tmp_path / f'one_{k:04d}.npz')['x']) > 100
+        assert one == (tmp_path / f'two_{k:04d}.npz').read_bytes()
+
+
 def test_frames_get_numbered_names_stamps_and_continuing_noise(tmp_path, world):
     _scan(tmp_path, world, 'f.npz', '--frames', '2', '--twist', '1', '0', '0', '0', '0', '0',
           '--set', 'range_noise_std_m=0.05')

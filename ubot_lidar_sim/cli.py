@@ -236,10 +236,22 @@ def run_scan(args):
     if sensor == 'lidar_3d':
         from ubot_lidar_sim.core.lidar import LidarSimulator
         sim = LidarSimulator(cfg, world, materials)
-        for k in range(args.frames):
-            stamp = (k + (1 if cfg.stamp_at == 'end' else 0)) * period
-            res = sim.scan(trajectory, stamp, weather, scan_index=k)
-            outputs.append(res)
+        # compute_workers > 1: the same sweeps split over that many processes (same bytes).
+        pool = None
+        if cfg.compute_workers > 1:
+            from ubot_lidar_sim.core.worker import ScanProcess
+            pool = ScanProcess(cfg, world, materials, cfg.compute_workers)
+        try:
+            for k in range(args.frames):
+                stamp = (k + (1 if cfg.stamp_at == 'end' else 0)) * period
+                if pool is None:
+                    res = sim.scan(trajectory, stamp, weather, scan_index=k)
+                else:
+                    res = pool.scan(trajectory(sim.pose_times(stamp)), stamp, weather, k)
+                outputs.append(res)
+        finally:
+            if pool is not None:
+                pool.close()
     elif sensor == 'laser_scan':
         from ubot_lidar_sim.core.laser import LaserScanner
         scanner = LaserScanner(cfg, world, materials)
