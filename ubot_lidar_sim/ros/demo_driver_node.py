@@ -19,7 +19,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
-from ubot_lidar_sim.ros.sensor_node import run_node
+from ubot_lidar_sim.ros.sensor_node import run_node, tolerate_destroyed
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
 PHASES = ('clear', 'rain', 'fog', 'smoke')
@@ -177,6 +177,7 @@ class DemoDriverNode(Node):
         self._static_pub.publish(TFMessage(transforms=transforms))
         self._static_sent = True
 
+    @tolerate_destroyed
     def _on_tf_timer(self):
         t_s, now_ns = self._elapsed_s()
         if t_s is None:
@@ -194,6 +195,7 @@ class DemoDriverNode(Node):
         ])
         self._tf_pub.publish(msg)
 
+    @tolerate_destroyed
     def _on_env_timer(self):
         t_s, now_ns = self._elapsed_s()
         if t_s is None:

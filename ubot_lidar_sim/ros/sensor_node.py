@@ -7,6 +7,7 @@ every skipped scan by reason and reports it on /diagnostics; see docs/core-inter
 """
 
 from collections import deque
+import functools
 import math
 import signal
 import struct
@@ -96,6 +97,25 @@ def latched_qos(depth=1):
     return QoSProfile(depth=depth, history=HistoryPolicy.KEEP_LAST,
                       reliability=ReliabilityPolicy.RELIABLE,
                       durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def tolerate_destroyed(callback):
+    """
+    Wrap a timer callback so that a handle destroyed under it ends it quietly.
+
+    An executor thread may still run a tick while the node is being destroyed (the all-in-one
+    runner destroys its nodes after its executor's bounded shutdown). The timer or publisher
+    the tick uses is then gone and rclpy raises InvalidHandle, which nobody awaits any more:
+    it would surface as "The following exception was never retrieved". InvalidHandle means
+    exactly that the entity was destroyed, so the tick has nothing left to do.
+    """
+    @functools.wraps(callback)
+    def call(*args):
+        try:
+            return callback(*args)
+        except InvalidHandle:
+            return None
+    return call
 
 
 class SensorNode(Node):
@@ -206,6 +226,7 @@ class SensorNode(Node):
         self._timer = self.create_timer(self._period_s, self._on_timer,
                                         callback_group=self._work_group)
 
+    @tolerate_destroyed
     def _on_timer(self):
         # rcl keeps a timer on its schedule: a tick that runs late still scans, and only a
         # tick more than a period late makes rcl move the next call past the periods it
@@ -431,6 +452,7 @@ class SensorNode(Node):
         """Return extra (key, value) pairs for /diagnostics (subclasses may extend)."""
         return []
 
+    @tolerate_destroyed
     def _publish_diagnostics(self):
         s = self._stats
         ms = list(s['compute_ms'])
