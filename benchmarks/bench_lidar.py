@@ -20,7 +20,7 @@ from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.lidar import LidarSimulator
 from ubot_lidar_sim.core.materials import MaterialTable
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.worker import ScanProcess
+from ubot_lidar_sim.core.worker import ScanProcess, sweep
 from ubot_lidar_sim.core.world import World
 
 RAIN = Weather(rain_mm_h=10.0, visibility_m=1000.0)
@@ -50,11 +50,7 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
     def one_scan():
         k = state['k']
         c0 = process_cpu_s(pids)
-        if pool is None:
-            result = sim.scan(pose_at, k * cfg.period_s, weather, k)
-        else:
-            stamp = k * cfg.period_s
-            result = pool.scan(pose_at(sim.pose_times(stamp)), stamp, weather, k)
+        result = sweep(sim, pool, pose_at, k * cfg.period_s, weather, k)
         state['cpu'].append(process_cpu_s(pids) - c0)
         state['points'] = len(result.points)
         state['k'] = k + 1

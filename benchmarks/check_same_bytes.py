@@ -29,7 +29,7 @@ from ubot_lidar_sim.core.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.terrain import TerrainSensor  # noqa: E402
-from ubot_lidar_sim.core.worker import ScanProcess  # noqa: E402
+from ubot_lidar_sim.core.worker import ScanProcess, sweep  # noqa: E402
 from ubot_lidar_sim.core.world import World  # noqa: E402
 
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
@@ -79,11 +79,7 @@ def collect(workers=0):
         pose_at = ConstantTwist(pose, MOVING if moving else (0.0,) * 6)
         pool = ScanProcess(cfg, world, materials, workers) if workers else None
         for k in (0, 3):
-            if pool is None:
-                res = sim.scan(pose_at, k * cfg.period_s, weather, k)
-            else:
-                stamp = k * cfg.period_s
-                res = pool.scan(pose_at(sim.pose_times(stamp)), stamp, weather, k)
+            res = sweep(sim, pool, pose_at, k * cfg.period_s, weather, k)
             out[f'{name}_{k}_points'] = res.points
             out[f'{name}_{k}_beam'] = res.beam
             out[f'{name}_{k}_too_close'] = res.too_close

@@ -237,18 +237,13 @@ def run_scan(args):
         from ubot_lidar_sim.core.lidar import LidarSimulator
         sim = LidarSimulator(cfg, world, materials)
         # compute_workers > 1: the same sweeps split over that many processes (same bytes).
-        pool = None
-        if cfg.compute_workers > 1:
-            from ubot_lidar_sim.core.worker import ScanProcess
-            pool = ScanProcess(cfg, world, materials, cfg.compute_workers)
+        from ubot_lidar_sim.core.worker import ScanProcess, sweep
+        pool = ScanProcess(cfg, world, materials, cfg.compute_workers) \
+            if cfg.compute_workers > 1 else None
         try:
             for k in range(args.frames):
                 stamp = (k + (1 if cfg.stamp_at == 'end' else 0)) * period
-                if pool is None:
-                    res = sim.scan(trajectory, stamp, weather, scan_index=k)
-                else:
-                    res = pool.scan(trajectory(sim.pose_times(stamp)), stamp, weather, k)
-                outputs.append(res)
+                outputs.append(sweep(sim, pool, trajectory, stamp, weather, k))
         finally:
             if pool is not None:
                 pool.close()

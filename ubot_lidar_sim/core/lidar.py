@@ -165,13 +165,10 @@ class LidarSimulator:
             out += tmp
             np.multiply(dz, col[None, :, None, i, 2], out=tmp)
             out += tmp
+        # The rings computed, cut to the beams asked for (the whole block for whole rings).
         lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
-        if r0 * cols != b0 or r1 * cols != b1:
-            dirs = dirs.reshape(-1, 3)[lo:hi]
-            origins = np.repeat(col[self.beams.column[b0:b1], :3, 3], n_sub, axis=0)
-            return origins, dirs
         origins = np.broadcast_to(col[None, :, None, :3, 3], dirs.shape).reshape(-1, 3)
-        return origins, dirs.reshape(-1, 3)
+        return origins[lo:hi], dirs.reshape(-1, 3)[lo:hi]
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """

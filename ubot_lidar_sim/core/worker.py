@@ -190,6 +190,17 @@ def _serve(conn, cfg, world, materials, part=0, parts=1, shared=None):
             return
 
 
+def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
+    """
+    Return sim.scan(pose_at, stamp_s, weather, scan_index), computed by pool when given.
+
+    pool: a ScanProcess of sim's config, or None to compute in this process; same bytes.
+    """
+    if pool is None:
+        return sim.scan(pose_at, stamp_s, weather, scan_index)
+    return pool.scan(pose_at(sim.pose_times(stamp_s)), stamp_s, weather, scan_index)
+
+
 class ScanProcess:
     """
     Run ``LidarSimulator(cfg, world, materials)`` in ``workers`` child processes.

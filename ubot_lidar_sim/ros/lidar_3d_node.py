@@ -14,7 +14,7 @@ from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.worker import ScanProcess
+from ubot_lidar_sim.core.worker import ScanProcess, sweep
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, to_layout
 from ubot_lidar_sim.ros.sensor_node import latched_qos, run_node, SensorNode
 from visualization_msgs.msg import Marker, MarkerArray
@@ -181,12 +181,8 @@ class Lidar3DNode(SensorNode):
         def pose_at(times_s):
             return self.lookup_many(world, frame, times_s)
 
-        stamp_s = stamp_ns * 1e-9
-        if self._proc is None:
-            result = self._sim.scan(pose_at, stamp_s, self.weather, self.scan_index)
-        else:
-            result = self._proc.scan(pose_at(self._sim.pose_times(stamp_s)), stamp_s,
-                                     self.weather, self.scan_index)
+        result = sweep(self._sim, self._proc, pose_at, stamp_ns * 1e-9, self.weather,
+                       self.scan_index)
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts)
         self._points_pub.publish(array_to_pointcloud2(points, frame, stamp_ns))
         self._beams = result.n_beams
