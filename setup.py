@@ -38,7 +38,7 @@ setup(
             'lidar_3d_node = ubot_lidar_sim.ros.lidar_3d_node:main',
             'laser_scan_node = ubot_lidar_sim.ros.laser_scan_node:main',
             'terrain_sensor_node = ubot_lidar_sim.ros.terrain_sensor_node:main',
-            'demo_driver_node = ubot_lidar_sim.ros.demo_driver_node:main',
+            'demo_driver_node = ubot_lidar_sim.ros.demo.demo_driver_node:main',
         ],
     },
 )

@@ -16,12 +16,12 @@ import tempfile
 from common import bare_cast, lidar_config, paired_median_ms, primary_rays, process_cpu_s, row
 import numpy as np
 
-from ubot_lidar_sim.core.atmosphere import Weather
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.worker import ScanProcess, sweep
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 RAIN = Weather(rain_mm_h=10.0, visibility_m=1000.0)
 CLEAR = Weather()

@@ -7,13 +7,13 @@ The bare-cast reference of each is open3d casting the same rays once from the sa
 from common import bare_cast, paired_median_ms, primary_rays, row
 import numpy as np
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig
-from ubot_lidar_sim.core.laser import LaserScanner
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.terrain import TerrainSensor
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 
 def run(repeats):

@@ -22,15 +22,15 @@ if '--tree' in sys.argv:          # before common.py puts a source tree on sys.p
 from common import lidar_config  # noqa: E402,I202
 import numpy as np  # noqa: E402
 
-from ubot_lidar_sim.core.atmosphere import Weather  # noqa: E402
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig  # noqa: E402
-from ubot_lidar_sim.core.laser import LaserScanner  # noqa: E402
-from ubot_lidar_sim.core.lidar import LidarSimulator  # noqa: E402
-from ubot_lidar_sim.core.materials import MaterialTable  # noqa: E402
+from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep  # noqa: E402
+from ubot_lidar_sim.core.physics.atmosphere import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
-from ubot_lidar_sim.core.terrain import TerrainSensor  # noqa: E402
-from ubot_lidar_sim.core.worker import ScanProcess, sweep  # noqa: E402
-from ubot_lidar_sim.core.world import World  # noqa: E402
+from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor  # noqa: E402
+from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
+from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
 MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)

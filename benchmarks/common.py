@@ -19,10 +19,10 @@ import open3d as o3d
 sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
                 or str(Path(__file__).resolve().parents[1]))
 
-from ubot_lidar_sim.core import scan_pattern  # noqa: E402
 from ubot_lidar_sim.core.config import from_dict, LidarConfig  # noqa: E402
+from ubot_lidar_sim.core.physics.radiometry import sub_ray_pattern  # noqa: E402
 from ubot_lidar_sim.core.presets import load_preset  # noqa: E402
-from ubot_lidar_sim.core.radiometry import sub_ray_pattern  # noqa: E402
+from ubot_lidar_sim.core.sensors import scan_pattern  # noqa: E402
 
 WARMUP = 3
 # CPU time the hypervisor gave to other guests (%, /proc/stat 'steal') during the last

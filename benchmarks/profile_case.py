@@ -16,10 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_lidar import CLEAR, MOVING, POSE0, RAIN  # noqa: E402
 from common import lidar_config  # noqa: E402
 
-from ubot_lidar_sim.core.lidar import LidarSimulator  # noqa: E402
-from ubot_lidar_sim.core.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist  # noqa: E402
-from ubot_lidar_sim.core.world import World  # noqa: E402
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
+from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
+from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 CASES = {
     'A': ('velodyne_vlp16', RAIN, True,

@@ -91,7 +91,7 @@ def test_launch_arguments_are_declared_and_used(path):
 
 def demo_driver_parameters():
     """Return the parameter names the demo driver declares (its specs table, via ast)."""
-    tree = ast.parse((ROOT / 'ubot_lidar_sim/ros/demo_driver_node.py').read_text())
+    tree = ast.parse((ROOT / 'ubot_lidar_sim/ros/demo/demo_driver_node.py').read_text())
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == 'specs':
             return {k.value for k in node.value.keys}

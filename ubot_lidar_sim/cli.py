@@ -19,9 +19,9 @@ import numpy as np
 
 from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core import presets as presets_mod
-from ubot_lidar_sim.core import terrain as terrain_mod
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.sensors import terrain as terrain_mod
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
 CONFIG_CLASSES = {'lidar_3d': 'LidarConfig', 'laser_scan': 'LaserScanConfig',
@@ -192,7 +192,7 @@ def frame_path(out, k, frames):
 
 
 def _weather(rain, visibility):
-    from ubot_lidar_sim.core.atmosphere import Weather
+    from ubot_lidar_sim.core.physics.atmosphere import Weather
     if not rain >= 0.0:
         raise ConfigError('--rain', rain, 'a rain rate >= 0 mm/h')
     if not visibility > 0.0:
@@ -201,8 +201,8 @@ def _weather(rain, visibility):
 
 
 def _load_world(cfg):
-    from ubot_lidar_sim.core.materials import MaterialTable
-    from ubot_lidar_sim.core.world import World
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    from ubot_lidar_sim.core.world.world import World
     materials = MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
     return World.load(cfg.world_file, materials), materials
 
@@ -226,7 +226,7 @@ def run_scan(args):
     cfg = effective_config(sensor, args.params, parse_overrides(args.overrides), extra)
     weather = _weather(args.rain, args.visibility)
     if sensor == 'lidar_3d':
-        from ubot_lidar_sim.core.scan_pattern import build_beams
+        from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
         build_beams(cfg)  # refuse a scan over max_rays_per_scan before loading the world
     pose = args.pose if args.pose is not None else DEFAULT_POSE[sensor]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
@@ -234,10 +234,10 @@ def run_scan(args):
     period = 1.0 / cfg.rate_hz
     outputs = []
     if sensor == 'lidar_3d':
-        from ubot_lidar_sim.core.lidar import LidarSimulator
+        from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
         sim = LidarSimulator(cfg, world, materials)
         # compute_workers > 1: the same sweeps split over that many processes (same bytes).
-        from ubot_lidar_sim.core.worker import ScanProcess, sweep
+        from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
         pool = ScanProcess(cfg, world, materials, cfg.compute_workers) \
             if cfg.compute_workers > 1 else None
         try:
@@ -248,12 +248,12 @@ def run_scan(args):
             if pool is not None:
                 pool.close()
     elif sensor == 'laser_scan':
-        from ubot_lidar_sim.core.laser import LaserScanner
+        from ubot_lidar_sim.core.sensors.laser import LaserScanner
         scanner = LaserScanner(cfg, world, materials)
         outputs = [scanner.scan(trajectory, k * period, weather, scan_index=k)
                    for k in range(args.frames)]
     else:
-        from ubot_lidar_sim.core.terrain import TerrainSensor
+        from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
         terrain = TerrainSensor(cfg, world)
         outputs = [(k * period, terrain.sample(trajectory([k * period])[0]))
                    for k in range(args.frames)]
@@ -301,7 +301,7 @@ def run_describe(args):
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
     out = {'sensor': args.sensor, 'settings': config_mod.to_dict(cfg)}
     if args.sensor != 'terrain_sensor':
-        from ubot_lidar_sim.core.lidar import describe_models
+        from ubot_lidar_sim.core.sensors.lidar import describe_models
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z
         lidar_cfg = cfg if args.sensor == 'lidar_3d' else cfg.to_lidar_config()

@@ -4,12 +4,12 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core import atmosphere as atm_mod
-from ubot_lidar_sim.core.atmosphere import (
-    atmosphere, clutter, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
-    marshall_palmer_drops, rain_extinction, rain_part_550, Weather)
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics import atmosphere as atm_mod
+from ubot_lidar_sim.core.physics.atmosphere import (
+    atmosphere, clutter, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
+    marshall_palmer_drops, rain_extinction, rain_part_550, Weather)
 
 CFG = LidarConfig()
 
@@ -60,7 +60,7 @@ def test_clear_air_plus_rain_gives_rain_extinction_alone():
 
 def test_residual_fog_is_clamped_and_logged_once(caplog, monkeypatch):
     monkeypatch.setattr(atm_mod, '_clamp_warned', False)
-    with caplog.at_level(logging.WARNING, logger='ubot_lidar_sim.core.atmosphere'):
+    with caplog.at_level(logging.WARNING, logger='ubot_lidar_sim.core.physics.atmosphere'):
         assert fog_extinction(CFG, 50000.0, 25.0) == 0.0
         assert fog_extinction(CFG, 40000.0, 25.0) == 0.0
     assert sum('clamped' in r.getMessage() for r in caplog.records) == 1

@@ -7,7 +7,7 @@ import pytest
 from ubot_lidar_sim.core.config import (
     descriptors, from_dict, LaserScanConfig, LidarConfig, replace, TerrainConfig, to_dict)
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.scan_pattern import column_azimuths_rad
+from ubot_lidar_sim.core.sensors.scan_pattern import column_azimuths_rad
 
 
 def test_lidar_defaults_match_contract():

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.lidar import FULL_DTYPE, to_layout
-from ubot_lidar_sim.demo_snapshots import intensity_byte
+from ubot_lidar_sim.core.sensors.lidar import FULL_DTYPE, to_layout
+from ubot_lidar_sim.ros.demo.snapshots import intensity_byte
 
 
 @pytest.mark.parametrize('layout', ['full', 'velodyne', 'ouster'])

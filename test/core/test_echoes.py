@@ -3,12 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core import radiometry as rad
-from ubot_lidar_sim.core.atmosphere import atmosphere
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.echoes import Contributions, contributions_from_hits, process_beams
-from ubot_lidar_sim.core.materials import material_index, MaterialTable
-from ubot_lidar_sim.core.raycast import Hits
+from ubot_lidar_sim.core.physics import radiometry as rad
+from ubot_lidar_sim.core.physics.atmosphere import atmosphere
+from ubot_lidar_sim.core.physics.echoes import (Contributions, contributions_from_hits,
+                                                process_beams)
+from ubot_lidar_sim.core.raycast.tracer import Hits
+from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
 
 QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0}
 

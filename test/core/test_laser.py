@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig
-from ubot_lidar_sim.core.laser import LaserScanner
-from ubot_lidar_sim.core.materials import MaterialTable
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 WORLD = """frame: map
 objects:

@@ -6,14 +6,14 @@ import threading
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.echoes import contributions_from_hits
-from ubot_lidar_sim.core.lidar import LidarSimulator, merge_parts, split_beams
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.echoes import contributions_from_hits
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-from ubot_lidar_sim.core.raycast import Hits
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.raycast.tracer import Hits
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, merge_parts, split_beams
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
                      twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))

@@ -2,9 +2,9 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core import radiometry as rad
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.materials import material_index, MaterialTable, WATER
+from ubot_lidar_sim.core.physics import radiometry as rad
+from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, WATER
 
 TABLE = MaterialTable.load()
 

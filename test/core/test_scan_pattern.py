@@ -7,7 +7,7 @@ import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.scan_pattern import (
+from ubot_lidar_sim.core.sensors.scan_pattern import (
     build_beams, column_azimuths_rad, column_times_s, perpendicular_basis, ring_elevations_deg,
     sub_ray_directions, sub_ray_pattern)
 

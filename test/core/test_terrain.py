@@ -7,8 +7,8 @@ import pytest
 
 from ubot_lidar_sim.core.config import TerrainConfig
 from ubot_lidar_sim.core.poses import pose_matrix_deg
-from ubot_lidar_sim.core.terrain import TerrainSensor
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+from ubot_lidar_sim.core.world.world import World
 
 TIRES = (1.0, 0.6, 0.0, 1.0, -0.6, 0.0, -1.0, 0.6, 0.0, -1.0, -0.6, 0.0)
 

@@ -8,13 +8,13 @@ import time
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.execution.worker import _SharedResults, ScanProcess, ScanProcessError
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-from ubot_lidar_sim.core.worker import _SharedResults, ScanProcess, ScanProcessError
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last'}

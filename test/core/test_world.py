@@ -8,8 +8,8 @@ import open3d as o3d
 import pytest
 
 from ubot_lidar_sim.core.errors import WorldError
-from ubot_lidar_sim.core.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
+from ubot_lidar_sim.core.world.world import World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})
 WORLDS = Path(__file__).resolve().parents[2] / 'config' / 'worlds'

@@ -15,14 +15,14 @@ from geometry_msgs.msg import Point
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, ScanError, WorldError
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.presets import read_params_file
-from ubot_lidar_sim.core.terrain import TerrainSensor
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import environment_to_weather
 from ubot_lidar_sim.ros.tf_buffer import CycleError, ExtrapolationError, FrameNotFoundError
 from ubot_lidar_sim.ros.tf_buffer import InvalidTransformError, TransformBuffer

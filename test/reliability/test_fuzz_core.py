@@ -12,12 +12,12 @@ from hypothesis import given, HealthCheck, settings, strategies as st
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import LidarConfig, RETURN_MODES
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 FIRST, STRONGEST, LAST = 1, 2, 4
 # Flags every emitted point of a mode must carry one of, and the most points per beam.

@@ -18,12 +18,12 @@ from sensor_msgs.msg import PointCloud2
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.materials import MaterialTable
+from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, ns_to_stamp
 from ubot_lidar_sim_msgs.msg import Environment
 

@@ -11,7 +11,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from ubot_lidar_sim.ros.demo_driver_node import (
+from ubot_lidar_sim.ros.demo.demo_driver_node import (
     DemoDriverNode, loop_pose, rain_visibility_m, scenario_at)
 from ubot_lidar_sim_msgs.msg import Environment
 

@@ -15,8 +15,8 @@ from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
-from ubot_lidar_sim.core.materials import MaterialTable
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim_msgs.msg import Environment
 from visualization_msgs.msg import MarkerArray

@@ -21,7 +21,7 @@ from sensor_msgs.msg import PointCloud2, PointField
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import pointcloud2_dtype, pointcloud2_to_array, stamp_to_s
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim_msgs.msg import Environment

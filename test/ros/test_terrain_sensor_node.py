@@ -15,7 +15,7 @@ from std_msgs.msg import Float64, Float64MultiArray
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
 from ubot_lidar_sim_msgs.msg import TerrainSensor
 from visualization_msgs.msg import MarkerArray

@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.radiometry import detection_threshold, normal_ppf
+from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
 
 RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first_last',
                 'triple_first_strongest_last')

@@ -13,9 +13,9 @@ from geometry_msgs.msg import Pose, Transform
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.lidar import LAYOUT_DTYPES, to_layout  # noqa: F401 (re-exported)
+from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.sensors.lidar import LAYOUT_DTYPES, to_layout  # noqa: F401 (re-exported)
 from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion, to_matrix, TransformError
 
 #: Packed (no padding), little-endian dtypes of the three layouts; to_layout converts the full

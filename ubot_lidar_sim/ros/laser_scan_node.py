@@ -79,7 +79,7 @@ class LaserScanNode(SensorNode):
     def on_config_changed(self, names):
         """Rebuild the scanner for the new model parameters (geometry is read-only)."""
         # Imported here so that terrain_sensor_node can reuse ray_markers without the physics.
-        from ubot_lidar_sim.core.laser import LaserScanner
+        from ubot_lidar_sim.core.sensors.laser import LaserScanner
 
         self.scanner = LaserScanner(self.config, self.world, self.materials)
 

@@ -13,8 +13,8 @@ import numpy as np
 from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.lidar import LidarSimulator
-from ubot_lidar_sim.core.worker import ScanProcess, sweep
+from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, to_layout
 from ubot_lidar_sim.ros.sensor_node import latched_qos, run_node, SensorNode
 from visualization_msgs.msg import Marker, MarkerArray

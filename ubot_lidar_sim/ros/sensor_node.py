@@ -30,10 +30,10 @@ from rclpy.signals import SignalHandlerOptions
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
-from ubot_lidar_sim.core.atmosphere import Weather
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.materials import MaterialTable
-from ubot_lidar_sim.core.world import World
+from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import (apply_transforms, environment_to_weather, tf_items,
                                             tf_items_from_cdr)
 from ubot_lidar_sim.ros.params import ConfigParameters

@@ -15,7 +15,7 @@ import numpy as np
 from std_msgs.msg import Float64, Float64MultiArray
 
 from ubot_lidar_sim.core.config import TerrainConfig
-from ubot_lidar_sim.core.terrain import TerrainSensor
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.ros.conversions import ns_to_stamp
 from ubot_lidar_sim.ros.laser_scan_node import ray_markers
 from ubot_lidar_sim.ros.sensor_node import run_node, SensorNode

@@ -22,10 +22,10 @@ import numpy as np
 import open3d as o3d
 
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
-from ubot_lidar_sim.core.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES, MaterialTable
-from ubot_lidar_sim.core.raycast import check_rays, Geometry, KIND_CYLINDER, KIND_SPHERE
-from ubot_lidar_sim.core.raycast import smoke_entry, Tracer
-from ubot_lidar_sim.core.worlds_builtin import build as build_builtin, BUILTIN_WORLDS
+from ubot_lidar_sim.core.raycast.tracer import check_rays, Geometry, KIND_CYLINDER, KIND_SPHERE
+from ubot_lidar_sim.core.raycast.tracer import smoke_entry, Tracer
+from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
+from ubot_lidar_sim.core.world.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES, MaterialTable
 
 MAX_TRIANGLES = 5_000_000
 _COMMON = {'name', 'type', 'material', 'class_id', 'foliage', 'ground', 'pose'}

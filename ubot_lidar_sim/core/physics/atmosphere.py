@@ -12,10 +12,11 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core import parts, radiometry
-from ubot_lidar_sim.core.echoes import Contributions
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.materials import OTHER
+from ubot_lidar_sim.core.execution import parts
+from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.echoes import Contributions
+from ubot_lidar_sim.core.world.materials import OTHER
 
 _LOG = logging.getLogger(__name__)
 DB_PER_NEPER = 10.0 * math.log10(math.e)  # 4.343 dB per neper

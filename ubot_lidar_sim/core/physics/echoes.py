@@ -11,8 +11,9 @@ from typing import Optional
 
 import numpy as np
 
-from ubot_lidar_sim.core import parts, radiometry
-from ubot_lidar_sim.core.scan_pattern import perpendicular_basis
+from ubot_lidar_sim.core.execution import parts
+from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.sensors.scan_pattern import perpendicular_basis
 
 FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
 

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core.materials import OTHER, WATER
-from ubot_lidar_sim.core.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
+from ubot_lidar_sim.core.sensors.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
+from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.config import replace
-from ubot_lidar_sim.core.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 
 @dataclass(frozen=True, eq=False)

@@ -128,7 +128,7 @@ def _make_monitor(context, snapshots, world_frame, lookup):
     from sensor_msgs.msg import LaserScan, PointCloud2
     from std_msgs.msg import String
 
-    from ubot_lidar_sim.demo_snapshots import Recorder
+    from ubot_lidar_sim.ros.demo.snapshots import Recorder
     from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
 
     class Monitor(Node):
@@ -228,7 +228,7 @@ def run(args):
     from rclpy.signals import SignalHandlerOptions
 
     from ubot_lidar_sim.core.errors import SimError
-    from ubot_lidar_sim.ros.demo_driver_node import DemoDriverNode
+    from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
     from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
     from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
     from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
@@ -386,7 +386,7 @@ def _same_world(params, name):
 
 
 def _write_snapshots(recorder, out_dir, nodes):
-    from ubot_lidar_sim.core.world import World
+    from ubot_lidar_sim.core.world.world import World
 
     world = getattr(nodes[1], 'world', None)
     if world is None:

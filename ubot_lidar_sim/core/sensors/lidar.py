@@ -14,10 +14,13 @@ import zlib
 
 import numpy as np
 
-from ubot_lidar_sim.core import echoes, parts, radiometry
-from ubot_lidar_sim.core.atmosphere import atmosphere, clutter, Weather
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.scan_pattern import build_beams, sub_ray_directions, sub_ray_pattern
+from ubot_lidar_sim.core.execution import parts
+from ubot_lidar_sim.core.physics import echoes
+from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.atmosphere import atmosphere, clutter, Weather
+from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
+                                                      sub_ray_pattern)
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
