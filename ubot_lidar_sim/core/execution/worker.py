@@ -31,7 +31,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
 from ubot_lidar_sim.core.sensors.lidar import (FULL_DTYPE, LidarSimulator, merge_parts,
-                                                ScanResult, split_beams)
+                                               ScanResult, split_beams)
 
 START_TIMEOUT_S = 60.0      # importing open3d and building the scene in the child
 SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hung and killed
