@@ -57,7 +57,7 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
 
     origins, dirs = primary_rays(cfg, POSE0)
     try:
-        ms, bare = paired_median_ms(one_scan, bare_cast(world.scene(), origins, dirs), repeats)
+        ms, bare = paired_median_ms(one_scan, bare_cast(world, origins, dirs), repeats)
     finally:
         if pool is not None:
             pool.close()

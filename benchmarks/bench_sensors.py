@@ -1,7 +1,8 @@
 """
 laser_scan (case D: 1 degree, 30 Hz) and terrain_sensor (case E: 50 Hz) on the demo world.
 
-The bare-cast reference of each is open3d casting the same rays once from the same pose.
+The bare-cast reference of each is the world's caster casting the same rays once from the
+same pose.
 """
 
 from common import bare_cast, paired_median_ms, primary_rays, row
@@ -35,7 +36,7 @@ def run(repeats):
 
     n = scanner.n_rays
     origins, dirs = primary_rays(scanner.lidar_cfg, pose0)
-    ms, bare = paired_median_ms(laser_scan, bare_cast(world.scene(), origins, dirs),
+    ms, bare = paired_median_ms(laser_scan, bare_cast(world, origins, dirs),
                                 repeats * 5)
     rows = [row('D', 'laser_scan', 1, 'strongest', 'clear', n, state['rays'], ms, bare,
                 cfg.rate_hz)]
@@ -49,7 +50,7 @@ def run(repeats):
     dirs = ends - starts
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
     ms, bare = paired_median_ms(lambda: terrain.sample(base),
-                                bare_cast(world.scene(), starts, dirs), repeats * 10)
+                                bare_cast(world, starts, dirs), repeats * 10)
     rows.append(row('E', 'terrain_sensor', 1, 'first', 'clear', 5,
                     int(np.sum(result.hit_flg)), ms, bare, tcfg.rate_hz))
     return rows

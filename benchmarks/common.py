@@ -1,8 +1,9 @@
 """
 Shared helpers of the benchmarks: timing medians, the bare-cast reference, one result row.
 
-Every case times its scans after a warm-up and reports medians; the reference is open3d casting
-the same primary sub-rays once on the same world in the same run (bare_cast_ms_median).
+Every case times its scans after a warm-up and reports medians; the reference is the world's
+caster (open3d by default) casting the same primary sub-rays once on the same world in the same
+run (bare_cast_ms_median).
 """
 
 import os
@@ -12,7 +13,6 @@ import sys
 import time
 
 import numpy as np
-import open3d as o3d
 
 # Benchmark the source tree, not a possibly stale install/ copy that env.sh puts on the path
 # (UBOT_LIDAR_SIM_TREE names another tree, e.g. an export of the code before a change).
@@ -84,10 +84,11 @@ def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
     return statistics.median(times), statistics.median(ref_times)
 
 
-def bare_cast(scene, origins, dirs):
-    """Return a function that casts the rays once with open3d (the reference of every case)."""
-    rays = o3d.core.Tensor(np.ascontiguousarray(np.hstack([origins, dirs]), dtype=np.float32))
-    return lambda: scene.cast_rays(rays)
+def bare_cast(world, origins, dirs):
+    """Return a function casting the rays once with the world's caster (each case's reference)."""
+    rays = np.ascontiguousarray(np.hstack([origins, dirs]), dtype=np.float32)
+    caster = world.caster
+    return lambda: caster.cast_rays(rays)
 
 
 def lidar_config(preset, **overrides):

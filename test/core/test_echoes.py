@@ -8,7 +8,7 @@ from ubot_lidar_sim.core.physics import radiometry as rad
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.echoes import (Contributions, contributions_from_hits,
                                                 process_beams)
-from ubot_lidar_sim.core.raycast.tracer import Hits
+from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
 
 QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0}

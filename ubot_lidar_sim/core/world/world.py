@@ -22,8 +22,10 @@ import numpy as np
 import open3d as o3d
 
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
-from ubot_lidar_sim.core.raycast.tracer import check_rays, Geometry, KIND_CYLINDER, KIND_SPHERE
-from ubot_lidar_sim.core.raycast.tracer import smoke_entry, Tracer
+from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
+from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
+from ubot_lidar_sim.core.raycast.smoke import smoke_entry
+from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
 from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES, MaterialTable
 
@@ -470,51 +472,63 @@ def _read_yaml(path, error=WorldError):
 class World:
     """Objects of one world in a ray-casting scene; built once, traced per scan."""
 
-    def __init__(self, frame, objects, geometries, smoke, smoke_density, materials=None):
-        """Use World.load or World.from_dict; attributes follow docs/core-interfaces.md."""
+    def __init__(self, frame, objects, geometries, smoke, smoke_density, materials=None,
+                 caster=None):
+        """
+        Use World.load or World.from_dict; attributes follow docs/core-interfaces.md.
+
+        caster: a backend.CasterFactory built once from the geometries (default Open3dCaster).
+        """
         self.frame = frame
         self.objects = list(objects)
         self.smoke = smoke
         self.smoke_density = smoke_density
         self.materials = materials
         self._names = {o.name: i for i, o in enumerate(self.objects)}
+        self._caster_factory = Open3dCaster if caster is None else caster
         self._tracer = Tracer(geometries, [o.material for o in objects],
                               [o.class_id for o in objects], [o.foliage for o in objects],
-                              [o.ground for o in objects])
-        self._tracer.scene()                       # build the default scene at load time
+                              [o.ground for o in objects], self._caster_factory(geometries))
 
     def __reduce__(self):
-        """Pickle as the parts the world is built from (open3d scenes do not pickle)."""
+        """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
         return (World, (self.frame, self.objects, self._tracer.geometries, self.smoke,
-                        self.smoke_density, self.materials))
+                        self.smoke_density, self.materials, self._caster_factory))
 
     @property
     def n_triangles(self):
         """Total triangle count of the scene."""
         return self._tracer.n_triangles
 
-    def scene(self, ignored=()):
-        """Return the open3d RaycastingScene of the world (the bare-cast reference uses it)."""
-        return self._tracer.scene(self._ignored(ignored))[0]
+    @property
+    def caster(self):
+        """
+        Return the world's ray-casting backend (a raycast.backend.Caster) for a bare cast.
+
+        ``world.caster.cast_rays(rays (M, 6) float32)``: object indices follow ``objects``.
+        """
+        return self._tracer.caster
 
     @classmethod
-    def load(cls, spec, materials=None, max_triangles=MAX_TRIANGLES):
+    def load(cls, spec, materials=None, max_triangles=MAX_TRIANGLES, caster=None):
         """
         Load 'demo', 'flat' or a world YAML path.
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
-        (None loads the default table); max_triangles caps the whole world.
+        (None loads the default table); max_triangles caps the whole world; caster: the
+        backend.CasterFactory (None: open3d).
         """
         materials = MaterialTable.load() if materials is None else materials
         if isinstance(spec, str) and spec in BUILTIN_WORLDS:
             return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
-                                 max_triangles)
+                                 max_triangles, caster)
         path = Path(spec)
-        return cls.from_dict(_read_yaml(path), str(path), path.parent, materials, max_triangles)
+        return cls.from_dict(_read_yaml(path), str(path), path.parent, materials, max_triangles,
+                             caster)
 
     @classmethod
     def from_dict(cls, data, source='<dict>', base_dir=None, materials=None,
-                  max_triangles=MAX_TRIANGLES):
+                  max_triangles=MAX_TRIANGLES, caster=None):
         """Build a world from the parsed YAML mapping; relative files resolve against base_dir."""
         ctx = _Ctx(source, base_dir, max_triangles)
         if not isinstance(data, dict):
@@ -541,7 +555,7 @@ class World:
             objects.append(obj)
             geoms.append(geom)
         smoke, density = _smoke(data.get('smoke', []) or [], ctx)
-        return cls(frame, objects, geoms, smoke, density, materials)
+        return cls(frame, objects, geoms, smoke, density, materials, caster)
 
     def _texture(self, materials, sd, slope):
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""

@@ -1,0 +1,108 @@
+"""The caster seam: a second backend plugged into World traces what the open3d one traces."""
+
+import pickle
+
+import numpy as np
+
+from ubot_lidar_sim.core.raycast.backend import CastResult
+from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
+from ubot_lidar_sim.core.world.materials import MaterialTable, PROPERTIES
+from ubot_lidar_sim.core.world.world import World
+
+PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})
+SCENE = {'objects': [
+    {'name': 'ground', 'type': 'plane', 'size_m': [60, 60], 'material': 'soil'},
+    {'name': 'wall', 'type': 'box', 'size_m': [0.2, 10, 3], 'pose': {'xyz': [20, 0, 1.5]},
+     'material': 'concrete'},
+    {'name': 'crown', 'type': 'sphere', 'radius_m': 1.0, 'pose': {'xyz': [6, 0.5, 1.5]},
+     'material': 'tree_foliage'},
+    {'name': 'post', 'type': 'cylinder', 'radius_m': 0.4, 'height_m': 2.0,
+     'pose': {'xyz': [10, -1.5, 1.0], 'rpy_deg': [0, 10, 30]}, 'material': 'metal_bin'},
+]}
+
+
+class BruteForceCaster:
+    """Every ray against every triangle (Moller-Trumbore in numpy): slow, obviously right."""
+
+    def __init__(self, geometries):
+        tri = [g.vertices[g.triangles] for g in geometries]
+        self.tri = np.concatenate(tri)                                     # (T, 3, 3)
+        self.obj = np.concatenate([np.full(len(t), i, np.int32) for i, t in enumerate(tri)])
+        self.prim = np.concatenate([np.arange(len(t)) for t in tri])
+
+    def cast_rays(self, rays, ignored=frozenset()):
+        keep = np.flatnonzero(~np.isin(self.obj, list(ignored)))
+        v0, e1, e2 = (self.tri[keep, 0], self.tri[keep, 1] - self.tri[keep, 0],
+                      self.tri[keep, 2] - self.tri[keep, 0])
+        o, d = rays[:, None, :3].astype(np.float64), rays[:, None, 3:].astype(np.float64)
+        p = np.cross(d, e2[None])
+        det = np.sum(e1[None] * p, axis=-1)
+        inv = 1.0 / np.where(np.abs(det) > 1e-12, det, np.nan)
+        s = o - v0[None]
+        q = np.cross(s, e1[None])
+        u = np.sum(s * p, axis=-1) * inv
+        v = np.sum(d * q, axis=-1) * inv
+        t = np.sum(e2[None] * q, axis=-1) * inv
+        t = np.where((u >= 0) & (v >= 0) & (u + v <= 1) & (t > 0), t, np.inf)
+        k = np.argmin(t, axis=1) if keep.size else np.zeros(len(rays), np.int64)
+        best = t[np.arange(len(rays)), k] if keep.size else np.full(len(rays), np.inf)
+        normal = np.cross(e1, e2)
+        normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+        hit = np.isfinite(best)
+        return CastResult(best, np.where(hit, self.obj[keep][k] if keep.size else -1, -1),
+                          self.prim[keep][k] if keep.size else k,
+                          normal[k] if keep.size else np.zeros((len(rays), 3)))
+
+
+def _rays(n=300, seed=4):
+    """Rays from a sensor 1.6 m up, spread over the scene (some miss everything)."""
+    rng = np.random.default_rng(seed)
+    az = rng.uniform(-0.5, 0.5, n)
+    el = rng.uniform(-0.35, 0.25, n)
+    d = np.stack([np.cos(az) * np.cos(el), np.sin(az) * np.cos(el), np.sin(el)], 1)
+    return np.tile([0.0, 0.0, 1.6], (n, 1)), d
+
+
+def _same(a, b):
+    np.testing.assert_array_equal(a.ray, b.ray)
+    np.testing.assert_array_equal(a.obj, b.obj)
+    np.testing.assert_allclose(a.range_m, b.range_m, atol=2e-5)
+    np.testing.assert_allclose(a.normal, b.normal, atol=1e-4)
+
+
+def test_a_brute_force_caster_gives_the_first_hits_of_open3d():
+    o, d = _rays()
+    ref = World.from_dict(SCENE, materials=PLAIN)
+    brute = World.from_dict(SCENE, materials=PLAIN, caster=BruteForceCaster)
+    assert isinstance(ref.caster, Open3dCaster) and isinstance(brute.caster, BruteForceCaster)
+    a, b = ref.cast(o, d, 100.0), brute.cast(o, d, 100.0)
+    assert 0 < len(a) < len(o) and set(a.obj) == {0, 1, 2, 3}
+    _same(a, b)
+    _same(ref.cast(o, d, 100.0, ignored=('crown',)), brute.cast(o, d, 100.0, ignored=('crown',)))
+
+
+def test_a_brute_force_caster_gives_the_multi_hit_trace_of_open3d():
+    o, d = _rays(seed=5)
+    ref = World.from_dict(SCENE, materials=PLAIN)
+    brute = World.from_dict(SCENE, materials=PLAIN, caster=BruteForceCaster)
+    a, b = ref.trace(o, d, 100.0), brute.trace(o, d, 100.0)
+    assert np.any(a.foliage) and len(a) > len(ref.cast(o, d, 100.0))
+    _same(a, b)
+
+
+def test_a_world_pickles_with_its_caster_factory():
+    brute = pickle.loads(pickle.dumps(
+        World.from_dict(SCENE, materials=PLAIN, caster=BruteForceCaster)))
+    assert isinstance(brute.caster, BruteForceCaster)
+    o, d = _rays(50)
+    _same(brute.cast(o, d, 100.0), World.from_dict(SCENE, materials=PLAIN).cast(o, d, 100.0))
+
+
+def test_open3d_caster_reports_misses_as_inf_and_object_minus_one():
+    world = World.from_dict(SCENE, materials=PLAIN)
+    rays = np.array([[0, -4, 1.6, 1, 0, 0], [0, -4, 1.6, 0, 0, 1]], np.float32)
+    res = world.caster.cast_rays(rays)
+    np.testing.assert_allclose(res.t, [19.9, np.inf], atol=1e-5)
+    np.testing.assert_array_equal(res.obj, [1, -1])
+    np.testing.assert_allclose(res.normal[0], [-1.0, 0.0, 0.0], atol=1e-6)
+    assert world.caster.cast_rays(rays, frozenset({1})).obj[0] == -1

@@ -1,0 +1,37 @@
+"""The record a trace returns: every surface the rays met, flat and sorted by (ray, range)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class Hits:
+    """
+    Surfaces met by a set of rays, flat and sorted by (ray, range); H rows.
+
+    ray (H,) int64 index of the ray; range_m (H,) float64 along the unit direction; point (H, 3)
+    float64 world; normal (H, 3) float32 world, unit, facing the ray (micro-relief applied);
+    cos_inc (H,) float32 |cos| of incidence; material (H,) uint8 material byte; class_id (H,)
+    uint8; foliage, ground (H,) bool flags of the object hit; albedo (H,) float32 ground-texture
+    multiplier (1 off the ground); smoke (H,) bool; obj (H,) int32 object index (-1 for smoke).
+    point and normal are None when the trace was asked not to compute them.
+    """
+
+    ray: NDArray[np.int64]
+    range_m: NDArray[np.float64]
+    point: NDArray[np.float64] | None
+    normal: NDArray[np.float32] | None
+    cos_inc: NDArray[np.float32]
+    material: NDArray[np.uint8]
+    class_id: NDArray[np.uint8]
+    foliage: NDArray[np.bool_]
+    ground: NDArray[np.bool_]
+    albedo: NDArray[np.float32]
+    smoke: NDArray[np.bool_]
+    obj: NDArray[np.int32]
+
+    def __len__(self) -> int:
+        """Return the number of hits H."""
+        return int(self.ray.shape[0])
