@@ -54,7 +54,7 @@ def measure(mode, seconds):
     from tf2_msgs.msg import TFMessage
 
     from ubot_lidar_sim.ros.conversions import apply_transforms, tf_items_from_cdr
-    from ubot_lidar_sim.ros.sensor_node import PolledGroup
+    from ubot_lidar_sim.ros.rclpy_compat import PolledGroup, queued_messages
     from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 
     rclpy.init()
@@ -71,11 +71,10 @@ def measure(mode, seconds):
 
         def poll():
             while not stop.wait(0.005):
-                with sub.handle:
-                    while (taken := sub.handle.take_message(sub.msg_type, True)) is not None:
-                        count[0] += 1
-                        if mode == 'poll + decode + apply':
-                            apply_transforms(buffer, tf_items_from_cdr(taken[0]))
+                for data in queued_messages(sub, 10 ** 9):
+                    count[0] += 1
+                    if mode == 'poll + decode + apply':
+                        apply_transforms(buffer, tf_items_from_cdr(data))
         poller = threading.Thread(target=poll, daemon=True)
         poller.start()
     executor = SingleThreadedExecutor()

@@ -10,50 +10,17 @@ pose interpolated from TF at its own firing time.
 
 from array import array
 
-from builtin_interfaces.msg import Duration
-from geometry_msgs.msg import Point
 import numpy as np
 from sensor_msgs.msg import LaserScan
-from std_msgs.msg import ColorRGBA
 
 from ubot_lidar_sim.core.config import LaserScanConfig
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.ros.conversions import ns_to_stamp
-from ubot_lidar_sim.ros.sensor_node import run_node, SensorNode, SkipScan
-from visualization_msgs.msg import Marker, MarkerArray
-
-_GREEN = ColorRGBA(r=0.1, g=0.85, b=0.1, a=0.8)
-_RED = ColorRGBA(r=0.9, g=0.1, b=0.1, a=0.6)
-
-
-def _duration(seconds):
-    ns = int(round(max(seconds, 0.0) * 1e9))
-    return Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
-
-
-def ray_markers(starts_m, ends_m, hit, frame_id, stamp, lifetime_s, width_m=0.01):
-    """
-    Return a MarkerArray of two LINE_LISTs: hit rays (ns 'hits', green), misses ('misses', red).
-
-    starts_m, ends_m: (K, 3) in frame_id; hit: (K,) bool.
-    """
-    out = MarkerArray()
-    for ident, (ns, color, rows) in enumerate((('hits', _GREEN, hit), ('misses', _RED, ~hit))):
-        m = Marker()
-        m.header.frame_id = frame_id
-        m.header.stamp = stamp
-        m.ns = ns
-        m.id = ident
-        m.type = Marker.LINE_LIST
-        m.action = Marker.ADD
-        m.pose.orientation.w = 1.0
-        m.scale.x = float(width_m)
-        m.color = color
-        m.lifetime = _duration(lifetime_s)
-        seg = np.empty((2 * int(np.count_nonzero(rows)), 3))
-        seg[0::2], seg[1::2] = starts_m[rows], ends_m[rows]
-        m.points = [Point(x=x, y=y, z=z) for x, y, z in seg.tolist()]
-        out.markers.append(m)
-    return out
+from ubot_lidar_sim.ros.diagnostics import SkipScan
+from ubot_lidar_sim.ros.markers import ray_markers
+from ubot_lidar_sim.ros.run import run_node
+from ubot_lidar_sim.ros.sensor_node import SensorNode
+from visualization_msgs.msg import MarkerArray
 
 
 class LaserScanNode(SensorNode):
@@ -78,9 +45,6 @@ class LaserScanNode(SensorNode):
 
     def on_config_changed(self, names):
         """Rebuild the scanner for the new model parameters (geometry is read-only)."""
-        # Imported here so that terrain_sensor_node can reuse ray_markers without the physics.
-        from ubot_lidar_sim.core.sensors.laser import LaserScanner
-
         self.scanner = LaserScanner(self.config, self.world, self.materials)
 
     def scan_once(self, now_ns):

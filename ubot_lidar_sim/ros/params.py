@@ -19,6 +19,7 @@ from rclpy.parameter import Parameter
 from ubot_lidar_sim.core.config import from_dict
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.presets import load_preset
+from ubot_lidar_sim.ros.rclpy_compat import parameter_overrides
 
 _SCALAR_TYPES = {
     bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER,
@@ -111,8 +112,7 @@ class ConfigParameters:
     The parameters of one node mapped onto a frozen config dataclass.
 
     ``config`` is the current, validated config (replaced atomically on an accepted set),
-    ``generation`` counts accepted changes, ``changed`` holds the names changed since the
-    last ``take_changes()``.
+    ``changed`` holds the names changed since the last ``take_changes()``.
 
     Raises ConfigError at construction when the start-up values are invalid.
     """
@@ -140,7 +140,6 @@ class ConfigParameters:
             if not node.has_parameter(name):
                 self._declare(f, defaults[name])
         self.config = self._build({})
-        self.generation = 0
         self.changed = set()
         self._pending = None
         node.add_on_set_parameters_callback(self._on_set)
@@ -151,7 +150,7 @@ class ConfigParameters:
         desc = describe(f)
         if read_only is not None:
             desc.read_only = read_only
-        overrides = self._node._parameter_overrides  # noqa: SLF001 (no public accessor)
+        overrides = parameter_overrides(self._node)
         if f.name in overrides:
             # A YAML '100' for a float parameter would be refused as the wrong type: coerce.
             given = overrides[f.name].value
@@ -208,7 +207,6 @@ class ConfigParameters:
         self._pending = None
         self.config = cfg
         self.changed |= names
-        self.generation += 1
 
     def take_changes(self):
         """Return and clear the set of names changed since the last call."""
@@ -228,8 +226,3 @@ def _allowed_text(desc):
         parts.append(desc.additional_constraints)
     parts.append(f'type {Parameter.Type(desc.type).name.lower()}')
     return ', '.join(parts)
-
-
-def declare_config(node, config_cls):
-    """Shorthand: return ConfigParameters(node, config_cls)."""
-    return ConfigParameters(node, config_cls)

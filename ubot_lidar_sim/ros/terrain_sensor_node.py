@@ -17,8 +17,9 @@ from std_msgs.msg import Float64, Float64MultiArray
 from ubot_lidar_sim.core.config import TerrainConfig
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.ros.conversions import ns_to_stamp
-from ubot_lidar_sim.ros.laser_scan_node import ray_markers
-from ubot_lidar_sim.ros.sensor_node import run_node, SensorNode
+from ubot_lidar_sim.ros.markers import ray_markers
+from ubot_lidar_sim.ros.run import run_node
+from ubot_lidar_sim.ros.sensor_node import SensorNode
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 from ubot_lidar_sim_msgs.msg import TerrainSensor as TerrainSensorMsg
 from visualization_msgs.msg import MarkerArray

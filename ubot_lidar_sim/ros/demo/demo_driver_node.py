@@ -19,7 +19,7 @@ from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
-from ubot_lidar_sim.ros.sensor_node import run_node, tolerate_destroyed
+from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
 PHASES = ('clear', 'rain', 'fog', 'smoke')

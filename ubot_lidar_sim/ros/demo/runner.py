@@ -231,6 +231,7 @@ def run(args):
     from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
     from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
     from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+    from ubot_lidar_sim.ros.rclpy_compat import patient_executor
     from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
 
     try:
@@ -271,7 +272,7 @@ def run(args):
                                 nodes[0].get_parameter('world_frame').value, nodes[0].lookup_many)
         nodes.append(monitor)
         configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
-        executor = _patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
+        executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
         for node in nodes:
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
@@ -319,48 +320,6 @@ def run(args):
         for s, handler in old.items():
             signal.signal(s, handler)
         sys.setswitchinterval(old_switch)
-
-
-def _patient_executor(base):
-    """
-    Return a MultiThreadedExecutor subclass that lets a worker start each callback.
-
-    rclpy's executor yields a submitted callback again until a worker thread has begun it,
-    so on a loaded machine the spinning thread resubmits it and rebuilds wait sets in a loop,
-    holding the GIL the workers need (measured: every rate 10-25 % low). Waiting up to 10 ms
-    for the worker to start (the GIL is released meanwhile) removes that. Relies on the
-    executor's thread pool (``_executor``) and future list (``_futures``); with an rclpy that
-    lacks them the stock behaviour is kept.
-    """
-    import threading
-
-    from rclpy.executors import (ConditionReachedException, ExternalShutdownException,
-                                 ShutdownException, TimeoutException)
-
-    class PatientExecutor(base):
-        def _spin_once_impl(self, timeout_sec=None, wait_condition=lambda: False):
-            pool, futures = getattr(self, '_executor', None), getattr(self, '_futures', None)
-            if pool is None or futures is None:
-                return super()._spin_once_impl(timeout_sec, wait_condition)
-            try:
-                handler, _, _ = self.wait_for_ready_callbacks(timeout_sec, None, wait_condition)
-            except (ExternalShutdownException, ShutdownException, TimeoutException,
-                    ConditionReachedException):
-                return
-            started = threading.Event()
-
-            def run():
-                started.set()
-                handler()
-
-            futures.append(pool.submit(run))
-            started.wait(0.01)
-            for future in futures[:]:
-                if future.done():
-                    futures.remove(future)
-                    future.result()  # raise what a callback raised, as rclpy does
-
-    return PatientExecutor
 
 
 def _mute_qos_events(node):

@@ -1,0 +1,131 @@
+"""
+Inputs of a sensor node: /tf, /tf_static and environment into a transform buffer and a Weather.
+
+/tf (subscribed raw, decoded from CDR) and environment sit in a PolledGroup that no executor
+waits on: a poll thread takes what is queued every POLL_S, and the node takes it once more
+right before each scan, so that the sweep sees the newest transform and weather. /tf_static is
+rare and runs on the executor.
+"""
+
+import struct
+import threading
+
+from rclpy.exceptions import InvalidHandle
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.serialization import deserialize_message
+from tf2_msgs.msg import TFMessage
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.ros.conversions import (apply_transforms, environment_to_weather, tf_items,
+                                            tf_items_from_cdr)
+from ubot_lidar_sim.ros.diagnostics import WARN_THROTTLE_S
+from ubot_lidar_sim.ros.qos import latched_qos
+from ubot_lidar_sim.ros.rclpy_compat import PolledGroup, queued_messages
+from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
+from ubot_lidar_sim_msgs.msg import Environment
+
+TF_CACHE_S = 10.0          # history kept per dynamic edge
+TF_TOLERANCE_S = 0.05      # a lookup may hold an edge's end value this far outside its history
+TF_MAX_FUTURE_S = 5.0      # dynamic transforms stamped further ahead of the clock are refused
+POLL_S = 0.005             # the input poll thread takes the queued messages this often
+TF_QUEUE_DEPTH = 1000      # /tf messages DDS keeps between two takes (1 s at 1 kHz)
+
+
+class Intake:
+    """
+    The transform buffer and the latest good weather of one node, and what feeds them.
+
+    ``tf_buffer`` (TransformBuffer, guarded by ``lock``), ``weather`` (core Weather, clear air
+    until the first good message). Refused inputs are counted in ``stats['tf_rejected']`` and
+    ``stats['env_rejected']`` and warned about (throttled).
+    """
+
+    def __init__(self, node, world_frame, stats, callback_group):
+        self._node = node
+        self._world_frame = world_frame
+        self._stats = stats
+        self.tf_buffer = TransformBuffer(cache_time_s=TF_CACHE_S, tolerance_s=TF_TOLERANCE_S)
+        self.lock = threading.Lock()
+        self.weather = Weather()
+        polled = PolledGroup()
+        self._polled = [
+            node.create_subscription(
+                TFMessage, '/tf', self._on_tf_cdr,
+                QoSProfile(depth=TF_QUEUE_DEPTH, durability=DurabilityPolicy.VOLATILE),
+                callback_group=polled, raw=True),
+            node.create_subscription(Environment, 'environment', self._on_environment,
+                                     latched_qos(1), callback_group=polled)]
+        self._take_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._poller = threading.Thread(target=self._poll, daemon=True,
+                                        name=f'{node.get_name()}_inputs')
+        self._poller.start()
+        node.create_subscription(
+            TFMessage, '/tf_static', lambda m: self._on_transforms(tf_items(m), True),
+            latched_qos(100), callback_group=callback_group)
+
+    def stop(self):
+        """Stop the poll thread (waits up to 1 s)."""
+        self._stop.set()
+        self._poller.join(timeout=1.0)
+
+    def _poll(self):
+        while not self._stop.wait(POLL_S):
+            try:
+                self.take()
+            except Exception as exc:  # keep the poller alive whatever a message did
+                self._node.get_logger().error(f'input intake: {type(exc).__name__}: {exc}',
+                                              throttle_duration_sec=WARN_THROTTLE_S)
+
+    def take(self, limit=TF_QUEUE_DEPTH):
+        """Take and handle every queued /tf and environment message, in order; return how many."""
+        n = 0
+        with self._take_lock:
+            for sub in self._polled:
+                try:
+                    for msg in queued_messages(sub, limit):
+                        n += 1
+                        sub.callback(msg)
+                except InvalidHandle:
+                    pass        # the node is being destroyed
+        return n
+
+    def _on_tf_cdr(self, data):
+        """Take one serialised /tf message (the poll thread subscribes raw)."""
+        try:
+            items = tf_items_from_cdr(data)
+        except (ValueError, struct.error, UnicodeDecodeError):
+            # Not plain CDR (another encapsulation): let rclpy decode it.
+            items = tf_items(deserialize_message(data, TFMessage))
+        self._on_transforms(items, False)
+
+    def _on_transforms(self, items, static):
+        logger = self._node.get_logger()
+        now_s = self._node.get_clock().now().nanoseconds * 1e-9
+        if not static and now_s > 0:
+            limit_s = now_s + TF_MAX_FUTURE_S
+            late = [it for it in items if it[2] > limit_s]
+            if late:
+                self._stats['tf_rejected'] += len(late)
+                logger.warning(
+                    f'{len(late)} transform(s) stamped more than {TF_MAX_FUTURE_S} s in the '
+                    f'future ignored (e.g. {late[0][0]} -> {late[0][1]} at {late[0][2]:.3f} s, '
+                    f'clock {now_s:.3f} s)', throttle_duration_sec=WARN_THROTTLE_S)
+                items = [it for it in items if it[2] <= limit_s]
+        with self.lock:
+            errors = apply_transforms(self.tf_buffer, items, static)
+        if errors:
+            self._stats['tf_rejected'] += len(errors)
+            logger.warning(
+                f'{"/tf_static" if static else "/tf"}: {len(errors)} transform(s) ignored: '
+                f'{errors[0]}', throttle_duration_sec=WARN_THROTTLE_S)
+
+    def _on_environment(self, msg):
+        try:
+            self.weather = environment_to_weather(msg, self._world_frame)
+        except (ConfigError, ValueError) as exc:
+            self._stats['env_rejected'] += 1
+            self._node.get_logger().warning(
+                f'environment message ignored, keeping the last good weather: {exc}',
+                throttle_duration_sec=WARN_THROTTLE_S)
