@@ -8,14 +8,12 @@ final summary, and optionally writes the PNG snapshots of the demo.
 """
 
 import argparse
-import math
 import os
-import shutil
 import signal
 import sys
 import time
 
-import numpy as np
+from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 import yaml
 
 _SWITCH_INTERVAL_S = 0.0005
@@ -89,135 +87,6 @@ def node_parameters(params_file=None, preset=None, sets=()):
     return out
 
 
-class _Rate:
-    """Arrival statistics of one topic (monotonic clock)."""
-
-    def __init__(self):
-        self.times = []
-        self.sizes = []
-        self.phases = []
-
-    def add(self, size, phase):
-        self.times.append(time.monotonic())
-        self.sizes.append(size)
-        self.phases.append(phase)
-
-    def mean_hz(self, skip_s=0.0):
-        """Messages per second between the first arrival after skip_s and the last."""
-        t = np.asarray(self.times)
-        if len(t) < 2:
-            return 0.0
-        t = t[t >= t[0] + skip_s] if t[-1] - t[0] > 2.0 * skip_s else t
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
-
-    def recent_hz(self, window_s=2.0):
-        t = np.asarray(self.times[-400:])
-        if len(t) < 2:
-            return 0.0
-        t = t[t >= time.monotonic() - window_s]
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
-
-    def mean_size(self):
-        return float(np.mean(self.sizes)) if self.sizes else 0.0
-
-
-def _make_monitor(context, snapshots, world_frame, lookup):
-    """Build the monitor node (imports rclpy lazily so --help works without ROS)."""
-    from rclpy.node import Node
-    from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
-    from sensor_msgs.msg import LaserScan, PointCloud2
-    from std_msgs.msg import String
-
-    from ubot_lidar_sim.ros.demo.snapshots import Recorder
-    from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
-
-    class Monitor(Node):
-        """Subscribes to the sensor topics like any client and keeps rates and samples."""
-
-        def __init__(self):
-            # No parameter services: each service is one more entity in every wait set.
-            super().__init__('demo_monitor', context=context, start_parameter_services=False)
-            self.rates = {'lidar_3d': _Rate(), 'laser_scan': _Rate(), 'terrain_sensor': _Rate()}
-            self.phase = '-'
-            self.phase_log = []
-            self.env = None
-            self.extra = {'laser_scan': '', 'terrain_sensor': ''}
-            self.recorder = Recorder(lookup, world_frame) if snapshots else None
-            latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-            self.create_subscription(PointCloud2, 'points', self._on_points,
-                                     qos_profile_sensor_data)
-            self.create_subscription(LaserScan, 'scan', self._on_scan, qos_profile_sensor_data)
-            self.create_subscription(TerrainSensor, 'terrain', self._on_terrain,
-                                     qos_profile_sensor_data)
-            self.create_subscription(String, 'demo_driver/phase', self._on_phase, latched)
-            self.create_subscription(Environment, 'environment', self._on_env, latched)
-
-        def _on_points(self, msg):
-            self.rates['lidar_3d'].add(msg.width * msg.height, self.phase)
-            if self.recorder:
-                self.recorder.on_points(msg, self.phase, self.env)
-
-        def _on_scan(self, msg):
-            r = np.asarray(msg.ranges)
-            hits = int(np.count_nonzero(np.isfinite(r)))
-            self.rates['laser_scan'].add(len(r), self.phase)
-            self.extra['laser_scan'] = f'{hits} hits'
-            if self.recorder:
-                self.recorder.on_scan(msg, self.phase)
-
-        def _on_terrain(self, msg):
-            self.rates['terrain_sensor'].add(int(np.sum(msg.enabled)), self.phase)
-            tires = np.asarray(msg.tire_hit_dist)
-            finite = tires[np.isfinite(tires)]
-            hits = int(np.sum(msg.hit_flg))
-            self.extra['terrain_sensor'] = (
-                f'{hits} hits, tire {finite.mean():+.2f} m' if len(finite) else f'{hits} hits')
-            if self.recorder:
-                self.recorder.on_terrain(msg)
-
-        def _on_phase(self, msg):
-            self.phase = msg.data
-            self.phase_log.append((time.monotonic(), msg.data))
-
-        def _on_env(self, msg):
-            self.env = msg
-
-        def weather_text(self):
-            env = self.env
-            if env is None:
-                return self.phase
-            text = self.phase
-            if env.rain_rate_mm_h > 0:
-                text += f' {env.rain_rate_mm_h:4.1f} mm/h'
-            if math.isfinite(env.visibility_m):
-                text += f', vis {env.visibility_m:6.0f} m'
-            if len(env.smoke):
-                text += f', {len(env.smoke)} smoke puffs'
-            return text
-
-    return Monitor()
-
-
-_UNITS = {'lidar_3d': ('points', 'points/scan'), 'laser_scan': ('scan', 'rays/scan'),
-          'terrain_sensor': ('terrain', 'rays/sample')}
-
-
-def _status_lines(monitor, configured, elapsed_s, total_s, width=None):
-    """One line per sensor: rate (configured), size per scan, extra, weather; cut to width."""
-    lines = []
-    end = f'/{total_s:.0f}' if total_s > 0 else ''
-    for name, rate in monitor.rates.items():
-        _, unit = _UNITS[name]
-        size = rate.sizes[-1] if rate.sizes else 0
-        lines.append(
-            f'{name:<14} {rate.recent_hz():6.2f} Hz ({configured[name]:4.1f})'
-            f' {size:6d} {unit:<11} {monitor.extra.get(name, ""):<19}'
-            f' | {monitor.weather_text()} | t {elapsed_s:4.1f}{end} s')
-    if width:
-        lines = [ln[:width - 1] for ln in lines]  # a wrapped line would break the redraw
-    return lines
-
-
 def run(args):
     """Run the four nodes and the monitor; return the process exit code."""
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -229,6 +98,7 @@ def run(args):
 
     from ubot_lidar_sim.core.errors import SimError
     from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
+    from ubot_lidar_sim.ros.demo.monitor import Monitor
     from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
     from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
     from ubot_lidar_sim.ros.rclpy_compat import patient_executor
@@ -268,37 +138,23 @@ def run(args):
             nodes.append(cls(**kwargs))
             if stop['signal']:
                 return 0
-        monitor = _make_monitor(context, args.snapshots,
-                                nodes[0].get_parameter('world_frame').value, nodes[0].lookup_many)
+        monitor = Monitor(context, args.snapshots, nodes[0].get_parameter('world_frame').value,
+                          nodes[0].lookup_many)
         nodes.append(monitor)
         configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
         executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
         for node in nodes:
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
-        tty = sys.stdout.isatty()
         t0 = time.monotonic()
-        next_print = t0 + 1.0
-        printed = 0
+        display = StatusDisplay(t0)
         while stop['signal'] is None:
             now = time.monotonic()
             if args.seconds > 0 and now - t0 >= args.seconds:
                 break
             executor.spin_once(timeout_sec=0.05)
-            if now >= next_print:
-                width = shutil.get_terminal_size().columns if tty else None
-                lines = _status_lines(monitor, configured, now - t0, args.seconds, width)
-                if tty:
-                    up = f'\x1b[{printed}F' if printed else ''
-                    sys.stdout.write(up + ''.join(f'\x1b[2K{ln}\n' for ln in lines))
-                    printed = len(lines)
-                    next_print = now + 0.5
-                else:
-                    sys.stdout.write('\n'.join(lines) + '\n')
-                    next_print = now + 5.0
-                sys.stdout.flush()
-        elapsed = time.monotonic() - t0
-        _summary(monitor, configured, elapsed, stop['signal'])
+            display.update(now, monitor, configured, now - t0, args.seconds)
+        print_summary(monitor, configured, time.monotonic() - t0, stop['signal'])
         if args.snapshots and stop['signal'] is None:
             _write_snapshots(monitor.recorder, args.snapshots, nodes)
         elif args.snapshots:
@@ -353,29 +209,6 @@ def _write_snapshots(recorder, out_dir, nodes):
     preset = nodes[0].get_parameter('preset').value
     for path in recorder.write(out_dir, world, preset):
         print(f'snapshot: {path}')
-
-
-def _phase_seconds(phase_log, end_s):
-    """Return {phase: seconds spent in it} from [(monotonic time, phase)] up to end_s."""
-    spans = {}
-    for (t, phase), nxt in zip(phase_log, phase_log[1:] + [(end_s, None)]):
-        spans[phase] = spans.get(phase, 0.0) + max(nxt[0] - t, 0.0)
-    return spans
-
-
-def _summary(monitor, configured, elapsed_s, signum):
-    why = f'stopped by signal {signum}' if signum else 'finished'
-    spans = _phase_seconds(monitor.phase_log, time.monotonic())
-    phases = [p for p in ('clear', 'rain', 'fog', 'smoke') if spans.get(p, 0.0) > 0.5]
-    print(f'\nsummary ({why} after {elapsed_s:.1f} s):')
-    print(f'  {"sensor":<15} {"messages":>8} {"rate Hz":>8} {"set Hz":>7} {"dev %":>6}'
-          f' {"mean per scan":>14}  ' + ' '.join(f'{p + " Hz":>9}' for p in phases))
-    for name, rate in monitor.rates.items():
-        hz = rate.mean_hz(skip_s=1.0)
-        dev = 100.0 * (hz - configured[name]) / configured[name]
-        per_phase = [rate.phases.count(p) / spans[p] for p in phases]
-        print(f'  {name:<15} {len(rate.times):8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
-              f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:9.2f}' for v in per_phase))
 
 
 def main(argv=None):

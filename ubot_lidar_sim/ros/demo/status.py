@@ -1,0 +1,77 @@
+"""The demo's console output: one live status line per sensor, and the final summary."""
+
+import shutil
+import sys
+import time
+
+_UNITS = {'lidar_3d': 'points/scan', 'laser_scan': 'rays/scan', 'terrain_sensor': 'rays/sample'}
+_PHASES = ('clear', 'rain', 'fog', 'smoke')
+
+
+def status_lines(monitor, configured, elapsed_s, total_s, width=None):
+    """One line per sensor: rate (configured), size per scan, extra, weather; cut to width."""
+    lines = []
+    end = f'/{total_s:.0f}' if total_s > 0 else ''
+    for name, rate in monitor.rates.items():
+        size = rate.sizes[-1] if rate.sizes else 0
+        lines.append(
+            f'{name:<14} {rate.recent_hz():6.2f} Hz ({configured[name]:4.1f})'
+            f' {size:6d} {_UNITS[name]:<11} {monitor.extra.get(name, ""):<19}'
+            f' | {monitor.weather_text()} | t {elapsed_s:4.1f}{end} s')
+    if width:
+        lines = [ln[:width - 1] for ln in lines]  # a wrapped line would break the redraw
+    return lines
+
+
+class StatusDisplay:
+    """
+    Shows the status lines: redrawn in place every 0.5 s on a terminal, printed every 5 s else.
+
+    The first lines appear 1 s after ``start_s`` (monotonic).
+    """
+
+    def __init__(self, start_s, stream=sys.stdout):
+        self._stream = stream
+        self._tty = stream.isatty()
+        self._next_s = start_s + 1.0
+        self._printed = 0
+
+    def update(self, now_s, monitor, configured, elapsed_s, total_s):
+        """Show the lines when they are due at monotonic time now_s."""
+        if now_s < self._next_s:
+            return
+        width = shutil.get_terminal_size().columns if self._tty else None
+        lines = status_lines(monitor, configured, elapsed_s, total_s, width)
+        if self._tty:
+            up = f'\x1b[{self._printed}F' if self._printed else ''
+            self._stream.write(up + ''.join(f'\x1b[2K{ln}\n' for ln in lines))
+            self._printed = len(lines)
+            self._next_s = now_s + 0.5
+        else:
+            self._stream.write('\n'.join(lines) + '\n')
+            self._next_s = now_s + 5.0
+        self._stream.flush()
+
+
+def phase_seconds(phase_log, end_s):
+    """Return {phase: seconds spent in it} from [(monotonic time, phase)] up to end_s."""
+    spans = {}
+    for (t, phase), nxt in zip(phase_log, phase_log[1:] + [(end_s, None)]):
+        spans[phase] = spans.get(phase, 0.0) + max(nxt[0] - t, 0.0)
+    return spans
+
+
+def print_summary(monitor, configured, elapsed_s, signum):
+    """Print per sensor: messages, mean rate against the configured one, rate per phase."""
+    why = f'stopped by signal {signum}' if signum else 'finished'
+    spans = phase_seconds(monitor.phase_log, time.monotonic())
+    phases = [p for p in _PHASES if spans.get(p, 0.0) > 0.5]
+    print(f'\nsummary ({why} after {elapsed_s:.1f} s):')
+    print(f'  {"sensor":<15} {"messages":>8} {"rate Hz":>8} {"set Hz":>7} {"dev %":>6}'
+          f' {"mean per scan":>14}  ' + ' '.join(f'{p + " Hz":>9}' for p in phases))
+    for name, rate in monitor.rates.items():
+        hz = rate.mean_hz(skip_s=1.0)
+        dev = 100.0 * (hz - configured[name]) / configured[name]
+        per_phase = [rate.phases.count(p) / spans[p] for p in phases]
+        print(f'  {name:<15} {len(rate.times):8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
+              f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:9.2f}' for v in per_phase))
