@@ -20,6 +20,7 @@ import numpy as np
 from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core import presets as presets_mod
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
 
@@ -91,7 +92,7 @@ def effective_config(sensor, params_file=None, overrides=None, extra=None):
     file_params = {}
     if params_file:
         try:
-            file_params = presets_mod.read_params_file(params_file, (sensor,))
+            file_params = read_params_file(params_file, sensor)
         except OSError as e:
             raise ConfigError('--params', params_file,
                               f'a readable parameter file ({e.strerror or e})') from e

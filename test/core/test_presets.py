@@ -5,8 +5,7 @@ import pytest
 
 from ubot_lidar_sim.core.config import from_dict, LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.presets import (
-    list_presets, load_preset, merge_params, preset_summary, read_params_file)
+from ubot_lidar_sim.core.presets import list_presets, load_preset, merge_params, preset_summary
 from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 
 PRESETS = ('custom', 'leishen_c16', 'velodyne_vlp16', 'robosense_helios32', 'ouster_os1_64',
@@ -57,11 +56,3 @@ def test_merge_order_is_preset_then_file_then_overrides():
     assert merged['horizontal_samples'] == 1800
     assert merged['preset'] == 'velodyne_vlp16'
     assert merge_params({}, {})['preset'] == 'custom'
-
-
-def test_params_file_reads_named_node_or_wildcard(tmp_path):
-    f = tmp_path / 'p.yaml'
-    f.write_text('lidar_3d:\n  ros__parameters:\n    channels: 4\n'
-                 '/**:\n  ros__parameters:\n    channels: 8\n')
-    assert read_params_file(f, ('lidar_3d',)) == {'channels': 4}
-    assert read_params_file(f, ('laser_scan',)) == {'channels': 8}

@@ -17,8 +17,8 @@ import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, ScanError, WorldError
+from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.physics.atmosphere import Weather
-from ubot_lidar_sim.core.presets import read_params_file
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable

@@ -1,14 +1,18 @@
 """
-Sensor presets (config/presets/*.yaml) and node-format parameter files.
+Presets of the lidar_3d sensor (config/presets/*.yaml) and the merge order they take part in.
 
-A preset file is a node parameter file (``/**: ros__parameters: {...}``) whose first comment line
-reads ``# <name>: <summary>``. Parameters merge as preset < parameter file < explicit overrides.
+A preset file is a node parameter file (``/**: ros__parameters: {...}``, read by
+core/params_file.py) whose first comment line reads ``# <name>: <summary>``. Parameters merge
+as preset < parameter file < explicit overrides.
 """
 
 from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.resources import config_path
+
+PRESET_NODE = 'lidar_3d'    # the node whose config has the preset parameter
 
 
 def _presets_dir():
@@ -44,38 +48,9 @@ def _preset_path(name):
 
 def load_preset(name):
     """Return the parameters of preset ``name`` (ConfigError listing the known ones)."""
-    params = read_params_file(_preset_path(name))
+    params = read_params_file(_preset_path(name), PRESET_NODE)
     params['preset'] = name
     return params
-
-
-def read_params_file(path, node_names=()):
-    """
-    Return the ``ros__parameters`` of a node parameter file as a dict.
-
-    Takes the first of ``node_names`` present (with or without a leading '/'), else ``/**``,
-    else the only node in the file. OSError / yaml.YAMLError propagate; a file of the wrong shape
-    raises ConfigError naming it.
-    """
-    import yaml  # lazy: only parameter files need it
-
-    with open(path, encoding='utf-8') as f:
-        doc = yaml.safe_load(f)
-    if doc is None:
-        return {}
-    if not isinstance(doc, dict):
-        raise ConfigError('params', str(path), 'a mapping <node_name>: ros__parameters: {...}')
-    candidates = [n for name in node_names for n in (name, '/' + name)] + ['/**']
-    key = next((k for k in candidates if k in doc), None)
-    if key is None and len(doc) == 1:
-        key = next(iter(doc))
-    if key is None:
-        raise ConfigError('params', str(path),
-                          'a file with a node entry for ' + ', '.join(list(node_names) + ['/**']))
-    node = doc[key]
-    if not isinstance(node, dict) or not isinstance(node.get('ros__parameters', {}), dict):
-        raise ConfigError('params', str(path), f'{key}: ros__parameters: {{name: value, ...}}')
-    return dict(node.get('ros__parameters') or {})
 
 
 def merge_params(file_params=None, overrides=None, use_presets=True):

@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 
+from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 import yaml
 
@@ -35,8 +36,8 @@ _DEFAULTS = {
 
 def add_arguments(parser):
     """Add the ``run`` options to an argparse parser."""
-    parser.add_argument('--params', metavar='FILE', help='parameter YAML (<node>: '
-                        'ros__parameters: {...} or /**: ros__parameters: {...})')
+    parser.add_argument('--params', metavar='FILE', help='node parameter file (<node>, '
+                        '/**/<node> or /**: ros__parameters: {...}; blocks merge in file order)')
     parser.add_argument('--seconds', type=float, default=0.0,
                         help='stop after this many seconds (default 0: until Ctrl-C)')
     parser.add_argument('--preset', help='lidar_3d preset, e.g. velodyne_vlp16')
@@ -54,27 +55,13 @@ def node_parameters(params_file=None, preset=None, sets=()):
     """
     Return {node name: {parameter: value}} for the four nodes.
 
-    Runner defaults, then the file's ``/**`` section, then its per-node section, then --preset,
-    then each ``NODE:NAME=VALUE`` of sets (ValueError naming a malformed one).
+    Runner defaults, then the blocks of the parameter file that apply to the node in file order
+    (core/params_file.py, the rule of ``scan --params`` too), then --preset, then each
+    ``NODE:NAME=VALUE`` of sets (ValueError naming a malformed one).
     """
-    common, named = {}, {}
-    if params_file:
-        with open(params_file, encoding='utf-8') as fh:
-            data = yaml.safe_load(fh) or {}
-        if not isinstance(data, dict):
-            raise ValueError(f'{params_file}: expected a mapping of node names, got '
-                             f'{type(data).__name__}')
-        for key, value in data.items():
-            params = (value or {}).get('ros__parameters', {}) if isinstance(value, dict) else {}
-            # '/**', '/**/lidar_3d', '/ns/lidar_3d' and 'lidar_3d' as rcl matches them here.
-            last = str(key).strip('/').split('/')[-1]
-            (common if last == '**' else named.setdefault(last, {})).update(params)
-    out = {}
-    for name in _NODE_NAMES:
-        merged = dict(_DEFAULTS[name])
-        merged.update(common)
-        merged.update(named.get(name, {}))
-        out[name] = merged
+    blocks = load_blocks(params_file) if params_file else []
+    out = {name: {**_DEFAULTS[name], **(node_params(blocks, name) or {})}
+           for name in _NODE_NAMES}
     if preset:
         out['lidar_3d']['preset'] = preset
     for item in sets:
