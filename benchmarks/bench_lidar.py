@@ -17,7 +17,7 @@ from common import bare_cast, lidar_config, paired_median_ms, primary_rays, proc
 import numpy as np
 
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable

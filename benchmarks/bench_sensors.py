@@ -9,7 +9,7 @@ from common import bare_cast, paired_median_ms, primary_rays, row
 import numpy as np
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor

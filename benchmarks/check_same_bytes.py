@@ -24,7 +24,7 @@ import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig  # noqa: E402
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep  # noqa: E402
-from ubot_lidar_sim.core.physics.atmosphere import Weather  # noqa: E402
+from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402

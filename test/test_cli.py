@@ -153,6 +153,9 @@ def test_too_many_rays_exits_2_with_one_line_naming_both_numbers(tmp_path, capsy
     (['--world', '/nonexistent/w.yaml'], 'w.yaml'),
     (['--sensor', 'radar'], '--sensor'),
     (['--frames', '0'], '--frames'),
+    (['--rain', '1e9'], '--rain: got 1000000000.0, allowed 0 to 500 mm/h'),
+    (['--rain', '-1'], '--rain'),
+    (['--visibility', '0.5'], '--visibility: got 0.5, allowed inf (clear) or >= 1 m'),
 ])
 def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, argv, word):
     err = _fails(capsys, ['scan', '--out', str(tmp_path / 'x.npz'), *argv])

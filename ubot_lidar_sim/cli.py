@@ -193,12 +193,10 @@ def frame_path(out, k, frames):
 
 
 def _weather(rain, visibility):
-    from ubot_lidar_sim.core.physics.atmosphere import Weather
-    if not rain >= 0.0:
-        raise ConfigError('--rain', rain, 'a rain rate >= 0 mm/h')
-    if not visibility > 0.0:
-        raise ConfigError('--visibility', visibility, 'a visibility > 0 m (inf = clear)')
-    return Weather(rain_mm_h=rain, visibility_m=visibility)
+    """Return the Weather of --rain and --visibility (its limits; errors name the flag)."""
+    from ubot_lidar_sim.core.physics.weather import weather_from
+    return weather_from({'rain_mm_h': '--rain', 'visibility_m': '--visibility'},
+                        rain_mm_h=rain, visibility_m=visibility)
 
 
 def _load_world(cfg):

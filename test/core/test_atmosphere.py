@@ -2,14 +2,12 @@ import logging
 import math
 
 import numpy as np
-import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics import atmosphere as atm_mod
 from ubot_lidar_sim.core.physics.atmosphere import (
     atmosphere, clutter, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
-    marshall_palmer_drops, rain_extinction, rain_part_550, Weather)
+    marshall_palmer_drops, rain_extinction, rain_part_550)
 
 CFG = LidarConfig()
 
@@ -87,21 +85,6 @@ def test_weather_off_and_overrides():
     assert not atm.active
     np.testing.assert_allclose(atmosphere(CFG, 25.0).beta_rain_per_m_sr,
                                rain_extinction(CFG, 25.0) / CFG.rain_lidar_ratio_sr)
-
-
-def test_weather_validation_names_the_field():
-    with pytest.raises(ConfigError, match='rain_mm_h: got nan'):
-        Weather(rain_mm_h=float('nan'))
-    with pytest.raises(ConfigError, match='rain_mm_h'):
-        Weather(rain_mm_h=-1.0)
-    with pytest.raises(ConfigError, match='rain_mm_h'):
-        Weather(rain_mm_h=math.inf)
-    with pytest.raises(ConfigError, match='visibility_m'):
-        Weather(visibility_m=0.0)
-    with pytest.raises(ConfigError, match='smoke_density'):
-        Weather(smoke=[[0, 0, 0, 1]], smoke_density=[])
-    assert Weather(visibility_m=math.inf).visibility_m == math.inf
-    np.testing.assert_allclose(Weather(rain_mm_h=1.0).wetness, 1 - math.exp(-1.0))
 
 
 def test_fog_clutter_is_continuous_pi_beta_dr_with_two_way_loss():

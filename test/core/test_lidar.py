@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.physics.atmosphere import Weather
 from ubot_lidar_sim.core.physics.echoes import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import (
     FULL_DTYPE, LidarSimulator, OUSTER_DTYPE, to_layout, VELODYNE_DTYPE)

@@ -10,7 +10,7 @@ import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import _SharedResults, ScanProcess, ScanProcessError
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable

@@ -18,7 +18,7 @@ import pytest
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, ScanError, WorldError
 from ubot_lidar_sim.core.params_file import read_params_file
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -153,7 +153,8 @@ ENV_CASES = {
     'env_smoke_negative_radius': ({'smoke': [((1, 2, 1), -1.0, 0.5)]},
                                   r'smoke\[0\]\.radius_m: got -1\.0, allowed > 0'),
     'env_smoke_nan_centre': ({'smoke': [((NAN, 2, 1), 1.0, 0.5)]},
-                             r'smoke\[0\]\.center: got \[nan, 2, 1\], allowed finite x, y, z'),
+                             r'smoke\[0\]\.center: got \[nan, 2\.0, 1\.0\], allowed finite '
+                             'x, y, z'),
     'env_smoke_density_above_1': ({'smoke': [((1, 2, 1), 1.0, 0.5), ((0, 0, 0), 1.0, 1.5)]},
                                   r'smoke\[1\]\.density: got 1\.5, allowed 0 to 1'),
     'env_smoke_in_another_frame': ({'smoke': [((1, 2, 1), 1.0, 0.5)], 'frame_id': 'odom'},
@@ -184,12 +185,13 @@ def test_good_environment_message_passes_with_its_values():
 
 WEATHER_CASES = {
     'weather_smoke_negative_radius': ({'smoke': [[0, 0, 1, -1.0]], 'smoke_density': [0.5]},
-                                      r'smoke: got \[\[0\.0, 0\.0, 1\.0, -1\.0\]\], allowed '
-                                      'finite centres and radii >= 0'),
+                                      r'smoke\[0\]\.radius_m: got -1\.0, allowed > 0 and '
+                                      '<= 1000'),
     'weather_rain_nan': ({'rain_mm_h': NAN}, 'rain_mm_h: got nan'),
     'weather_rain_inf': ({'rain_mm_h': INF}, 'rain_mm_h: got inf'),
-    'weather_visibility_zero': ({'visibility_m': 0.0}, 'visibility_m: got 0.0, allowed a '
-                                'number > 0 or inf'),
+    'weather_visibility_zero': ({'visibility_m': 0.0}, r'visibility_m: got 0\.0, allowed inf '
+                                r'\(clear\) or >= 1 m'),
+    'weather_rain_1e9_mm_h': ({'rain_mm_h': 1e9}, 'rain_mm_h: got 1000000000.0, allowed 0 to 500'),
     'weather_puddle_negative': ({'puddle_depth_m': -0.1}, 'puddle_depth_m: got -0.1'),
     'weather_smoke_density_count_mismatch': ({'smoke': [[0, 0, 1, 1.0]], 'smoke_density': []},
                                              'smoke_density: got 0, allowed 1 values'),

@@ -52,11 +52,12 @@ CASES = {
     'unknown_sensor': (['scan', '--sensor', 'radar'], 'argument --sensor: invalid choice: '
                        "'radar'"),
     'pose_with_two_numbers': (['scan', '--pose', '1', '2'], 'argument --pose: expected 6'),
-    'rain_negative': (['scan', '--rain', '-5'], r'--rain: got -5\.0, allowed a rain rate >= 0'),
+    'rain_negative': (['scan', '--rain', '-5'], r'--rain: got -5\.0, allowed 0 to 500 mm/h'),
     'rain_nan': (['scan', '--rain', 'nan'], '--rain: got nan'),
-    'rain_inf': (['scan', '--rain', 'inf'], 'rain_mm_h: got inf'),
-    'visibility_zero': (['scan', '--visibility', '0'], r'--visibility: got 0\.0, allowed a '
-                        'visibility > 0 m'),
+    'rain_inf': (['scan', '--rain', 'inf'], '--rain: got inf'),
+    'rain_1e9_mm_h': (['scan', '--rain', '1e9'], r'--rain: got 1000000000\.0, allowed 0 to 500'),
+    'visibility_zero': (['scan', '--visibility', '0'], r'--visibility: got 0\.0, allowed inf '
+                        r'\(clear\) or >= 1 m'),
     'frames_zero': (['scan', '--frames', '0'], '--frames: got 0, allowed an integer >= 1'),
     'out_in_missing_dir': (['scan', '--out', '/nonexistent/dir/x.npz'],
                            "--out: got '/nonexistent/dir/x.npz', allowed a file in an "

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig, RETURN_MODES
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable

@@ -16,6 +16,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
+from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
 
 RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first_last',
                 'triple_first_strongest_last')
@@ -199,7 +200,7 @@ class _Model(_Validated):
     clutter_max_range_m: float = _p(10.0, 'Rain/fog clutter is simulated up to this range.', 'm',
                                     min=0.0, max=1000.0)
     rain_override_mm_h: float = _p(-1.0, 'Rain rate override, < 0 = use the environment.',
-                                   'mm/h', min=-1.0, max=500.0)
+                                   'mm/h', min=-1.0, max=RAIN_MAX_MM_H)
     visibility_override_m: float = _p(-1.0, 'Visibility override (inf = clear), < 0 = use the '
                                       'environment.', 'm', min=-1.0, allow_inf=True)
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',
@@ -231,6 +232,11 @@ class _Model(_Validated):
         if self.detection_threshold_counts <= 0.0:
             raise ConfigError('detection_at_spec', self.detection_at_spec,
                               'a value giving a positive threshold S10 - z sqrt(S10 + ambient)')
+        # An override in use must be a weather the environment could send (Weather's limits).
+        weather_from({'rain_mm_h': 'rain_override_mm_h', 'visibility_m': 'visibility_override_m'},
+                     rain_mm_h=max(self.rain_override_mm_h, 0.0),
+                     visibility_m=math.inf if self.visibility_override_m < 0.0
+                     else self.visibility_override_m)
 
 
 @dataclass(frozen=True)

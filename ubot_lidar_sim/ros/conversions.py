@@ -14,7 +14,7 @@ import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.atmosphere import Weather
+from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.sensors.lidar import LAYOUT_DTYPES, to_layout  # noqa: F401 (re-exported)
 from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion, to_matrix, TransformError
 
@@ -198,50 +198,26 @@ def apply_tf_message(buffer, msg, static=False):
     return apply_transforms(buffer, tf_items(msg), static)
 
 
-_RAIN_MAX_MM_H = 500.0
-_VISIBILITY_MIN_M = 1.0
-_PUDDLE_MAX_M = 1.0
-_SMOKE_MAX = 1024
-
-
-def _finite(name, value, allowed, lo=-math.inf, hi=math.inf):
-    if not (isinstance(value, (int, float)) and math.isfinite(value) and lo <= value <= hi):
-        raise ConfigError(name, value, allowed)
-    return float(value)
+#: Weather field -> Environment message field, for the names in a refusal.
+_ENVIRONMENT_NAMES = {'rain_mm_h': 'environment.rain_rate_mm_h',
+                      'visibility_m': 'environment.visibility_m',
+                      'surface_wetness': 'environment.surface_wetness',
+                      'puddle_depth_m': 'environment.puddle_depth_m',
+                      'smoke': 'environment.smoke'}
 
 
 def environment_to_weather(msg, world_frame):
     """
     Return the core Weather of an ubot_lidar_sim_msgs/Environment, or raise ConfigError.
 
-    Refuses NaN, negative or absurd values (rain > 500 mm/h, visibility < 1 m, wetness > 1,
-    puddles deeper than 1 m) and smoke given in a frame other than the world frame.
+    The limits are the Weather's (core/physics/weather.py), the error names the message field;
+    smoke given in a frame other than the world frame is refused too.
     """
-    rain = _finite('environment.rain_rate_mm_h', msg.rain_rate_mm_h,
-                   f'0 to {_RAIN_MAX_MM_H}', 0.0, _RAIN_MAX_MM_H)
-    vis = msg.visibility_m
-    if not (vis == math.inf or (math.isfinite(vis) and vis >= _VISIBILITY_MIN_M)):
-        raise ConfigError('environment.visibility_m', vis,
-                          f'inf (clear) or >= {_VISIBILITY_MIN_M}')
-    wet = _finite('environment.surface_wetness', msg.surface_wetness,
-                  '0 to 1, or negative to derive it from the rain rate', hi=1.0)
-    puddle = _finite('environment.puddle_depth_m', msg.puddle_depth_m, f'0 to {_PUDDLE_MAX_M}',
-                     0.0, _PUDDLE_MAX_M)
-    n = len(msg.smoke)
-    if n > _SMOKE_MAX:
-        raise ConfigError('environment.smoke', f'{n} volumes', f'at most {_SMOKE_MAX}')
-    if n and msg.header.frame_id not in ('', world_frame):
+    if len(msg.smoke) and msg.header.frame_id not in ('', world_frame):
         raise ConfigError('environment.header.frame_id', msg.header.frame_id,
                           f"'' or the world frame {world_frame!r}")
-    smoke = np.zeros((n, 4))
-    density = np.zeros(n)
-    for i, s in enumerate(msg.smoke):  # a handful of volumes, each validated by name
-        c = (s.center.x, s.center.y, s.center.z)
-        if not all(math.isfinite(v) for v in c):
-            raise ConfigError(f'environment.smoke[{i}].center', list(c), 'finite x, y, z')
-        smoke[i, :3] = c
-        smoke[i, 3] = _finite(f'environment.smoke[{i}].radius_m', s.radius_m, '> 0 and <= 1000',
-                              1e-9, 1000.0)
-        density[i] = _finite(f'environment.smoke[{i}].density', s.density, '0 to 1', 0.0, 1.0)
-    return Weather(rain_mm_h=rain, visibility_m=float(vis), surface_wetness=wet,
-                   puddle_depth_m=puddle, smoke=smoke, smoke_density=density)
+    smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
+    return weather_from(_ENVIRONMENT_NAMES, rain_mm_h=msg.rain_rate_mm_h,
+                        visibility_m=msg.visibility_m, surface_wetness=msg.surface_wetness,
+                        puddle_depth_m=msg.puddle_depth_m, smoke=np.array(smoke).reshape(-1, 4),
+                        smoke_density=[s.density for s in msg.smoke])

@@ -6,12 +6,13 @@ its rain part, scaled to the laser wavelength with Kim et al. (2001); backscatte
 ratios; rain clutter from Marshall-Palmer drop counts. Randomness only from the Generator passed.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 import logging
 import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.classes import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import radiometry
@@ -21,7 +22,6 @@ from ubot_lidar_sim.core.world.materials import OTHER
 _LOG = logging.getLogger(__name__)
 DB_PER_NEPER = 10.0 * math.log10(math.e)  # 4.343 dB per neper
 KOSCHMIEDER = 3.912  # -ln(0.02): 2 % contrast visibility
-PRECIPITATION_CLASS = 20
 _clamp_warned = False
 
 
@@ -31,51 +31,6 @@ def _check(name, value, lo=0.0, allow_inf=False):
         raise ConfigError(name, value, f'a finite number >= {lo}' if not allow_inf
                           else f'a number >= {lo} or inf')
     return v
-
-
-@dataclass(frozen=True, eq=False)
-class Weather:
-    """
-    One scan's weather (the Environment message): rates, visibility, wetness, smoke.
-
-    rain_mm_h >= 0; visibility_m > 0 (inf = clear, 550 nm 2 % contrast, rain included);
-    surface_wetness 0-1 (< 0: derive from the rain); puddle_depth_m >= 0; smoke (K, 4) x, y, z,
-    radius_m in the world frame and smoke_density (K,) 0-1.
-    """
-
-    rain_mm_h: float = 0.0
-    visibility_m: float = math.inf
-    surface_wetness: float = -1.0
-    puddle_depth_m: float = 0.0
-    smoke: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
-    smoke_density: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def __post_init__(self):
-        object.__setattr__(self, 'rain_mm_h', _check('rain_mm_h', self.rain_mm_h))
-        vis = _check('visibility_m', self.visibility_m, allow_inf=True)
-        if vis <= 0.0:
-            raise ConfigError('visibility_m', self.visibility_m, 'a number > 0 or inf')
-        object.__setattr__(self, 'visibility_m', vis)
-        wet = float(self.surface_wetness)
-        if math.isnan(wet) or wet > 1.0 or math.isinf(wet):
-            raise ConfigError('surface_wetness', self.surface_wetness, '<= 1 (< 0: from rain)')
-        object.__setattr__(self, 'surface_wetness', wet)
-        object.__setattr__(self, 'puddle_depth_m', _check('puddle_depth_m', self.puddle_depth_m))
-        smoke = np.asarray(self.smoke, dtype=np.float64).reshape(-1, 4)
-        dens = np.asarray(self.smoke_density, dtype=np.float64).reshape(-1)
-        if dens.shape[0] != smoke.shape[0]:
-            raise ConfigError('smoke_density', dens.shape[0], f'{smoke.shape[0]} values')
-        if not np.all(np.isfinite(smoke)) or np.any(smoke[:, 3] < 0):
-            raise ConfigError('smoke', smoke.tolist(), 'finite centres and radii >= 0')
-        if not np.all((dens >= 0) & (dens <= 1)):
-            raise ConfigError('smoke_density', dens.tolist(), 'values in [0, 1]')
-        object.__setattr__(self, 'smoke', smoke)
-        object.__setattr__(self, 'smoke_density', dens)
-
-    @property
-    def wetness(self):
-        """Return the surface wetness to use, 0-1 (derived from the rain when negative)."""
-        return radiometry.surface_wetness(self.surface_wetness, self.rain_mm_h)
 
 
 def rain_extinction(cfg, rain_mm_h):

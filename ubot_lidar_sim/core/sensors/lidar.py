@@ -18,7 +18,8 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere, clutter, Weather
+from ubot_lidar_sim.core.physics.atmosphere import atmosphere, clutter
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
 
