@@ -1,8 +1,6 @@
-"""Smoke: where a ray enters its nearest dense smoke cell, and the class id of smoke hits."""
+"""Smoke: where a ray enters its nearest dense smoke cell (hits get classes.SMOKE_CLASS)."""
 
 import numpy as np
-
-SMOKE_CLASS = 21
 
 
 def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m):

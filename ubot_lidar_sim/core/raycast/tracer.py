@@ -14,12 +14,12 @@ Normals are returned facing the ray. Every step is a numpy operation over all ac
 
 import numpy as np
 
+from ubot_lidar_sim.core.classes import SMOKE_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.geometry import KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.quadrics import quadric_fix
-from ubot_lidar_sim.core.raycast.smoke import SMOKE_CLASS
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
 _EXIT_STEP_M = 1e-3       # re-cast offset after passing a closed foliage volume's far face
