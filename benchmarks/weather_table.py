@@ -51,8 +51,8 @@ ROWS = {
     'snow1': ('snow 1 mm/h', {'snowfall_rate_mm_h': 1.0}),
     'snow5': ('snow 5 mm/h', {'snowfall_rate_mm_h': 5.0}),
     'snow10': ('snow 10 mm/h', {'snowfall_rate_mm_h': 10.0}),
-    'cover': ('snow 1 mm/h, 0.1 m on the ground', {'snowfall_rate_mm_h': 1.0,
-                                                     'snow_depth_m': 0.1}),
+    'cover': ('snow 1 mm/h, 0.1 m on the ground',
+              {'snowfall_rate_mm_h': 1.0, 'snow_depth_m': 0.1}),
 }
 COLUMNS = ('sensor', 'weather', 'beams', 'clutter pts', 'beams w/ clutter %',
            'clutter < 2 m', 'near < 1 m off-object', 'pts >= 20 m', 'mean int.',

@@ -1,0 +1,110 @@
+"""
+Pulse-integrated return of a continuous scattering volume (fog, haze): one soft echo per beam.
+
+Hahner et al. (ICCV 2021, LiDAR_fog_sim): the power received from a volume of backscatter beta
+is the emitted pulse convolved with beta T^2(r) O(r) / r^2. In the calibration of document 001
+(a rho = 1 Lambertian target gives counts_per_reflectance(R) = S10 / 0.1 (R10 / R)^2 O(R)):
+
+    S(R) = pi beta int_0^{2L} g(x) G(R - x) dx,   g(x) = sin^2(pi x / (2 L)),   int g = L,
+
+G(r) = counts_per_reflectance(r) T^2(r) (zero for r <= 0: the volume starts at the sensor) and
+L = c tau_H / 2 the pulse length in range (FWHM x c / 2). Far from the sensor, where G is flat
+over 2 L, a homogeneous volume is a hard target of reflectance rho_eq = pi beta L. Fog is
+continuous and G depends on the ring only through R10, so the profile is evaluated once per scan
+on a range grid; each beam reports its peak at or beyond min_range_m (receiver blanking) and
+before its nearest solid hit, as one contribution that the echo stage detects with the usual shot
+noise. No random draws.
+"""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.physics import radiometry
+
+#: Grid steps per pulse length L (the pulse covers 2 L, 16 samples: the peak to < 1 %).
+STEPS_PER_PULSE = 8
+
+
+def soft_pulse_length_m(cfg):
+    """
+    Return L, the pulse length in range of the soft return, m.
+
+    pulse_length_m when set (> 0), else min_separation_m: document 001 defines the echo
+    separation as roughly the pulse length.
+    """
+    return cfg.pulse_length_m if cfg.pulse_length_m > 0.0 else cfg.min_separation_m
+
+
+def pulse_shape(pulse_length_m, steps=STEPS_PER_PULSE):
+    """Return the midpoint samples g (2 steps,) of sin^2(pi x / (2 L)) on [0, 2 L]; sum g h = L."""
+    x = (np.arange(2 * steps) + 0.5) / (2 * steps)
+    return np.sin(math.pi * x) ** 2
+
+
+def soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m):
+    """
+    Return the range grid R (G,) m and the soft signal S(R) (G,) counts at R10 = range_at_10pct_m.
+
+    R_j = j h (j = 1..G), h = L / STEPS_PER_PULSE, up to max_range_m; the volume is sampled at
+    the cell centres (k + 0.5) h, so S(R_j) = pi beta h sum_m g_m G((j - m - 0.5) h).
+    """
+    length = soft_pulse_length_m(cfg)
+    h = length / STEPS_PER_PULSE
+    n = max(int(math.ceil(max_range_m / h)), 0)
+    if n == 0 or beta_per_m_sr <= 0.0:
+        return np.zeros(0), np.zeros(0)
+    r = (np.arange(n) + 0.5) * h
+    gain = radiometry.counts_per_reflectance(cfg, r) * np.exp(-2.0 * alpha_per_m * r)
+    s = math.pi * beta_per_m_sr * h * np.convolve(gain, pulse_shape(length))[:n]
+    return (np.arange(n) + 1) * h, s
+
+
+def beam_peaks(cfg, grid_m, profile, limit_m, min_range_m):
+    """
+    Return each beam's soft peak: range (B,) m and signal (B,) counts at R10 (0: none).
+
+    The peak is the largest profile value at min_range_m <= R <= min(limit_m, the grid's end);
+    limit_m (B,) is the beam's nearest solid hit (inf: none). Ties keep the nearer range.
+    """
+    limit = np.asarray(limit_m, dtype=np.float64)
+    peak_r = np.zeros(limit.shape)
+    peak_s = np.zeros(limit.shape)
+    j0 = int(np.searchsorted(grid_m, min_range_m, side='left'))
+    if grid_m.size == 0 or j0 >= grid_m.size:
+        return peak_r, peak_s
+    s = profile[j0:]
+    run_max = np.maximum.accumulate(s)
+    idx = np.arange(s.size)
+    # Index of the first maximum up to each grid point: new maxima only where s exceeds all before.
+    rises = np.r_[True, s[1:] > run_max[:-1]]
+    arg = np.maximum.accumulate(np.where(rises, idx, 0))
+    last = np.searchsorted(grid_m, limit, side='right') - 1 - j0
+    ok = last >= 0
+    k = np.clip(last, 0, s.size - 1)
+    peak_r[ok] = grid_m[j0 + arg[k[ok]]]
+    peak_s[ok] = run_max[k[ok]]
+    return peak_r, peak_s
+
+
+def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_m):
+    """
+    Return the soft echo of every beam that can be detected: beam (M,), range (M,), power (M,).
+
+    power is the peak signal in counts with the beam's ring R10; beams whose peak S satisfies
+    S + 5 sqrt(S + ambient) < T (hopeless()) are dropped, as are beams
+    without a grid point between min_range_m and their nearest solid hit.
+    """
+    grid, prof = soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m)
+    peak_r, peak_s = beam_peaks(cfg, grid, prof, limit_m, cfg.min_range_m)
+    ring = np.asarray(beam_ring)
+    if not radiometry.uniform_r10(cfg):
+        peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
+    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg, peak_s))
+    return keep, peak_r[keep], peak_s[keep]
+
+
+def hopeless(cfg, mean_signal):
+    """Return True where a mean signal S cannot be detected: S + 5 sqrt(S + ambient) < T."""
+    s = np.asarray(mean_signal, dtype=np.float64)
+    return s + 5.0 * np.sqrt(s + cfg.ambient_counts) < cfg.detection_threshold_counts
