@@ -2,14 +2,15 @@
 
 from pathlib import Path
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import open3d as o3d
 import pytest
 
-from ubot_lidar_sim.core.errors import WorldError
+from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
-from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config, World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})
 WORLDS = Path(__file__).resolve().parents[2] / 'config' / 'worlds'
@@ -85,6 +86,20 @@ def test_occupancy_map_extrudes_walls_where_the_map_has_occupied_pixels(tmp_path
     hits = world.cast(*_down(centers), 20.0)
     np.testing.assert_array_equal(np.sort(hits.ray), np.flatnonzero(occ.ravel()))
     np.testing.assert_allclose(hits.range_m, 8.5, atol=1e-4)
+
+
+def test_occupancy_map_origin_yaw_turns_the_map_about_its_origin(tmp_path):
+    pixels = np.full((1, 4), 254)
+    pixels[0, 3] = 0                                     # one wall cell, 1.5-2.0 m along the row
+    world_path = _write(tmp_path, {
+        'm.pgm': _pgm(pixels),
+        'm.yaml': f'image: m.pgm\nresolution: 0.5\norigin: [1.0, 2.0, {np.pi / 2}]\n',
+        'world.yaml': 'objects:\n  - {name: map, type: occupancy_map, file: m.yaml}\n'})
+    world = World.load(world_path, PLAIN)
+    # yaw 90 deg: the row runs along +y from the origin, the cell centre at (1.0 - 0.25, 3.75)
+    hits = world.cast(*_down([[0.75, 3.75], [2.75, 2.25]]), 20.0)
+    np.testing.assert_array_equal(hits.ray, [0])
+    np.testing.assert_allclose(hits.range_m, 8.0, atol=1e-4)
 
 
 def test_heightfield_npy_and_png_give_their_sample_heights(tmp_path):
@@ -181,6 +196,8 @@ BAD_INPUT = {
     'map negate not 0 or 1': ({'m.yaml': 'image: m.pgm\nresolution: 0.1\norigin: [0, 0, 0]\n'
                                          'negate: 2\n', 'world.yaml': MAP_WORLD},
                               r'm\.yaml \(map of .*\): negate: expected 0 or 1'),
+    'binary map yaml': ({'m.yaml': b'\x00\x01', 'world.yaml': MAP_WORLD},
+                        r'm\.yaml: file: binary content'),
     'empty file': ({'world.yaml': '\n  \n'}, r'world\.yaml: file: the file is empty'),
     'binary file': ({'world.yaml': b'\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR'},
                     r'world\.yaml: file: binary content'),
@@ -238,3 +255,22 @@ def test_flat_world_is_a_grass_plane_at_zero():
     hits = world.cast(*_down([[0, 0], [99, -99], [-99.5, 50]]), 20.0)
     np.testing.assert_allclose(hits.point[:, 2], 0.0, atol=1e-6)
     assert np.all(hits.material == MATERIAL_NAMES.index('grass')) and world.frame == 'map'
+
+
+def test_materials_file_goes_through_the_same_yaml_reader(tmp_path):
+    path = tmp_path / 'mat.yaml'
+    path.write_bytes(b'soil: {reflectivity: 0.3}\n\xff\xfe')
+    with pytest.raises(ConfigError, match=r'materials_file: got .*mat\.yaml.*not UTF-8 text'):
+        MaterialTable.load(path)
+    path.write_text('  \n')
+    assert MaterialTable.load(path).to_dict() == MaterialTable.load().to_dict()
+
+
+def test_load_for_config_applies_the_materials_file(tmp_path):
+    path = tmp_path / 'mat.yaml'
+    path.write_text('soil: {reflectivity: 0.5}\n')
+    cfg = SimpleNamespace(world_file='flat', materials_file=str(path))
+    world, materials = load_for_config(cfg)
+    soil = MATERIAL_NAMES.index('soil')
+    assert world.materials is materials and materials.reflectivity[soil] == 0.5
+    assert materials_for_config(SimpleNamespace()).reflectivity[soil] != 0.5

@@ -98,9 +98,3 @@ class ConstantTwist:
 def twist_from_cli(vx, vy, vz, wx_deg, wy_deg, wz_deg):
     """Body twist (6,) in m/s and rad/s from the CLI's m/s and deg/s."""
     return np.array([vx, vy, vz, *np.radians([wx_deg, wy_deg, wz_deg])], dtype=np.float64)
-
-
-def transform_points(pose, points):
-    """Apply a (4, 4) transform to points (N, 3)."""
-    pose = np.asarray(pose)
-    return np.asarray(points) @ pose[:3, :3].T + pose[:3, 3]

@@ -12,6 +12,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.resources import config_path
+from ubot_lidar_sim.core.yaml_io import read_yaml
 
 MATERIAL_NAMES = ('other', 'soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water',
                   'corn_leaf', 'soybean_leaf', 'tree_foliage', 'bark', 'shrub', 'building',
@@ -44,14 +45,8 @@ def material_index(name):
 
 
 def _read_yaml(path):
-    import yaml  # local: keeps the import groups of this file flat for flake8
-
-    try:
-        with open(path, encoding='utf-8') as f:
-            data = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError('materials_file', str(path),
-                          f'a readable YAML file ({type(exc).__name__})') from exc
+    data = read_yaml(path, lambda where, problem: ConfigError(
+        'materials_file', str(path), f'a readable YAML file ({where}: {problem})'), True)
     if data is None:
         return {}
     if not isinstance(data, dict):

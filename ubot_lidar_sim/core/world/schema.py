@@ -1,0 +1,171 @@
+"""
+The world-file format: allowed keys per object type, and the checks with their one-line errors.
+
+Every problem raises a WorldError '<file>: <key path>: <problem>', e.g.
+``worlds/farm.yaml: objects[3] 'barn'.size_m: expected a list of 3 numbers > 0, got [4, 2]``.
+"""
+
+from dataclasses import dataclass
+import math
+from pathlib import Path
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import WorldError
+from ubot_lidar_sim.core.world.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES
+
+MAX_TRIANGLES = 5_000_000
+WORLD_KEYS = ('frame', 'objects', 'smoke')
+COMMON_KEYS = {'name', 'type', 'material', 'class_id', 'foliage', 'ground', 'pose'}
+TYPE_KEYS = {
+    'plane': {'size_m'}, 'box': {'size_m'}, 'sphere': {'radius_m'},
+    'cylinder': {'radius_m', 'height_m'}, 'mesh': {'file', 'scale'},
+    'heightfield': {'file', 'cell_m', 'height_scale_m'},
+    'occupancy_map': {'file', 'wall_height_m'},
+}
+SMOKE_KEYS = ('center', 'radius_m', 'density')
+
+
+def short(value):
+    """Return repr(value) cut to one short line for an error message."""
+    text = repr(value).replace('\n', ' ')
+    return text if len(text) <= 60 else text[:57] + '...'
+
+
+class Context:
+    """Where the values come from (file name, directory for relative paths) and the budget."""
+
+    def __init__(self, source, base_dir, max_triangles):
+        """Name the file (source) in errors; base_dir resolves relative paths (None: cwd)."""
+        self.source, self.base_dir, self.budget = source, base_dir, max_triangles
+
+    def error(self, where, problem):
+        """Return the WorldError '<source>: <where>: <problem>'."""
+        return WorldError(f'{self.source}: {where}: {problem}')
+
+    def number(self, obj, key, where, default=None, positive=True):
+        """Return obj[key] as a finite float (> 0 if positive)."""
+        value = obj.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or (positive and value <= 0):
+            need = 'a number > 0' if positive else 'a finite number'
+            raise self.error(f'{where}.{key}', f'expected {need}, got {short(value)}')
+        return float(value)
+
+    def vector(self, obj, key, where, n, default=None, positive=False):
+        """Return obj[key] as an (n,) float64 array of finite numbers (> 0 if positive)."""
+        value = obj.get(key, default)
+        ok = isinstance(value, (list, tuple)) and len(value) == n and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and (v > 0 or not positive) for v in value)
+        if not ok:
+            need = 'numbers > 0' if positive else 'numbers'
+            raise self.error(f'{where}.{key}',
+                             f'expected a list of {n} {need}, got {short(value)}')
+        return np.asarray(value, np.float64)
+
+    def path(self, obj, where):
+        """Return the existing file named by obj['file'] (relative to base_dir)."""
+        value = obj.get('file')
+        if not isinstance(value, str) or not value:
+            raise self.error(f'{where}.file', f'expected a file path, got {short(value)}')
+        path = Path(value)
+        if not path.is_absolute() and self.base_dir is not None:
+            path = self.base_dir / path
+        if not path.is_file():
+            raise self.error(f'{where}.file', f"file '{path}' not found")
+        return path
+
+
+def check_world(data, ctx):
+    """Check the top level of a world file; returns (frame, list of object mappings)."""
+    if not isinstance(data, dict):
+        raise ctx.error('file', f'expected a mapping with frame, objects, smoke; got '
+                        f'{type(data).__name__}')
+    unknown = sorted(set(data) - set(WORLD_KEYS))
+    if unknown:
+        raise ctx.error(unknown[0], 'unknown key, allowed ' + ', '.join(WORLD_KEYS))
+    frame = data.get('frame', 'map')
+    if not isinstance(frame, str) or not frame:
+        raise ctx.error('frame', f'expected a non-empty string, got {short(frame)}')
+    entries = data.get('objects', [])
+    if not isinstance(entries, list):
+        raise ctx.error('objects', f'expected a list, got {short(entries)}')
+    return frame, entries
+
+
+@dataclass(frozen=True)
+class ObjectKeys:
+    """The checked common keys of one object entry (its type keys are read by its builder)."""
+
+    kind: str
+    name: str
+    where: str                      # "objects[3] 'barn'": the key path of its errors
+    material: int
+    class_id: int
+    foliage: bool
+    ground: bool
+    xyz: np.ndarray                 # (3,) float64 m
+    rpy_deg: np.ndarray             # (3,) float64 deg
+
+
+def check_object(obj, index, ctx):
+    """Check the keys of objects[index] and its common values; returns ObjectKeys."""
+    where = f'objects[{index}]'
+    if not isinstance(obj, dict):
+        raise ctx.error(where, f'expected a mapping, got {short(obj)}')
+    kind = obj.get('type')
+    if kind not in TYPE_KEYS:
+        raise ctx.error(f'{where}.type', f'unknown type {short(kind)}, allowed '
+                        + ', '.join(TYPE_KEYS))
+    name = obj.get('name', f'{kind}_{index}')
+    if not isinstance(name, str) or not name:
+        raise ctx.error(f'{where}.name', f'expected a non-empty string, got {short(name)}')
+    where = f"objects[{index}] '{name}'"
+    unknown = sorted(set(obj) - COMMON_KEYS - TYPE_KEYS[kind])
+    if unknown:
+        raise ctx.error(f'{where}.{unknown[0]}', f'unknown key for a {kind}, allowed '
+                        + ', '.join(sorted(COMMON_KEYS | TYPE_KEYS[kind])))
+    material = obj.get('material', 'other')
+    if material not in MATERIAL_NAMES:
+        raise ctx.error(f'{where}.material', f'unknown material {short(material)}, allowed '
+                        + ', '.join(MATERIAL_NAMES))
+    mat = MATERIAL_NAMES.index(material)
+    class_id = obj.get('class_id', mat)
+    if isinstance(class_id, bool) or not isinstance(class_id, int) or not 0 <= class_id <= 255:
+        raise ctx.error(f'{where}.class_id', f'expected an int 0-255, got {short(class_id)}')
+    flags = {}
+    for key, default in (('foliage', material in FOLIAGE_MATERIALS),
+                         ('ground', kind in ('plane', 'heightfield'))):
+        flags[key] = obj.get(key, default)
+        if not isinstance(flags[key], bool):
+            raise ctx.error(f'{where}.{key}', f'expected true or false, got {short(flags[key])}')
+    pose = obj.get('pose', {})
+    if not isinstance(pose, dict) or set(pose) - {'xyz', 'rpy_deg'}:
+        bad = sorted(set(pose) - {'xyz', 'rpy_deg'}) if isinstance(pose, dict) else None
+        raise ctx.error(f'{where}.pose' + (f'.{bad[0]}' if bad else ''),
+                        'unknown key, allowed xyz, rpy_deg' if bad else 'expected a mapping')
+    return ObjectKeys(kind, name, where, mat, class_id, flags['foliage'], flags['ground'],
+                      ctx.vector(pose, 'xyz', f'{where}.pose', 3, [0.0, 0.0, 0.0]),
+                      ctx.vector(pose, 'rpy_deg', f'{where}.pose', 3, [0.0, 0.0, 0.0]))
+
+
+def check_smoke(entries, ctx):
+    """Check the static smoke list; returns cells (K, 4) x, y, z, radius_m and densities (K,)."""
+    if not isinstance(entries, list):
+        raise ctx.error('smoke', f'expected a list, got {short(entries)}')
+    cells, dens = [], []
+    for k, cell in enumerate(entries):
+        where = f'smoke[{k}]'
+        if not isinstance(cell, dict):
+            raise ctx.error(where, f'expected a mapping, got {short(cell)}')
+        unknown = sorted(set(cell) - set(SMOKE_KEYS))
+        if unknown:
+            raise ctx.error(f'{where}.{unknown[0]}',
+                            'unknown key, allowed ' + ', '.join(SMOKE_KEYS))
+        density = ctx.number(cell, 'density', where, positive=False)
+        if not 0.0 <= density <= 1.0:
+            raise ctx.error(f'{where}.density', f'expected 0-1, got {density}')
+        cells.append([*ctx.vector(cell, 'center', where, 3), ctx.number(cell, 'radius_m', where)])
+        dens.append(density)
+    return np.asarray(cells, np.float64).reshape(-1, 4), np.asarray(dens, np.float64)
