@@ -199,13 +199,6 @@ def _weather(rain, visibility):
                         rain_mm_h=rain, visibility_m=visibility)
 
 
-def _load_world(cfg):
-    from ubot_lidar_sim.core.world.materials import MaterialTable
-    from ubot_lidar_sim.core.world.world import World
-    materials = MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
-    return World.load(cfg.world_file, materials), materials
-
-
 def run_scan(args):
     """Run the ``scan`` command; returns the list of files written."""
     sensor = args.sensor
@@ -229,7 +222,8 @@ def run_scan(args):
         build_beams(cfg)  # refuse a scan over max_rays_per_scan before loading the world
     pose = args.pose if args.pose is not None else DEFAULT_POSE[sensor]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
-    world, materials = _load_world(cfg)
+    from ubot_lidar_sim.core.world.world import load_for_config
+    world, materials = load_for_config(cfg)
     period = 1.0 / cfg.rate_hz
     outputs = []
     if sensor == 'lidar_3d':

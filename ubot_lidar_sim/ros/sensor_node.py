@@ -18,8 +18,7 @@ from rclpy.node import Node
 from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan
 from ubot_lidar_sim.ros.intake import Intake
 from ubot_lidar_sim.ros.params import ConfigParameters
@@ -28,12 +27,6 @@ from ubot_lidar_sim.ros.run import tolerate_destroyed
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
-
-
-def load_world(cfg):
-    """Load the world of a config once (materials_file applied). Raises WorldError/ConfigError."""
-    materials = MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
-    return World.load(cfg.world_file, materials=materials), materials
 
 
 class SensorNode(Node):
@@ -52,9 +45,9 @@ class SensorNode(Node):
                                        validate=lambda cfg: self.validate_config(cfg))
         cfg = self.params.config
         if world is None:
-            world, materials = load_world(cfg)
+            world, materials = load_for_config(cfg)
         elif materials is None:
-            materials = MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
+            materials = materials_for_config(cfg)
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
