@@ -12,12 +12,16 @@ wall). Open foliage (plane, mesh, heightfield) records every face it is hit on, 
 Normals are returned facing the ray. Every step is a numpy operation over all active rays.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.classes import SMOKE_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
-from ubot_lidar_sim.core.raycast.geometry import KIND_CYLINDER, KIND_SPHERE
+from ubot_lidar_sim.core.raycast.backend import Caster
+from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.quadrics import quadric_fix
 from ubot_lidar_sim.core.world.texture import GroundTexture
@@ -28,7 +32,8 @@ _EXIT_STEP_M = 1e-3       # re-cast offset after passing a closed foliage volume
 class Tracer:
     """Multi-hit ray tracing over a fixed list of Geometry objects with per-object attributes."""
 
-    def __init__(self, geometries, material, class_id, foliage, ground, caster):
+    def __init__(self, geometries: Sequence[Geometry], material: ArrayLike, class_id: ArrayLike,
+                 foliage: ArrayLike, ground: ArrayLike, caster: Caster):
         """
         Store geometries (Sequence of Geometry), per-object arrays (O,) and the caster.
 
@@ -102,9 +107,12 @@ class Tracer:
                 put_rows(normal, q, n_q)
         return t, normal
 
-    def trace(self, origins, dirs, limit_m, max_hits, continue_step_m, ignored=frozenset(),
-              smoke_range_m=None, continue_foliage=True, reflectivity_sd=None,
-              micro_slope_deg=None, with_points=True, with_normals=True):
+    def trace(self, origins: NDArray[np.float64], dirs: NDArray[np.float64], limit_m: ArrayLike,
+              max_hits: int, continue_step_m: float, ignored: frozenset[int] = frozenset(),
+              smoke_range_m: NDArray[np.float64] | None = None, continue_foliage: bool = True,
+              reflectivity_sd: NDArray[np.float64] | None = None,
+              micro_slope_deg: NDArray[np.float64] | None = None, with_points: bool = True,
+              with_normals: bool = True) -> Hits:
         """
         Trace rays (N, 3) float64 up to limit_m (N,); see World.trace for the semantics.
 

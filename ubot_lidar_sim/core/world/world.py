@@ -8,17 +8,24 @@ multi-hit ``raycast.tracer.Tracer``. Bad input raises one-line WorldErrors that 
 the key and the problem. Built once per scene; weather and poses are passed per scan.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
+from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
 from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
 from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.objects import build_objects
+from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import check_smoke, check_world, Context, MAX_TRIANGLES
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
@@ -26,8 +33,10 @@ from ubot_lidar_sim.core.yaml_io import read_yaml
 class World:
     """Objects of one world in a ray-casting scene; built once, traced per scan."""
 
-    def __init__(self, frame, objects, geometries, smoke, smoke_density, materials=None,
-                 caster=None):
+    def __init__(self, frame: str, objects: Sequence[WorldObject],
+                 geometries: Sequence[Geometry], smoke: NDArray[np.float64],
+                 smoke_density: NDArray[np.float64], materials: MaterialTable | None = None,
+                 caster: CasterFactory | None = None):
         """
         Use World.load or World.from_dict; attributes follow docs/core-interfaces.md.
 
@@ -50,12 +59,12 @@ class World:
                         self.smoke_density, self.materials, self._caster_factory))
 
     @property
-    def n_triangles(self):
+    def n_triangles(self) -> int:
         """Total triangle count of the scene."""
         return self._tracer.n_triangles
 
     @property
-    def caster(self):
+    def caster(self) -> Caster:
         """
         Return the world's ray-casting backend (a raycast.backend.Caster) for a bare cast.
 
@@ -64,7 +73,8 @@ class World:
         return self._tracer.caster
 
     @classmethod
-    def load(cls, spec, materials=None, max_triangles=MAX_TRIANGLES, caster=None):
+    def load(cls, spec: str | Path, materials: MaterialTable | None = None,
+             max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None) -> World:
         """
         Load 'demo', 'flat' or a world YAML path.
 
@@ -81,8 +91,9 @@ class World:
                              caster)
 
     @classmethod
-    def from_dict(cls, data, source='<dict>', base_dir=None, materials=None,
-                  max_triangles=MAX_TRIANGLES, caster=None):
+    def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
+                  materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
+                  caster: CasterFactory | None = None) -> World:
         """Build a world from the parsed YAML mapping; relative files resolve against base_dir."""
         ctx = Context(source, base_dir, max_triangles)
         frame, entries = check_world(data, ctx)
@@ -112,10 +123,13 @@ class World:
             out.add(self._names[name])
         return frozenset(out)
 
-    def trace(self, origins, dirs, max_range_m, max_hits=4, continue_step_m=0.25, ignored=(),
-              smoke=None, smoke_radius_scale=1.0, smoke_density_threshold=0.05, smoke_density=None,
-              smoke_enabled=True, materials=None, reflectivity_sd=None, micro_slope_deg=None,
-              with_points=True, with_normals=True):
+    def trace(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
+              max_hits: int = 4, continue_step_m: float = 0.25, ignored: str | Iterable[str] = (),
+              smoke: ArrayLike | None = None, smoke_radius_scale: float = 1.0,
+              smoke_density_threshold: float = 0.05, smoke_density: ArrayLike | None = None,
+              smoke_enabled: bool = True, materials: MaterialTable | None = None,
+              reflectivity_sd: ArrayLike | None = None, micro_slope_deg: ArrayLike | None = None,
+              with_points: bool = True, with_normals: bool = True) -> Hits:
         """
         Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
 
@@ -161,8 +175,10 @@ class World:
                                   self._ignored(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals))
 
-    def cast(self, origins, dirs, max_range_m, ignored=(), materials=None, reflectivity_sd=None,
-             micro_slope_deg=None):
+    def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
+             ignored: str | Iterable[str] = (), materials: MaterialTable | None = None,
+             reflectivity_sd: ArrayLike | None = None,
+             micro_slope_deg: ArrayLike | None = None) -> Hits:
         """Return the first hit of each ray (no foliage continuation, no smoke), <= N Hits rows."""
         o, d, rng = check_rays(origins, dirs, max_range_m)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
@@ -170,12 +186,12 @@ class World:
                                   slope)
 
 
-def materials_for_config(cfg):
+def materials_for_config(cfg) -> MaterialTable:
     """Return the MaterialTable of a sensor config: the defaults, then its materials_file."""
     return MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
 
 
-def load_for_config(cfg, caster=None):
+def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, MaterialTable]:
     """Load the world of a sensor config (world_file, materials_file): (World, MaterialTable)."""
     materials = materials_for_config(cfg)
     return World.load(cfg.world_file, materials, caster=caster), materials
