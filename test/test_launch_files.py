@@ -7,12 +7,13 @@ from pathlib import Path
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
 NODE_CONFIGS = {'lidar_3d': LidarConfig, 'laser_scan': LaserScanConfig,
-                'terrain_sensor': TerrainConfig}
+                'terrain_sensor': TerrainConfig, 'demo_driver': DemoDriverConfig}
 ROS_BUILTIN_PARAMETERS = {'use_sim_time'}
 REQUIRED_ARGUMENTS = {'preset', 'world_file', 'use_sim_time', 'namespace', 'rviz'}
 
@@ -89,15 +90,6 @@ def test_launch_arguments_are_declared_and_used(path):
     assert used <= declared, f'{path.name}: undeclared {used - declared}'
 
 
-def demo_driver_parameters():
-    """Return the parameter names the demo driver declares (its specs table, via ast)."""
-    tree = ast.parse((ROOT / 'ubot_lidar_sim/ros/demo/demo_driver_node.py').read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == 'specs':
-            return {k.value for k in node.value.keys}
-    raise AssertionError('demo_driver_node.py: no specs table of parameters')
-
-
 def yaml_parameters(name):
     doc = yaml.safe_load((ROOT / 'config' / f'{name}.yaml').read_text())
     assert len(doc) == 1, f'config/{name}.yaml: one node entry expected'
@@ -109,13 +101,10 @@ def yaml_parameters(name):
 @pytest.mark.parametrize('name', ['lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver'])
 def test_every_yaml_parameter_is_declared_by_the_node(name):
     params = yaml_parameters(name)
-    if name in NODE_CONFIGS:
-        declared = {f.name for f in dataclasses.fields(NODE_CONFIGS[name])}
-        # The values must also build a valid config (types and ranges of the core).
-        NODE_CONFIGS[name](**{k: tuple(v) if isinstance(v, list) else v
-                              for k, v in params.items()})
-    else:
-        declared = demo_driver_parameters()
+    declared = {f.name for f in dataclasses.fields(NODE_CONFIGS[name])}
+    # The values must also build a valid config (types and ranges of the config).
+    NODE_CONFIGS[name](**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()
+                          if k not in ROS_BUILTIN_PARAMETERS})
     unknown = set(params) - declared - ROS_BUILTIN_PARAMETERS
     assert not unknown, f'config/{name}.yaml: undeclared parameters {sorted(unknown)}'
 

@@ -1,4 +1,4 @@
-"""One parameter-file rule for ``scan --params`` and ``run --params`` (README, core/params_file)."""
+"""One parameter-file rule for ``scan --params`` and ``run --params`` (README, params_file)."""
 
 from pathlib import Path
 import re

@@ -49,7 +49,7 @@ from geometry_msgs.msg import TransformStamped
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from tf2_msgs.msg import TFMessage
 from ubot_lidar_sim.ros.conversions import ns_to_stamp
-from ubot_lidar_sim.ros.demo.demo_driver_node import loop_pose
+from ubot_lidar_sim.ros.demo.scenario import loop_pose
 rate = float(sys.argv[1])
 rclpy.init()
 node = rclpy.create_node('tf_source_1khz')

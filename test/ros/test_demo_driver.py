@@ -4,6 +4,7 @@ import math
 import time
 
 import numpy as np
+import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
@@ -11,8 +12,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
-from ubot_lidar_sim.ros.demo.demo_driver_node import (
-    DemoDriverNode, loop_pose, rain_visibility_m, scenario_at)
+from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
+from ubot_lidar_sim.ros.demo.scenario import loop_pose, rain_visibility_m, scenario_at
 from ubot_lidar_sim_msgs.msg import Environment
 
 
@@ -91,3 +92,25 @@ def test_tf_tree_and_weather_phases_arrive_over_dds(context):
     smoky = [e for e in got['env'] if len(e.smoke)]
     assert smoky and all(s.radius_m == 2.0 and s.density == 0.6 for s in smoky[0].smoke)
     assert all(e.header.frame_id == 'map' for e in got['env'])
+
+
+def test_parameters_build_the_config_once_ints_coerced_and_only_speed_changes_live(context):
+    from ubot_lidar_sim.core.errors import ConfigError
+    from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
+
+    driver = DemoDriverNode(context=context, parameter_overrides=[
+        Parameter('phase_durations_s', value=[1, 2, 3, 4]), Parameter('speed_m_s', value=3)])
+    try:
+        assert driver.config.phase_durations_s == (1.0, 2.0, 3.0, 4.0)
+        assert driver.config.speed_m_s == 3.0
+        assert driver.set_parameters([Parameter('speed_m_s', value=5.0)])[0].successful
+        assert driver.config.speed_m_s == 5.0
+        refused = driver.set_parameters([Parameter('speed_m_s', value=50.0)])[0]
+        assert not refused.successful and 'speed_m_s out of range' in refused.reason
+        assert not driver.set_parameters([Parameter('loop_radius_m', value=3.0)])[0].successful
+        assert driver.config == DemoDriverConfig(phase_durations_s=(1, 2, 3, 4), speed_m_s=5.0)
+    finally:
+        driver.destroy_node()
+    with pytest.raises(ConfigError, match='phase_durations_s: got .*positive sum'):
+        DemoDriverNode(context=context, parameter_overrides=[
+            Parameter('phase_durations_s', value=[0.0, 0.0, 0.0, 0.0])])

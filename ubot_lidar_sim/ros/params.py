@@ -153,9 +153,9 @@ class ConfigParameters:
         overrides = parameter_overrides(self._node)
         if f.name in overrides:
             # A YAML '100' for a float parameter would be refused as the wrong type: coerce.
-            given = overrides[f.name].value
-            fixed = coerce(f, given)
-            if fixed != given or type(fixed) is not type(given):
+            fixed = coerce(f, overrides[f.name].value)
+            # Compare types, not values: [2, 3] == [2.0, 3.0], yet the first is refused.
+            if Parameter.Type.from_parameter_value(fixed) != overrides[f.name].type_:
                 overrides[f.name] = Parameter(f.name, value=fixed)
         value = coerce(f, default)
         try:

@@ -1,8 +1,11 @@
 """
 PNG snapshots of the demo: point clouds, the laser scan over the world, the terrain rays.
 
-Matplotlib with the Agg backend only: no window is ever opened, so it runs headless. Every
-function takes plain numpy arrays (world frame, metres) and writes one PNG.
+Matplotlib with the Agg backend only: no window is ever opened, so it runs headless. The
+``*_view`` functions take numpy arrays (world frame, metres) and write one PNG each;
+``height_map`` casts rays into a World; ``Recorder`` keeps the ROS messages the runner's
+monitor receives (PointCloud2, LaserScan, TerrainSensor, Environment) with the poses at their
+stamps and turns them into those arrays when it writes the PNGs.
 """
 
 import matplotlib
@@ -236,7 +239,8 @@ class Recorder:
     Keeps the samples the snapshots need while the demo runs, then writes the PNGs.
 
     Fed by the runner's monitor with the messages it receives (duck-typed: PointCloud2,
-    LaserScan, TerrainSensor, Environment, TFMessage); imports the ROS helpers lazily.
+    LaserScan, TerrainSensor, Environment); poses come from ``lookup``. Imports the ROS
+    helpers lazily.
     """
 
     def __init__(self, lookup, world_frame='map', cloud_half_size_m=40.0):

@@ -4,8 +4,9 @@ import shutil
 import sys
 import time
 
+from ubot_lidar_sim.ros.demo.scenario import PHASES
+
 _UNITS = {'lidar_3d': 'points/scan', 'laser_scan': 'rays/scan', 'terrain_sensor': 'rays/sample'}
-_PHASES = ('clear', 'rain', 'fog', 'smoke')
 
 
 def status_lines(monitor, configured, elapsed_s, total_s, width=None):
@@ -65,7 +66,7 @@ def print_summary(monitor, configured, elapsed_s, signum):
     """Print per sensor: messages, mean rate against the configured one, rate per phase."""
     why = f'stopped by signal {signum}' if signum else 'finished'
     spans = phase_seconds(monitor.phase_log, time.monotonic())
-    phases = [p for p in _PHASES if spans.get(p, 0.0) > 0.5]
+    phases = [p for p in PHASES if spans.get(p, 0.0) > 0.5]
     print(f'\nsummary ({why} after {elapsed_s:.1f} s):')
     print(f'  {"sensor":<15} {"messages":>8} {"rate Hz":>8} {"set Hz":>7} {"dev %":>6}'
           f' {"mean per scan":>14}  ' + ' '.join(f'{p + " Hz":>9}' for p in phases))
