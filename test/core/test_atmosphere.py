@@ -6,10 +6,17 @@ import numpy as np
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import atmosphere as atm_mod
 from ubot_lidar_sim.core.physics.atmosphere import (
-    atmosphere, clutter, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
-    marshall_palmer_drops, rain_extinction, rain_part_550)
+    Atmosphere, atmosphere, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
+    marshall_palmer_drops, Medium, rain_extinction, rain_part_550)
+from ubot_lidar_sim.core.physics.weather import scan_weather, Weather
 
 CFG = LidarConfig()
+
+
+def air(cfg, rain_mm_h=0.0, visibility_m=math.inf):
+    """Return the Atmosphere a scan of cfg sees in this rain and visibility."""
+    return atmosphere(cfg, scan_weather(cfg, Weather(rain_mm_h=rain_mm_h,
+                                                     visibility_m=visibility_m)))
 
 
 def test_rain_extinction_matches_carbonneau_vectors_in_db_per_km():
@@ -19,7 +26,7 @@ def test_rain_extinction_matches_carbonneau_vectors_in_db_per_km():
 
 
 def test_two_way_transmission_over_100m_at_25mm_h():
-    atm = atmosphere(CFG, 25.0)
+    atm = air(CFG, 25.0)
     np.testing.assert_allclose(atm.two_way_transmission(100.0), 0.65, atol=0.005)
 
 
@@ -51,16 +58,16 @@ def test_fog_only_extinction_by_hand():
 def test_clear_air_plus_rain_gives_rain_extinction_alone():
     a_rain = rain_extinction(CFG, 10.0)
     for vis in (3.912 / a_rain, math.inf):
-        atm = atmosphere(CFG, 10.0, vis)
-        assert atm.alpha_fog_per_m == 0.0
+        atm = air(CFG, 10.0, vis)
+        assert atm.medium('fog').alpha_per_m == 0.0
         np.testing.assert_allclose(atm.alpha, a_rain, rtol=1e-12)
 
 
 def test_residual_fog_is_clamped_and_logged_once(caplog, monkeypatch):
     monkeypatch.setattr(atm_mod, '_clamp_warned', False)
     with caplog.at_level(logging.WARNING, logger='ubot_lidar_sim.core.physics.atmosphere'):
-        assert fog_extinction(CFG, 50000.0, 25.0) == 0.0
-        assert fog_extinction(CFG, 40000.0, 25.0) == 0.0
+        assert fog_extinction(CFG, 50000.0, rain_part_550(CFG, 25.0)) == 0.0
+        assert fog_extinction(CFG, 40000.0, rain_part_550(CFG, 25.0)) == 0.0
     assert sum('clamped' in r.getMessage() for r in caplog.records) == 1
 
 
@@ -77,48 +84,24 @@ def test_lidar_ratio_blends_droplets_and_aerosol():
 
 
 def test_weather_off_and_overrides():
-    assert not atmosphere(LidarConfig(weather=False), 25.0, 500.0).active
-    assert not atmosphere(CFG).active
-    atm = atmosphere(LidarConfig(rain_override_mm_h=5.0), 0.0, math.inf)
-    np.testing.assert_allclose(atm.alpha_rain_per_m, rain_extinction(CFG, 5.0))
-    atm = atmosphere(LidarConfig(visibility_override_m=math.inf), 0.0, 300.0)
+    assert not air(LidarConfig(weather=False), 25.0, 500.0).active
+    assert not air(CFG).active
+    atm = air(LidarConfig(rain_override_mm_h=5.0), 0.0, math.inf)
+    np.testing.assert_allclose(atm.medium('rain').alpha_per_m, rain_extinction(CFG, 5.0))
+    atm = air(LidarConfig(visibility_override_m=math.inf), 0.0, 300.0)
     assert not atm.active
-    np.testing.assert_allclose(atmosphere(CFG, 25.0).beta_rain_per_m_sr,
+    np.testing.assert_allclose(air(CFG, 25.0).medium('rain').beta_per_m_sr,
                                rain_extinction(CFG, 25.0) / CFG.rain_lidar_ratio_sr)
 
 
-def test_fog_clutter_is_continuous_pi_beta_dr_with_two_way_loss():
-    cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=2.5, range_at_10pct_m=1000.0)
-    atm = atmosphere(cfg, 0.0, 200.0)
-    c = clutter(cfg, atm, 2, np.array([np.inf, 1.5]), np.zeros(2, int), np.random.default_rng(0))
-    np.testing.assert_array_equal(c.beam, [0, 0, 1])
-    np.testing.assert_allclose(c.range_m, [1.375, 2.125, 1.375])
-    rho = math.pi * atm.beta_fog_per_m_sr * 0.75
-    gain = 100 / 0.1 * (1000 / c.range_m) ** 2 * -np.expm1(-c.range_m ** 2)
-    np.testing.assert_allclose(c.power_counts, rho * gain * np.exp(-2 * atm.alpha * c.range_m))
-    assert np.all(c.material == 0) and np.all(c.class_id == 20)
-
-
-def test_rain_clutter_brightness_x_has_mean_one():
-    cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=1.75, range_at_10pct_m=1000.0)
-    atm = atmosphere(cfg, 25.0)
-    n = 100000
-    c = clutter(cfg, atm, n, np.full(n, np.inf), np.zeros(n, int), np.random.default_rng(1))
-    t2 = atm.two_way_transmission(1.375)
-    mean_rho = c.rho_app.sum() / t2 / n
-    np.testing.assert_allclose(mean_rho / (math.pi * atm.beta_rain_per_m_sr * 0.75), 1.0,
-                               atol=0.05)
-    e = np.random.default_rng(2).exponential(size=200000)
-    np.testing.assert_allclose(np.mean(e * e / 2), 1.0, atol=0.03)
-
-
-def test_faint_clutter_slabs_are_skipped_and_draws_are_reproducible():
-    atm = atmosphere(CFG, 0.5)
-    far = LidarConfig(min_range_m=30.0, max_range_m=100.0, clutter_max_range_m=40.0)
-    assert len(clutter(far, atm, 4, np.full(4, np.inf), np.zeros(4, int),
-                       np.random.default_rng(0))) == 0
-    heavy = atmosphere(CFG, 25.0)
-    a = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
-    b = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
-    np.testing.assert_array_equal(a.power_counts, b.power_counts)
-    assert np.all(a.range_m < 3.0)
+def test_media_add_up_and_fog_is_the_visibility_beyond_the_precipitation():
+    atm = air(CFG, 10.0, 800.0)
+    rain, fog = atm.media
+    assert (rain.name, rain.granular, fog.name, fog.granular) == ('rain', True, 'fog', False)
+    assert rain.particles_per_m3 == drop_density(CFG, 10.0)
+    assert atm.alpha == rain.alpha_per_m + fog.alpha_per_m
+    assert atm.beta == rain.beta_per_m_sr + fog.beta_per_m_sr
+    np.testing.assert_allclose(fog.alpha_per_m, fog_extinction(CFG, 800.0,
+                                                               rain_part_550(CFG, 10.0)))
+    assert atm.medium('snow') == Medium('snow')
+    assert not Atmosphere().active and Atmosphere().alpha == 0.0

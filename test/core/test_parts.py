@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics import atmosphere
+from ubot_lidar_sim.core.physics.atmosphere import Medium
 from ubot_lidar_sim.core.physics.echoes import contributions_from_hits
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
@@ -113,6 +115,20 @@ def test_a_sweep_split_at_random_beams_gives_the_bytes_of_the_whole_sweep(demo, 
             inner = np.sort(rng.choice(np.arange(1, cfg.channels * 360), n_parts - 1, False))
             bounds = np.r_[0, inner, cfg.channels * 360]
             _assert_same(whole, _in_parts(sim, bounds, 0.1 * k, weather, k))
+
+
+def test_a_second_granular_medium_keeps_a_split_sweep_byte_identical(demo, monkeypatch):
+    # A new precipitation effect (here fake flakes) registers in PRECIPITATION and draws its
+    # clutter after the rain's from the same stream, handed on between the parts.
+    def flakes(cfg, weather):
+        return Medium('flakes', 1e-4, 1e-3 * weather.rain_mm_h, True, 300.0)
+
+    monkeypatch.setattr(atmosphere, 'PRECIPITATION', atmosphere.PRECIPITATION + (flakes,))
+    cfg = LidarConfig(channels=16, horizontal_samples=360, sub_rays=1, seed=4)
+    sim = LidarSimulator(cfg, *demo)
+    whole = sim.scan(PATH, 0.0, RAIN, 0)
+    for bounds in ([0, 2000, 5760], [0, 700, 701, 4000, 5760]):
+        _assert_same(whole, _in_parts(sim, bounds, 0.0, RAIN, 0))
 
 
 def test_a_part_without_hits_or_echoes_still_hands_the_streams_on(demo):

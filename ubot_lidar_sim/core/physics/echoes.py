@@ -245,7 +245,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     later, t2 = _front_transmission2(fol, log_t, ray, cs)
     rho_app[later] *= t2                          # the first hit of a ray has t^2 = 1 exactly
     if atm is not None and atm.active:
-        rho_app *= np.exp(-2.0 * atm.alpha * r)
+        rho_app *= atm.two_way_transmission(r)
     ring = np.asarray(ring_of_beam)
     power = radiometry.signal_counts(
         cfg, rho_app, r, None if radiometry.uniform_r10(cfg) else ring[beam])

@@ -18,8 +18,9 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere, clutter
-from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.atmosphere import atmosphere
+from ubot_lidar_sim.core.physics.clutter import clutter
+from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
 
@@ -195,7 +196,7 @@ class LidarSimulator:
         part boundaries, so merge_parts of the parts in order is the sweep, bit for bit.
         """
         cfg, beams, table = self.cfg, self.beams, self.materials
-        weather = Weather() if weather is None else weather
+        weather = scan_weather(cfg, weather)
         b0, b1 = (0, beams.n_beams) if beam_range is None else (int(beam_range[0]),
                                                                 int(beam_range[1]))
         n_beams, n_sub = b1 - b0, len(self.weights)
@@ -216,11 +217,9 @@ class LidarSimulator:
 
         hit_beam = np.asarray(hits.ray) // n_sub          # numbered from b0
         hits = self._roughen(hits, hit_beam, weather, scan_index, b0)
-        atm = atmosphere(cfg, weather.rain_mm_h, weather.visibility_m)
-        rain = atm.rain_mm_h
-        wetness = radiometry.surface_wetness(weather.surface_wetness, rain)
+        atm = atmosphere(cfg, weather)
         contrib = echoes.contributions_from_hits(
-            cfg, table, hits, self.weights, ring, atm=atm, wetness=wetness,
+            cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs, peer=peer)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(

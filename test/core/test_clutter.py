@@ -1,0 +1,67 @@
+"""Clutter: the air's own backscatter as echoes, continuous (fog) and granular (rain)."""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics.atmosphere import Atmosphere, atmosphere, Medium
+from ubot_lidar_sim.core.physics.clutter import clutter
+from ubot_lidar_sim.core.physics.weather import Weather
+
+CFG = LidarConfig()
+
+
+def air(cfg, rain_mm_h=0.0, visibility_m=math.inf):
+    """Return the Atmosphere of a scan in this rain and visibility."""
+    return atmosphere(cfg, Weather(rain_mm_h=rain_mm_h, visibility_m=visibility_m))
+
+
+def test_fog_clutter_is_continuous_pi_beta_dr_with_two_way_loss():
+    cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=2.5, range_at_10pct_m=1000.0)
+    atm = air(cfg, 0.0, 200.0)
+    c = clutter(cfg, atm, 2, np.array([np.inf, 1.5]), np.zeros(2, int), np.random.default_rng(0))
+    np.testing.assert_array_equal(c.beam, [0, 0, 1])
+    np.testing.assert_allclose(c.range_m, [1.375, 2.125, 1.375])
+    rho = math.pi * atm.medium('fog').beta_per_m_sr * 0.75
+    gain = 100 / 0.1 * (1000 / c.range_m) ** 2 * -np.expm1(-c.range_m ** 2)
+    np.testing.assert_allclose(c.power_counts, rho * gain * np.exp(-2 * atm.alpha * c.range_m))
+    assert np.all(c.material == 0) and np.all(c.class_id == 20)
+
+
+def test_rain_clutter_brightness_x_has_mean_one():
+    cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=1.75, range_at_10pct_m=1000.0)
+    atm = air(cfg, 25.0)
+    n = 100000
+    c = clutter(cfg, atm, n, np.full(n, np.inf), np.zeros(n, int), np.random.default_rng(1))
+    t2 = atm.two_way_transmission(1.375)
+    mean_rho = c.rho_app.sum() / t2 / n
+    np.testing.assert_allclose(mean_rho / (math.pi * atm.medium('rain').beta_per_m_sr * 0.75), 1.0,
+                               atol=0.05)
+    e = np.random.default_rng(2).exponential(size=200000)
+    np.testing.assert_allclose(np.mean(e * e / 2), 1.0, atol=0.03)
+
+
+def test_faint_clutter_slabs_are_skipped_and_draws_are_reproducible():
+    atm = air(CFG, 0.5)
+    far = LidarConfig(min_range_m=30.0, max_range_m=100.0, clutter_max_range_m=40.0)
+    assert len(clutter(far, atm, 4, np.full(4, np.inf), np.zeros(4, int),
+                       np.random.default_rng(0))) == 0
+    heavy = air(CFG, 25.0)
+    a = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
+    b = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
+    np.testing.assert_array_equal(a.power_counts, b.power_counts)
+    assert np.all(a.range_m < 3.0)
+
+
+def test_a_second_granular_medium_adds_clutter_from_the_same_stream():
+    cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=4.0, range_at_10pct_m=1000.0)
+    rain = air(cfg, 25.0)
+    both = Atmosphere(rain.media + (Medium('flakes', 0.0, 2e-4, True, 500.0),))
+    n = 300
+    limit = np.where(np.arange(n) % 7 == 0, 2.0, np.inf)
+    a = clutter(cfg, both, n, limit, np.zeros(n, int), np.random.default_rng(3))
+    b = clutter(cfg, both, n, limit, np.zeros(n, int), np.random.default_rng(3))
+    np.testing.assert_array_equal(a.power_counts, b.power_counts)
+    assert len(a) > len(clutter(cfg, rain, n, limit, np.zeros(n, int),
+                                np.random.default_rng(3)))
