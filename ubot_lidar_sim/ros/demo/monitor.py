@@ -1,11 +1,10 @@
 """
 The demo's monitor node: subscribes to the sensor topics like any client and keeps what it saw.
 
-Arrival times and sizes per sensor (``TopicRate``), the weather phase and its log, the latest
-environment, and the samples the PNG snapshots need (``snapshots.Recorder``).
+Arrival times and sizes per sensor (``TopicRate``), the weather phase and its log, the weather
+of the environment topic, and the samples the PNG snapshots need (``snapshots.Recorder``).
 """
 
-import math
 import time
 
 import numpy as np
@@ -14,6 +13,9 @@ from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
 from sensor_msgs.msg import LaserScan, PointCloud2
 from std_msgs.msg import String
 
+from ubot_lidar_sim.core.errors import SimError
+from ubot_lidar_sim.ros.conversions import environment_to_weather
+from ubot_lidar_sim.ros.demo.scenario import phase_text
 from ubot_lidar_sim.ros.demo.snapshots import Recorder
 from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
 
@@ -63,7 +65,8 @@ class Monitor(Node):
                       'terrain_sensor': TopicRate()}
         self.phase = '-'
         self.phase_log = []
-        self.env = None
+        self.weather = None     # core Weather of the last good environment message
+        self._world_frame = world_frame
         self.extra = {'laser_scan': '', 'terrain_sensor': ''}
         self.recorder = Recorder(lookup, world_frame) if snapshots else None
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -77,7 +80,7 @@ class Monitor(Node):
     def _on_points(self, msg):
         self.rates['lidar_3d'].add(msg.width * msg.height, self.phase)
         if self.recorder:
-            self.recorder.on_points(msg, self.phase, self.env)
+            self.recorder.on_points(msg, self.phase, self.weather)
 
     def _on_scan(self, msg):
         r = np.asarray(msg.ranges)
@@ -102,18 +105,11 @@ class Monitor(Node):
         self.phase_log.append((time.monotonic(), msg.data))
 
     def _on_env(self, msg):
-        self.env = msg
+        try:
+            self.weather = environment_to_weather(msg, self._world_frame)
+        except SimError:
+            pass            # the sensors refuse it too and keep their last good weather
 
     def weather_text(self):
         """Return the phase and the latest weather in a few words."""
-        env = self.env
-        if env is None:
-            return self.phase
-        text = self.phase
-        if env.rain_rate_mm_h > 0:
-            text += f' {env.rain_rate_mm_h:4.1f} mm/h'
-        if math.isfinite(env.visibility_m):
-            text += f', vis {env.visibility_m:6.0f} m'
-        if len(env.smoke):
-            text += f', {len(env.smoke)} smoke puffs'
-        return text
+        return phase_text(self.phase, self.weather)

@@ -13,6 +13,7 @@ import math
 from ubot_lidar_sim.core.config import _p, _Validated, LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, rain_part_550
+from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H
 
 PHASES = ('clear', 'rain', 'fog', 'smoke')
 # The rain law of the sensors' default model (rain_db_per_km, rain_exponent).
@@ -53,7 +54,7 @@ class DemoDriverConfig(_Validated):
                                   'Durations of the clear, rain, fog, smoke phases.', 's',
                                   item_type=float, length=4, min=0.0, read_only=True)
     rain_max_mm_h: float = _p(25.0, 'Rain rate reached in the rain phase.', 'mm/h', min=0.0,
-                              max=500.0, read_only=True)
+                              max=RAIN_MAX_MM_H, read_only=True)
     fog_min_visibility_m: float = _p(50.0, 'Visibility reached in the fog phase.', 'm',
                                      min=1.0, max=1.0e6, read_only=True)
     smoke_radius_m: float = _p(2.0, 'Radius of each smoke puff.', 'm', min=0.01, max=100.0,
@@ -65,6 +66,11 @@ class DemoDriverConfig(_Validated):
         if sum(self.phase_durations_s) <= 0.0:
             raise ConfigError('phase_durations_s', list(self.phase_durations_s),
                               '4 values >= 0 with a positive sum')
+
+
+def phase_text(phase, weather):
+    """Return 'phase: <Weather.describe()>', or the phase alone before any weather."""
+    return phase if weather is None else f'{phase}: {weather.describe()}'
 
 
 def loop_pose(t_s, radius_m, speed_m_s, center_xy=(0.0, 0.0)):

@@ -16,6 +16,8 @@ from matplotlib import pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ubot_lidar_sim.ros.demo.scenario import phase_text  # noqa: E402
+
 _DPI = 110
 _RAY_NAMES = ('vehicle', 'front left', 'front right', 'rear left', 'rear right')
 
@@ -260,12 +262,12 @@ class Recorder:
         self._t0 = None
         self._poses = {}
 
-    def on_points(self, msg, phase, env):
-        """Keep the latest cloud of the clear phase and the latest in fog, with their poses."""
+    def on_points(self, msg, phase, weather):
+        """Keep the latest cloud of the clear phase and the latest in fog, with pose, Weather."""
         if phase in ('clear', 'fog'):
             pose = self._pose(msg.header.frame_id, msg.header.stamp)
             if pose is not None:
-                self.clouds[phase] = (msg, env, pose)
+                self.clouds[phase] = (msg, weather, pose)
 
     def on_scan(self, msg, phase):
         """Keep the latest laser scan taken in clear air (any scan until one is)."""
@@ -306,12 +308,12 @@ class Recorder:
 
         os.makedirs(out_dir, exist_ok=True)
         paths = []
-        for name, (msg, env, pose) in sorted(self.clouds.items()):
+        for name, (msg, weather, pose) in sorted(self.clouds.items()):
             pts = pointcloud2_to_array(msg)
             xyz = np.stack([pts['x'], pts['y'], pts['z']], axis=1).astype(np.float64)
             world_xyz = xyz @ pose[:3, :3].T + pose[:3, 3]
             inten = intensity_byte(pts)
-            what = _weather_text(name, env)
+            what = phase_text(name, weather)
             head = f'3D LiDAR {preset} — {len(pts)} points, {what}'.replace('  ', ' ')
             yaw = float(np.arctan2(pose[1, 0], pose[0, 0]))
             if name == 'clear':
@@ -354,14 +356,3 @@ def _heading(start_m):
     rear = np.nanmean(start_m[3:5], axis=0)
     d = front - rear
     return float(np.arctan2(d[1], d[0])) if np.all(np.isfinite(d)) else 0.0
-
-
-def _weather_text(phase, env):
-    if env is None:
-        return phase
-    text = phase
-    if env.rain_rate_mm_h > 0:
-        text += f' {env.rain_rate_mm_h:.0f} mm/h'
-    if np.isfinite(env.visibility_m):
-        text += f' (visibility {env.visibility_m:.0f} m)'
-    return text
