@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.physics.echoes import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import (

@@ -74,11 +74,11 @@ def test_specular_lobe_is_gaussian_in_incidence_angle():
     np.testing.assert_allclose(rho - diffuse, TABLE.specular[WATER] * np.array([1, math.e ** -1]))
 
 
-def test_intensity_byte_table():
+def test_reflectivity_byte_table():
     rho = [0.0, -1.0, np.nan, 0.004, 0.1, 0.555, 1.0, 8.0, 64.0, 1000.0]
     expect = [0, 0, 0, 0, 10, 56, 100, round(100 + 155 * 0.5), 255, 255]
-    np.testing.assert_array_equal(rad.intensity_byte(rho), expect)
-    assert rad.intensity_byte(0.5).dtype == np.uint8
+    np.testing.assert_array_equal(rad.reflectivity_byte(rho), expect)
+    assert rad.reflectivity_byte(0.5).dtype == np.uint8
 
 
 def test_pulse_stretch_factor():

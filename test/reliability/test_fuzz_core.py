@@ -12,7 +12,8 @@ from hypothesis import given, HealthCheck, settings, strategies as st
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.config import LidarConfig, RETURN_MODES
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator

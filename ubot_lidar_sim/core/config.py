@@ -1,119 +1,25 @@
 """
 Frozen, self-validating configs of the three sensors; field names are the ROS parameter names.
 
-Each field carries its ROS descriptor in ``metadata``: ``description``, ``unit``, ``min``/``max``
-(inclusive unless ``min_exclusive``/``max_exclusive``), ``choices``, ``read_only`` and, for
-tuples, ``item_type``, ``length`` and the range that applies to every item.
+Each field is declared with config_fields.parameter (default, description, unit, range or
+choices: the ROS descriptor) and validated from it on construction; cross-field rules are each
+class's ``_check_cross``.
 """
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 import math
-import numbers
 
-import numpy as np
-
+from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
+from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
-
-RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first_last',
-                'triple_first_strongest_last')
-SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
-
-
-def _p(default, description, unit='', **meta):
-    """Declare one parameter: its default and descriptor metadata."""
-    meta.update(description=description, unit=unit)
-    return field(default=default, metadata=meta)
-
-
-def _allowed(meta, kind):
-    """Describe the allowed values of a field for an error message."""
-    if 'choices' in meta:
-        return 'one of ' + ', '.join(repr(c) for c in meta['choices'])
-    lo, hi = meta.get('min'), meta.get('max')
-    lo_op = '(' if meta.get('min_exclusive') else '['
-    hi_op = ')' if meta.get('max_exclusive') else ']'
-    if lo is not None and hi is not None:
-        return f'{kind} in {lo_op}{lo}, {hi}{hi_op}'
-    if lo is not None:
-        return f'{kind} {">" if lo_op == "(" else ">="} {lo}'
-    if hi is not None:
-        return f'{kind} {"<" if hi_op == ")" else "<="} {hi}'
-    return kind
-
-
-def _coerce_scalar(name, value, kind, meta):
-    """Check one scalar against its type and range; returns it converted (int -> float)."""
-    allowed = _allowed(meta, kind.__name__)
-    if kind is bool:
-        if not isinstance(value, (bool, np.bool_)):
-            raise ConfigError(name, value, 'a bool')
-        return bool(value)
-    if kind is str:
-        if not isinstance(value, str):
-            raise ConfigError(name, value, 'a string')
-        if meta.get('nonempty') and not value:
-            raise ConfigError(name, value, 'a non-empty string')
-    elif kind is int:
-        integral = isinstance(value, numbers.Real) and not isinstance(value, bool) \
-            and math.isfinite(value) and float(value).is_integer()
-        if not integral:
-            raise ConfigError(name, value, allowed)
-        value = int(value)
-    elif kind is float:
-        if not isinstance(value, numbers.Real) or isinstance(value, bool):
-            raise ConfigError(name, value, allowed)
-        value = float(value)
-        if math.isnan(value) or (math.isinf(value) and not meta.get('allow_inf')):
-            raise ConfigError(name, value, allowed)
-    if 'choices' in meta:
-        if value not in meta['choices']:
-            raise ConfigError(name, value, allowed)
-        return value
-    lo, hi = meta.get('min'), meta.get('max')
-    if lo is not None and (value < lo or (meta.get('min_exclusive') and value == lo)):
-        raise ConfigError(name, value, allowed)
-    if hi is not None and (value > hi or (meta.get('max_exclusive') and value == hi)):
-        raise ConfigError(name, value, allowed)
-    return value
-
-
-def _check_field(obj, f):
-    """Validate and normalise one field of a config in place (frozen-safe)."""
-    value = getattr(obj, f.name)
-    meta = f.metadata
-    if f.type is tuple:
-        if isinstance(value, (str, bytes)) or not hasattr(value, '__iter__'):
-            raise ConfigError(f.name, value, f'a list of {meta["item_type"].__name__}')
-        items = tuple(value)
-        n = meta.get('length')
-        if n is not None and len(items) != n:
-            raise ConfigError(f.name, value, f'a list of {n} {meta["item_type"].__name__}')
-        checked = tuple(_coerce_scalar(f.name, v, meta['item_type'], meta) for v in items)
-    else:
-        checked = _coerce_scalar(f.name, value, f.type, meta)
-    object.__setattr__(obj, f.name, checked)
-
-
-class _Validated:
-    """Mixin: validate every field from its metadata, then the class's cross rules."""
-
-    def __post_init__(self):
-        for f in dataclasses.fields(self):
-            _check_field(self, f)
-        self._check_cross()
-
-    def _check_cross(self):
-        if hasattr(self, 'max_range_m') and self.max_range_m <= self.min_range_m:
-            raise ConfigError('max_range_m', self.max_range_m,
-                              f'> min_range_m ({self.min_range_m})')
 
 
 @dataclass(frozen=True)
-class _Shared(_Validated):
+class _Shared(Validated):
     """Parameters every sensor node declares (CONTRACT §6)."""
 
     world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
@@ -130,7 +36,7 @@ class _Shared(_Validated):
 
 
 @dataclass(frozen=True)
-class _Model(_Validated):
+class _Model(Validated):
     """Radiometric model of document 001 shared by the 3D LiDAR and the 2D scanner."""
 
     noise_enabled: bool = _p(True, 'Signal and range noise on (the draws happen either way).')
@@ -229,6 +135,9 @@ class _Model(_Validated):
 
     def _check_cross(self):
         super()._check_cross()
+        if self.max_range_m <= self.min_range_m:
+            raise ConfigError('max_range_m', self.max_range_m,
+                              f'> min_range_m ({self.min_range_m})')
         if self.detection_threshold_counts <= 0.0:
             raise ConfigError('detection_at_spec', self.detection_at_spec,
                               'a value giving a positive threshold S10 - z sqrt(S10 + ambient)')

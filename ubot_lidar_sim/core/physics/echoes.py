@@ -13,9 +13,8 @@ import numpy as np
 
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.return_selection import select_returns
 from ubot_lidar_sim.core.sensors.scan_pattern import perpendicular_basis
-
-FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,15 +107,6 @@ class Returns:
         return self.beam.shape[0]
 
 
-def _group_exclusive_cumsum(values, keys):
-    """Exclusive cumulative sum of ``values`` within runs of equal consecutive ``keys``."""
-    cs = np.cumsum(values)
-    excl = cs - values
-    start = np.r_[True, keys[1:] != keys[:-1]] if keys.size else np.zeros(0, bool)
-    base = np.maximum.accumulate(np.where(start, np.arange(keys.size), 0))
-    return excl - excl[base]
-
-
 def _running_log_t(log_t, prefix=None):
     """
     Cumulative sum (F,) of log_t after prefix, the running sum of the parts before (None: none).
@@ -133,10 +123,11 @@ def _front_transmission2(foliage_rows, log_t, ray, cs=None):
     """
     Two-way gap fraction t^2 of the foliage layers in front of each hit, rows (K,) and t2 (K,).
 
-    Equal bit for bit to exp(2 _group_exclusive_cumsum(where(foliage, log_t, 0), ray)), but
-    evaluated only where it can differ from 1: the first hit of a ray has nothing in front (its
-    exclusive sum is x - x = 0 exactly), and the zero terms of non-foliage hits leave a float
-    cumulative sum unchanged, so the running sum is taken over the foliage rows alone.
+    Equal bit for bit to exp(2 S), S the sum of where(foliage, log_t, 0) over the hits before
+    each hit in its ray (a running sum minus its value at the ray's first hit), but evaluated
+    only where it can differ from 1: the first hit of a ray has nothing in front (its exclusive
+    sum is x - x = 0 exactly), and the zero terms of non-foliage hits leave a float cumulative
+    sum unchanged, so the running sum is taken over the foliage rows alone.
     foliage_rows (F,) ascending rows of the foliage hits, log_t (F,) their log transmission,
     cs (F,) their running sum (_running_log_t; None: from 0).
     """
@@ -352,7 +343,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     in_window = (r_up >= cfg.min_range_m) & (r_up <= cfg.max_range_m)
     d, r_d = up[in_window], r_up[in_window]
 
-    flags, emit = _select(cfg.return_mode, e_beam[d], s_meas[d])
+    flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d])
     p = d[emit]
     pb = e_beam[p]
     with np.errstate(invalid='ignore', divide='ignore'):
@@ -366,41 +357,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     signal = np.rint(np.clip(s_meas[p], 0.0, cfg.saturation_counts)).astype(np.uint16)
     return Returns(
         beam=pb, range_m=r_d[emit], reflectivity=refl, signal=signal,
-        intensity=radiometry.intensity_byte(refl), class_id=class_id[p], material=material[p],
+        intensity=radiometry.reflectivity_byte(refl), class_id=class_id[p], material=material[p],
         return_index=(np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
         return_count=np.repeat(run, run).astype(np.uint8), return_flags=flags[emit],
         n_echoes=n_e, too_close=too_close)
-
-
-def _first_max(x, starts, group):
-    """Mask (D,) of the first maximum of x in each run (starts (G,), group (D,) run index)."""
-    out = np.zeros(x.size, dtype=bool)
-    cand = np.flatnonzero(x == np.maximum.reduceat(x, starts)[group])
-    out[cand[np.r_[True, group[cand][1:] != group[cand][:-1]]]] = True
-    return out
-
-
-def _select(mode, beam, strength):
-    """Return flags (D,) uint8 of detected echoes (beam, range order) and the emit mask (D,)."""
-    n = beam.size
-    if n:
-        first = np.r_[True, beam[1:] != beam[:-1]]
-        last = np.r_[beam[1:] != beam[:-1], True]
-        starts = np.flatnonzero(first)
-        group = np.cumsum(first) - 1
-        # Rank 0 and 1 by strength, nearest first among ties (what a stable sort by
-        # (beam, -strength) gives), from two max passes instead of a sort.
-        strongest = _first_max(strength, starts, group)
-        rest = np.where(strongest, -np.inf, strength)
-        size = np.diff(np.r_[starts, n])
-        second = _first_max(rest, starts, group) & (size >= 2)[group]
-    else:
-        first = last = strongest = second = np.zeros(0, bool)
-    flags = (first * FLAG_FIRST | strongest * FLAG_STRONGEST | last * FLAG_LAST
-             | second * FLAG_SECOND_STRONGEST).astype(np.uint8)
-    emit = {
-        'strongest': strongest, 'first': first, 'last': last,
-        'dual_strongest_last': strongest | last, 'dual_first_last': first | last,
-        'triple_first_strongest_last': first | strongest | last,
-    }[mode]
-    return flags, emit

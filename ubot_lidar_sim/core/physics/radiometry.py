@@ -1,7 +1,7 @@
 """
 Radiometry of document 001, vectorised over hits.
 
-Backscatter, signal, detection threshold, intensity byte, pulse stretching, range noise, surface
+Backscatter, signal, detection threshold, reflectivity byte, pulse stretching, range noise, surface
 wetness and the pond rule. Functions take numpy arrays (any broadcastable shape) and a config
 with the field names of LidarConfig; this module does not import config.py (config imports it).
 """
@@ -124,7 +124,7 @@ def signal_counts(cfg, rho, range_m, ring=None):
     return np.asarray(rho, dtype=np.float64) * counts_per_reflectance(cfg, range_m, ring)
 
 
-def intensity_byte(rho):
+def reflectivity_byte(rho):
     """
     Return the calibrated reflectivity byte (uint8, shape of ``rho``).
 

@@ -10,7 +10,8 @@ so the sensors derive no extra fog from it.
 from dataclasses import dataclass
 import math
 
-from ubot_lidar_sim.core.config import _p, _Validated, LidarConfig
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, rain_part_550
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H
@@ -21,7 +22,7 @@ _RAIN_MODEL = LidarConfig()
 
 
 @dataclass(frozen=True)
-class DemoDriverConfig(_Validated):
+class DemoDriverConfig(Validated):
     """Parameters of the demo_driver node; only speed_m_s may change while it runs."""
 
     world_frame: str = _p('map', 'World (ground-truth) frame, parent of odom.', read_only=True,
