@@ -7,7 +7,7 @@ import open3d as o3d
 import pytest
 
 from ubot_lidar_sim.cli import main
-from ubot_lidar_sim.core.sensors.lidar import FULL_DTYPE
+from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
 WORLD = """frame: map
 objects:

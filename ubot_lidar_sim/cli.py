@@ -294,7 +294,7 @@ def run_describe(args):
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
     out = {'sensor': args.sensor, 'settings': config_mod.to_dict(cfg)}
     if args.sensor != 'terrain_sensor':
-        from ubot_lidar_sim.core.sensors.lidar import describe_models
+        from ubot_lidar_sim.core.sensors.describe import describe_models
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z
         lidar_cfg = cfg if args.sensor == 'lidar_3d' else cfg.to_lidar_config()

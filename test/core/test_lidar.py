@@ -9,8 +9,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.sensors.lidar import (
-    FULL_DTYPE, LidarSimulator, OUSTER_DTYPE, to_layout, VELODYNE_DTYPE)
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -149,29 +148,6 @@ def test_same_seed_gives_identical_points_and_another_seed_differs(wall_world, m
     assert a.tobytes() == b.tobytes()
     assert a.tobytes() != _noisy(wall_world, materials, 8).tobytes()
     assert a.tobytes() != _noisy(wall_world, materials, 7, index=1).tobytes()
-
-
-def test_point_dtypes_are_packed_little_endian_with_contract_sizes():
-    assert FULL_DTYPE.itemsize == 37 and VELODYNE_DTYPE.itemsize == 22
-    assert OUSTER_DTYPE.itemsize == 30
-    assert [FULL_DTYPE.fields[n][1] for n in ('x', 'ring', 'time')] == [0, 16, 18]
-    assert all(FULL_DTYPE[n].byteorder in '<|=' for n in FULL_DTYPE.names)
-
-
-def test_layout_conversion_maps_fields_and_units():
-    pts = np.zeros(2, dtype=FULL_DTYPE)
-    pts['x'], pts['range'], pts['time'] = [1.0, 2.0], [1.5, 2.25], [0.0, 0.05]
-    pts['intensity'], pts['signal'], pts['ring'] = [10, 200], [300, 4000], [3, 4]
-    v = to_layout(pts, 'velodyne')
-    np.testing.assert_allclose(v['time'], [0.0, 0.05])
-    np.testing.assert_array_equal(v['ring'], [3, 4])
-    o = to_layout(pts, 'ouster', ambient_counts=20)
-    # float32 time carries ~4 ns at 0.05 s.
-    np.testing.assert_allclose(o['t'].astype(np.int64), [0, 50_000_000], atol=8)
-    np.testing.assert_array_equal(o['range'], [1500, 2250])
-    np.testing.assert_array_equal(o['reflectivity'], [10, 200])
-    np.testing.assert_allclose(o['intensity'], [300, 4000])
-    np.testing.assert_array_equal(o['ambient'], 20)
 
 
 def test_constant_twist_follows_the_circle_of_its_exp_map():

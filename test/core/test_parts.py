@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
 from ubot_lidar_sim.core.physics import atmosphere
 from ubot_lidar_sim.core.physics.atmosphere import Medium
 from ubot_lidar_sim.core.physics.echoes import contributions_from_hits
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, merge_parts, split_beams
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 

@@ -1,5 +1,5 @@
 """
-Messages <-> numpy: PointCloud2 layouts (CONTRACT §7), TF, Environment, poses.
+Messages <-> numpy: PointCloud2 (layouts from output/layouts.py), TF, Environment, poses.
 
 PointCloud2 packing is vectorised: the points are copied field by field into a packed structured
 array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x faster).
@@ -15,32 +15,14 @@ from sensor_msgs.msg import PointCloud2, PointField
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
-from ubot_lidar_sim.core.sensors.lidar import LAYOUT_DTYPES, to_layout  # noqa: F401 (re-exported)
+from ubot_lidar_sim.output import layouts
 from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion, to_matrix, TransformError
-
-#: Packed (no padding), little-endian dtypes of the three layouts; to_layout converts the full
-#: layout to any of them (ouster: intensity = signal, reflectivity = the intensity byte,
-#: t ns, range mm).
-LAYOUTS = LAYOUT_DTYPES
-_DATATYPES = {
-    np.dtype('i1'): PointField.INT8, np.dtype('u1'): PointField.UINT8,
-    np.dtype('<i2'): PointField.INT16, np.dtype('<u2'): PointField.UINT16,
-    np.dtype('<i4'): PointField.INT32, np.dtype('<u4'): PointField.UINT32,
-    np.dtype('<f4'): PointField.FLOAT32, np.dtype('<f8'): PointField.FLOAT64,
-}
-_NUMPY_OF = {v: k for k, v in _DATATYPES.items()}
 
 
 def point_fields(dtype):
-    """Return the PointField list (name, offset, datatype, count 1) of a structured dtype."""
-    fields = []
-    for name in dtype.names:
-        sub, offset = dtype.fields[name][:2]
-        fields.append(PointField(name=name, offset=offset,
-                                 datatype=_DATATYPES[sub.newbyteorder('<')
-                                                     if sub.itemsize > 1 else sub],
-                                 count=1))
-    return fields
+    """Return the PointField messages of a structured dtype (layouts.point_fields specs)."""
+    return [PointField(name=name, offset=offset, datatype=datatype, count=count)
+            for name, offset, datatype, count in layouts.point_fields(dtype)]
 
 
 def ns_to_stamp(stamp_ns):
@@ -76,7 +58,7 @@ def pointcloud2_dtype(msg):
     names, formats, offsets = [], [], []
     for f in msg.fields:
         names.append(f.name)
-        base = _NUMPY_OF[f.datatype]
+        base = layouts.NUMPY_OF_DATATYPE[f.datatype]
         formats.append(base if f.count == 1 else (base, f.count))
         offsets.append(f.offset)
     dtype = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,

@@ -11,7 +11,8 @@ from sensor_msgs.msg import PointCloud2
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, to_layout
+from ubot_lidar_sim.output.layouts import to_layout
+from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
 from ubot_lidar_sim.ros.markers import fov_markers
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node

@@ -30,8 +30,9 @@ import time
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.sensors.lidar import (FULL_DTYPE, LidarSimulator, merge_parts,
-                                               ScanResult, split_beams)
+from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, ScanResult
+from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
 START_TIMEOUT_S = 60.0      # importing open3d and building the scene in the child
 SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hung and killed

@@ -22,8 +22,9 @@ class LaserScanResult:
     """
     One LaserScan: ranges, intensities (N,) float32 and the sensor_msgs/LaserScan scalars.
 
-    hit (N,) bool rays with a valid or too-close return; hit_xyz (N, 3) float64 sensor-frame
-    end points of the rays (NaN without a return; for debug markers); stamp_s; sensor_pose (4, 4).
+    hit (N,) bool rays with a valid or too-close return; hit_xyz (N, 3) float64 the returns in
+    the sensor frame at each ray's firing instant (NaN without one; offline output only: the
+    node draws its ~/rays markers from ranges and the rays' poses); stamp_s; sensor_pose (4, 4).
     """
 
     ranges: np.ndarray

@@ -1,21 +1,23 @@
 """
-3D LiDAR scan orchestration: beams -> poses -> world.trace -> contributions -> echoes -> points.
+One 3D LiDAR sweep: beams -> poses -> world.trace -> contributions -> echoes -> points.
 
-The physics lives in radiometry.py, atmosphere.py and echoes.py; this module only wires one
-sweep through them and packs the CONTRACT §7 point layouts. Points are in the sensor frame at the
-instant their column fired, so a moving sensor shows the skew of a spinning LiDAR.
+LidarSimulator wires a sweep (or a range of its beams, parts.py) through the physics
+(physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
+points in the full layout (output/layouts.py); the other layouts are converted from it. Points
+are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
+a spinning LiDAR. Randomness comes from scan_rng's streams only.
 """
 
-import ctypes
 from dataclasses import dataclass, field, replace
-import sys
 import time
+from typing import Dict
 import zlib
 
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.execution import parts
+from ubot_lidar_sim.core.execution.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
@@ -23,48 +25,12 @@ from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
+from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
-FULL_DTYPE = np.dtype([
-    ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
-    ('time', '<f4'), ('reflectivity', '<f4'), ('signal', '<u2'), ('range', '<f4'),
-    ('return_index', 'u1'), ('return_count', 'u1'), ('return_flags', 'u1'), ('material', 'u1'),
-    ('class_id', 'u1')])
-VELODYNE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
-                           ('ring', '<u2'), ('time', '<f4')])
-OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
-                         ('t', '<u4'), ('reflectivity', '<u2'), ('ring', '<u2'),
-                         ('ambient', '<u2'), ('range', '<u4')])
-LAYOUT_DTYPES = {'full': FULL_DTYPE, 'velodyne': VELODYNE_DTYPE, 'ouster': OUSTER_DTYPE}
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS = 0, 1, 2
 
 
-_MALLOC_TUNED = []
-
-
-def keep_freed_memory():
-    """
-    Let glibc malloc keep freed scan buffers for the next scan instead of returning them.
-
-    A sweep allocates and frees hundreds of arrays of 0.1-30 MB; by default glibc maps the large
-    ones afresh each time and the kernel zero-fills every page again (tens of thousands of page
-    faults per sweep, ~10-15 % of its CPU time). With the mmap threshold at its 32 MB maximum,
-    a 1 GB trim threshold and a 64 MB top pad the pages are reused. Process-wide and harmless
-    elsewhere; a no-op off glibc. Called once by the first LidarSimulator.
-    """
-    if _MALLOC_TUNED or not sys.platform.startswith('linux'):
-        return
-    _MALLOC_TUNED.append(True)
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
-        return
-    m_trim_threshold, m_top_pad, m_mmap_threshold = -1, -2, -3   # glibc malloc.h
-    mallopt(m_mmap_threshold, 32 << 20)
-    mallopt(m_trim_threshold, 1 << 30)
-    mallopt(m_top_pad, 64 << 20)
-
-
-def scan_rng(seed, sensor_id, scan_index, stream):
+def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int) -> np.random.Generator:
     """Return the Generator of one random stream of one scan (docs/core-interfaces.md)."""
     key = [int(seed), zlib.crc32(sensor_id.encode('utf-8')), int(scan_index), int(stream)]
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
@@ -90,36 +56,7 @@ class ScanResult:
     too_close: np.ndarray
     hit_range_m: np.ndarray
     n_echoes: int
-    timing_ms: dict = field(default_factory=dict)
-
-
-def to_layout(points, layout, ambient_counts=0.0):
-    """
-    Convert FULL_DTYPE points to the 'full', 'velodyne' or 'ouster' layout (a new array).
-
-    ouster: intensity = signal (counts), t = time in ns (uint32, needs stamp_at start),
-    reflectivity = the calibrated byte, ambient = ambient_counts, range in mm.
-    """
-    if layout == 'full':
-        return np.ascontiguousarray(points, dtype=FULL_DTYPE)
-    if layout not in LAYOUT_DTYPES:
-        raise ConfigError('point_layout', layout, 'one of full, velodyne, ouster')
-    out = np.empty(points.shape[0], dtype=LAYOUT_DTYPES[layout])
-    for name in ('x', 'y', 'z', 'ring'):
-        out[name] = points[name]
-    if layout == 'velodyne':
-        out['intensity'] = points['intensity']
-        out['time'] = points['time']
-        return out
-    t_ns = np.rint(points['time'].astype(np.float64) * 1e9)
-    if np.any(t_ns < 0):
-        raise ConfigError('stamp_at', 'end', "'start' with point_layout 'ouster' (t is uint32)")
-    out['intensity'] = points['signal']
-    out['t'] = t_ns.astype(np.uint32)
-    out['reflectivity'] = points['intensity']
-    out['ambient'] = np.uint16(min(max(round(ambient_counts), 0), 65535))
-    out['range'] = np.rint(points['range'].astype(np.float64) * 1000.0).astype(np.uint32)
-    return out
+    timing_ms: Dict[str, float] = field(default_factory=dict)
 
 
 class LidarSimulator:
@@ -289,48 +226,6 @@ class LidarSimulator:
         return pts
 
 
-def merge_parts(results):
-    """
-    Join the ScanResults of consecutive beam ranges of one sweep (in beam order) into one.
-
-    timing_ms holds, per phase, the slowest part's time.
-    """
-    if len(results) == 1:
-        return results[0]
-    first = results[0]
-    timing = {key: max(r.timing_ms.get(key, 0.0) for r in results) for key in first.timing_ms}
-    return ScanResult(
-        points=np.concatenate([r.points for r in results]),
-        beam=np.concatenate([r.beam for r in results]), stamp_s=first.stamp_s,
-        sensor_pose=first.sensor_pose, n_beams=sum(r.n_beams for r in results),
-        too_close=np.concatenate([r.too_close for r in results]),
-        hit_range_m=np.concatenate([r.hit_range_m for r in results]),
-        n_echoes=sum(r.n_echoes for r in results), timing_ms=timing)
-
-
-def split_beams(n_beams, parts_n, cost=None):
-    """
-    Split beams 0..n_beams into parts_n contiguous ranges of about equal cost; (parts_n + 1,).
-
-    cost (B,) a per-beam weight (e.g. the last sweep's hits); None: equal beams. Every range
-    has at least one beam when n_beams >= parts_n.
-    """
-    parts_n = max(1, min(int(parts_n), max(int(n_beams), 1)))
-    if cost is None or np.shape(cost) != (n_beams,):
-        bounds = np.linspace(0, n_beams, parts_n + 1).round().astype(np.int64)
-    else:
-        cum = np.cumsum(np.asarray(cost, dtype=np.float64))
-        total = cum[-1] if cum.size else 0.0
-        targets = total * np.arange(1, parts_n) / parts_n
-        inner = np.searchsorted(cum, targets, side='left') + 1 if total > 0 else \
-            np.linspace(0, n_beams, parts_n + 1).round().astype(np.int64)[1:-1]
-        bounds = np.concatenate([[0], inner, [n_beams]]).astype(np.int64)
-    # Keep the ranges non-empty: bounds - k non-decreasing and at most n_beams - parts_n.
-    step = np.arange(parts_n + 1)
-    bounds = np.maximum.accumulate(np.clip(bounds, 0, n_beams) - step) + step
-    return np.minimum(bounds, max(n_beams - parts_n, 0) + step)
-
-
 def _min_per_beam(n_beams, beam, values, mask=None):
     """
     Minimum of values (H,) per beam (B,), inf where none; beam (H,) non-decreasing.
@@ -352,65 +247,3 @@ def _min_per_beam(n_beams, beam, values, mask=None):
     starts = np.flatnonzero(np.r_[True, step])
     out[beam[starts]] = np.minimum.reduceat(values, starts)
     return out
-
-
-def describe_models(cfg):
-    """
-    Return plain-text descriptions of the models with this config's numbers.
-
-    Keys: beam, echo, signal, return_selection, intensity, weather, material (for ``describe``).
-    """
-    div_v = cfg.divergence_v_mrad or cfg.divergence_mrad
-    beam = (f'{cfg.channels} channels x {cfg.horizontal_samples} columns over '
-            f'{cfg.horizontal_fov_deg:g} deg, {cfg.rate_hz:g} Hz, spin {cfg.spin_direction} from '
-            f'{cfg.scan_start_azimuth_deg:g} deg, motion distortion '
-            f'{"on" if cfg.motion_distortion else "off"}. Each beam is '
-            + ('one pencil ray' if cfg.sub_rays == 1 else
-               f'7 sub-rays: centre (weight 0.25) + hexagon at 0.35 x {cfg.divergence_mrad:g} '
-               'mrad (0.125 each)')
-            + f'; divergence {cfg.divergence_mrad:g} x {div_v:g} mrad, up to '
-            f'{cfg.max_hits_per_sub_ray} surfaces per sub-ray (foliage transmits, '
-            f'continue step {cfg.continue_step_m:g} m).')
-    echo = (f'Contributions weight x two-way transmission x S_i cluster into one echo while '
-            f'gaps are <= {cfg.min_separation_m:g} m; echo range is the power-weighted mean, '
-            'material and class those of the largest contributor'
-            + (f'; pulse stretching with L = {cfg.pulse_length_m:g} m.' if cfg.pulse_length_m > 0
-               else '; no pulse stretching (pulse_length_m 0).'))
-    signal = (f'S = {cfg.signal_at_10pct_counts:g} (rho / 0.1) (R10 / R)^2 (1 - exp(-(R / '
-              f'{cfg.overlap_range_m:g})^2)) counts, R10 = {cfg.range_at_10pct_m:g} m'
-              + (' (per ring table)' if cfg.ring_range_at_10pct_m else '')
-              + f'; detected when S + N(0, S + {cfg.ambient_counts:g}) >= T = '
-              f'{cfg.detection_threshold_counts:.4g} counts (P_det {cfg.detection_at_spec:g} '
-              f'at the spec point); range noise floor {cfg.range_noise_std_m:g} m plus '
-              f'{cfg.range_std_low_snr_m:g} m x (SNR_spec / SNR)^{cfg.range_noise_snr_exponent:g}'
-              f'; noise {"on" if cfg.noise_enabled else "off"}; detection window '
-              f'{cfg.min_range_m:g}-{cfg.max_range_m:g} m.')
-    selection = (f'return_mode {cfg.return_mode}: detected echoes in range order, flags bit 0 '
-                 'first, 1 strongest, 2 last, 3 second strongest; return_index 1-based.')
-    intensity = ('Calibrated reflectivity byte: round(100 rho) for 0-100 % diffuse, 100 + 155 '
-                 'min(1, ln rho / ln 64) above (specular / retro-reflective); rho = rho_app x '
-                 'S_measured / S_peak, transmission losses not corrected, as on a real sensor.')
-    weather = (('Rain: alpha = ' f'{cfg.rain_db_per_km:g} R^{cfg.rain_exponent:g} dB/km; fog/haze '
-                'from the visibility (Koschmieder 3.912 / V) minus its rain part '
-                f'({cfg.rain_visibility_model}), scaled by Kim et al. (2001) to '
-                f'{cfg.wavelength_nm:g} nm; two-way exp(-2 alpha R) on every contribution; '
-                f'clutter slabs up to {cfg.clutter_max_range_m:g} m (fog lidar ratio '
-                f'{cfg.fog_lidar_ratio_sr:g} sr, haze {cfg.haze_lidar_ratio_sr:g} sr, rain '
-                f'{cfg.rain_lidar_ratio_sr:g} sr; drops {cfg.rain_drops_per_m3:g} '
-                f'R^{cfg.rain_drops_exponent:g} /m^3). Wetness from the environment or '
-                f'1 - exp(-R / 1 mm/h); puddles >= {cfg.pond_threshold_m:g} m turn ground '
-                'into water. Smoke volumes stop the rays'
-                + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))
-               if cfg.weather else 'Weather off: clear air whatever the environment says.')
-    material = ('Material table of config/materials.yaml' + (
-        f' overridden by {cfg.materials_file}' if cfg.materials_file else '')
-        + ': rho_bs = rho albedo (1 - a w) cos^k + s exp(-(theta / width)^2); foliage returns '
-        '(1 - t) and passes t per layer (two-way t^2 behind it); ground texture (albedo sd per '
-        '0.1 m cell, micro-slope per 0.25 m cell) and roughness range noise '
-        'RoughnessM |cos|^-1.5 z per beam.')
-    return {'beam': beam, 'echo': echo, 'signal': signal, 'return_selection': selection,
-            'intensity': intensity, 'weather': weather, 'material': material,
-            'sensor_frame': 'Points in the sensor frame at the instant their column fired; '
-                            f'stamp at the sweep {cfg.stamp_at}.',
-            'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
-                              'stream])): 0 noise, 1 clutter, 2 roughness.'}

@@ -1,0 +1,51 @@
+"""Point layouts (CONTRACT §7): packed dtypes, conversion from the full layout, field specs."""
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.output.layouts import (FULL_DTYPE, LAYOUT_DTYPES, NUMPY_OF_DATATYPE,
+                                           OUSTER_DTYPE, point_fields, to_layout,
+                                           VELODYNE_DTYPE)
+
+
+def test_point_dtypes_are_packed_little_endian_with_contract_sizes():
+    assert FULL_DTYPE.itemsize == 37 and VELODYNE_DTYPE.itemsize == 22
+    assert OUSTER_DTYPE.itemsize == 30
+    assert [FULL_DTYPE.fields[n][1] for n in ('x', 'ring', 'time')] == [0, 16, 18]
+    assert all(FULL_DTYPE[n].byteorder in '<|=' for n in FULL_DTYPE.names)
+
+
+def test_layout_conversion_maps_fields_and_units():
+    pts = np.zeros(2, dtype=FULL_DTYPE)
+    pts['x'], pts['range'], pts['time'] = [1.0, 2.0], [1.5, 2.25], [0.0, 0.05]
+    pts['intensity'], pts['signal'], pts['ring'] = [10, 200], [300, 4000], [3, 4]
+    v = to_layout(pts, 'velodyne')
+    np.testing.assert_allclose(v['time'], [0.0, 0.05])
+    np.testing.assert_array_equal(v['ring'], [3, 4])
+    o = to_layout(pts, 'ouster', ambient_counts=20)
+    # float32 time carries ~4 ns at 0.05 s.
+    np.testing.assert_allclose(o['t'].astype(np.int64), [0, 50_000_000], atol=8)
+    np.testing.assert_array_equal(o['range'], [1500, 2250])
+    np.testing.assert_array_equal(o['reflectivity'], [10, 200])
+    np.testing.assert_allclose(o['intensity'], [300, 4000])
+    np.testing.assert_array_equal(o['ambient'], 20)
+
+
+def test_point_fields_are_plain_name_offset_datatype_count_tuples():
+    assert point_fields(VELODYNE_DTYPE) == [('x', 0, 7, 1), ('y', 4, 7, 1), ('z', 8, 7, 1),
+                                            ('intensity', 12, 7, 1), ('ring', 16, 4, 1),
+                                            ('time', 18, 7, 1)]
+    for dtype in LAYOUT_DTYPES.values():
+        for name, offset, datatype, count in point_fields(dtype):
+            assert NUMPY_OF_DATATYPE[datatype] == dtype[name].newbyteorder('<')
+            assert (offset, count) == (dtype.fields[name][1], 1)
+
+
+def test_unknown_layout_and_ouster_before_the_stamp_are_refused():
+    with pytest.raises(ConfigError, match='point_layout'):
+        to_layout(np.zeros(1, FULL_DTYPE), 'kitti')
+    pts = np.zeros(1, FULL_DTYPE)
+    pts['time'] = -0.01
+    with pytest.raises(ConfigError, match='stamp_at'):
+        to_layout(pts, 'ouster')

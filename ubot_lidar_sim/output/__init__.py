@@ -1,0 +1,1 @@
+"""Output: point layouts and file writers (no rclpy)."""

@@ -1,0 +1,74 @@
+"""
+Point layouts of CONTRACT §7: packed little-endian dtypes, conversion, PointField specs.
+
+The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne or
+ouster one. ``point_fields`` gives the PointField list of any such dtype as plain tuples (no
+rclpy), which ros/conversions.py and the rosbag writer turn into messages.
+"""
+
+from typing import Dict, List, Tuple
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import ConfigError
+
+FULL_DTYPE = np.dtype([
+    ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
+    ('time', '<f4'), ('reflectivity', '<f4'), ('signal', '<u2'), ('range', '<f4'),
+    ('return_index', 'u1'), ('return_count', 'u1'), ('return_flags', 'u1'), ('material', 'u1'),
+    ('class_id', 'u1')])
+VELODYNE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
+                           ('ring', '<u2'), ('time', '<f4')])
+OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
+                         ('t', '<u4'), ('reflectivity', '<u2'), ('ring', '<u2'),
+                         ('ambient', '<u2'), ('range', '<u4')])
+#: Packed (no padding), little-endian dtypes of the three layouts.
+LAYOUT_DTYPES: Dict[str, np.dtype] = {'full': FULL_DTYPE, 'velodyne': VELODYNE_DTYPE,
+                                      'ouster': OUSTER_DTYPE}
+
+#: sensor_msgs/PointField datatype codes of the numpy element types (INT8 = 1 ... FLOAT64 = 8).
+POINT_FIELD_DATATYPES: Dict[np.dtype, int] = {
+    np.dtype('i1'): 1, np.dtype('u1'): 2, np.dtype('<i2'): 3, np.dtype('<u2'): 4,
+    np.dtype('<i4'): 5, np.dtype('<u4'): 6, np.dtype('<f4'): 7, np.dtype('<f8'): 8,
+}
+#: The numpy element type (little-endian) of each PointField datatype code.
+NUMPY_OF_DATATYPE: Dict[int, np.dtype] = {v: k for k, v in POINT_FIELD_DATATYPES.items()}
+
+
+def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
+    """Return the PointField specs (name, offset, datatype code, count 1) of a structured dtype."""
+    fields = []
+    for name in dtype.names:
+        sub, offset = dtype.fields[name][:2]
+        key = sub.newbyteorder('<') if sub.itemsize > 1 else sub
+        fields.append((name, offset, POINT_FIELD_DATATYPES[key], 1))
+    return fields
+
+
+def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0) -> np.ndarray:
+    """
+    Convert FULL_DTYPE points (P,) to the 'full', 'velodyne' or 'ouster' layout (a new array).
+
+    ouster: intensity = signal (counts), t = time in ns (uint32, needs stamp_at start),
+    reflectivity = the calibrated byte, ambient = ambient_counts, range in mm.
+    """
+    if layout == 'full':
+        return np.ascontiguousarray(points, dtype=FULL_DTYPE)
+    if layout not in LAYOUT_DTYPES:
+        raise ConfigError('point_layout', layout, 'one of full, velodyne, ouster')
+    out = np.empty(points.shape[0], dtype=LAYOUT_DTYPES[layout])
+    for name in ('x', 'y', 'z', 'ring'):
+        out[name] = points[name]
+    if layout == 'velodyne':
+        out['intensity'] = points['intensity']
+        out['time'] = points['time']
+        return out
+    t_ns = np.rint(points['time'].astype(np.float64) * 1e9)
+    if np.any(t_ns < 0):
+        raise ConfigError('stamp_at', 'end', "'start' with point_layout 'ouster' (t is uint32)")
+    out['intensity'] = points['signal']
+    out['t'] = t_ns.astype(np.uint32)
+    out['reflectivity'] = points['intensity']
+    out['ambient'] = np.uint16(min(max(round(ambient_counts), 0), 65535))
+    out['range'] = np.rint(points['range'].astype(np.float64) * 1000.0).astype(np.uint32)
+    return out
