@@ -1,1 +1,1 @@
-"""demo."""
+"""The demo: driver node (loop and weather scenario), all-in-one runner, monitor, snapshots."""
