@@ -7,6 +7,7 @@ import open3d as o3d
 import pytest
 
 from ubot_lidar_sim.cli import main
+from ubot_lidar_sim.output import files
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
 WORLD = """frame: map
@@ -174,3 +175,27 @@ def test_bad_yaml_params_file_exits_2(tmp_path, capsys):
 def test_wrong_extension_for_the_sensor_exits_2(tmp_path, capsys):
     err = _fails(capsys, ['scan', '--sensor', 'terrain_sensor', '--out', str(tmp_path / 'x.ply')])
     assert '--out' in err and '.json' in err
+
+
+def test_a_new_output_format_is_one_writers_entry(tmp_path, world, monkeypatch, capsys):
+    seen = []
+
+    def write_txt(path, result, cfg, sensor):
+        seen.append((path.name, sensor, cfg.channels, len(result.points) > 0))
+
+    monkeypatch.setitem(files.WRITERS, '.txt', files.OutputFormat(write_txt, ('lidar_3d',)))
+    _scan(tmp_path, world, 'a.txt', '--frames', '2')
+    assert seen == [('a_0000.txt', 'lidar_3d', 4, True), ('a_0001.txt', 'lidar_3d', 4, True)]
+    err = _fails(capsys, ['scan', '--sensor', 'laser_scan', '--out', str(tmp_path / 'b.txt')])
+    assert 'allowed a file ending in .npz or .json for --sensor laser_scan' in err
+
+
+def test_a_writer_that_fails_leaves_neither_the_file_nor_its_temporary(tmp_path):
+    def write(tmp):
+        with open(tmp, 'w') as f:
+            f.write('half')
+        raise OSError('disk full')
+
+    with pytest.raises(OSError, match='disk full'):
+        files.atomic_write(tmp_path / 'x.npz', write)
+    assert list(tmp_path.iterdir()) == []

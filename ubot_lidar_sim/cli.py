@@ -2,20 +2,16 @@
 Offline command line (CONTRACT §3): ``scan``, ``presets`` and ``describe``, no ROS graph needed.
 
 Every bad parameter, world file or argument ends with exit code 2 and one line on stderr naming
-the parameter, the value given and what is allowed. Output files are written to a temporary file
-beside the target and renamed, so nothing is left half-written.
+the parameter, the value given and what is allowed. The --out extension picks the writer
+(output/files.py WRITERS), which writes a temporary file beside the target and renames it, so
+nothing is left half-written.
 """
 
 import argparse
 import json
 import math
-import os
 from pathlib import Path
 import sys
-import tempfile
-import zipfile
-
-import numpy as np
 
 from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core import presets as presets_mod
@@ -23,12 +19,11 @@ from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
+from ubot_lidar_sim.output import files
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
 CONFIG_CLASSES = {'lidar_3d': 'LidarConfig', 'laser_scan': 'LaserScanConfig',
                   'terrain_sensor': 'TerrainConfig'}
-OUT_EXTS = {'lidar_3d': ('.npz', '.ply'), 'laser_scan': ('.npz', '.json'),
-            'terrain_sensor': ('.json', '.npz')}
 DEFAULT_POSE = {'lidar_3d': (0, 0, 1.5, 0, 0, 0), 'laser_scan': (0, 0, 1.5, 0, 0, 0),
                 'terrain_sensor': (0, 0, 0.5, 0, 0, 0)}
 # ROS-only keys a node parameter file may carry; they mean nothing offline.
@@ -106,86 +101,6 @@ def effective_config(sensor, params_file=None, overrides=None, extra=None):
     return config_mod.from_dict(cls, params)
 
 
-def _jsonable(value):
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (np.generic,)):
-        return value.item()
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
-
-
-def _atomic_write(path, write):
-    """Call write(tmp_path) on a temporary file beside ``path``, then rename it into place."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise ConfigError('--out', str(path), 'a file in an existing directory')
-    fd, tmp = tempfile.mkstemp(prefix='.' + path.stem + '.', suffix=path.suffix,
-                               dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def write_npz(path, arrays):
-    """Write a .npz with fixed zip timestamps, so equal arrays give byte-identical files."""
-    def write(tmp):
-        with zipfile.ZipFile(tmp, 'w', compression=zipfile.ZIP_STORED) as zf:
-            for name, arr in arrays.items():
-                info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
-                with zf.open(info, 'w', force_zip64=True) as f:
-                    np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
-    _atomic_write(path, write)
-
-
-def write_json(path, obj):
-    """Write JSON (inf and NaN as JavaScript's Infinity / NaN, which Python's json reads)."""
-    def write(tmp):
-        with open(tmp, 'w', encoding='utf-8') as f:
-            json.dump(_jsonable(obj), f, indent=1)
-            f.write('\n')
-    _atomic_write(path, write)
-
-
-_PLY_TYPES = {'f4': 'float', 'u1': 'uchar', 'u2': 'uint16', 'u4': 'uint32', 'f8': 'double'}
-
-
-def write_ply(path, points):
-    """
-    Write a structured point array as a binary PLY, one vertex property per field (open3d).
-
-    open3d refuses an empty cloud, so a sweep without points gets the header alone.
-    """
-    import open3d as o3d
-
-    def write(tmp):
-        if len(points) == 0:
-            props = ''.join(f'property {_PLY_TYPES[points.dtype[n].str[1:]]} {n}\n'
-                            for n in points.dtype.names)
-            with open(tmp, 'w', encoding='ascii') as f:
-                f.write('ply\nformat binary_little_endian 1.0\nelement vertex 0\n'
-                        f'{props}end_header\n')
-            return
-        pcd = o3d.t.geometry.PointCloud()
-        xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
-        pcd.point.positions = o3d.core.Tensor(np.ascontiguousarray(xyz))
-        for name in points.dtype.names:
-            if name not in ('x', 'y', 'z'):
-                col = np.ascontiguousarray(points[name]).reshape(-1, 1)
-                pcd.point[name] = o3d.core.Tensor(col)
-        if not o3d.t.io.write_point_cloud(tmp, pcd, write_ascii=False):
-            raise OSError(f'--out: could not write PLY {path}')
-    _atomic_write(path, write)
-
-
 def frame_path(out, k, frames):
     """Output name of sweep k: FILE_0000.ext when frames > 1."""
     out = Path(out)
@@ -203,8 +118,9 @@ def run_scan(args):
     """Run the ``scan`` command; returns the list of files written."""
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
-    if ext not in OUT_EXTS[sensor]:
-        raise ConfigError('--out', args.out, f'a file ending in {" or ".join(OUT_EXTS[sensor])} '
+    allowed = files.extensions(sensor)
+    if ext not in allowed:
+        raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
                           f'for --sensor {sensor}')
     if args.frames < 1:
         raise ConfigError('--frames', args.frames, 'an integer >= 1')
@@ -253,40 +169,9 @@ def run_scan(args):
     written = []
     for k, res in enumerate(outputs):
         path = frame_path(args.out, k, args.frames)
-        _write_result(sensor, path, ext, res, cfg)
+        files.WRITERS[ext].write(path, res, cfg, sensor)
         written.append(path)
     return written
-
-
-def _write_result(sensor, path, ext, res, cfg):
-    if sensor == 'lidar_3d':
-        if ext == '.ply':
-            write_ply(path, res.points)
-            return
-        arrays = {name: res.points[name] for name in res.points.dtype.names}
-        arrays.update(stamp_s=np.float64(res.stamp_s), sensor_pose=res.sensor_pose)
-        write_npz(path, arrays)
-    elif sensor == 'laser_scan':
-        fields = {k: getattr(res, k) for k in (
-            'ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increment', 'range_min',
-            'range_max', 'time_increment', 'scan_time')}
-        fields.update(stamp_s=res.stamp_s, sensor_pose=res.sensor_pose)
-        if ext == '.json':
-            write_json(path, {'header': {'frame_id': cfg.frame_id, 'stamp_s': res.stamp_s},
-                              **fields})
-        else:
-            write_npz(path, {k: np.asarray(v) for k, v in fields.items()})
-    else:
-        stamp, t = res
-        fields = {'hit_flg': t.hit_flg, 'enabled': t.enabled, 'hit_loc': t.hit_loc,
-                  'start_loc': t.start_loc, 'veh_hit_dist': t.veh_hit_dist,
-                  'tire_hit_dist': t.tire_hit_dist}
-        if ext == '.json':
-            write_json(path, {'header': {'frame_id': cfg.world_frame, 'stamp_s': stamp},
-                              **fields})
-        else:
-            write_npz(path, {'stamp_s': np.float64(stamp),
-                             **{k: np.asarray(v) for k, v in fields.items()}})
 
 
 def run_describe(args):
@@ -301,7 +186,7 @@ def run_describe(args):
         out['models'] = describe_models(lidar_cfg)
     else:
         out['models'] = {'terrain': ' '.join(terrain_mod.__doc__.split())}
-    return json.dumps(_jsonable(out), indent=2)
+    return json.dumps(files.jsonable(out), indent=2)
 
 
 def run_presets():

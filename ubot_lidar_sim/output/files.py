@@ -1,0 +1,170 @@
+"""
+Output files: one writer per file extension, each atomic.
+
+``WRITERS`` maps an extension to an ``OutputFormat``: the sensors whose results it can write and
+its writer ``(path, result, cfg, sensor) -> None``. A writer writes a temporary file beside the
+target and renames it into place, so a reader never sees half a file. A new format is one entry
+(and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
+``(stamp_s, TerrainResult)`` (terrain_sensor).
+"""
+
+from dataclasses import dataclass
+import errno
+import json
+import os
+from pathlib import Path
+import tempfile
+from typing import Any, Callable, Dict, Mapping, Tuple, TYPE_CHECKING, Union
+import zipfile
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover - annotations only, no import cost at run time
+    from ubot_lidar_sim.core.sensors.laser import LaserScanResult
+    from ubot_lidar_sim.core.sensors.lidar import ScanResult
+    from ubot_lidar_sim.core.sensors.terrain import TerrainResult
+
+Result = Union['ScanResult', 'LaserScanResult', Tuple[float, 'TerrainResult']]
+Writer = Callable[[Path, Result, Any, str], None]
+Fields = Dict[str, Any]
+
+LASER_FIELDS = ('ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increment',
+                'range_min', 'range_max', 'time_increment', 'scan_time')
+TERRAIN_FIELDS = ('hit_flg', 'enabled', 'hit_loc', 'start_loc', 'veh_hit_dist',
+                  'tire_hit_dist')
+
+
+@dataclass(frozen=True)
+class OutputFormat:
+    """A file format: the writer and the sensors (CLI names) whose results it writes."""
+
+    write: Writer
+    sensors: Tuple[str, ...]
+
+
+def jsonable(value: Any) -> Any:
+    """Return value with numpy arrays, numpy scalars and tuples turned into JSON types."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    return value
+
+
+def atomic_write(path: Union[str, Path], write: Callable[[str], None]) -> None:
+    """Call write(tmp_path) on a temporary file beside path, then rename it into place."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, 'no such directory', str(path.parent))
+    fd, tmp = tempfile.mkstemp(prefix='.' + path.stem + '.', suffix=path.suffix,
+                               dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_npz(path: Union[str, Path], arrays: Mapping[str, Any]) -> None:
+    """Write a .npz with fixed zip timestamps, so equal arrays give byte-identical files."""
+    def write(tmp):
+        with zipfile.ZipFile(tmp, 'w', compression=zipfile.ZIP_STORED) as zf:
+            for name, arr in arrays.items():
+                info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
+                with zf.open(info, 'w', force_zip64=True) as f:
+                    np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+    atomic_write(path, write)
+
+
+def write_json(path: Union[str, Path], obj: Any) -> None:
+    """Write JSON (inf and NaN as JavaScript's Infinity / NaN, which Python's json reads)."""
+    def write(tmp):
+        with open(tmp, 'w', encoding='utf-8') as f:
+            json.dump(jsonable(obj), f, indent=1)
+            f.write('\n')
+    atomic_write(path, write)
+
+
+_PLY_TYPES = {'f4': 'float', 'u1': 'uchar', 'u2': 'uint16', 'u4': 'uint32', 'f8': 'double'}
+
+
+def write_ply(path: Union[str, Path], points: np.ndarray) -> None:
+    """
+    Write a structured point array as a binary PLY, one vertex property per field (open3d).
+
+    open3d refuses an empty cloud, so a sweep without points gets the header alone.
+    """
+    import open3d as o3d
+
+    def write(tmp):
+        if len(points) == 0:
+            props = ''.join(f'property {_PLY_TYPES[points.dtype[n].str[1:]]} {n}\n'
+                            for n in points.dtype.names)
+            with open(tmp, 'w', encoding='ascii') as f:
+                f.write('ply\nformat binary_little_endian 1.0\nelement vertex 0\n'
+                        f'{props}end_header\n')
+            return
+        pcd = o3d.t.geometry.PointCloud()
+        xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
+        pcd.point.positions = o3d.core.Tensor(np.ascontiguousarray(xyz))
+        for name in points.dtype.names:
+            if name not in ('x', 'y', 'z'):
+                col = np.ascontiguousarray(points[name]).reshape(-1, 1)
+                pcd.point[name] = o3d.core.Tensor(col)
+        if not o3d.t.io.write_point_cloud(tmp, pcd, write_ascii=False):
+            raise OSError(errno.EIO, 'open3d could not write the PLY', str(path))
+    atomic_write(path, write)
+
+
+def message_fields(result: Result, cfg: Any, sensor: str) -> Tuple[Fields, Fields]:
+    """Return (header {frame_id, stamp_s}, fields by message name) of a 2D or terrain result."""
+    if sensor == 'laser_scan':
+        fields = {k: getattr(result, k) for k in LASER_FIELDS}
+        fields.update(stamp_s=result.stamp_s, sensor_pose=result.sensor_pose)
+        return {'frame_id': cfg.frame_id, 'stamp_s': result.stamp_s}, fields
+    stamp_s, terrain = result
+    return ({'frame_id': cfg.world_frame, 'stamp_s': stamp_s},
+            {k: getattr(terrain, k) for k in TERRAIN_FIELDS})
+
+
+def write_npz_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
+    """Write a result as .npz: the point fields (lidar_3d) or the message fields."""
+    if sensor == 'lidar_3d':
+        arrays = {name: result.points[name] for name in result.points.dtype.names}
+        arrays.update(stamp_s=np.float64(result.stamp_s), sensor_pose=result.sensor_pose)
+    else:
+        header, fields = message_fields(result, cfg, sensor)
+        arrays = {k: np.asarray(v) for k, v in fields.items()}
+        if sensor == 'terrain_sensor':
+            arrays = {'stamp_s': np.float64(header['stamp_s']), **arrays}
+    write_npz(path, arrays)
+
+
+def write_json_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
+    """Write a laser_scan or terrain_sensor result as JSON: a header and the message fields."""
+    header, fields = message_fields(result, cfg, sensor)
+    write_json(path, {'header': header, **fields})
+
+
+def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
+    """Write a lidar_3d sweep as a binary PLY of its points."""
+    write_ply(path, result.points)
+
+
+WRITERS: Dict[str, OutputFormat] = {
+    '.npz': OutputFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
+    '.ply': OutputFormat(write_ply_result, ('lidar_3d',)),
+    '.json': OutputFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
+}
+
+
+def extensions(sensor: str) -> Tuple[str, ...]:
+    """Return the file extensions whose writer takes the sensor's results, in WRITERS order."""
+    return tuple(ext for ext, fmt in WRITERS.items() if sensor in fmt.sensors)
