@@ -3,8 +3,10 @@
 import pickle
 
 import numpy as np
+import pytest
 
 from ubot_lidar_sim.core.raycast.backend import CastResult
+from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.materials import MaterialTable, PROPERTIES
 from ubot_lidar_sim.core.world.world import World
@@ -98,8 +100,41 @@ def test_a_world_pickles_with_its_caster_factory():
     _same(brute.cast(o, d, 100.0), World.from_dict(SCENE, materials=PLAIN).cast(o, d, 100.0))
 
 
-def test_open3d_caster_reports_misses_as_inf_and_object_minus_one():
-    world = World.from_dict(SCENE, materials=PLAIN)
+def test_the_embree_caster_gives_the_first_hits_and_the_trace_of_open3d():
+    o, d = _rays(seed=6)
+    ref = World.from_dict(SCENE, materials=PLAIN)
+    emb = World.from_dict(SCENE, materials=PLAIN, caster=EmbreeCaster)
+    assert isinstance(emb.caster, EmbreeCaster)
+    rays = np.hstack([o, d]).astype(np.float32)
+    a, b = ref.caster.cast_rays(rays), emb.caster.cast_rays(rays)
+    hit = a.obj >= 0
+    np.testing.assert_array_equal(a.obj, b.obj)
+    np.testing.assert_array_equal(a.primitive[hit], b.primitive[hit])
+    np.testing.assert_array_equal(np.isinf(b.t), ~hit)
+    # float32 tolerance: the same Embree traversal, a different float32 hit formula.
+    np.testing.assert_allclose(a.t[hit], b.t[hit], rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(a.normal[hit], b.normal[hit], atol=1e-6)
+    _same(ref.cast(o, d, 100.0), emb.cast(o, d, 100.0))
+    _same(ref.trace(o, d, 100.0), emb.trace(o, d, 100.0))
+    _same(ref.trace(o, d, 100.0, ignored=('wall',)), emb.trace(o, d, 100.0, ignored=('wall',)))
+
+
+def test_the_embree_caster_splits_a_large_cast_over_threads_with_the_same_result():
+    geoms = World.from_dict(SCENE, materials=PLAIN)._tracer.geometries
+    o, d = _rays(n=70000, seed=7)
+    rays = np.hstack([o, d]).astype(np.float32)
+    one, two = EmbreeCaster(geoms, threads=1), EmbreeCaster(geoms, threads=2)
+    a, b = one.cast_rays(rays), two.cast_rays(rays)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    c = pickle.loads(pickle.dumps(two)).cast_rays(rays)
+    np.testing.assert_array_equal(a.t, c.t)
+    assert c.obj[0] == a.obj[0] and one.cast_rays(rays[:0]).t.shape == (0,)
+
+
+@pytest.mark.parametrize('factory', [Open3dCaster, EmbreeCaster])
+def test_a_caster_reports_misses_as_inf_and_object_minus_one(factory):
+    world = World.from_dict(SCENE, materials=PLAIN, caster=factory)
     rays = np.array([[0, -4, 1.6, 1, 0, 0], [0, -4, 1.6, 0, 0, 1]], np.float32)
     res = world.caster.cast_rays(rays)
     np.testing.assert_allclose(res.t, [19.9, np.inf], atol=1e-5)
