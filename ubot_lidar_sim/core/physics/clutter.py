@@ -7,11 +7,13 @@ the Generator passed (and, for a sweep in parts, the peer that hands it on).
 """
 
 import math
+from typing import Optional
 
 import numpy as np
 
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.world.materials import OTHER
 
@@ -25,13 +27,14 @@ def _unique_small(values):
     return np.flatnonzero(present), rank[values]
 
 
-def beam_area_m2(cfg, range_m):
+def beam_area_m2(cfg, range_m) -> np.ndarray:
     """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
     d = cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * cfg.divergence_mrad * 1e-3
     return math.pi / 4.0 * d * d
 
 
-def clutter(cfg, atm, n_beams, beam_limit_range_m, beam_ring, rng, peer=parts.SOLO):
+def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np.ndarray,
+            beam_ring: np.ndarray, rng: np.random.Generator, peer=parts.SOLO) -> Contributions:
     """
     Return the backscatter Contributions of the air of a scan (material other, atm's class).
 
