@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ubot_lidar_sim.core.poses import rotation_rpy
-from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
+from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.world.loaders import heightfield, mesh
 from ubot_lidar_sim.core.world.occupancy import occupancy_map
 from ubot_lidar_sim.core.world.schema import check_object
@@ -41,8 +41,10 @@ def build_object(obj, index, ctx, budget):
     if kind == 'plane':
         v, t = plane(ctx.vector(obj, 'size_m', where, 2, positive=True))
     elif kind == 'box':
-        v, t = boxes([0.0, 0.0, 0.0], ctx.vector(obj, 'size_m', where, 3, positive=True))
-        extra = {'closed': True}
+        size = ctx.vector(obj, 'size_m', where, 3, positive=True)
+        v, t = boxes([0.0, 0.0, 0.0], size)
+        extra = {'closed': True, 'kind': KIND_BOX, 'center': xyz, 'frame': rot,
+                 'half_size_m': np.asarray(size, np.float64) / 2.0}
     elif kind == 'sphere':
         r = ctx.number(obj, 'radius_m', where)
         v, t = SPHERE[0] * r, SPHERE[1]
