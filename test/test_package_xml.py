@@ -13,13 +13,14 @@ ROSDEP_KEY = {
     'yaml': 'python3-yaml',
     'matplotlib': 'python3-matplotlib',
     'transforms3d': 'python3-transforms3d',
+    'numba': 'python3-numba',
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
     'ament_flake8': 'ament_flake8',
     'ament_pep257': 'ament_pep257',
 }
 # Imported but not declarable: no rosdep key exists; the README says how to install them.
-UNDECLARABLE = {'open3d', 'rosbags'}
+UNDECLARABLE = {'open3d', 'rosbags', 'embreex'}
 FIRST_PARTY = {'ubot_lidar_sim', 'conftest', 'ros_helpers',
                'rel_helpers', 'common', 'test'}
 

@@ -2,39 +2,48 @@
 Exact hits on spheres and cylinder sides, which are cast as tessellated triangles.
 
 A hit on a facet is moved to the ray-quadric root nearest to it, with the analytic normal, so
-ranges are exact to float64 for any radius (48 x 24 sphere, 48-sided cylinder).
+ranges are exact to float64 for any radius (48 x 24 sphere, 48-sided cylinder). Compiled
+(numba): the trace's layer kernel (raycast/layer_kernel.py) calls it once per hit.
 """
 
-import numpy as np
+import math
 
-from ubot_lidar_sim.core.raycast.arrays import dot3
+import numba
 
 
-def quadric_fix(o, d, t, normal, sph, center, axis, radius):
+@numba.njit(cache=True, nogil=True, inline='always')
+def _dot(a0, a1, a2, b0, b1, b2):
+    """Row dot product in numpy's reduction order ((0 + p0) + p1) + p2 (arrays.dot3)."""
+    return ((a0 * b0 + 0.0) + a1 * b1) + a2 * b2
+
+
+@numba.njit(cache=True, nogil=True)
+def quadric_hit(o0, o1, o2, d0, d1, d2, t, n0, n1, n2, sphere, center, axis, radius):
     """
-    Move sphere / cylinder-side hits onto the analytic surface.
+    Move one sphere / cylinder-side hit onto the analytic surface; returns (t, n0, n1, n2).
 
-    All arguments are rows of the hits to fix only: o, d (K, 3) ray origin and direction, t (K,)
-    facet range, normal (K, 3) facet normal, sph (K,) bool sphere (else cylinder side), center,
-    axis (K, 3), radius (K,). Returns the fixed (t, normal) float64.
+    o the cast origin, d the unit direction, t the facet range, n the facet normal (floats);
+    sphere True for a sphere (else a cylinder side of unit axis (3,)); center (3,), radius.
     """
-    oc = o - center
-    ax = np.where(sph[:, None], 0.0, axis)        # a sphere is a cylinder with no axis term
-    oc_p = oc - dot3(oc, ax)[:, None] * ax
-    d_p = d - dot3(d, ax)[:, None] * ax
-    a = dot3(d_p, d_p)
-    b = dot3(oc_p, d_p)
-    c = dot3(oc_p, oc_p) - radius ** 2
+    oc0, oc1, oc2 = o0 - center[0], o1 - center[1], o2 - center[2]
+    a0, a1, a2 = (0.0, 0.0, 0.0) if sphere else (axis[0], axis[1], axis[2])
+    s = _dot(oc0, oc1, oc2, a0, a1, a2)             # a sphere is a cylinder with no axis term
+    p0, p1, p2 = oc0 - s * a0, oc1 - s * a1, oc2 - s * a2
+    s = _dot(d0, d1, d2, a0, a1, a2)
+    q0, q1, q2 = d0 - s * a0, d1 - s * a1, d2 - s * a2
+    a = _dot(q0, q1, q2, q0, q1, q2)
+    b = _dot(p0, p1, p2, q0, q1, q2)
+    c = _dot(p0, p1, p2, p0, p1, p2) - radius * radius
     disc = b * b - a * c
-    good = (disc >= 0.0) & (a > 1e-12)
-    sq = np.sqrt(np.maximum(disc, 0.0))
-    a_safe = np.where(good, a, 1.0)
+    good = disc >= 0.0 and a > 1e-12
+    sq = math.sqrt(disc) if disc > 0.0 else 0.0
+    a_safe = a if good else 1.0
     r1, r2 = (-b - sq) / a_safe, (-b + sq) / a_safe
-    root = np.where(np.abs(r1 - t) <= np.abs(r2 - t), r1, r2)
+    root = r1 if abs(r1 - t) <= abs(r2 - t) else r2
     # Keep the facet hit when the quadric root is implausible (grazing the rim, or a ray starting
     # between a facet and the true surface, whose nearest root lies behind it).
-    good &= (np.abs(root - t) < 0.1 * radius + 1e-3) & (root >= 0.0)
-    t = np.where(good, root, t)
-    radial = oc_p + t[:, None] * d_p
-    radial /= np.maximum(np.sqrt(dot3(radial, radial)), 1e-12)[:, None]
-    return t, np.where(good[:, None], radial, normal)
+    if not (good and abs(root - t) < 0.1 * radius + 1e-3 and root >= 0.0):
+        return t, n0, n1, n2
+    r0, r1_, r2_ = p0 + root * q0, p1 + root * q1, p2 + root * q2
+    length = max(math.sqrt(_dot(r0, r1_, r2_, r0, r1_, r2_)), 1e-12)
+    return root, r0 / length, r1_ / length, r2_ / length

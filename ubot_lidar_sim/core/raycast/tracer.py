@@ -25,7 +25,7 @@ from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.quadrics import quadric_fix
+from ubot_lidar_sim.core.raycast.layer_kernel import finish_layer
 from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
@@ -51,22 +51,21 @@ class Tracer:
         self.foliage = np.asarray(foliage, bool)
         self.ground = np.asarray(ground, bool)
         g = self._geoms
-        self._kind = np.array([x.kind for x in g], np.int8)
-        self._closed = np.array([x.closed for x in g], bool)
-        self._center = np.array([x.center for x in g], np.float64).reshape(-1, 3)
-        self._axis = np.array([x.axis for x in g], np.float64).reshape(-1, 3)
-        self._radius = np.array([x.radius_m for x in g], np.float64)
-        self._n_side = np.array([x.n_side for x in g], np.int64)
+        kind = np.array([x.kind for x in g], np.int8)
+        self._fol_closed = self.foliage & np.array([x.closed for x in g], bool)
+        # The per-object arrays of the layer kernel (layer_kernel.finish_layer).
+        self._shapes = (self.foliage, self._fol_closed,
+                        np.isin(kind, (KIND_SPHERE, KIND_CYLINDER)), kind, np.array([x.n_side for x in g], np.int64),
+                        np.array([x.center for x in g], np.float64).reshape(-1, 3),
+                        np.array([x.axis for x in g], np.float64).reshape(-1, 3),
+                        np.array([x.radius_m for x in g], np.float64))
         # Per-object lookups with one extra last entry for smoke (obj -1 indexes it).
-        self._quadric = np.isin(self._kind, (KIND_SPHERE, KIND_CYLINDER))
-        self._fol_closed = self.foliage & self._closed
         self._ext_material = np.append(self.material, np.uint8(0))
         self._ext_class = np.append(self.class_id, np.uint8(SMOKE_CLASS))
         self._ext_foliage = np.append(self.foliage, False)
         self._ext_ground = np.append(self.ground, False)
         self._texture = GroundTexture(self._geoms, self.material, self.ground)
-        volumes = ClosedVolumes(self._geoms, self._fol_closed)
-        self._volumes = volumes if ANALYTIC_EXITS and volumes.handled.any() else None
+        self._volumes = ClosedVolumes(self._geoms, self._fol_closed, ANALYTIC_EXITS).arrays
 
     @property
     def geometries(self):
@@ -77,42 +76,6 @@ class Tracer:
     def n_triangles(self):
         """Total number of triangles over all objects."""
         return int(sum(x.triangles.shape[0] for x in self._geoms))
-
-    def _cast(self, rays, ignored):
-        """
-        Cast rays (M, 6) float32 once through the caster.
-
-        Returns the hit rows (K,), t (K,) float64, obj (K,) int32 and the CastResult.
-        """
-        res = self.caster.cast_rays(rays, ignored)
-        hidx = np.flatnonzero(res.obj >= 0)
-        t = np.take(res.t, hidx).astype(np.float64)
-        obj = np.take(res.obj, hidx)
-        return hidx, t, obj, res
-
-    def _surface(self, res, hidx, t, obj, o, d):
-        """
-        Outward normals (K, 3) float64 of the hits; spheres and cylinder sides moved exactly.
-
-        res, hidx, t, obj from _cast; o (M, 3) the cast origins; d (K, 3) the hits' directions.
-        Returns (t, normal).
-        """
-        normal = take_rows(res.normal, hidx).astype(np.float64)
-        q = np.flatnonzero(np.take(self._quadric, obj))
-        if q.size:
-            oq = obj[q]
-            kind = self._kind[oq]
-            pid = res.primitive[hidx[q]]
-            sph = kind == KIND_SPHERE
-            fix = sph | ((kind == KIND_CYLINDER) & (pid < self._n_side[oq]))
-            q, sph, oq = q[fix], sph[fix], oq[fix]
-            if q.size:
-                t_q, n_q = quadric_fix(
-                    take_rows(o, hidx[q]), take_rows(d, q), t[q], take_rows(normal, q), sph,
-                    self._center[oq], self._axis[oq], self._radius[oq])
-                t[q] = t_q
-                put_rows(normal, q, n_q)
-        return t, normal
 
     def trace(self, origins: NDArray[np.float64], dirs: NDArray[np.float64], limit_m: ArrayLike,
               max_hits: int, continue_step_m: float, ignored: frozenset[int] = frozenset(),
@@ -131,121 +94,56 @@ class Tracer:
         limit = np.minimum(limit_m, smoke_range_m) if smoke_range_m is not None else limit_m
         limit = np.asarray(limit, np.float64)
         if limit.ndim == 0 or (limit.size and limit.strides == (0,)):
-            limit = _Uniform(limit.reshape(-1)[0] if limit.size else 0.0)
+            limit = limit.reshape(-1)[:1].copy() if limit.size else np.zeros(1)   # one for all
         else:
             limit = np.ascontiguousarray(limit)
         tex = (reflectivity_sd, micro_slope_deg, with_points, with_normals)
         count = np.zeros(n, np.int64)
         stopped = np.zeros(n, bool)
         layers = []
-        active = start = None          # None: the first layer, every ray from its origin
+        # The first cast: every ray from its origin. origin + 0 x dir is the origin, except that
+        # it turns a -0.0 into +0.0.
+        o = origins
+        if not origins.all() and np.any(np.signbit(origins[origins == 0.0])):
+            o = origins + 0.0 * dirs
+        rays = np.empty((n, 6), np.float32)
+        rays[:, :3] = o
+        rays[:, 3:] = dirs
+        active, start, first = np.arange(n, dtype=np.int64), np.zeros(n), True
         for _ in range(2 * max_hits + 2 if continue_foliage else 1):   # loop over hit layers
-            m = n if active is None else active.size
+            m = active.size
             if m == 0:
                 break
-            rays = np.empty((m, 6), np.float32)
-            if active is None:
-                # origin + 0 x dir is the origin, except that it turns a -0.0 into +0.0.
-                o = origins
-                if not origins.all() and np.any(np.signbit(origins[origins == 0.0])):
-                    o = origins + 0.0 * dirs
-                rays[:, :3] = o
-                rays[:, 3:] = dirs
-                hidx, t, obj, res = self._cast(rays, ignored)
-                ray = hidx
-            else:
-                o = take_rows(origins, active)
-                d_act = take_rows(dirs, active)
-                rays[:, 3:] = d_act
-                d_act *= start[:, None]
-                o += d_act
-                rays[:, :3] = o
-                hidx, t, obj, res = self._cast(rays, ignored)
-                ray = np.take(active, hidx)
-            d = take_rows(dirs, ray)
-            t, normal = self._surface(res, hidx, t, obj, o, d)
-            rng = np.add(t, 0.0, out=t) if active is None else np.take(start, hidx) + t
-            inside = rng <= limit.take(ray)
-            if not inside.all():
-                keep = np.flatnonzero(inside)
-                ray, rng, obj = ray[keep], rng[keep], obj[keep]
-                normal, d = take_rows(normal, keep), take_rows(d, keep)
-            dot = dot3(normal, d)
-            foliage = np.take(self.foliage, obj)
-            leaving = None
-            if continue_foliage:
-                fc = np.flatnonzero(np.take(self._fol_closed, obj))
-                if fc.size:
-                    leave = fc[dot[fc] > 0.0]
-                    if leave.size:
-                        leaving = np.zeros(ray.shape, bool)
-                        leaving[leave] = True
-            if leaving is not None:
-                keep = np.flatnonzero(~leaving)
-                r_ray, r_fol = ray[keep], foliage[keep]
-                layers.append(self._record(origins, r_ray, count[r_ray], rng[keep], obj[keep],
-                                           take_rows(normal, keep), take_rows(d, keep),
-                                           dot[keep], tex))
-            else:
-                r_ray, r_fol = ray, foliage
-                layers.append(self._record(origins, ray, count[ray], rng, obj, normal, d, dot,
-                                           tex))
-            count[r_ray] += 1
-            stopped[np.compress(~r_fol, r_ray)] = True
-            if not continue_foliage:
-                break
-            f = np.flatnonzero(foliage)
-            f_ray = ray[f]
-            step = np.full(f.size, continue_step_m)
-            if leaving is not None:
-                step[leaving[f]] = _EXIT_STEP_M
-            nxt = rng[f] + step
-            if self._volumes is not None:
-                self._skip_volumes(origins, dirs, f_ray, obj[f], nxt,
-                                   None if leaving is None else leaving[f])
-            go = np.flatnonzero((count[f_ray] < max_hits) & (nxt < limit.take(f_ray)))
-            active, start = f_ray[go], nxt[go]
+            res = self.caster.cast_rays(rays, ignored)
+            rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
+                   np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
+            nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
+            k, j = finish_layer(res.t, res.obj, res.primitive, res.normal, active, start,
+                                first, o, origins, dirs, limit, self._shapes, self._volumes,
+                                count, stopped, max_hits, continue_step_m, _EXIT_STEP_M,
+                                continue_foliage, *rec, *nxt)
+            layers.append(self._record(origins, dirs, *(x[:k] for x in rec), tex))
+            rays, active, start = (x[:j] for x in nxt)
+            first = False
         if smoke_range_m is not None:
             s_ray = np.flatnonzero(np.isfinite(smoke_range_m) & ~stopped & (count < max_hits))
             if s_ray.size:
                 # A smoke return faces the ray: normal -d, |cos| = d . d.
                 d = take_rows(dirs, s_ray)
                 nd = -d
-                layers.append(self._record(origins, s_ray, count[s_ray], smoke_range_m[s_ray],
-                                           np.full(s_ray.size, -1, np.int32), nd, d,
-                                           dot3(nd, d), (None, None) + tex[2:]))
+                layers.append(self._record(origins, dirs, s_ray, count[s_ray],
+                                           smoke_range_m[s_ray], np.full(s_ray.size, -1, np.int32),
+                                           nd, dot3(nd, d), (None, None) + tex[2:]))
                 count[s_ray] += 1
         return self._assemble(n, count, layers, with_points, with_normals)
 
-    def _skip_volumes(self, origins, dirs, ray, obj, nxt, leaving):
-        """
-        Move the next start nxt (K,) of rays entering a closed foliage volume past its exit.
-
-        ray, obj (K,) the foliage hits' rays and objects; leaving (K,) bool or None. Only where
-        the exit lies beyond nxt and the stretch nxt..exit is free of other objects
-        (volumes.ClosedVolumes); nxt is changed in place.
-        """
-        vol = self._volumes
-        enter = vol.handled[obj]
-        if leaving is not None:
-            enter &= ~leaving
-        e = np.flatnonzero(enter)
-        if e.size == 0:
-            return
-        o, d = take_rows(origins, ray[e]), take_rows(dirs, ray[e])
-        t_exit = vol.exit_range(obj[e], o, d)
-        jump = t_exit + _EXIT_STEP_M
-        c = np.flatnonzero(jump > nxt[e])       # False for NaN: no exit found, cast as before
-        if c.size:
-            ok = vol.free(obj[e[c]], take_rows(o, c), take_rows(d, c), nxt[e[c]], t_exit[c])
-            nxt[e[c[ok]]] = jump[c[ok]]
-
-    def _record(self, origins, ray, slot, rng, obj, normal, d, dot, tex):
+    def _record(self, origins, dirs, ray, slot, rng, obj, normal, dot, tex):
         """
         Finish one layer's recorded hits: facing normals, |cos|, ground texture, points.
 
-        slot (K,) is each hit's index among its ray's hits; normal (K, 3) outward (modified),
-        d (K, 3) the rays' directions, dot = normal . d. Returns the layer's columns.
+        ray (K,) the hits' rays into origins, dirs (N, 3); slot (K,) each hit's index among its
+        ray's hits; normal (K, 3) outward (modified), dot = normal . direction. Returns the
+        layer's columns.
         """
         sd, slope, with_points, with_normals = tex
         cos = np.abs(dot)           # |n . d| is unchanged by turning n to face the ray
@@ -254,7 +152,7 @@ class Tracer:
         if with_normals:
             np.negative(normal, out=normal, where=(dot > 0.0)[:, None])
         if g.size and (sd is not None or slope is not None):
-            d_g = take_rows(d, g)
+            d_g = take_rows(dirs, ray[g])
             p_g = take_rows(origins, ray[g])
             p_g += rng[g, None] * d_g
             m_g = self.material[obj[g]]
@@ -265,14 +163,13 @@ class Tracer:
                 n_g = take_rows(normal, g)
                 if not with_normals:
                     np.negative(n_g, out=n_g, where=(dot[g] > 0.0)[:, None])
-                n_g = self._texture.tilt(p_g, n_g, d_g, m_g, slope)
-                cos[g] = np.abs(dot3(n_g, d_g))
+                n_g, cos[g] = self._texture.tilt(p_g, n_g, d_g, m_g, slope)
                 if with_normals:
                     put_rows(normal, g, n_g)
         point = None
         if with_points:
             point = take_rows(origins, ray)
-            point += rng[:, None] * d
+            point += rng[:, None] * take_rows(dirs, ray)
         return (ray, slot, rng, obj, cos.astype(np.float32), albedo,
                 normal.astype(np.float32) if with_normals else None, point)
 
@@ -304,17 +201,6 @@ class Tracer:
         return Hits(ray_f, rng_f, point_f, normal_f, cos_f, np.take(self._ext_material, obj_f),
                     np.take(self._ext_class, obj_f), np.take(self._ext_foliage, obj_f),
                     np.take(self._ext_ground, obj_f), albedo_f, obj_f < 0, obj_f)
-
-
-class _Uniform:
-    """One trace limit for every ray: take() returns the scalar (no per-ray gather)."""
-
-    def __init__(self, value):
-        self.value = np.float64(value)
-
-    def take(self, index):
-        """Return the limit of the rays index (the same for all)."""
-        return self.value
 
 
 def check_rays(origins, dirs, max_range_m):

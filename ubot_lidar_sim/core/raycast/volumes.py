@@ -7,12 +7,14 @@ nothing else lies inside the volume along that stretch of the ray, the far face 
 leaves, so the tracer can start the next cast just past it. ``ClosedVolumes`` gives that exit
 range and says, per ray, whether the stretch is free: it is not when the axis-aligned bounding
 box of any object that overlaps the volume (a trunk in a crown, the soil under a crop row) meets
-it, and then the tracer casts as before.
+it, and then the tracer casts as before. Compiled (numba): the layer kernel calls it per hit.
 """
 
+import math
+
+import numba
 import numpy as np
 
-from ubot_lidar_sim.core.raycast.arrays import dot3
 from ubot_lidar_sim.core.raycast.geometry import KIND_BOX, KIND_CYLINDER, KIND_SPHERE
 
 _AABB_PAD_M = 1e-4          # bounding boxes grow by this (and 1e-6 of their extent) each way
@@ -27,42 +29,118 @@ def _bounds(geom):
     return lo - pad, hi + pad
 
 
-def segment_meets_boxes(o, d, t0, t1, lo, hi):
-    """
-    Return (P,) bool: the segment o + t d, t0 <= t <= t1, meets the box [lo, hi] (slab test).
+@numba.njit(cache=True, nogil=True)
+def segment_meets_box(o, d, t0, t1, lo, hi):
+    """Return True when the segment o + t d, t0 <= t <= t1 meets the box [lo, hi] (slab test)."""
+    near, far = -np.inf, np.inf
+    for i in range(3):
+        di = d[i] if abs(d[i]) >= 1e-300 else 1e-300     # keeps every product finite
+        a, b = (lo[i] - o[i]) / di, (hi[i] - o[i]) / di
+        near, far = max(near, min(a, b)), min(far, max(a, b))
+    return max(near, t0) <= min(far, t1)
 
-    o, d, lo, hi (P, 3); t0, t1 (P,). A zero direction component is taken as 1e-300 of either
-    sign, which keeps every product finite.
+
+@numba.njit(cache=True, nogil=True)
+def exit_range(vol, ob, o, d):
     """
-    d_safe = np.where(np.abs(d) < 1e-300, 1e-300, d)
-    a = (lo - o) / d_safe
-    b = (hi - o) / d_safe
-    near = np.minimum(a, b).max(axis=1)
-    far = np.maximum(a, b).min(axis=1)
-    return np.maximum(near, t0) <= np.minimum(far, t1)
+    Range along unit d (3,) from o (3,) at which a ray leaves volume ob (NaN: none found).
+
+    vol: ClosedVolumes.arrays; the ray is taken to be inside or entering the volume.
+    """
+    _, _, kind, center, axis, frame, half, radius, half_height = vol[:9]
+    oc = o - center[ob]
+    if kind[ob] == KIND_BOX:
+        out = np.inf
+        for i in range(3):
+            p = frame[ob, 0, i] * oc[0] + frame[ob, 1, i] * oc[1] + frame[ob, 2, i] * oc[2]
+            q = frame[ob, 0, i] * d[0] + frame[ob, 1, i] * d[1] + frame[ob, 2, i] * d[2]
+            if q != 0.0:
+                out = min(out, (math.copysign(half[ob, i], q) - p) / q)
+        return out if out < np.inf else np.nan
+    cyl = kind[ob] == KIND_CYLINDER
+    oc_a = d_a = 0.0                                      # a sphere: no axis term
+    if cyl:
+        oc_a = oc[0] * axis[ob, 0] + oc[1] * axis[ob, 1] + oc[2] * axis[ob, 2]
+        d_a = d[0] * axis[ob, 0] + d[1] * axis[ob, 1] + d[2] * axis[ob, 2]
+    a = b = c = 0.0
+    for i in range(3):
+        ax = axis[ob, i] if cyl else 0.0
+        p, q = oc[i] - oc_a * ax, d[i] - d_a * ax
+        a += q * q
+        b += p * q
+        c += p * p
+    c -= radius[ob] ** 2
+    disc = b * b - a * c
+    side = np.nan
+    if disc >= 0.0 and a > 1e-12:
+        side = (-b + math.sqrt(disc)) / a
+    elif cyl and a <= 1e-12 and c < 0.0:
+        side = np.inf          # along a cylinder's axis inside its wall: only the caps bound it
+    if not cyl:
+        return side
+    cap = (math.copysign(half_height[ob], d_a) - oc_a) / d_a if d_a != 0.0 else np.inf
+    return min(side, cap) if side == side else np.nan
+
+
+@numba.njit(cache=True, nogil=True)
+def free(vol, ob, o, d, t0, t1):
+    """Return True when no object overlapping volume ob can lie on o + t d, t0 <= t <= t1."""
+    ptr, lo, hi = vol[9], vol[10], vol[11]
+    for c in range(ptr[ob], ptr[ob + 1]):
+        if segment_meets_box(o, d, t0, t1, lo[c], hi[c]):
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def exit_and_free(vol, ob, o, d, nxt, exit_step_m):
+    """
+    Return where a ray that entered volume ob casts next: past its exit, or nxt as before.
+
+    Past the exit (exit + exit_step_m) only for a handled volume whose exit lies beyond nxt and
+    when the stretch nxt..exit is free of other objects.
+    """
+    if not vol[1][ob]:
+        return nxt
+    t_exit = exit_range(vol, ob, o, d)
+    jump = t_exit + exit_step_m
+    if jump > nxt and free(vol, ob, o, d, nxt, t_exit):      # False for NaN: none found
+        return jump
+    return nxt
+
+
+@numba.njit(cache=True)
+def _exit_ranges(vol, obj, o, d):
+    out = np.empty(obj.shape[0])
+    for k in range(obj.shape[0]):
+        out[k] = exit_range(vol, obj[k], o[k], d[k])
+    return out
+
+
+@numba.njit(cache=True)
+def _free_rows(vol, obj, o, d, t0, t1):
+    out = np.empty(obj.shape[0], np.bool_)
+    for k in range(obj.shape[0]):
+        out[k] = free(vol, obj[k], o[k], d[k], t0[k], t1[k])
+    return out
 
 
 class ClosedVolumes:
     """Analytic exits of a world's closed volumes, and the objects that overlap each one."""
 
-    def __init__(self, geometries, which):
+    def __init__(self, geometries, which, on=True):
         """
         Geometries (Sequence of Geometry) in object order; which (O,) bool: the volumes handled.
 
-        Only closed boxes, spheres and cylinders qualify (``handled`` tells which did).
+        Only closed boxes, spheres and cylinders qualify (``handled`` tells which did). on:
+        whether the tracer uses them (``arrays[0]``).
         """
         g = list(geometries)
         n = len(g)
-        self.kind = np.array([x.kind for x in g], np.int8)
-        self.center = np.array([x.center for x in g], np.float64).reshape(-1, 3)
-        self.axis = np.array([x.axis for x in g], np.float64).reshape(-1, 3)
-        self.frame = np.array([x.frame for x in g], np.float64).reshape(-1, 3, 3)
-        self.half = np.array([x.half_size_m for x in g], np.float64).reshape(-1, 3)
-        self.radius = np.array([x.radius_m for x in g], np.float64)
-        self.half_height = np.array([x.half_height_m for x in g], np.float64)
+        kind = np.array([x.kind for x in g], np.int8)
         closed = np.array([x.closed for x in g], bool)
-        self.handled = (np.asarray(which, bool) & closed
-                        & np.isin(self.kind, (KIND_BOX, KIND_SPHERE, KIND_CYLINDER)))
+        self.handled = (np.asarray(which, bool).reshape(n) & closed
+                        & np.isin(kind, (KIND_BOX, KIND_SPHERE, KIND_CYLINDER)))
         bounds = [_bounds(x) for x in g]
         # Per handled volume v, the padded bounding boxes of the other objects overlapping it:
         # rows ptr[v]:ptr[v + 1] of lo / hi.
@@ -77,65 +155,25 @@ class ClosedVolumes:
                     lo.append(bj[0])
                     hi.append(bj[1])
                     counts[v] += 1
-        self.ptr = np.concatenate([[0], np.cumsum(counts)])
-        self.lo = np.array(lo, np.float64).reshape(-1, 3)
-        self.hi = np.array(hi, np.float64).reshape(-1, 3)
+        # The tuple the compiled functions take (numba: arrays of fixed dtypes).
+        self.arrays = (
+            bool(on and self.handled.any()), self.handled, kind,
+            np.array([x.center for x in g], np.float64).reshape(-1, 3),
+            np.array([x.axis for x in g], np.float64).reshape(-1, 3),
+            np.array([x.frame for x in g], np.float64).reshape(-1, 3, 3),
+            np.array([x.half_size_m for x in g], np.float64).reshape(-1, 3),
+            np.array([x.radius_m for x in g], np.float64),
+            np.array([x.half_height_m for x in g], np.float64),
+            np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+            np.array(lo, np.float64).reshape(-1, 3), np.array(hi, np.float64).reshape(-1, 3))
 
     def exit_range(self, obj, o, d):
-        """
-        Range (K,) along d from o at which each ray leaves volume obj (K,) (NaN: none).
-
-        o, d (K, 3) float64, d unit; the ray is taken to be inside or entering the volume.
-        """
-        k = obj.shape[0]
-        out = np.full(k, np.nan)
-        kind = self.kind[obj]
-        rows = np.flatnonzero(kind == KIND_BOX)
-        if rows.size:
-            ob = obj[rows]
-            frame = self.frame[ob]
-            p = np.einsum('kji,kj->ki', frame, o[rows] - self.center[ob])   # box-frame origin
-            q = np.einsum('kji,kj->ki', frame, d[rows])                     # and direction
-            with np.errstate(divide='ignore', invalid='ignore'):
-                far = (np.copysign(self.half[ob], q) - p) / q
-            out[rows] = np.where(np.isfinite(far), far, np.inf).min(axis=1)
-        rows = np.flatnonzero((kind == KIND_SPHERE) | (kind == KIND_CYLINDER))
-        if rows.size:
-            ob = obj[rows]
-            cyl = self.kind[ob] == KIND_CYLINDER
-            ax = np.where(cyl[:, None], self.axis[ob], 0.0)   # a sphere: no axis term
-            oc = o[rows] - self.center[ob]
-            oc_a, d_a = dot3(oc, ax), dot3(d[rows], ax)
-            oc_p = oc - oc_a[:, None] * ax
-            d_p = d[rows] - d_a[:, None] * ax
-            a = dot3(d_p, d_p)
-            b = dot3(oc_p, d_p)
-            c = dot3(oc_p, oc_p) - self.radius[ob] ** 2
-            disc = b * b - a * c
-            with np.errstate(divide='ignore', invalid='ignore'):
-                side = np.where((disc >= 0.0) & (a > 1e-12), (-b + np.sqrt(disc)) / a, np.nan)
-                # Parallel to a cylinder's axis: only the caps bound the ray (inside the wall).
-                side = np.where(cyl & (a <= 1e-12) & (c < 0.0), np.inf, side)
-                cap = (np.copysign(self.half_height[ob], d_a) - oc_a) / d_a
-            cap = np.where(cyl & np.isfinite(cap), cap, np.inf)
-            out[rows] = np.minimum(side, cap)
-        return out
+        """Ranges (K,) at which rays o, d (K, 3) leave volumes obj (K,) (NaN: none found)."""
+        return _exit_ranges(self.arrays, np.asarray(obj, np.int64), np.asarray(o, np.float64),
+                            np.asarray(d, np.float64))
 
     def free(self, obj, o, d, t0, t1):
-        """
-        Return (K,) bool: no object overlapping volume obj (K,) can lie on o + t d, t0..t1.
-
-        Conservative: a stretch that meets another object's padded bounding box is not free.
-        """
-        n = self.ptr[obj + 1] - self.ptr[obj]
-        out = np.ones(obj.shape[0], bool)
-        pairs = np.flatnonzero(n)
-        if pairs.size:
-            rep = n[pairs]
-            row = np.repeat(pairs, rep)
-            cand = np.repeat(self.ptr[obj[pairs]] - np.cumsum(rep) + rep, rep) + np.arange(
-                rep.sum())
-            meets = segment_meets_boxes(o[row], d[row], t0[row], t1[row], self.lo[cand],
-                                        self.hi[cand])
-            out[row[meets]] = False
-        return out
+        """(K,) bool: no object overlapping volume obj (K,) can lie on o + t d, t0..t1 (K,)."""
+        return _free_rows(self.arrays, np.asarray(obj, np.int64), np.asarray(o, np.float64),
+                          np.asarray(d, np.float64), np.asarray(t0, np.float64),
+                          np.asarray(t1, np.float64))

@@ -4,12 +4,15 @@ Ground texture, a fixed function of the world position: albedo and micro-slope p
 Albedo exp(sd z - sd^2 / 2) per 0.1 m cell and a normal tilt of micro_slope_deg x z in the plane of
 incidence per 0.25 m cell, each z ~ N(0, 1) from a SplitMix64 hash of the integer cell (x, y)
 through Box-Muller. ``GroundTexture`` caches the values of a world's ground cells per material,
-64 x 64 cells at a time, so a scan gathers them instead of hashing every hit.
+64 x 64 cells at a time, so a scan gathers them (compiled, numba) instead of hashing every hit.
 """
 
+import math
+
+import numba
 import numpy as np
 
-from ubot_lidar_sim.core.raycast.arrays import dot3, take_rows
+from ubot_lidar_sim.core.raycast.arrays import take_rows
 
 ALBEDO_CELL_M = 0.1
 SLOPE_CELL_M = 0.25
@@ -83,70 +86,123 @@ def _tilt_cells(ix, iy, slope_deg):
     return np.stack([np.cos(delta), np.sin(delta)], axis=1)
 
 
+@numba.njit(cache=True, nogil=True)
 def _tilt(normals, dirs, cos_d, sin_d):
     """
     Turn unit normals (H, 3) towards the rays' along-surface direction by an angle (its cos, sin).
 
     The turn is in the plane of incidence; rays along the normal (no such plane) keep it.
+    Returns the turned normals (H, 3) and |cos| (H,) of the rays dirs (H, 3) against them.
     """
-    dn = dot3(dirs, normals)
-    tangent = dirs - dn[:, None] * normals
-    length = np.sqrt(dot3(tangent, tangent))
-    ok = length > 1e-9
-    if ok.all():
-        tangent /= length[:, None]
-    else:       # no plane of incidence: the angle is 0 (cos 1, sin 0)
-        tangent = np.where(ok[:, None], tangent / np.where(ok, length, 1.0)[:, None], 0.0)
-        cos_d, sin_d = np.where(ok, cos_d, 1.0), np.where(ok, sin_d, 0.0)
-    out = cos_d[:, None] * normals
-    out += sin_d[:, None] * tangent
-    return out
+    out = np.empty_like(normals)
+    cos = np.empty(normals.shape[0])
+    for k in range(normals.shape[0]):
+        n0, n1, n2 = normals[k, 0], normals[k, 1], normals[k, 2]
+        d0, d1, d2 = dirs[k, 0], dirs[k, 1], dirs[k, 2]
+        dn = ((d0 * n0 + 0.0) + d1 * n1) + d2 * n2
+        t0, t1, t2 = d0 - dn * n0, d1 - dn * n1, d2 - dn * n2
+        length = math.sqrt(((t0 * t0 + 0.0) + t1 * t1) + t2 * t2)
+        c, s = cos_d[k], sin_d[k]
+        if length > 1e-9:
+            t0, t1, t2 = t0 / length, t1 / length, t2 / length
+        else:       # no plane of incidence: the angle is 0 (cos 1, sin 0)
+            t0 = t1 = t2 = 0.0
+            c, s = 1.0, 0.0
+        n0, n1, n2 = c * n0 + s * t0, c * n1 + s * t1, c * n2 + s * t2
+        out[k, 0], out[k, 1], out[k, 2] = n0, n1, n2
+        cos[k] = abs(((n0 * d0 + 0.0) + n1 * d1) + n2 * d2)
+    return out, cos
 
 
 # Per texture: cell size (m), per-cell values f(ix, iy, value), their dtype and width.
 _KINDS = {'albedo': (ALBEDO_CELL_M, _albedo_cells, np.float32, 1),
           'tilt': (SLOPE_CELL_M, _tilt_cells, np.float64, 2)}
+TILE = 64
 
 
-class _CellGrid:
+@numba.njit(cache=True, nogil=True)
+def _lookup(points, mat, cell_m, grids, values, out, state):
     """
-    Per-cell values of one material over its ground's bounding box, filled 64 x 64 cells at a time.
+    Gather the cached values (K, width) of hits at points (K, 3) of materials mat (K,).
+
+    grids (17, 5) int64 per material: ix0, iy0, nx, ny, offset into values (-1: no grid).
+    state (K,) is set to 0 (gathered), 1 (its tile is not filled yet) or 2 (outside the grids).
+    """
+    for k in range(mat.shape[0]):
+        g = grids[mat[k]]
+        jx = np.int64(math.floor(points[k, 0] / cell_m)) - g[0]
+        jy = np.int64(math.floor(points[k, 1] / cell_m)) - g[1]
+        if g[4] < 0 or jx < 0 or jx >= g[2] or jy < 0 or jy >= g[3]:
+            state[k] = 2
+            continue
+        row = g[4] + jx * g[3] + jy
+        if np.isnan(values[row, 0]):
+            state[k] = 1
+            continue
+        state[k] = 0
+        for w in range(values.shape[1]):
+            out[k, w] = values[row, w]
+
+
+class _Cache:
+    """
+    Per-cell values of one texture kind and value table over every ground material's box.
 
     The texture is a fixed function of the cell, so it is computed once per cell (on the first
-    hit in its tile) instead of once per hit: a gather replaces the hash, log, sqrt and cos.
+    hit in its 64 x 64-cell tile) instead of once per hit: a gather replaces the hash, log,
+    sqrt and cos. Materials whose box exceeds MAX_CELLS cells are hashed per hit.
     """
 
-    TILE = 64
+    def __init__(self, kind, boxes, table, max_cells):
+        cell, fill, dtype, width = _KINDS[kind]
+        self.cell, self.fill, self.table = cell, fill, np.asarray(table, np.float64)
+        self.grids = np.full((self.table.size, 5), -1, np.int64)
+        total = 0
+        for mat, (lo, hi) in boxes.items():
+            i0 = np.floor(lo / cell).astype(np.int64) - 1
+            n = np.floor(hi / cell).astype(np.int64) + 2 - i0
+            if mat >= self.table.size or n[0] * n[1] > max_cells:
+                continue
+            nx, ny = -(-n // TILE) * TILE
+            self.grids[mat] = (i0[0], i0[1], nx, ny, total)
+            total += nx * ny
+        self.values = np.full((total, width), np.nan, dtype)   # NaN: not filled
 
-    def __init__(self, ix0, iy0, nx, ny, fill, dtype, width):
-        t = self.TILE
-        self.ix0, self.iy0 = ix0, iy0
-        self.nty = -(-ny // t)
-        self.nx, self.ny = -(-nx // t) * t, self.nty * t
-        self.values = np.full((self.nx * self.ny, width), np.nan, dtype)   # NaN: not filled
-        self.fill = fill
+    def lookup(self, points, mat):
+        """Return the values (K, width) of hits at points (K, 3) of materials mat (K,) uint8."""
+        out = np.empty((mat.size, self.values.shape[1]), self.values.dtype)
+        state = np.empty(mat.size, np.int8)
+        _lookup(points, mat, self.cell, self.grids, self.values, out, state)
+        todo = np.flatnonzero(state)
+        if todo.size == 0:
+            return out
+        ix, iy = _cells(take_rows(points, todo), self.cell)
+        fill = np.flatnonzero(state[todo] == 1)
+        for m in np.unique(mat[todo[fill]]):
+            rows = fill[mat[todo[fill]] == m]
+            self._fill(int(m), ix[rows], iy[rows])
+        if fill.size:
+            out[todo[fill]] = self._at(mat[todo[fill]], ix[fill], iy[fill])
+        hashed = np.flatnonzero(state[todo] == 2)
+        if hashed.size:
+            out[todo[hashed]] = self.fill(ix[hashed], iy[hashed], self.table[mat[todo[hashed]]])
+        return out
 
-    def lookup(self, ix, iy):
-        """Return (rows inside the grid (K,), their values (K, width))."""
-        jx, jy = ix - self.ix0, iy - self.iy0
-        rows = np.flatnonzero((jx >= 0) & (jx < self.nx) & (jy >= 0) & (jy < self.ny))
-        flat = jx[rows] * self.ny + jy[rows]
-        values = take_rows(self.values, flat)
-        todo = np.flatnonzero(np.isnan(values[:, 0]))
-        if todo.size:
-            self._fill(np.unique(flat[todo] // self.ny // self.TILE * self.nty
-                                 + flat[todo] % self.ny // self.TILE))
-            values[todo] = take_rows(self.values, flat[todo])
-        return rows, values
+    def _at(self, mat, ix, iy):
+        """Return the cached values of cells (ix, iy) of materials mat (all inside their grid)."""
+        g = self.grids[mat]
+        return self.values[g[:, 4] + (ix - g[:, 0]) * g[:, 3] + (iy - g[:, 1])]
 
-    def _fill(self, tiles):
-        t = self.TILE
-        k = np.arange(t)
-        jx = ((tiles // self.nty) * t)[:, None, None] + k[None, :, None]
-        jy = ((tiles % self.nty) * t)[:, None, None] + k[None, None, :]
-        jx, jy = np.broadcast_arrays(jx, jy)
-        jx, jy = jx.ravel(), jy.ravel()
-        self.values[jx * self.ny + jy] = self.fill(jx + self.ix0, jy + self.iy0)
+    def _fill(self, mat, ix, iy):
+        """Fill the tiles of material mat that hold the cells (ix, iy)."""
+        ix0, iy0, nx, ny, offset = self.grids[mat]
+        nty = ny // TILE
+        tiles = np.unique((ix - ix0) // TILE * nty + (iy - iy0) // TILE)
+        k = np.arange(TILE)
+        jx = ((tiles // nty) * TILE)[:, None, None] + k[None, :, None]
+        jy = ((tiles % nty) * TILE)[:, None, None] + k[None, None, :]
+        jx, jy = (a.ravel() for a in np.broadcast_arrays(jx, jy))
+        self.values[offset + jx * ny + jy] = self.fill(jx + ix0, jy + iy0, self.table[mat])
 
 
 class GroundTexture:
@@ -164,58 +220,26 @@ class GroundTexture:
             box = self._boxes.get(int(mat))
             self._boxes[int(mat)] = (np.minimum(box[0], lo), np.maximum(box[1], hi)) \
                 if box else (lo, hi)
-        self._grids = {}
+        self._caches = {}
 
-    def _grid(self, kind, mat, value):
-        key = (kind, mat, float(value))
-        if key not in self._grids:
-            grid = None
-            if mat in self._boxes:
-                cell, fill, dtype, width = _KINDS[kind]
-                lo, hi = self._boxes[mat]
-                i0 = np.floor(lo / cell).astype(np.int64) - 1
-                n = np.floor(hi / cell).astype(np.int64) + 2 - i0
-                if n[0] * n[1] <= self.MAX_CELLS:
-                    grid = _CellGrid(int(i0[0]), int(i0[1]), int(n[0]), int(n[1]),
-                                     lambda ix, iy, f=fill, v=value: f(ix, iy, v), dtype, width)
-            self._grids[key] = grid
-        return self._grids[key]
-
-    def _per_material(self, kind, points, mat, table):
-        """
-        Values (K, width) of texture kind for hits at points (K, 3) of materials mat (K,).
-
-        Each row's cell is looked up in its material's grid; rows outside any grid are hashed.
-        """
-        cell, fill, dtype, width = _KINDS[kind]
-        if mat.size == 0:
-            return np.zeros((0, width), dtype)
-        ix, iy = _cells(points, cell)
-        out = np.empty((mat.size, width), dtype)
-        done = np.zeros(mat.shape, bool)
-        for m in np.flatnonzero(np.bincount(mat, minlength=1)):   # the few ground materials
-            grid = self._grid(kind, int(m), table[m])
-            if grid is None:
-                continue
-            rows = np.flatnonzero(mat == m)
-            inside, values = grid.lookup(ix[rows], iy[rows])
-            rows = rows[inside]
-            out[rows] = values
-            done[rows] = True
-        rest = np.flatnonzero(~done)
-        if rest.size:
-            out[rest] = fill(ix[rest], iy[rest], table[mat[rest]])
-        return out
+    def _cache(self, kind, table):
+        """Return the _Cache of texture kind for the per-material value table (17,)."""
+        key = (kind, np.asarray(table, np.float64).tobytes())
+        if key not in self._caches:
+            self._caches[key] = _Cache(kind, self._boxes, table, self.MAX_CELLS)
+        return self._caches[key]
 
     def albedo(self, points, mat, sd_table):
         """Albedo (K,) float32 of ground hits at points (K, 3) of materials mat (K,) uint8."""
-        return self._per_material('albedo', points, mat, sd_table)[:, 0]
+        return self._cache('albedo', sd_table).lookup(points, mat)[:, 0]
 
     def tilt(self, points, normals, dirs, mat, slope_table):
         """
         Tilt the unit normals (K, 3) of ground hits by their cells' micro-slope angles.
 
         points (K, 3), dirs (K, 3) of the hits, mat (K,) their materials, slope_table (17,) deg.
+        Returns the tilted normals (K, 3) and the |cos| (K,) of the rays against them.
         """
-        cs = self._per_material('tilt', points, mat, slope_table)
-        return _tilt(normals, dirs, cs[:, 0], cs[:, 1])
+        cs = self._cache('tilt', slope_table).lookup(points, mat)
+        return _tilt(np.ascontiguousarray(normals), np.ascontiguousarray(dirs),
+                     np.ascontiguousarray(cs[:, 0]), np.ascontiguousarray(cs[:, 1]))
