@@ -5,15 +5,19 @@ A: velodyne_vlp16, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibili
 B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
 C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
 A, B and C split each sweep over two compute processes; A_in_process, B_in_process and
-C_in_process are the same sweeps in this one process. Sweeps (in process): ms per scan against
-beams per scan, sub-rays per beam and world triangles.
+C_in_process are the same sweeps in this one process. geometric_vlp16 / geometric_os1_128: the
+geometric mode (GEOMETRIC: one sub-ray, one hit, no noise, no weather, no motion distortion) on a
+still pose, against the bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds.
+Sweeps (in process): ms per scan against beams per scan, sub-rays per beam and world triangles.
 """
 
 import os
 from pathlib import Path
 import tempfile
 
-from common import bare_cast, lidar_config, paired_median_ms, primary_rays, process_cpu_s, row
+import bench_peer
+from common import (bare_cast, lidar_config, medians_ms, paired_median_ms, primary_rays,
+                    process_cpu_s, row)
 import numpy as np
 
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
@@ -29,6 +33,8 @@ CLEAR = Weather()
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
 MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)
 WORKERS = 2         # compute processes of cases A, B and C: one per core of the target machine
+GEOMETRIC = {'sub_rays': 1, 'max_hits_per_sub_ray': 1, 'return_mode': 'strongest',
+             'noise_enabled': False, 'weather': False, 'motion_distortion': False}
 
 
 def time_case(name, world, materials, preset, weather, weather_label, repeats, moving=True,
@@ -70,6 +76,37 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
                cpu_ms_per_scan=round(1e3 * sum(cpu) / max(len(cpu), 1), 1))
 
 
+def time_geometric(name, world, materials, preset, repeats):
+    """
+    Time the geometric mode of a preset in this process against the bare cast and the peer.
+
+    Every round runs one sweep, the bare cast of its rays and one trace of each mujoco-lidar CPU
+    backend on the same scene (bench_peer.py); ratio_to_peer compares with the fastest backend.
+    """
+    cfg = lidar_config(preset, **GEOMETRIC)
+    sim = LidarSimulator(cfg, world, materials)
+    pose_at = ConstantTwist(POSE0, (0.0,) * 6)
+    state = {'k': 0, 'points': 0}
+
+    def one_scan():
+        k = state['k']
+        state['points'] = len(sim.scan(pose_at, k * cfg.period_s, None, k).points)
+        state['k'] = k + 1
+
+    origins, dirs = primary_rays(cfg, POSE0)
+    found = bench_peer.peers(sim.beams.dir_sensor)
+    ms = medians_ms([one_scan, bare_cast(world, origins, dirs)]
+                    + [lambda p=p: p.scan(POSE0) for p in found.values()], repeats)
+    peer_ms = {backend: round(t, 3) for backend, t in zip(found, ms[2:])}
+    best = min(peer_ms, key=peer_ms.get) if peer_ms else None
+    return row(name, preset, cfg.sub_rays, cfg.return_mode, 'off (geometric mode)',
+               cfg.channels * cfg.horizontal_samples, state['points'], ms[0], ms[1], cfg.rate_hz,
+               motion_distortion=False, triangles=int(world.n_triangles), compute_workers=0,
+               peer=None if best is None else f'mujoco-lidar {best}',
+               peer_ms_median=peer_ms.get(best), peer_backends_ms=peer_ms,
+               ratio_to_peer=None if best is None else round(ms[0] / peer_ms[best], 3))
+
+
 def heightfield_world(directory, cells):
     """Build a world of one rippled heightfield, about 2 x cells^2 triangles over 100 m square."""
     x = np.linspace(0.0, 8.0 * np.pi, cells + 1)
@@ -84,8 +121,11 @@ def heightfield_world(directory, cells):
     return World.load(str(world_yaml))
 
 
-def run(repeats):
-    """All lidar_3d cases; returns the bench.json rows."""
+def run(repeats, only=None):
+    """All lidar_3d cases (only: names starting with one of these prefixes); bench.json rows."""
+    def want(name):
+        return only is None or name.startswith(tuple(only))
+
     materials = MaterialTable.load()
     world = World.load('demo')
     rain = 'rain 10 mm/h + visibility 1 km'
@@ -99,18 +139,27 @@ def run(repeats):
     # A, B, C: each sweep split over the machine's 2 cores (compute_workers 2); then the same
     # sweeps computed in this one process.
     rows = [time_case(name, world, materials, preset, weather, label, repeats, workers=WORKERS,
-                      **overrides) for name, preset, weather, label, overrides in cases]
+                      **overrides) for name, preset, weather, label, overrides in cases
+            if want(name)]
     rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
-                       **overrides) for name, preset, weather, label, overrides in cases]
+                       **overrides) for name, preset, weather, label, overrides in cases
+             if want(f'{name}_in_process')]
+    rows += [time_geometric(name, world, materials, preset, repeats) for name, preset in
+             (('geometric_vlp16', 'velodyne_vlp16'), ('geometric_os1_128', 'ouster_os1_128'))
+             if want(name)]
     for samples in (32, 256, 512, 1024, 2048):
-        rows.append(time_case(
-            f'sweep_beams_{128 * samples}', world, materials, 'ouster_os1_128', CLEAR, 'clear',
-            max(5, repeats // 2), sub_rays=1, return_mode='strongest',
-            horizontal_samples=samples, max_rays_per_scan=1048576))
+        if want(f'sweep_beams_{128 * samples}'):
+            rows.append(time_case(
+                f'sweep_beams_{128 * samples}', world, materials, 'ouster_os1_128', CLEAR,
+                'clear', max(5, repeats // 2), sub_rays=1, return_mode='strongest',
+                horizontal_samples=samples, max_rays_per_scan=1048576))
     for sub_rays in (1, 7):
-        rows.append(time_case(
-            f'sweep_sub_rays_{sub_rays}', world, materials, 'velodyne_vlp16', CLEAR, 'clear',
-            repeats, sub_rays=sub_rays, return_mode='strongest'))
+        if want(f'sweep_sub_rays_{sub_rays}'):
+            rows.append(time_case(
+                f'sweep_sub_rays_{sub_rays}', world, materials, 'velodyne_vlp16', CLEAR, 'clear',
+                repeats, sub_rays=sub_rays, return_mode='strongest'))
+    if not want('sweep_triangles'):
+        return rows
     with tempfile.TemporaryDirectory() as tmp:
         for cells in (22, 100, 316, 1000):
             hf = heightfield_world(tmp, cells)

@@ -60,28 +60,30 @@ def steal_pct(before):
     return round(100.0 * (now[0] - before[0]) / total, 1) if total > 0 else None
 
 
-def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
+def medians_ms(fns, repeats, warmup=WARMUP):
     """
-    Median wall times in ms of fn() and reference() over `repeats` alternating calls.
+    Median wall times in ms of each fn() of fns over `repeats` rounds, one call of each a round.
 
-    Alternating keeps both under the same machine load, so their ratio is fair even when other
-    processes come and go during the run.
+    Alternating keeps them all under the same machine load, so their ratios are fair even when
+    other processes come and go during the run.
     """
     for _ in range(warmup):
-        fn()
-        reference()
-    times, ref_times = [], []
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
     before = cpu_times()
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        t1 = time.perf_counter()
-        reference()
-        t2 = time.perf_counter()
-        times.append((t1 - t0) * 1e3)
-        ref_times.append((t2 - t1) * 1e3)
+        for fn, out in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1e3)
     LAST_STEAL_PCT[0] = steal_pct(before)
-    return statistics.median(times), statistics.median(ref_times)
+    return [statistics.median(t) for t in times]
+
+
+def paired_median_ms(fn, reference, repeats, warmup=WARMUP):
+    """Median wall times in ms of fn() and reference() over `repeats` alternating calls."""
+    return tuple(medians_ms((fn, reference), repeats, warmup))
 
 
 def bare_cast(world, origins, dirs):

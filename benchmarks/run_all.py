@@ -1,7 +1,7 @@
 """
 Run every benchmark case, print a table, write out/bench.json and plot out/bench.png.
 
-Usage: python benchmarks/run_all.py [--out out/bench.json] [--quick] [--no-e2e]
+Usage: python benchmarks/run_all.py [--out out/bench.json] [--quick] [--no-e2e] [--only A,geo]
 """
 
 import argparse
@@ -20,7 +20,8 @@ import bench_sensors  # noqa: E402
 
 COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beams_per_scan',
            'points_per_scan', 'ms_per_scan_median', 'bare_cast_ms_median', 'ratio_to_bare_cast',
-           'realtime_factor', 'cpu_ms_per_scan', 'cpu_steal_pct')
+           'realtime_factor', 'cpu_ms_per_scan', 'peer', 'peer_ms_median', 'ratio_to_peer',
+           'cpu_steal_pct')
 
 
 E2E_COLUMNS = ('case', 'compute_process', 'compute_workers', 'configured_rate_hz',
@@ -81,11 +82,16 @@ def main(argv=None):
     parser.add_argument('--out', default='out/bench.json')
     parser.add_argument('--quick', action='store_true', help='fewer scans (smoke test only)')
     parser.add_argument('--no-e2e', action='store_true', help='skip the node end-to-end case')
+    parser.add_argument('--only', default=None,
+                        help='comma-separated case-name prefixes to run (D, E: the laser and '
+                             'terrain cases); the E2E cases run unless --no-e2e')
     args = parser.parse_args(argv)
+    only = None if args.only is None else [p for p in args.only.split(',') if p]
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
     repeats = 5 if args.quick else 20
-    rows = bench_lidar.run(repeats)
-    rows += bench_sensors.run(repeats)
+    rows = bench_lidar.run(repeats, only)
+    if only is None or any(p in ('D', 'E') for p in only):
+        rows += bench_sensors.run(repeats)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its sweeps split over two compute processes (compute_workers 2, the
