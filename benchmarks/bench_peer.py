@@ -64,7 +64,7 @@ class Peer:
     """One mujoco-lidar CPU backend on the demo world, casting given sensor-frame beams."""
 
     def __init__(self, backend, dir_sensor, cutoff_m=100.0):
-        """backend 'cpu' or 'warp'; dir_sensor (B, 3) unit beam directions, sensor frame."""
+        """Build the scene for backend 'cpu' or 'warp'; dir_sensor (B, 3) unit, sensor frame."""
         import mujoco
         self._mujoco = mujoco
         self.model = mujoco.MjModel.from_xml_string(demo_mjcf())
