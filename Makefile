@@ -20,7 +20,8 @@ demo: build
 	@$(ENV) DEMO_SECONDS=$(DEMO_SECONDS) DEMO_PRESET=$(DEMO_PRESET) scripts/demo.sh
 
 bench: build
-	@$(ENV) python benchmarks/run_all.py --out out/bench.json
+	@$(ENV) pip install -q --disable-pip-version-check -r requirements-bench.txt -c constraints.txt \
+	  && python benchmarks/run_all.py --out out/bench.json
 
 soak: build
 	@$(ENV) python -m pytest -q test/reliability -m soak --soak-seconds $${SOAK_SECONDS:-600}

@@ -14,15 +14,18 @@ ROSDEP_KEY = {
     'matplotlib': 'python3-matplotlib',
     'transforms3d': 'python3-transforms3d',
     'numba': 'python3-numba',
+    'tqdm': 'python3-tqdm',
+    'numba': 'python3-numba',
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
     'ament_flake8': 'ament_flake8',
     'ament_pep257': 'ament_pep257',
 }
 # Imported but not declarable: no rosdep key exists; the README says how to install them.
-UNDECLARABLE = {'open3d', 'rosbags', 'embreex'}
-FIRST_PARTY = {'ubot_lidar_sim', 'conftest', 'ros_helpers',
-               'rel_helpers', 'common', 'test'}
+UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2'}
+# This package, and modules of its own test and benchmark folders (helpers imported by name).
+FIRST_PARTY = {'ubot_lidar_sim', 'test'} | {
+    p.stem for d in ('test', 'benchmarks') for p in (ROOT / d).rglob('*.py')}
 
 
 def _imports(paths):
