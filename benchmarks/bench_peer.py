@@ -11,9 +11,6 @@ read the hit points back as numpy. Its CPU backends are 'cpu' (MuJoCo's mj_multi
 
 import numpy as np
 
-from ubot_lidar_sim.core.poses import rotation_rpy
-from ubot_lidar_sim.core.world.builtin import build
-
 CPU_BACKENDS = ('cpu', 'warp')
 
 
@@ -36,6 +33,10 @@ def _quat(rot):
 
 def demo_mjcf(world='demo'):
     """Return the MJCF text of a built-in world as MuJoCo primitive geoms in the worldbody."""
+    # Imported here: the benchmarks put the source tree on sys.path in common.py, which a
+    # module imported before it (bench_lidar imports this one first) must not pre-empt.
+    from ubot_lidar_sim.core.poses import rotation_rpy
+    from ubot_lidar_sim.core.world.builtin import build
     geoms = []
     for obj in build(world)['objects']:
         pose = obj.get('pose', {})

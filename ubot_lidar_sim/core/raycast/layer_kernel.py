@@ -15,7 +15,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.raycast.geometry import KIND_SPHERE
 from ubot_lidar_sim.core.raycast.quadrics import quadric_hit
-from ubot_lidar_sim.core.raycast.volumes import exit_and_free
+from ubot_lidar_sim.core.raycast.volumes import exit_range, free
 
 
 @numba.njit(cache=True, nogil=True)
@@ -39,6 +39,8 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
     float32 and next_active / next_start (J,) of the rays that go on.
     """
     foliage, fol_closed, quadric, kind, n_side, center, axis, radius = shapes
+    use_exits, handled, shape_of_volume, ptr, lo, hi = (volumes[0], volumes[1], volumes[2:9],
+                                                        volumes[9], volumes[10], volumes[11])
     uniform = limit.shape[0] == 1
     k = 0
     j = 0
@@ -80,8 +82,13 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
         if not (continue_foliage and fol):
             continue
         nxt = rng + (exit_step_m if leaving else continue_step_m)
-        if volumes[0] and not leaving:
-            nxt = exit_and_free(volumes, ob, origins[r], dirs[r], nxt, exit_step_m)
+        if use_exits and not leaving and handled[ob]:
+            # Past the exit of a closed foliage volume when nothing else lies inside before it.
+            o0, o1, o2 = origins[r, 0], origins[r, 1], origins[r, 2]
+            t_exit = exit_range(shape_of_volume, ob, o0, o1, o2, d0, d1, d2)
+            jump = t_exit + exit_step_m
+            if jump > nxt and free(ptr, lo, hi, ob, o0, o1, o2, d0, d1, d2, nxt, t_exit):
+                nxt = jump                      # (False for NaN: no exit found)
         if count[r] < max_hits and nxt < lim:
             next_active[j] = r
             next_start[j] = nxt

@@ -29,47 +29,45 @@ def _bounds(geom):
     return lo - pad, hi + pad
 
 
-@numba.njit(cache=True, nogil=True)
-def segment_meets_box(o, d, t0, t1, lo, hi):
+@numba.njit(cache=True, nogil=True, inline='always')
+def segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo, hi):
     """Return True when the segment o + t d, t0 <= t <= t1 meets the box [lo, hi] (slab test)."""
     near, far = -np.inf, np.inf
-    for i in range(3):
-        di = d[i] if abs(d[i]) >= 1e-300 else 1e-300     # keeps every product finite
-        a, b = (lo[i] - o[i]) / di, (hi[i] - o[i]) / di
+    for i, (oi, di) in enumerate(((o0, d0), (o1, d1), (o2, d2))):
+        di = di if abs(di) >= 1e-300 else 1e-300       # keeps every product finite
+        a, b = (lo[i] - oi) / di, (hi[i] - oi) / di
         near, far = max(near, min(a, b)), min(far, max(a, b))
     return max(near, t0) <= min(far, t1)
 
 
-@numba.njit(cache=True, nogil=True)
-def exit_range(vol, ob, o, d):
+@numba.njit(cache=True, nogil=True, inline='always')
+def exit_range(vol, ob, o0, o1, o2, d0, d1, d2):
     """
-    Range along unit d (3,) from o (3,) at which a ray leaves volume ob (NaN: none found).
+    Range along unit d from o at which a ray leaves volume ob (NaN: none found).
 
-    vol: ClosedVolumes.arrays; the ray is taken to be inside or entering the volume.
+    vol: ClosedVolumes.arrays[2:9] (kind, centre, axis, frame, half size, radius, half height);
+    the ray is taken to be inside or entering the volume.
     """
-    _, _, kind, center, axis, frame, half, radius, half_height = vol[:9]
-    oc = o - center[ob]
+    kind, center, axis, frame, half, radius, half_height = vol
+    oc0, oc1, oc2 = o0 - center[ob, 0], o1 - center[ob, 1], o2 - center[ob, 2]
     if kind[ob] == KIND_BOX:
         out = np.inf
         for i in range(3):
-            p = frame[ob, 0, i] * oc[0] + frame[ob, 1, i] * oc[1] + frame[ob, 2, i] * oc[2]
-            q = frame[ob, 0, i] * d[0] + frame[ob, 1, i] * d[1] + frame[ob, 2, i] * d[2]
+            f0, f1, f2 = frame[ob, 0, i], frame[ob, 1, i], frame[ob, 2, i]
+            p = f0 * oc0 + f1 * oc1 + f2 * oc2                # box-frame origin and direction
+            q = f0 * d0 + f1 * d1 + f2 * d2
             if q != 0.0:
                 out = min(out, (math.copysign(half[ob, i], q) - p) / q)
         return out if out < np.inf else np.nan
     cyl = kind[ob] == KIND_CYLINDER
-    oc_a = d_a = 0.0                                      # a sphere: no axis term
-    if cyl:
-        oc_a = oc[0] * axis[ob, 0] + oc[1] * axis[ob, 1] + oc[2] * axis[ob, 2]
-        d_a = d[0] * axis[ob, 0] + d[1] * axis[ob, 1] + d[2] * axis[ob, 2]
-    a = b = c = 0.0
-    for i in range(3):
-        ax = axis[ob, i] if cyl else 0.0
-        p, q = oc[i] - oc_a * ax, d[i] - d_a * ax
-        a += q * q
-        b += p * q
-        c += p * p
-    c -= radius[ob] ** 2
+    a0, a1, a2 = (axis[ob, 0], axis[ob, 1], axis[ob, 2]) if cyl else (0.0, 0.0, 0.0)
+    oc_a = oc0 * a0 + oc1 * a1 + oc2 * a2                 # a sphere: no axis term
+    d_a = d0 * a0 + d1 * a1 + d2 * a2
+    p0, p1, p2 = oc0 - oc_a * a0, oc1 - oc_a * a1, oc2 - oc_a * a2
+    q0, q1, q2 = d0 - d_a * a0, d1 - d_a * a1, d2 - d_a * a2
+    a = q0 * q0 + q1 * q1 + q2 * q2
+    b = p0 * q0 + p1 * q1 + p2 * q2
+    c = p0 * p0 + p1 * p1 + p2 * p2 - radius[ob] ** 2
     disc = b * b - a * c
     side = np.nan
     if disc >= 0.0 and a > 1e-12:
@@ -82,38 +80,25 @@ def exit_range(vol, ob, o, d):
     return min(side, cap) if side == side else np.nan
 
 
-@numba.njit(cache=True, nogil=True)
-def free(vol, ob, o, d, t0, t1):
-    """Return True when no object overlapping volume ob can lie on o + t d, t0 <= t <= t1."""
-    ptr, lo, hi = vol[9], vol[10], vol[11]
+@numba.njit(cache=True, nogil=True, inline='always')
+def free(ptr, lo, hi, ob, o0, o1, o2, d0, d1, d2, t0, t1):
+    """
+    Return True when no object overlapping volume ob can lie on o + t d, t0 <= t <= t1.
+
+    ptr, lo, hi: ClosedVolumes.arrays[9:12], the overlapping objects' padded bounding boxes.
+    """
     for c in range(ptr[ob], ptr[ob + 1]):
-        if segment_meets_box(o, d, t0, t1, lo[c], hi[c]):
+        if segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo[c], hi[c]):
             return False
     return True
-
-
-@numba.njit(cache=True, nogil=True)
-def exit_and_free(vol, ob, o, d, nxt, exit_step_m):
-    """
-    Return where a ray that entered volume ob casts next: past its exit, or nxt as before.
-
-    Past the exit (exit + exit_step_m) only for a handled volume whose exit lies beyond nxt and
-    when the stretch nxt..exit is free of other objects.
-    """
-    if not vol[1][ob]:
-        return nxt
-    t_exit = exit_range(vol, ob, o, d)
-    jump = t_exit + exit_step_m
-    if jump > nxt and free(vol, ob, o, d, nxt, t_exit):      # False for NaN: none found
-        return jump
-    return nxt
 
 
 @numba.njit(cache=True)
 def _exit_ranges(vol, obj, o, d):
     out = np.empty(obj.shape[0])
     for k in range(obj.shape[0]):
-        out[k] = exit_range(vol, obj[k], o[k], d[k])
+        out[k] = exit_range(vol[2:9], obj[k], o[k, 0], o[k, 1], o[k, 2], d[k, 0], d[k, 1],
+                            d[k, 2])
     return out
 
 
@@ -121,7 +106,8 @@ def _exit_ranges(vol, obj, o, d):
 def _free_rows(vol, obj, o, d, t0, t1):
     out = np.empty(obj.shape[0], np.bool_)
     for k in range(obj.shape[0]):
-        out[k] = free(vol, obj[k], o[k], d[k], t0[k], t1[k])
+        out[k] = free(vol[9], vol[10], vol[11], obj[k], o[k, 0], o[k, 1], o[k, 2], d[k, 0],
+                      d[k, 1], d[k, 2], t0[k], t1[k])
     return out
 
 
