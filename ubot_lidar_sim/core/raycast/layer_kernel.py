@@ -33,10 +33,10 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
     cast_o (N, 3) (origins with -0.0 turned +0.0). origins, dirs (N, 3) float64; limit (N,)
     float64 (or (1,): one for all). shapes: the tracer's per-object tuple (foliage, closed
     foliage, quadric flag, kind, n_side, centre, axis, radius); volumes: ClosedVolumes.arrays
-    of raycast/volumes.py (its first entry says whether they are used). count (N,) int64 hits so far and stopped
-    (N,) bool are updated. Written: rec_* (K,) rows of the recorded hits (ray, slot, range,
-    object, outward normal (K, 3) float64, normal . direction) in cast order, next_rays (J, 6)
-    float32 and next_active / next_start (J,) of the rays that go on.
+    of raycast/volumes.py (its first entry says whether they are used). count (N,) int64 hits
+    so far and stopped (N,) bool are updated. Written: rec_* (K,) rows of the recorded hits
+    (ray, slot, range, object, outward normal (K, 3) float64, normal . direction) in cast order,
+    next_rays (J, 6) float32 and next_active / next_start (J,) of the rays that go on.
     """
     foliage, fol_closed, quadric, kind, n_side, center, axis, radius = shapes
     use_exits, handled, shape_of_volume, ptr, lo, hi = (volumes[0], volumes[1], volumes[2:9],
@@ -99,3 +99,61 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
             next_rays[j, 3], next_rays[j, 4], next_rays[j, 5] = d0, d1, d2
             j += 1
     return k, j
+
+
+@numba.njit(cache=True, nogil=True)
+def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables, with_points,
+                  with_normals):
+    """
+    Scatter the recorded hits of every layer into the flat (ray, range)-ordered Hits columns.
+
+    count (N,) hits per ray; ray, slot, rng, obj, normal (K, 3) outward, dot (K,): the records
+    (any order; slot = the hit's index among its ray's hits). tables: per-object (O + 1,)
+    material, class, foliage, ground with a last entry for smoke (obj -1). Returns ray_f,
+    range, obj, cos (|dot|, float32), normal (facing the ray, float32; (0, 3) without normals),
+    point ((0, 3) without points), material, class_id, foliage, ground, smoke, and pos (K,)
+    the row of each record.
+    """
+    material_t, class_t, foliage_t, ground_t = tables
+    n = count.shape[0]
+    h = 0
+    offsets = np.empty(n, np.int64)
+    ray_f = np.empty(count.sum(), np.int64)
+    for r in range(n):
+        offsets[r] = h
+        for _ in range(count[r]):
+            ray_f[h] = r
+            h += 1
+    rng_f = np.empty(h)
+    obj_f = np.empty(h, np.int32)
+    cos_f = np.empty(h, np.float32)
+    normal_f = np.empty((h if with_normals else 0, 3), np.float32)
+    point_f = np.empty((h if with_points else 0, 3))
+    material = np.empty(h, np.uint8)
+    class_id = np.empty(h, np.uint8)
+    foliage = np.empty(h, np.bool_)
+    ground = np.empty(h, np.bool_)
+    smoke = np.empty(h, np.bool_)
+    pos = np.empty(ray.shape[0], np.int64)
+    for i in range(ray.shape[0]):
+        r = ray[i]
+        p = offsets[r] + slot[i]
+        pos[i] = p
+        rng_f[p] = rng[i]
+        ob = obj[i]
+        obj_f[p] = ob
+        cos_f[p] = abs(dot[i])          # |n . d| is unchanged by turning n to face the ray
+        if with_normals:
+            sign = -1.0 if dot[i] > 0.0 else 1.0
+            for c in range(3):
+                normal_f[p, c] = sign * normal[i, c]
+        if with_points:
+            for c in range(3):
+                point_f[p, c] = origins[r, c] + rng[i] * dirs[r, c]
+        material[p] = material_t[ob]
+        class_id[p] = class_t[ob]
+        foliage[p] = foliage_t[ob]
+        ground[p] = ground_t[ob]
+        smoke[p] = ob < 0
+    return (ray_f, rng_f, obj_f, cos_f, normal_f, point_f, material, class_id, foliage, ground,
+            smoke, pos)

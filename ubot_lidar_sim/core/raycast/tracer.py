@@ -25,7 +25,7 @@ from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.layer_kernel import finish_layer
+from ubot_lidar_sim.core.raycast.layer_kernel import assemble_hits, finish_layer
 from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
@@ -55,7 +55,8 @@ class Tracer:
         self._fol_closed = self.foliage & np.array([x.closed for x in g], bool)
         # The per-object arrays of the layer kernel (layer_kernel.finish_layer).
         self._shapes = (self.foliage, self._fol_closed,
-                        np.isin(kind, (KIND_SPHERE, KIND_CYLINDER)), kind, np.array([x.n_side for x in g], np.int64),
+                        np.isin(kind, (KIND_SPHERE, KIND_CYLINDER)), kind,
+                        np.array([x.n_side for x in g], np.int64),
                         np.array([x.center for x in g], np.float64).reshape(-1, 3),
                         np.array([x.axis for x in g], np.float64).reshape(-1, 3),
                         np.array([x.radius_m for x in g], np.float64))
@@ -64,6 +65,7 @@ class Tracer:
         self._ext_class = np.append(self.class_id, np.uint8(SMOKE_CLASS))
         self._ext_foliage = np.append(self.foliage, False)
         self._ext_ground = np.append(self.ground, False)
+        self._tables = (self._ext_material, self._ext_class, self._ext_foliage, self._ext_ground)
         self._texture = GroundTexture(self._geoms, self.material, self.ground)
         self._volumes = ClosedVolumes(self._geoms, self._fol_closed, ANALYTIC_EXITS).arrays
 
@@ -122,7 +124,7 @@ class Tracer:
                                 first, o, origins, dirs, limit, self._shapes, self._volumes,
                                 count, stopped, max_hits, continue_step_m, _EXIT_STEP_M,
                                 continue_foliage, *rec, *nxt)
-            layers.append(self._record(origins, dirs, *(x[:k] for x in rec), tex))
+            layers.append(tuple(x[:k] for x in rec))
             rays, active, start = (x[:j] for x in nxt)
             first = False
         if smoke_range_m is not None:
@@ -131,26 +133,29 @@ class Tracer:
                 # A smoke return faces the ray: normal -d, |cos| = d . d.
                 d = take_rows(dirs, s_ray)
                 nd = -d
-                layers.append(self._record(origins, dirs, s_ray, count[s_ray],
-                                           smoke_range_m[s_ray], np.full(s_ray.size, -1, np.int32),
-                                           nd, dot3(nd, d), (None, None) + tex[2:]))
+                layers.append((s_ray, count[s_ray], smoke_range_m[s_ray],
+                               np.full(s_ray.size, -1, np.int32), nd, dot3(nd, d)))
                 count[s_ray] += 1
-        return self._assemble(n, count, layers, with_points, with_normals)
+        return self._finish(origins, dirs, count, layers, tex)
 
-    def _record(self, origins, dirs, ray, slot, rng, obj, normal, dot, tex):
+    def _finish(self, origins, dirs, count, layers, tex):
         """
-        Finish one layer's recorded hits: facing normals, |cos|, ground texture, points.
+        Hits of the recorded layers (tuples ray, slot, range, object, outward normal, n . d).
 
-        ray (K,) the hits' rays into origins, dirs (N, 3); slot (K,) each hit's index among its
-        ray's hits; normal (K, 3) outward (modified), dot = normal . direction. Returns the
-        layer's columns.
+        Ground hits get their cells' albedo and micro-slope tilt (world/texture.py); every hit
+        is scattered to its row in (ray, range) order by layer_kernel.assemble_hits.
         """
         sd, slope, with_points, with_normals = tex
-        cos = np.abs(dot)           # |n . d| is unchanged by turning n to face the ray
+        ray, slot, rng, obj, normal, dot = (
+            layers[0] if len(layers) == 1 else
+            tuple(np.concatenate(c) for c in zip(*layers)) if layers else
+            (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0), np.zeros(0, np.int32),
+             np.zeros((0, 3)), np.zeros(0)))
+        (ray_f, rng_f, obj_f, cos_f, normal_f, point_f, material, class_id, foliage, ground,
+         smoke, pos) = assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs,
+                                     self._tables, with_points, with_normals)
+        albedo_f = np.ones(rng_f.shape[0], np.float32)
         g = np.flatnonzero(np.take(self._ext_ground, obj))
-        albedo = None
-        if with_normals:
-            np.negative(normal, out=normal, where=(dot > 0.0)[:, None])
         if g.size and (sd is not None or slope is not None):
             d_g = take_rows(dirs, ray[g])
             p_g = take_rows(origins, ray[g])
@@ -158,49 +163,17 @@ class Tracer:
             m_g = self.material[obj[g]]
             if sd is not None:
                 lit = np.flatnonzero(sd[m_g] != 0.0)      # sd 0: exp(0) = 1 exactly
-                albedo = (g[lit], self._texture.albedo(take_rows(p_g, lit), m_g[lit], sd))
+                albedo_f[pos[g[lit]]] = self._texture.albedo(take_rows(p_g, lit), m_g[lit], sd)
             if slope is not None:
                 n_g = take_rows(normal, g)
-                if not with_normals:
-                    np.negative(n_g, out=n_g, where=(dot[g] > 0.0)[:, None])
-                n_g, cos[g] = self._texture.tilt(p_g, n_g, d_g, m_g, slope)
+                np.negative(n_g, out=n_g, where=(dot[g] > 0.0)[:, None])     # facing the ray
+                n_g, cos_g = self._texture.tilt(p_g, n_g, d_g, m_g, slope)
+                cos_f[pos[g]] = cos_g
                 if with_normals:
-                    put_rows(normal, g, n_g)
-        point = None
-        if with_points:
-            point = take_rows(origins, ray)
-            point += rng[:, None] * take_rows(dirs, ray)
-        return (ray, slot, rng, obj, cos.astype(np.float32), albedo,
-                normal.astype(np.float32) if with_normals else None, point)
-
-    def _assemble(self, n, count, layers, with_points, with_normals):
-        """Scatter the layers into Hits in (ray, range) order (obj -1: smoke)."""
-        # No sort: a ray's hits come layer after layer (then its smoke hit), so each lands at
-        # its ray's offset plus its slot (the ray's count before that layer).
-        offsets = np.cumsum(count) - count
-        h = int(offsets[-1] + count[-1]) if n else 0
-        ray_f = np.repeat(np.arange(n, dtype=np.int64), count)
-        rng_f = np.empty(h)
-        obj_f = np.empty(h, np.int32)
-        cos_f = np.empty(h, np.float32)
-        albedo_f = np.ones(h, np.float32)
-        normal_f = np.empty((h, 3), np.float32) if with_normals else None
-        point_f = np.empty((h, 3)) if with_points else None
-        for ray, slot, rng, obj, cos, albedo, normal, point in layers:
-            pos = np.take(offsets, ray)
-            pos += slot
-            rng_f[pos] = rng
-            obj_f[pos] = obj
-            cos_f[pos] = cos
-            if albedo is not None:
-                albedo_f[pos[albedo[0]]] = albedo[1]
-            if with_normals:
-                put_rows(normal_f, pos, normal)
-            if with_points:
-                put_rows(point_f, pos, point)
-        return Hits(ray_f, rng_f, point_f, normal_f, cos_f, np.take(self._ext_material, obj_f),
-                    np.take(self._ext_class, obj_f), np.take(self._ext_foliage, obj_f),
-                    np.take(self._ext_ground, obj_f), albedo_f, obj_f < 0, obj_f)
+                    put_rows(normal_f, pos[g], n_g.astype(np.float32))
+        return Hits(ray_f, rng_f, point_f if with_points else None,
+                    normal_f if with_normals else None, cos_f, material, class_id, foliage,
+                    ground, albedo_f, smoke, obj_f)
 
 
 def check_rays(origins, dirs, max_range_m):
