@@ -1,7 +1,7 @@
 # ubot_lidar_sim: `make demo` and `make test` bootstrap everything on first use.
 SHELL := /bin/bash
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
-DEMO_SECONDS ?= 20
+DEMO_SECONDS ?= 30
 DEMO_PRESET ?= velodyne_vlp16
 ENV := source scripts/env.sh >/dev/null &&
 

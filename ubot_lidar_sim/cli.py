@@ -1,5 +1,5 @@
 """
-Offline command line (CONTRACT §3): ``scan``, ``presets`` and ``describe``, no ROS graph needed.
+Offline command line (CONTRACT §3): ``scan``, ``presets``, ``describe``, ``dataset``; no ROS.
 
 Every bad parameter, world file or argument ends with exit code 2 and one line on stderr naming
 the parameter, the value given and what is allowed. The --out extension picks the writer
@@ -44,7 +44,8 @@ def build_parser():
     p = _Parser(prog='python -m ubot_lidar_sim', description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest='command', required=True, parser_class=_Parser)
     common = _Parser(add_help=False)
-    common.add_argument('--sensor', choices=SENSORS, default='lidar_3d')
+    common.add_argument('--sensor', choices=SENSORS + ('all',), default='lidar_3d',
+                        help="scan: 'all' records the three on one base to one .mcap")
     common.add_argument('--params', metavar='FILE.yaml', help='node parameter file')
     common.add_argument('--set', dest='overrides', action='append', default=[],
                         metavar='NAME=VALUE', help='override one parameter (YAML value)')
@@ -56,11 +57,17 @@ def build_parser():
                       metavar=('VX', 'VY', 'VZ', 'WX', 'WY', 'WZ'))
     scan.add_argument('--rain', type=float, default=0.0, metavar='MM_PER_H')
     scan.add_argument('--visibility', type=float, default=math.inf, metavar='M')
+    scan.add_argument('--snow', type=float, default=0.0, metavar='MM_PER_H',
+                      help='snowfall rate, liquid-water equivalent')
+    scan.add_argument('--snow-depth', type=float, default=0.0, metavar='M',
+                      help='snow on the ground (> 0: ground objects become snow)')
     scan.add_argument('--seed', type=int)
     scan.add_argument('--frames', type=int, default=1)
     scan.add_argument('--out', required=True, metavar='FILE')
     sub.add_parser('presets', help='list the sensor presets')
     sub.add_parser('describe', parents=[common], help='print the effective settings as JSON')
+    from ubot_lidar_sim.dataset.command import add_parser as add_dataset_parser
+    add_dataset_parser(sub)
     return p
 
 
@@ -96,7 +103,8 @@ def effective_config(sensor, params_file=None, overrides=None, extra=None):
     for key in _ROS_ONLY:
         file_params.pop(key, None)
     merged = {**(overrides or {}), **(extra or {})}
-    params = presets_mod.merge_params(file_params, merged, use_presets=sensor == 'lidar_3d')
+    params = presets_mod.merge_params(file_params, merged,
+                                      use_presets=sensor in presets_mod.PRESET_NODES, node=sensor)
     cls = getattr(config_mod, CONFIG_CLASSES[sensor])
     return config_mod.from_dict(cls, params)
 
@@ -107,11 +115,42 @@ def frame_path(out, k, frames):
     return out if frames == 1 else out.with_name(f'{out.stem}_{k:04d}{out.suffix}')
 
 
-def _weather(rain, visibility):
-    """Return the Weather of --rain and --visibility (its limits; errors name the flag)."""
+def _overrides_for(kind, overrides, sensor):
+    """Return the --set values of one sensor; with --sensor all each name is SENSOR:NAME."""
+    if sensor != 'all':
+        return overrides
+    out = {}
+    for name, value in overrides.items():
+        prefix, sep, param = name.partition(':')
+        if not sep or prefix not in SENSORS:
+            raise ConfigError('--set', name, 'SENSOR:NAME=VALUE with --sensor all, SENSOR one '
+                              f'of {", ".join(SENSORS)}')
+        if prefix == kind:
+            out[param] = value
+    return out
+
+
+def _rig_sensors(kinds, cfgs):
+    """
+    Return the RigSensors of a scan: a sensor alone is the posed frame (identity mount).
+
+    With --sensor all, --pose places base_link (default: the terrain sensor's) and each sensor
+    sits at its own default pose's offset from it (lidar_3d and laser_scan 1 m above).
+    """
+    from ubot_lidar_sim.dataset.rig import MESSAGE_OF, RigSensor
+    base = DEFAULT_POSE[kinds[-1]][:3]
+    return [RigSensor(k, k, c, pose_matrix_deg([a - b for a, b in zip(DEFAULT_POSE[k][:3], base)],
+                                               (0, 0, 0)), f'/{MESSAGE_OF[k]}')
+            for k, c in zip(kinds, cfgs)]
+
+
+def _weather(args):
+    """Return the Weather of --rain, --visibility, --snow, --snow-depth (errors name the flag)."""
     from ubot_lidar_sim.core.physics.weather import weather_from
-    return weather_from({'rain_mm_h': '--rain', 'visibility_m': '--visibility'},
-                        rain_mm_h=rain, visibility_m=visibility)
+    return weather_from({'rain_mm_h': '--rain', 'visibility_m': '--visibility',
+                         'snowfall_rate_mm_h': '--snow', 'snow_depth_m': '--snow-depth'},
+                        rain_mm_h=args.rain, visibility_m=args.visibility,
+                        snowfall_rate_mm_h=args.snow, snow_depth_m=args.snow_depth)
 
 
 def run_scan(args):
@@ -131,41 +170,28 @@ def run_scan(args):
         extra['world_file'] = args.world
     if args.seed is not None:
         extra['seed'] = args.seed
-    cfg = effective_config(sensor, args.params, parse_overrides(args.overrides), extra)
-    weather = _weather(args.rain, args.visibility)
-    if sensor == 'lidar_3d':
-        from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
-        build_beams(cfg)  # refuse a scan over max_rays_per_scan before loading the world
-    pose = args.pose if args.pose is not None else DEFAULT_POSE[sensor]
+    kinds = SENSORS if sensor == 'all' else (sensor,)
+    overrides = parse_overrides(args.overrides)
+    cfgs = [effective_config(k, args.params, _overrides_for(k, overrides, sensor), extra)
+            for k in kinds]
+    cfg = cfgs[0]
+    weather = _weather(args)
+    from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
+    for kind, c in zip(kinds, cfgs):
+        if kind == 'lidar_3d':
+            build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
+    pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     from ubot_lidar_sim.core.world.world import load_for_config
+    from ubot_lidar_sim.dataset.rig import Rig
     world, materials = load_for_config(cfg)
-    period = 1.0 / cfg.rate_hz
-    outputs = []
-    if sensor == 'lidar_3d':
-        from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-        sim = LidarSimulator(cfg, world, materials)
-        # compute_workers > 1: the same sweeps split over that many processes (same bytes).
-        from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
-        pool = ScanProcess(cfg, world, materials, cfg.compute_workers) \
-            if cfg.compute_workers > 1 else None
-        try:
-            for k in range(args.frames):
-                stamp = (k + (1 if cfg.stamp_at == 'end' else 0)) * period
-                outputs.append(sweep(sim, pool, trajectory, stamp, weather, k))
-        finally:
-            if pool is not None:
-                pool.close()
-    elif sensor == 'laser_scan':
-        from ubot_lidar_sim.core.sensors.laser import LaserScanner
-        scanner = LaserScanner(cfg, world, materials)
-        outputs = [scanner.scan(trajectory, k * period, weather, scan_index=k)
-                   for k in range(args.frames)]
-    else:
-        from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
-        terrain = TerrainSensor(cfg, world)
-        outputs = [(k * period, terrain.sample(trajectory([k * period])[0]))
-                   for k in range(args.frames)]
+    # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py).
+    with Rig(_rig_sensors(kinds, cfgs), world, materials) as rig:
+        if files.WRITERS[ext].record is not None:
+            files.WRITERS[ext].record(Path(args.out), rig, trajectory, weather, args.frames)
+            return [Path(args.out)]
+        outputs = [(fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
+                   for fr in rig.frames(trajectory, weather, args.frames)]
     written = []
     for k, res in enumerate(outputs):
         path = frame_path(args.out, k, args.frames)
@@ -176,24 +202,33 @@ def run_scan(args):
 
 def run_describe(args):
     """Run the ``describe`` command: JSON of every effective setting and the model descriptions."""
+    if args.sensor == 'all':
+        raise ConfigError('--sensor', 'all', f'one of {", ".join(SENSORS)} for describe')
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
     out = {'sensor': args.sensor, 'settings': config_mod.to_dict(cfg)}
-    if args.sensor != 'terrain_sensor':
+    if args.sensor == 'lidar_3d':
         from ubot_lidar_sim.core.sensors.describe import describe_models
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z
-        lidar_cfg = cfg if args.sensor == 'lidar_3d' else cfg.to_lidar_config()
-        out['models'] = describe_models(lidar_cfg)
+        out['models'] = describe_models(cfg)
+    elif args.sensor == 'laser_scan':
+        from ubot_lidar_sim.core.sensors.laser import describe_laser
+        if cfg.model == 'physical':
+            out['detection_threshold_counts'] = cfg.detection_threshold_counts
+            out['detection_z'] = cfg.detection_z
+        out['models'] = describe_laser(cfg)
     else:
         out['models'] = {'terrain': ' '.join(terrain_mod.__doc__.split())}
     return json.dumps(files.jsonable(out), indent=2)
 
 
 def run_presets():
-    """Run the ``presets`` command: one line per preset."""
-    names = presets_mod.list_presets()
-    width = max(len(n) for n in names)
-    return '\n'.join(f'{n:<{width}}  {presets_mod.preset_summary(n)}' for n in names)
+    """Run the ``presets`` command: one line per preset (name, sensors, pattern, summary)."""
+    rows = [(n, ','.join(presets_mod.preset_nodes(n)), presets_mod.preset_pattern(n),
+             presets_mod.preset_summary(n)) for n in presets_mod.list_presets(None)]
+    widths = [max(len(row[k]) for row in rows) for k in range(3)]
+    return '\n'.join(f'{n:<{widths[0]}}  {s:<{widths[1]}}  {p:<{widths[2]}}  {text}'
+                     for n, s, p, text in rows)
 
 
 def _one_line(err):
@@ -222,6 +257,9 @@ def main(argv=None):
             print(run_presets())
         elif args.command == 'describe':
             print(run_describe(args))
+        elif args.command == 'dataset':
+            from ubot_lidar_sim.dataset.command import run_command
+            return run_command(args)
         else:
             for path in run_scan(args):
                 print(path)

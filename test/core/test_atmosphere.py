@@ -96,12 +96,13 @@ def test_weather_off_and_overrides():
 
 def test_media_add_up_and_fog_is_the_visibility_beyond_the_precipitation():
     atm = air(CFG, 10.0, 800.0)
-    rain, fog = atm.media
+    rain, snow, fog = atm.media
     assert (rain.name, rain.granular, fog.name, fog.granular) == ('rain', True, 'fog', False)
+    assert (snow.name, snow.granular, snow.alpha_per_m) == ('snow', True, 0.0)
     assert rain.particles_per_m3 == drop_density(CFG, 10.0)
     assert atm.alpha == rain.alpha_per_m + fog.alpha_per_m
     assert atm.beta == rain.beta_per_m_sr + fog.beta_per_m_sr
     np.testing.assert_allclose(fog.alpha_per_m, fog_extinction(CFG, 800.0,
                                                                rain_part_550(CFG, 10.0)))
-    assert atm.medium('snow') == Medium('snow')
+    assert atm.medium('hail') == Medium('hail')
     assert not Atmosphere().active and Atmosphere().alpha == 0.0

@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere, atmosphere, Medium
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -17,15 +18,20 @@ def air(cfg, rain_mm_h=0.0, visibility_m=math.inf):
     return atmosphere(cfg, Weather(rain_mm_h=rain_mm_h, visibility_m=visibility_m))
 
 
-def test_fog_clutter_is_continuous_pi_beta_dr_with_two_way_loss():
+def test_fog_clutter_is_one_soft_return_per_beam_at_its_peak_before_the_solid_hit():
     cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=2.5, range_at_10pct_m=1000.0)
     atm = air(cfg, 0.0, 200.0)
-    c = clutter(cfg, atm, 2, np.array([np.inf, 1.5]), np.zeros(2, int), np.random.default_rng(0))
-    np.testing.assert_array_equal(c.beam, [0, 0, 1])
-    np.testing.assert_allclose(c.range_m, [1.375, 2.125, 1.375])
-    rho = math.pi * atm.medium('fog').beta_per_m_sr * 0.75
-    gain = 100 / 0.1 * (1000 / c.range_m) ** 2 * -np.expm1(-c.range_m ** 2)
-    np.testing.assert_allclose(c.power_counts, rho * gain * np.exp(-2 * atm.alpha * c.range_m))
+    c = clutter(cfg, atm, 2, np.array([np.inf, 1.2]), np.zeros(2, int), np.random.default_rng(0))
+    fog = atm.medium('fog')
+    grid, prof = soft_target.soft_profile(cfg, fog.beta_per_m_sr, atm.alpha, 2.5)
+    free = np.argmax(np.where(grid >= 1.0, prof, -1.0))
+    wall = np.flatnonzero(grid <= 1.2)[-1]     # before the free peak: the profile still rises
+    assert grid[wall] < grid[free]
+    np.testing.assert_array_equal(c.beam, [0, 1])
+    np.testing.assert_allclose(c.range_m, grid[[free, wall]])
+    np.testing.assert_allclose(c.power_counts, prof[[free, wall]])
+    gain = 100 / 0.1 * (1000 / c.range_m) ** 2 * -np.expm1(-(c.range_m / cfg.overlap_range_m) ** 2)
+    np.testing.assert_allclose(c.rho_app, c.power_counts / gain)
     assert np.all(c.material == 0) and np.all(c.class_id == 20)
 
 

@@ -7,19 +7,19 @@ from ubot_lidar_sim.core.world.materials import (
     FOLIAGE_MATERIALS, material_index, MATERIAL_NAMES, MaterialTable, PROPERTIES, WATER)
 
 
-def test_table_has_17_materials_in_contract_order():
-    assert len(MATERIAL_NAMES) == 17
+def test_table_has_18_materials_in_contract_order():
+    assert len(MATERIAL_NAMES) == 18
     assert MATERIAL_NAMES[0] == 'other' and MATERIAL_NAMES[6] == 'water'
-    assert MATERIAL_NAMES[16] == 'potato_leaf'
+    assert MATERIAL_NAMES[16] == 'potato_leaf' and MATERIAL_NAMES[17] == 'snow'
     assert material_index('metal_bin') == 13
     assert set(FOLIAGE_MATERIALS) <= set(MATERIAL_NAMES)
 
 
-def test_every_property_is_an_array_of_17_read_only_floats():
+def test_every_property_is_an_array_of_18_read_only_floats():
     table = MaterialTable.load()
     for prop in PROPERTIES:
         arr = getattr(table, prop)
-        assert arr.shape == (17,) and arr.dtype == np.float64
+        assert arr.shape == (18,) and arr.dtype == np.float64
         assert not arr.flags.writeable
 
 
@@ -40,7 +40,7 @@ def test_water_is_specular_with_low_diffuse_reflectance():
 def test_yaml_cites_a_source_for_every_value():
     lines = config_path('materials.yaml').read_text().splitlines()
     values = [ln for ln in lines if ln.startswith('  ') and ':' in ln]
-    assert len(values) == 17 * 9
+    assert len(values) == 18 * 9
     assert all('# [' in ln for ln in values)
 
 

@@ -99,6 +99,11 @@ CASES = [
       'ring_range_at_10pct_m': tuple(60.0 + k for k in range(16)), 'stamp_at': 'end'}),
     ('noise_off_last', Weather(rain_mm_h=2.0, surface_wetness=0.4),
      {'sub_rays': 1, 'return_mode': 'last', 'noise_enabled': False}),
+    # Rain and snow clutter (each on its stream), fog's soft return and snow cover; the 1 m form
+    # factor of document 001 lets enough clutter through to exercise the hand-on.
+    ('rain_snow_fog_cover', Weather(rain_mm_h=5.0, snowfall_rate_mm_h=5.0, visibility_m=300.0,
+                                    snow_depth_m=0.05),
+     {'sub_rays': 1, 'return_mode': 'dual_strongest_last', 'overlap_range_m': 1.0}),
 ]
 
 

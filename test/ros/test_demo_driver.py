@@ -25,10 +25,10 @@ def test_loop_pose_starts_south_of_centre_heading_east_and_closes_after_one_lap(
     np.testing.assert_allclose(loop_pose(lap_s, 12.0, 2.0)[:2], [0.0, -12.0], atol=1e-9)
 
 
-def test_scenario_cycles_clear_rain_fog_smoke_with_the_ramps():
-    d = (5.0, 5.0, 5.0, 5.0)
+def test_scenario_cycles_clear_rain_fog_smoke_snow_with_the_ramps():
+    d = (5.0, 5.0, 5.0, 5.0, 5.0)
     assert scenario_at(1.0, d, 25.0, 50.0)[:3] == ('clear', 0.0, math.inf)
-    phase, rain, vis, _ = scenario_at(5.0 + 0.75 * 5.0, d, 25.0, 50.0)
+    phase, rain, vis, _, _ = scenario_at(5.0 + 0.75 * 5.0, d, 25.0, 50.0)
     assert phase == 'rain'
     np.testing.assert_allclose(rain, 25.0)
     # 25 mm/h: 1.076 * 25^0.67 = 9.30 dB/km -> 2.141 /km, plus haze 3.912 / 20 km = 0.196 /km
@@ -37,16 +37,22 @@ def test_scenario_cycles_clear_rain_fog_smoke_with_the_ramps():
     np.testing.assert_allclose(rain_visibility_m(25.0), 1827.0, rtol=2e-3)
     np.testing.assert_allclose(rain_visibility_m(25.0, 20000.0), vis)
     assert rain_visibility_m(0.0) == math.inf
-    phase, rain, vis, _ = scenario_at(10.0 + 2.5, d, 25.0, 50.0)
+    phase, rain, vis, _, _ = scenario_at(10.0 + 2.5, d, 25.0, 50.0)
     assert (phase, rain) == ('fog', 0.0)
     np.testing.assert_allclose(vis, 50.0)
     assert scenario_at(16.0, d, 25.0, 50.0)[0] == 'smoke'
-    assert scenario_at(21.0, d, 25.0, 50.0)[0] == 'clear'
+    # Snow ramps to 5 mm/h: dry ITU law at 550 nm 5.525 x 5^1.38 = 50.9 dB/km -> 11.73 /km, plus
+    # the haze 0.196 /km -> V = 3.912 / 11.92 = 328 m.
+    phase, rain, vis, _, snow = scenario_at(20.0 + 0.75 * 5.0, d, 25.0, 50.0,
+                                            snow_max_mm_h=5.0)
+    assert (phase, rain, snow) == ('snow', 0.0, 5.0)
+    np.testing.assert_allclose(vis, 328.0, rtol=3e-3)
+    assert scenario_at(26.0, d, 25.0, 50.0)[0] == 'clear'
 
 
 def test_tf_tree_and_weather_phases_arrive_over_dds(context):
     driver = DemoDriverNode(context=context, parameter_overrides=[
-        Parameter('phase_durations_s', value=[0.4, 0.4, 0.4, 0.4]),
+        Parameter('phase_durations_s', value=[0.4, 0.4, 0.4, 0.4, 0.4]),
         Parameter('speed_m_s', value=3.0)])
     listener = rclpy.create_node('listener', context=context)
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -92,6 +98,9 @@ def test_tf_tree_and_weather_phases_arrive_over_dds(context):
     smoky = [e for e in got['env'] if len(e.smoke)]
     assert smoky and all(s.radius_m == 2.0 and s.density == 0.6 for s in smoky[0].smoke)
     assert all(e.header.frame_id == 'map' for e in got['env'])
+    snowy = [e for e in got['env'] if e.snowfall_rate_mm_h > 0.0]
+    assert snowy and all(0.0 < e.snowfall_rate_mm_h <= 5.0 and e.snow_depth_m == 0.05
+                         for e in snowy)
 
 
 def test_parameters_build_the_config_once_ints_coerced_and_only_speed_changes_live(context):
@@ -99,18 +108,19 @@ def test_parameters_build_the_config_once_ints_coerced_and_only_speed_changes_li
     from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 
     driver = DemoDriverNode(context=context, parameter_overrides=[
-        Parameter('phase_durations_s', value=[1, 2, 3, 4]), Parameter('speed_m_s', value=3)])
+        Parameter('phase_durations_s', value=[1, 2, 3, 4, 5]), Parameter('speed_m_s', value=3)])
     try:
-        assert driver.config.phase_durations_s == (1.0, 2.0, 3.0, 4.0)
+        assert driver.config.phase_durations_s == (1.0, 2.0, 3.0, 4.0, 5.0)
         assert driver.config.speed_m_s == 3.0
         assert driver.set_parameters([Parameter('speed_m_s', value=5.0)])[0].successful
         assert driver.config.speed_m_s == 5.0
         refused = driver.set_parameters([Parameter('speed_m_s', value=50.0)])[0]
         assert not refused.successful and 'speed_m_s out of range' in refused.reason
         assert not driver.set_parameters([Parameter('loop_radius_m', value=3.0)])[0].successful
-        assert driver.config == DemoDriverConfig(phase_durations_s=(1, 2, 3, 4), speed_m_s=5.0)
+        assert driver.config == DemoDriverConfig(phase_durations_s=(1, 2, 3, 4, 5),
+                                                 speed_m_s=5.0)
     finally:
         driver.destroy_node()
     with pytest.raises(ConfigError, match='phase_durations_s: got .*positive sum'):
         DemoDriverNode(context=context, parameter_overrides=[
-            Parameter('phase_durations_s', value=[0.0, 0.0, 0.0, 0.0])])
+            Parameter('phase_durations_s', value=[0.0, 0.0, 0.0, 0.0, 0.0])])

@@ -37,6 +37,8 @@ def _environment():
     msg.visibility_m = math.inf
     msg.surface_wetness = -1.0
     msg.puddle_depth_m = 0.004
+    msg.snowfall_rate_mm_h = 2.5
+    msg.snow_depth_m = 0.15
     msg.smoke = [SmokeVolume(center=Point(x=5.0, y=-2.0, z=1.0), radius_m=1.5, density=0.6),
                  SmokeVolume(center=Point(x=0.0, y=0.0, z=0.0), radius_m=0.1, density=1.0)]
     return msg
@@ -101,6 +103,7 @@ def test_message_definitions_match_the_contract():
     assert Environment.get_fields_and_field_types() == {
         'header': 'std_msgs/Header', 'rain_rate_mm_h': 'double', 'visibility_m': 'double',
         'surface_wetness': 'double', 'puddle_depth_m': 'double',
-        'smoke': 'sequence<ubot_lidar_sim_msgs/SmokeVolume>'}
+        'smoke': 'sequence<ubot_lidar_sim_msgs/SmokeVolume>',
+        'snowfall_rate_mm_h': 'double', 'snow_depth_m': 'double'}
     assert SmokeVolume.get_fields_and_field_types() == {
         'center': 'geometry_msgs/Point', 'radius_m': 'double', 'density': 'double'}

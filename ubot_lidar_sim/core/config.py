@@ -10,12 +10,14 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 import math
+from typing import ClassVar
 
 from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
+from ubot_lidar_sim.core.sensors import patterns
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,10 @@ class _Model(Validated):
                                'counts', min=0.0, max=1e6)
     detection_at_spec: float = _p(0.9, 'Detection probability at the spec point.',
                                   min=0.5, max=0.9999)
-    overlap_range_m: float = _p(1.0, 'Near-field overlap scale: factor 1 - exp(-(R/Rov)^2); '
-                                '0 = full overlap.', 'm', min=0.0, max=100.0)
+    overlap_range_m: float = _p(8.3, 'Near-field form factor scale Rov = D_rx / theta_rx: '
+                                'factor 1 - exp(-(R/Rov)^2); 0 = full overlap (estimate: '
+                                '25 mm / 3 mrad, docs/physics-weather.md).', 'm',
+                                min=0.0, max=100.0)
     saturation_counts: float = _p(65535.0, 'Clip of the reported signal.', 'counts',
                                   min=1.0, max=65535.0)
     range_std_low_snr_m: float = _p(0.03, 'Extra range noise at the spec SNR.', 'm',
@@ -79,9 +83,6 @@ class _Model(Validated):
     pond_threshold_m: float = _p(0.003, 'Standing water deeper than this turns ground into '
                                  'water.', 'm', min=0.0, max=1.0)
     motion_distortion: bool = _p(True, 'Rolling scan: each column fires at its own time.')
-    spin_direction: str = _p('cw', 'Spin sense seen from above.', choices=('cw', 'ccw'))
-    scan_start_azimuth_deg: float = _p(180.0, 'Azimuth where a sweep starts (CCW from +x).',
-                                       'deg', min=-360.0, max=360.0)
     weather: bool = _p(True, 'Rain and fog along the beam (extinction, clutter).')
     rain_db_per_km: float = _p(1.076, 'Rain law coefficient a of a R^b dB/km (Carbonneau 1998).',
                                'dB/km', min=0.0, max=100.0)
@@ -94,17 +95,22 @@ class _Model(Validated):
                                    'sr', min=1.0, max=200.0)
     haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
                                     '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
-    rain_lidar_ratio_sr: float = _p(100.0, 'Lidar ratio of rain (engineering estimate between '
-                                    'Mie spheres ~18 sr and Fresnel-only ~1250 sr).', 'sr',
+    rain_lidar_ratio_sr: float = _p(220.0, 'Lidar ratio of rain (Mie, water spheres 30 mrad '
+                                    'from backscatter; bounds 4 sr (glory) and 1266 sr '
+                                    '(Fresnel only), docs/physics-weather.md).', 'sr',
                                     min=1.0, max=2000.0)
+    snow_type: str = _p('dry', 'ITU-R P.1817 snow law: dry or wet snow coefficients.',
+                        choices=('dry', 'wet'))
+    snow_lidar_ratio_sr: float = _p(29.0, 'Lidar ratio of snow flakes (faceted ice, cirrus '
+                                    'mean of Chen et al. 2002).', 'sr', min=1.0, max=2000.0)
     rain_drops_per_m3: float = _p(1951.2, 'Drop density N = this x R^rain_drops_exponent '
                                   '(Marshall-Palmer N0/Lambda = 8000/4.1).', '1/m^3',
                                   min=0.0, max=1e6)
     rain_drops_exponent: float = _p(0.21, 'Exponent of the drop density law.', min=0.0, max=2.0)
     exit_diameter_m: float = _p(0.01, 'Beam diameter at the exit window.', 'm',
                                 min=0.0, max=1.0)
-    clutter_max_range_m: float = _p(10.0, 'Rain/fog clutter is simulated up to this range.', 'm',
-                                    min=0.0, max=1000.0)
+    clutter_max_range_m: float = _p(10.0, 'Rain, snow and fog clutter is simulated up to this '
+                                    'range.', 'm', min=0.0, max=1000.0)
     rain_override_mm_h: float = _p(-1.0, 'Rain rate override, < 0 = use the environment.',
                                    'mm/h', min=-1.0, max=RAIN_MAX_MM_H)
     visibility_override_m: float = _p(-1.0, 'Visibility override (inf = clear), < 0 = use the '
@@ -152,6 +158,7 @@ class _Model(Validated):
 class LidarConfig(_Shared, _Model):
     """Every lidar_3d parameter of CONTRACT §6 (geometry of document 002, model of 001)."""
 
+    preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
     channels: int = _p(16, 'Vertical channels (rings).', min=1, max=256, read_only=True)
@@ -189,26 +196,84 @@ class LidarConfig(_Shared, _Model):
     ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',
-                           choices=('full', 'velodyne', 'ouster'), read_only=True)
+                           choices=('full', 'velodyne', 'ouster', 'livox'), read_only=True)
     stamp_at: str = _p('start', "Header stamp at the sweep's first firing or its end.",
                        choices=('start', 'end'))
+    spin_direction: str = _p('cw', 'Spin sense seen from above.', choices=('cw', 'ccw'))
+    scan_start_azimuth_deg: float = _p(180.0, 'Azimuth where a sweep starts (CCW from +x).',
+                                       'deg', min=-360.0, max=360.0)
+    pattern_type: str = _p('spinning', "'spinning': rings x columns; 'rosette': Risley prisms "
+                           '(Livox), channels = lines, horizontal_samples = shots per line.',
+                           choices=patterns.PATTERN_TYPES, read_only=True)
+    ring_time_offsets_us: tuple = _p((), 'Firing time of each ring after its column (the '
+                                     'firing order), ring order; empty = all at once.', 'us',
+                                     item_type=float, min=0.0, max=1e6, read_only=True)
+    rosette_prism_hz: tuple = _p((7294.0 / 60.0, -4664.0 / 60.0), 'Rotation rates of the two '
+                                 'Risley prisms (opposite signs; Livox Mid-70 of HELIOS++).',
+                                 'Hz', item_type=float, length=2, min=-1e4, max=1e4,
+                                 read_only=True)
+    rosette_spin_hz: float = _p(0.0, 'Rotation of the rosette head about z; 0 = forward-looking.',
+                                'Hz', min=0.0, max=100.0, read_only=True)
 
     def _check_cross(self):
         super()._check_cross()
-        for name in ('elevations_deg', 'ring_range_at_10pct_m'):
+        for name in ('elevations_deg', 'ring_range_at_10pct_m', 'ring_time_offsets_us'):
             value = getattr(self, name)
             if value and len(value) != self.channels:
                 raise ConfigError(name, value,
                                   f'empty or a list of channels ({self.channels}) values')
+        if self.pattern_type == 'rosette':
+            self._check_rosette()
+        elif self.ring_time_offsets_us:
+            column_us = 1e6 * self.period_s / self.horizontal_samples
+            if max(self.ring_time_offsets_us) >= column_us:
+                raise ConfigError('ring_time_offsets_us', self.ring_time_offsets_us,
+                                  'offsets below one column period, 1e6 / (rate_hz x '
+                                  f'horizontal_samples) = {column_us:.4g} us')
+
+    def _check_rosette(self):
+        """Rules of pattern_type rosette: derived times, the cone fits the FOV fields."""
+        if self.ring_time_offsets_us:
+            raise ConfigError('ring_time_offsets_us', self.ring_time_offsets_us,
+                              'empty with pattern_type rosette (lines fire one point interval '
+                              'apart)')
+        prism = self.rosette_prism_hz
+        if prism[0] == 0.0 or prism[1] == 0.0 or prism[0] * prism[1] > 0.0:
+            raise ConfigError('rosette_prism_hz', prism, 'two non-zero rates of opposite sign')
+        el = patterns.rosette_line_elevations_deg(self.channels, self.vertical_fov_up_deg,
+                                                  self.vertical_fov_down_deg, self.elevations_deg)
+        theta = math.degrees(patterns.rosette_cone_half_angle_rad(
+            self.vertical_fov_up_deg, self.vertical_fov_down_deg, el))
+        if theta <= 0.0 or el.max() + theta > 90.0 or el.min() - theta < -90.0:
+            raise ConfigError('vertical_fov_up_deg', self.vertical_fov_up_deg,
+                              'a vertical field of view whose rosette cone (half-angle (up + '
+                              'down) / 2 - spread of elevations_deg / 2) is > 0 and inside '
+                              '+-90 deg')
+        want = 360.0 if self.rosette_spin_hz > 0.0 else 2.0 * theta
+        if abs(self.horizontal_fov_deg - want) > 1e-6:
+            raise ConfigError('horizontal_fov_deg', self.horizontal_fov_deg,
+                              f'{want:g} for this rosette (360 when the head spins, else twice '
+                              'the cone half-angle)')
 
 
 @dataclass(frozen=True)
 class LaserScanConfig(_Shared, _Model):
-    """laser_scan parameters: a one-channel LiDAR with single-channel model defaults."""
+    """
+    laser_scan parameters: document 003's line trace, or a one-channel radiometric LiDAR.
 
-    fov_deg: float = _p(360.0, 'Field of view, centred on +x.', 'deg', min=0.01, max=360.0,
-                        read_only=True)
-    resolution_deg: float = _p(1.0, 'Angle between rays.', 'deg', min=0.0, min_exclusive=True,
+    Rays every resolution_deg, ceil(fov / resolution) of them (patterns.planar_azimuths_rad).
+    """
+
+    preset_node: ClassVar[str] = 'laser_scan'   # whose block of a preset file applies
+    preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
+                     nonempty=True)
+    model: str = _p('geometric', "'geometric': document 003's line trace (first hit, exact "
+                    "range, no detection statistics or weather); 'physical': the radiometric "
+                    'model of document 001 on one channel.', choices=('geometric', 'physical'))
+    fov_deg: float = _p(360.0, 'Field of view: a full circle from 0 deg, else centred on +x.',
+                        'deg', min=0.01, max=360.0, read_only=True)
+    resolution_deg: float = _p(1.0, 'Angle between rays (angle_increment); ceil(fov / '
+                               'resolution) rays.', 'deg', min=0.0, min_exclusive=True,
                                max=360.0, read_only=True)
     rate_hz: float = _p(30.0, 'Scan rate.', 'Hz', min=0.0, min_exclusive=True, max=1000.0,
                         read_only=True)
@@ -228,28 +293,26 @@ class LaserScanConfig(_Shared, _Model):
 
     @property
     def n_rays(self):
-        """Return the rays per scan: round(fov/res) + 1, or round(360/res) for a full circle."""
-        if self.fov_deg >= 360.0:
-            return max(1, round(360.0 / self.resolution_deg))
-        return round(self.fov_deg / self.resolution_deg) + 1
+        """Return the rays per scan, ceil(fov / resolution) (document 003's loop)."""
+        return patterns.planar_ray_count(self.fov_deg, self.resolution_deg)
 
     def _check_cross(self):
         super()._check_cross()
-        n = self.n_rays
-        if n > 8192 or (self.fov_deg < 360.0 and (n - 1) * self.resolution_deg >= 360.0):
+        if self.n_rays > 8192:
             raise ConfigError('resolution_deg', self.resolution_deg,
-                              f'at most 8192 rays over fov_deg {self.fov_deg} and, below 360, '
-                              'fewer than 360 deg between the first and last ray')
+                              f'at most 8192 rays over fov_deg {self.fov_deg} (ceil(fov / '
+                              'resolution))')
 
     def to_lidar_config(self):
-        """Return the equivalent one-channel LidarConfig (rule in docs/core-interfaces.md)."""
+        """
+        Return the one-channel LidarConfig of the physical model (its radiometric parameters).
+
+        Its beams are the planar rays, which the laser scanner passes to LidarSimulator; the
+        grid fields here only describe them (n columns over the span of the rays).
+        """
         n = self.n_rays
-        if self.fov_deg >= 360.0:
-            hfov = 360.0
-        elif n == 1:
-            hfov = self.fov_deg
-        else:
-            hfov = (n - 1) * self.resolution_deg
+        hfov = 360.0 if self.fov_deg >= 360.0 else (
+            self.fov_deg if n == 1 else (n - 1) * self.resolution_deg)
         lidar_names = {f.name for f in dataclasses.fields(LidarConfig)}
         kw = {k: v for k, v in to_dict(self).items() if k in lidar_names}
         kw.update(channels=1, horizontal_samples=n, horizontal_fov_deg=hfov,

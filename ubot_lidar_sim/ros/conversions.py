@@ -185,6 +185,8 @@ _ENVIRONMENT_NAMES = {'rain_mm_h': 'environment.rain_rate_mm_h',
                       'visibility_m': 'environment.visibility_m',
                       'surface_wetness': 'environment.surface_wetness',
                       'puddle_depth_m': 'environment.puddle_depth_m',
+                      'snowfall_rate_mm_h': 'environment.snowfall_rate_mm_h',
+                      'snow_depth_m': 'environment.snow_depth_m',
                       'smoke': 'environment.smoke'}
 
 
@@ -202,4 +204,5 @@ def environment_to_weather(msg, world_frame):
     return weather_from(_ENVIRONMENT_NAMES, rain_mm_h=msg.rain_rate_mm_h,
                         visibility_m=msg.visibility_m, surface_wetness=msg.surface_wetness,
                         puddle_depth_m=msg.puddle_depth_m, smoke=np.array(smoke).reshape(-1, 4),
-                        smoke_density=[s.density for s in msg.smoke])
+                        smoke_density=[s.density for s in msg.smoke],
+                        snowfall_rate_mm_h=msg.snowfall_rate_mm_h, snow_depth_m=msg.snow_depth_m)

@@ -4,24 +4,35 @@ The lidar_3d node (CONTRACT §6, §7): a spinning 3D LiDAR publishing PointCloud
 Each sweep looks up world_frame -> frame_id at every column's firing time (vectorised), calls
 the core LidarSimulator once, packs the requested point layout and publishes it. The field of
 view is published once, latched, on ~/fov_markers (document 002's editor preview).
+Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud): see
+ros/services.py.
 """
 
 from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
+from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
+                                                  ScanProcessHung, ScanProcessStarting, sweep)
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.output.layouts import to_layout
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
+from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import fov_markers
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
+from ubot_lidar_sim.ros.services import LatestMessage
+from ubot_lidar_sim_msgs.srv import GetLatestCloud
 from visualization_msgs.msg import MarkerArray
+
+# A compute process that failed skips the sweep under a name of its own (not 'error' or
+# 'overrun'); the next sweeps run in new processes.
+COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'),
+                 (ScanProcessStarting, 'compute_restarting'))
 
 
 class Lidar3DNode(SensorNode):
-    """The lidar_3d node: ``points`` (PointCloud2), ``~/fov_markers``, ``~/sample``."""
+    """The lidar_3d node: ``points`` (PointCloud2), ``~/fov_markers``, the two services."""
 
     default_name = 'lidar_3d'
 
@@ -30,12 +41,15 @@ class Lidar3DNode(SensorNode):
         cfg = self.config
         self._sim = LidarSimulator(cfg, self.world, self.materials)
         # The child processes (compute_process, compute_workers) run the same simulator on
-        # their own GILs; with several, each computes a range of beams of every sweep.
-        self._proc = ScanProcess(cfg, self.world, self.materials, cfg.compute_workers) \
+        # their own GILs; with several, each computes a range of beams of every sweep. While
+        # new ones start after a failure, timer sweeps are skipped; a ~/sample call waits.
+        self._proc = ScanProcess(cfg, self.world, self.materials, cfg.compute_workers,
+                                 wait_for_start=cfg.trigger == 'service') \
             if cfg.compute_process or cfg.compute_workers > 1 else None
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
         self._marker_pub.publish(fov_markers(cfg))
+        self.latest = LatestMessage(self, GetLatestCloud, 'cloud', self._input_group)
         self._beams = cfg.channels * cfg.horizontal_samples
         self._core_ms = {}
         self.start_trigger(cfg.rate_hz, cfg.trigger)
@@ -66,10 +80,16 @@ class Lidar3DNode(SensorNode):
         def pose_at(times_s):
             return self.lookup_many(world, frame, times_s)
 
-        result = sweep(self._sim, self._proc, pose_at, stamp_ns * 1e-9, self.weather,
-                       self.scan_index)
-        points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts)
-        self._points_pub.publish(array_to_pointcloud2(points, frame, stamp_ns))
+        try:
+            result = sweep(self._sim, self._proc, pose_at, stamp_ns * 1e-9, self.weather,
+                           self.scan_index)
+        except tuple(kind for kind, _ in COMPUTE_SKIPS) as exc:
+            reason = next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind))
+            raise SkipScan(reason, str(exc), warn=reason != 'compute_restarting') from None
+        points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
+        msg = array_to_pointcloud2(points, frame, stamp_ns)
+        self._points_pub.publish(msg)
+        self.latest.remember(msg, f'{len(points)} points')
         self._beams = result.n_beams
         self._core_ms = result.timing_ms
         return len(points)
@@ -82,7 +102,16 @@ class Lidar3DNode(SensorNode):
             # getattr: a node whose __init__ failed is destroyed too (before _proc existed).
             proc = getattr(self, '_proc', None)
             if proc is not None:
-                proc.close()
+                proc.close(timeout_s=0.5)   # a stopped child is killed, not waited for
+
+    def busy_reason(self):
+        """Name a wait on a compute process that does not answer, instead of an overrun."""
+        waiting = self._proc.waiting() if self._proc is not None else None
+        if waiting is not None and waiting[0] > self._period_s:
+            return 'compute_waiting', (f'compute process {" ".join(map(str, self._proc.pids))} '
+                                       f'has not answered for {waiting[0]:.1f} s (killed at '
+                                       f'{waiting[1]:.1f} s)')
+        return super().busy_reason()
 
     def diagnostics_values(self):
         """Return lidar-specific diagnostics: beams, layout, weather in use."""
@@ -92,7 +121,10 @@ class Lidar3DNode(SensorNode):
             ('beams_per_scan', str(self._beams)), ('point_layout', self.config.point_layout),
             ('compute_process', ' '.join(f'pid {pid}' for pid in self._proc.pids)
              if self._proc is not None and self._proc.pids else 'off'),
-            ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}')]
+            ('compute_restarts', str(self._proc.restarts if self._proc is not None else 0)),
+            ('compute_last_failure', self._proc.last_failure if self._proc is not None else ''),
+            ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}'),
+            ('snowfall_mm_h', f'{w.snowfall_rate_mm_h:g}')]
 
 
 def main(args=None):

@@ -6,6 +6,7 @@ wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar rati
 Marshall-Palmer counts; fog/haze from the visibility (Koschmieder) minus the part the
 precipitation explains, scaled to the laser wavelength with Kim et al. (2001). A precipitation
 effect is a function (cfg, Weather) -> Medium in PRECIPITATION; clutter.py draws its returns.
+Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (snow.py).
 """
 
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from typing import Callable, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.classes import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.weather import Weather
 
 _LOG = logging.getLogger(__name__)
@@ -190,8 +192,16 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
     return Medium('fog', alpha, beta)
 
 
+def snow_medium(cfg, weather: Weather) -> Medium:
+    """Return the snow Medium: ITU-R extinction, faceted-ice lidar ratio, Gunn-Marshall flakes."""
+    rate = weather.snowfall_rate_mm_h
+    alpha = snow.snow_extinction(cfg, rate)
+    return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
+                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0))
+
+
 #: The precipitation of a scan, each (cfg, Weather) -> Medium; a new effect adds its function.
-PRECIPITATION: Tuple[Callable[..., Medium], ...] = (rain_medium,)
+PRECIPITATION: Tuple[Callable[..., Medium], ...] = (rain_medium, snow_medium)
 
 
 def atmosphere(cfg, weather: Weather) -> Atmosphere:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.return_selection import select_returns
 from ubot_lidar_sim.core.sensors.scan_pattern import perpendicular_basis
 
@@ -185,13 +186,15 @@ def _range_order_fix(ray, r):
 
 
 def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, wetness=0.0,
-                            puddle_depth_m=0.0, ray_dirs=None, peer=parts.SOLO):
+                            puddle_depth_m=0.0, ray_dirs=None, peer=parts.SOLO,
+                            snow_depth_m=0.0):
     """
     Turn sub-ray hits into Contributions (the per-hit part of ProcessBeam).
 
     hits: the Hits of world.trace, sub-ray k of beam b at ray b * S + k, S = len(weights);
     ring_of_beam (B,); atm an Atmosphere (None = clear air); wetness 0-1 for every surface;
-    puddle_depth_m turns ground into water (pond rule); ray_dirs (B * S, 3) world unit directions
+    puddle_depth_m turns ground into water (pond rule) and snow_depth_m > 0 into snow, whose
+    cover hides the ground's albedo texture; ray_dirs (B * S, 3) world unit directions
     of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
     them, ground hits use the vertical and other hits the horizontal divergence).
     A foliage hit returns (1 - t) of what reaches it; every later hit of the sub-ray is scaled by
@@ -220,10 +223,13 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     ground = sel(hits.ground, bool)
     # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
     foliage = sel(hits.foliage, bool).copy()
-    material = radiometry.pond_material(sel(hits.material, np.uint8), ground,
-                                        puddle_depth_m, cfg.pond_threshold_m)
+    material = snow.snow_material(radiometry.pond_material(
+        sel(hits.material, np.uint8), ground, puddle_depth_m, cfg.pond_threshold_m),
+        ground, snow_depth_m)
     foliage &= material != radiometry.WATER
     albedo = sel(hits.albedo, np.float64)
+    if snow_depth_m > 0.0:
+        albedo = np.where(ground, 1.0, albedo)
     beam = ray // s
     fol = np.flatnonzero(foliage)
     t_fol = table.transmission[material[fol]]

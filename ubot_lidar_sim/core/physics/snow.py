@@ -50,7 +50,7 @@ def flakes_per_m3(snowfall_mm_h):
     return GM_N0 * snowfall_mm_h ** GM_N0_EXP / flake_slope_per_mm(snowfall_mm_h)
 
 
-SNOW = MATERIAL_NAMES.index('snow') if 'snow' in MATERIAL_NAMES else -1
+SNOW = MATERIAL_NAMES.index('snow')
 
 
 def snow_material(material, ground, snow_depth_m):

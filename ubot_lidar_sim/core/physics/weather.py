@@ -22,6 +22,9 @@ from ubot_lidar_sim.core.physics import radiometry
 RAIN_MAX_MM_H = 500.0
 VISIBILITY_MIN_M = 1.0
 PUDDLE_MAX_M = 1.0
+#: Snowfall, liquid-water equivalent: 10 mm/h is already a whiteout (visibility ~130 m).
+SNOW_MAX_MM_H = 100.0
+SNOW_DEPTH_MAX_M = 10.0
 SMOKE_MAX_VOLUMES = 1024
 SMOKE_RADIUS_MAX_M = 1000.0
 
@@ -47,7 +50,9 @@ class Weather:
 
     rain_mm_h 0 to RAIN_MAX_MM_H; visibility_m >= VISIBILITY_MIN_M or inf (clear; 550 nm, 2 %
     contrast, rain included); surface_wetness <= 1 (< 0: derive it from the rain);
-    puddle_depth_m 0 to PUDDLE_MAX_M; smoke (K, 4) x, y, z, radius_m in the world frame and
+    puddle_depth_m 0 to PUDDLE_MAX_M; snowfall_rate_mm_h 0 to SNOW_MAX_MM_H (liquid-water
+    equivalent); snow_depth_m 0 to SNOW_DEPTH_MAX_M (> 0: ground is snow);
+    smoke (K, 4) x, y, z, radius_m in the world frame and
     smoke_density (K,) 0-1, K <= SMOKE_MAX_VOLUMES. A refused value raises ConfigError naming
     the field; a smoke volume is named smoke[i].center, smoke[i].radius_m or smoke[i].density.
     """
@@ -58,6 +63,8 @@ class Weather:
     puddle_depth_m: float = 0.0
     smoke: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
     smoke_density: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    snowfall_rate_mm_h: float = 0.0
+    snow_depth_m: float = 0.0
 
     def __post_init__(self):
         def put(name, value):
@@ -71,6 +78,10 @@ class Weather:
                                        hi=1.0))
         put('puddle_depth_m', _number('puddle_depth_m', self.puddle_depth_m,
                                       f'0 to {PUDDLE_MAX_M:g} m', 0.0, PUDDLE_MAX_M))
+        put('snowfall_rate_mm_h', _number('snowfall_rate_mm_h', self.snowfall_rate_mm_h,
+                                          f'0 to {SNOW_MAX_MM_H:g} mm/h', 0.0, SNOW_MAX_MM_H))
+        put('snow_depth_m', _number('snow_depth_m', self.snow_depth_m,
+                                    f'0 to {SNOW_DEPTH_MAX_M:g} m', 0.0, SNOW_DEPTH_MAX_M))
         smoke = np.asarray(self.smoke, dtype=np.float64).reshape(-1, 4)
         density = np.asarray(self.smoke_density, dtype=np.float64).reshape(-1)
         _check_smoke(smoke, density)
@@ -93,6 +104,10 @@ class Weather:
             words.append(f'wetness {self.surface_wetness:.2f}')
         if self.puddle_depth_m > 0.0:
             words.append(f'puddles {self.puddle_depth_m * 1000.0:.0f} mm')
+        if self.snowfall_rate_mm_h > 0.0:
+            words.append(f'snow {self.snowfall_rate_mm_h:.1f} mm/h')
+        if self.snow_depth_m > 0.0:
+            words.append(f'snow cover {self.snow_depth_m * 100.0:.0f} cm')
         if len(self.smoke):
             words.append(f'{len(self.smoke)} smoke volume{"s" if len(self.smoke) > 1 else ""}')
         return ', '.join(words) or 'clear'

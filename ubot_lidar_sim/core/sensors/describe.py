@@ -1,18 +1,45 @@
 """The models of a LiDAR config in words, with its numbers (the CLI's ``describe``)."""
 
+import math
 from typing import Dict
+
+from ubot_lidar_sim.core.physics.clutter import describe_air
+
+
+def _pattern_text(cfg) -> str:
+    """Return the scan pattern of a LidarConfig in words (its beams and their firing times)."""
+    from ubot_lidar_sim.core.sensors import patterns
+
+    if cfg.pattern_type == 'rosette':
+        up, down = cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg
+        el = patterns.rosette_line_elevations_deg(cfg.channels, up, down, cfg.elevations_deg)
+        theta = math.degrees(patterns.rosette_cone_half_angle_rad(up, down, el))
+        f1, f2 = cfg.rosette_prism_hz
+        rate = cfg.channels * cfg.horizontal_samples * cfg.rate_hz
+        return (f'Risley rosette (non-repetitive): {cfg.channels} lines x '
+                f'{cfg.horizontal_samples} shots per {1e3 / cfg.rate_hz:g} ms frame '
+                f'({rate:,.0f} points/s, point i on line i mod {cfg.channels}, every point at its '
+                f'own time), prisms at {f1:g} and {f2:g} Hz sweeping a {theta:.4g} deg cone about '
+                f'axes at {", ".join(f"{e:g}" for e in el)} deg elevation'
+                + (f', head turning at {cfg.rosette_spin_hz:g} Hz' if cfg.rosette_spin_hz else '')
+                + '; sweep k continues the pattern at k / rate_hz')
+    order = ('each ring at its firing offset (ring_time_offsets_us, max '
+             f'{max(cfg.ring_time_offsets_us):g} us)' if cfg.ring_time_offsets_us else
+             'every ring of a column at once')
+    return (f'{cfg.channels} channels x {cfg.horizontal_samples} columns over '
+            f'{cfg.horizontal_fov_deg:g} deg, {cfg.rate_hz:g} Hz, spin {cfg.spin_direction} from '
+            f'{cfg.scan_start_azimuth_deg:g} deg, {order}')
 
 
 def describe_models(cfg) -> Dict[str, str]:
     """
     Return plain-text descriptions of the models with this config's numbers.
 
-    Keys: beam, echo, signal, return_selection, intensity, weather, material (for ``describe``).
+    Keys: beam, echo, signal, return_selection, intensity, weather (with the near-range model:
+    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``).
     """
     div_v = cfg.divergence_v_mrad or cfg.divergence_mrad
-    beam = (f'{cfg.channels} channels x {cfg.horizontal_samples} columns over '
-            f'{cfg.horizontal_fov_deg:g} deg, {cfg.rate_hz:g} Hz, spin {cfg.spin_direction} from '
-            f'{cfg.scan_start_azimuth_deg:g} deg, motion distortion '
+    beam = (_pattern_text(cfg) + ', motion distortion '
             f'{"on" if cfg.motion_distortion else "off"}. Each beam is '
             + ('one pencil ray' if cfg.sub_rays == 1 else
                f'7 sub-rays: centre (weight 0.25) + hexagon at 0.35 x {cfg.divergence_mrad:g} '
@@ -39,18 +66,7 @@ def describe_models(cfg) -> Dict[str, str]:
     intensity = ('Calibrated reflectivity byte: round(100 rho) for 0-100 % diffuse, 100 + 155 '
                  'min(1, ln rho / ln 64) above (specular / retro-reflective); rho = rho_app x '
                  'S_measured / S_peak, transmission losses not corrected, as on a real sensor.')
-    weather = (('Rain: alpha = ' f'{cfg.rain_db_per_km:g} R^{cfg.rain_exponent:g} dB/km; fog/haze '
-                'from the visibility (Koschmieder 3.912 / V) minus its rain part '
-                f'({cfg.rain_visibility_model}), scaled by Kim et al. (2001) to '
-                f'{cfg.wavelength_nm:g} nm; two-way exp(-2 alpha R) on every contribution; '
-                f'clutter slabs up to {cfg.clutter_max_range_m:g} m (fog lidar ratio '
-                f'{cfg.fog_lidar_ratio_sr:g} sr, haze {cfg.haze_lidar_ratio_sr:g} sr, rain '
-                f'{cfg.rain_lidar_ratio_sr:g} sr; drops {cfg.rain_drops_per_m3:g} '
-                f'R^{cfg.rain_drops_exponent:g} /m^3). Wetness from the environment or '
-                f'1 - exp(-R / 1 mm/h); puddles >= {cfg.pond_threshold_m:g} m turn ground '
-                'into water. Smoke volumes stop the rays'
-                + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))
-               if cfg.weather else 'Weather off: clear air whatever the environment says.')
+    weather = describe_air(cfg)
     material = ('Material table of config/materials.yaml' + (
         f' overridden by {cfg.materials_file}' if cfg.materials_file else '')
         + ': rho_bs = rho albedo (1 - a w) cos^k + s exp(-(theta / width)^2); foliage returns '
@@ -62,4 +78,4 @@ def describe_models(cfg) -> Dict[str, str]:
             'sensor_frame': 'Points in the sensor frame at the instant their column fired; '
                             f'stamp at the sweep {cfg.stamp_at}.',
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
-                              'stream])): 0 noise, 1 clutter, 2 roughness.'}
+                              'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes.'}

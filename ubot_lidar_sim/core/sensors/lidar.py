@@ -20,6 +20,7 @@ from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.execution.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import scan_weather
@@ -27,7 +28,7 @@ from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_direc
                                                       sub_ray_pattern)
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS = 0, 1, 2
+STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
 
 
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int) -> np.random.Generator:
@@ -60,9 +61,14 @@ class ScanResult:
 
 
 class LidarSimulator:
-    """Simulates sweeps of one LidarConfig in one World with one MaterialTable."""
+    """
+    Simulates sweeps of one LidarConfig in one World with one MaterialTable.
 
-    def __init__(self, cfg, world, materials):
+    beams: fixed Beams to use instead of the config's pattern (the 2D scanner's planar rays).
+    A rosette's beams change every sweep (build_beams(cfg, scan_index)); a grid's never do.
+    """
+
+    def __init__(self, cfg, world, materials, beams=None):
         if cfg.point_layout == 'ouster' and cfg.stamp_at == 'end':
             raise ConfigError('stamp_at', cfg.stamp_at,
                               "'start' with point_layout 'ouster' (t is uint32 ns)")
@@ -70,13 +76,26 @@ class LidarSimulator:
         self.cfg = cfg
         self.world = world
         self.materials = materials
-        self.beams = build_beams(cfg)  # ScanError over max_rays_per_scan, before any work
         self.offsets, self.weights = sub_ray_pattern(cfg.sub_rays, cfg.divergence_mrad)
-        # Sensor-frame sub-ray directions (R, C, S, 3), fixed for the config, and the same as
-        # three (R, C, S) component planes for the per-scan rotation.
-        self._sub_dirs = sub_ray_directions(self.beams.dir_sensor, self.offsets).reshape(
-            self.beams.channels, self.beams.columns, len(self.weights), 3)
+        self._repeats = beams is not None or cfg.pattern_type != 'rosette'
+        self._scan_index = None
+        # ScanError over max_rays_per_scan, before any work.
+        self._use_beams(build_beams(cfg) if beams is None else beams, 0)
+
+    def _use_beams(self, beams, scan_index):
+        """Make ``beams`` the geometry of sweep ``scan_index``."""
+        self.beams = beams
+        self._scan_index = scan_index
+        # Sensor-frame sub-ray directions (R, C, S, 3), and the same as three (R, C, S) component
+        # planes for the per-scan rotation.
+        self._sub_dirs = sub_ray_directions(beams.dir_sensor, self.offsets).reshape(
+            beams.channels, beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
+
+    def _sweep_geometry(self, scan_index):
+        """Switch to the beams of sweep scan_index (a rosette moves on; a grid stays)."""
+        if not self._repeats and scan_index != self._scan_index:
+            self._use_beams(build_beams(self.cfg, scan_index), scan_index)
 
     def pose_times(self, stamp_s):
         """Return the times (C + 1,) s at which a sweep stamped stamp_s needs its pose."""
@@ -132,6 +151,7 @@ class LidarSimulator:
         sweep; too_close and hit_range_m cover b0..b1. peer (parts.py) carries what crosses the
         part boundaries, so merge_parts of the parts in order is the sweep, bit for bit.
         """
+        self._sweep_geometry(scan_index)
         cfg, beams, table = self.cfg, self.beams, self.materials
         weather = scan_weather(cfg, weather)
         b0, b1 = (0, beams.n_beams) if beam_range is None else (int(beam_range[0]),
@@ -157,7 +177,8 @@ class LidarSimulator:
         atm = atmosphere(cfg, weather)
         contrib = echoes.contributions_from_hits(
             cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
-            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs, peer=peer)
+            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs, peer=peer,
+            snow_depth_m=weather.snow_depth_m)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
@@ -165,8 +186,11 @@ class LidarSimulator:
         limit = _min_per_beam(n_beams, hit_beam, hits.range_m, solid)
         if atm.active:
             clutter_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_CLUTTER)
+            # Flakes draw from their own stream: snow leaves the rain draws as they were.
+            snow_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_SNOW)
             contrib = echoes.Contributions.concat(
-                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng, peer))
+                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng, peer,
+                                 streams={'snow': snow_rng}))
         t2 = time.perf_counter()
 
         noise_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_NOISE)
@@ -198,8 +222,9 @@ class LidarSimulator:
         z = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_ROUGHNESS).standard_normal(
             self.beams.n_beams)
         # Only ground hits move (the others would add 0.0, exactly nothing).
-        material = radiometry.pond_material(np.asarray(hits.material)[g], True,
-                                            weather.puddle_depth_m, cfg.pond_threshold_m)
+        material = snow.snow_material(radiometry.pond_material(
+            np.asarray(hits.material)[g], True, weather.puddle_depth_m, cfg.pond_threshold_m),
+            True, weather.snow_depth_m)
         sigma = radiometry.rough_range_sigma_m(table.roughness_m[material],
                                                np.asarray(hits.cos_inc)[g])
         range_m = np.array(hits.range_m, dtype=np.float64)
@@ -214,7 +239,8 @@ class LidarSimulator:
         pts['x'], pts['y'], pts['z'] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
         pts['intensity'] = ret.intensity
         pts['ring'] = beams.ring[beam]
-        pts['time'] = beams.column_time_s[beams.column[beam]]
+        pts['time'] = (beams.column_time_s[beams.column[beam]]
+                       + beams.ring_time_offset_s[beams.ring[beam]])
         pts['reflectivity'] = ret.reflectivity
         pts['signal'] = ret.signal
         pts['range'] = ret.range_m

@@ -16,7 +16,7 @@ from ubot_lidar_sim.core.yaml_io import read_yaml
 
 MATERIAL_NAMES = ('other', 'soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water',
                   'corn_leaf', 'soybean_leaf', 'tree_foliage', 'bark', 'shrub', 'building',
-                  'metal_bin', 'vehicle', 'mud', 'potato_leaf')
+                  'metal_bin', 'vehicle', 'mud', 'potato_leaf', 'snow')
 FOLIAGE_MATERIALS = ('corn_leaf', 'soybean_leaf', 'tree_foliage', 'shrub', 'potato_leaf')
 OTHER = 0
 WATER = MATERIAL_NAMES.index('water')
@@ -77,7 +77,7 @@ def _apply(values, data, path):
 
 @dataclass(frozen=True, eq=False)
 class MaterialTable:
-    """One read-only float64 array of shape (17,) per property, indexed by the material byte."""
+    """One read-only float64 array of shape (18,) per property, indexed by the material byte."""
 
     reflectivity: np.ndarray
     specular: np.ndarray
@@ -91,7 +91,7 @@ class MaterialTable:
 
     @classmethod
     def load(cls, override_file=None):
-        """Read config/materials.yaml (all 17 x 9 values required), then ``override_file``."""
+        """Read config/materials.yaml (all 18 x 9 values required), then ``override_file``."""
         path = config_path('materials.yaml')
         values = {p: [math.nan] * len(MATERIAL_NAMES) for p in PROPERTIES}
         _apply(values, _read_yaml(path), path)
@@ -105,7 +105,7 @@ class MaterialTable:
 
     @classmethod
     def from_values(cls, values):
-        """Build a table from {property: sequence of 17 floats}."""
+        """Build a table from {property: sequence of 18 floats}."""
         arrays = {}
         for prop in PROPERTIES:
             a = np.array(values[prop], dtype=np.float64)

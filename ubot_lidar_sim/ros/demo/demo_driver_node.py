@@ -3,10 +3,11 @@ Demo driver: drives base_link around a loop and plays a weather scenario.
 
 Publishes ``/tf`` (world_frame -> odom -> base_link on a circle of ``loop_radius_m`` around
 ``loop_center_m`` at ``speed_m_s``), one ``/tf_static`` message with base_link -> the sensor
-frames (depth 1, transient_local, as tf2 static broadcasters do), ``environment`` (a scenario
+frames (depth 1, transient_local, as tf2 static broadcasters do), ``/environment`` (a scenario
 clear -> rain ramping to ``rain_max_mm_h`` -> fog down to ``fog_min_visibility_m`` -> smoke
-near the path, repeating) and ``~/phase`` (std_msgs/String, the current phase name). The
-parameters are the fields of ``scenario.DemoDriverConfig``; the maths is in scenario.py.
+near the path -> snow ramping to ``snow_max_mm_h`` on ``snow_depth_m`` of cover, repeating) and
+``~/phase`` (std_msgs/String, the current phase name). The parameters are the fields of
+``scenario.DemoDriverConfig``; the maths is in scenario.py.
 """
 
 import functools
@@ -21,6 +22,7 @@ from tf2_msgs.msg import TFMessage
 import transforms3d
 
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig, loop_pose, scenario_at
+from ubot_lidar_sim.ros.intake import ENVIRONMENT_TOPIC
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
@@ -58,13 +60,15 @@ class DemoDriverNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(self.default_name, **kwargs)
-        self.params = ConfigParameters(self, DemoDriverConfig)
+        # In a namespace the sensor frames default to the ones the sensors there use.
+        self.params = ConfigParameters(self, DemoDriverConfig,
+                                       namespaced=('lidar_frame', 'laser_frame'))
         cfg = self.config
         self._t0_ns = None
         self._phase = None
         self._tf_pub = self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
         self._static_pub = self.create_publisher(TFMessage, '/tf_static', latched_qos(1))
-        self._env_pub = self.create_publisher(Environment, 'environment', latched_qos(1))
+        self._env_pub = self.create_publisher(Environment, ENVIRONMENT_TOPIC, latched_qos(1))
         self._phase_pub = self.create_publisher(String, '~/phase', latched_qos(1))
         self._static_sent = False
         self.create_timer(1.0 / cfg.tf_rate_hz, self._publish_tf)
@@ -99,9 +103,9 @@ class DemoDriverNode(Node):
     @_on_clock
     def _publish_environment(self, t_s, stamp):
         cfg = self.config
-        phase, rain, vis, frac = scenario_at(
+        phase, rain, vis, frac, snow = scenario_at(
             t_s, cfg.phase_durations_s, cfg.rain_max_mm_h, cfg.fog_min_visibility_m,
-            rain_haze_visibility_m=cfg.rain_haze_visibility_m)
+            rain_haze_visibility_m=cfg.rain_haze_visibility_m, snow_max_mm_h=cfg.snow_max_mm_h)
         env = Environment()
         env.header.stamp = stamp
         env.header.frame_id = cfg.world_frame
@@ -109,6 +113,8 @@ class DemoDriverNode(Node):
         env.visibility_m = float(vis)
         env.surface_wetness = -1.0
         env.puddle_depth_m = 0.0
+        env.snowfall_rate_mm_h = float(snow)
+        env.snow_depth_m = cfg.snow_depth_m if phase == 'snow' else 0.0
         if phase == 'smoke':
             env.smoke = self._smoke_near_path(t_s - frac * cfg.phase_durations_s[3])
         self._env_pub.publish(env)

@@ -14,9 +14,10 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, rain_part_550
-from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H
+from ubot_lidar_sim.core.physics.snow import snow_extinction
+from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, SNOW_DEPTH_MAX_M, SNOW_MAX_MM_H
 
-PHASES = ('clear', 'rain', 'fog', 'smoke')
+PHASES = ('clear', 'rain', 'fog', 'smoke', 'snow')
 # The rain law of the sensors' default model (rain_db_per_km, rain_exponent).
 _RAIN_MODEL = LidarConfig()
 
@@ -51,13 +52,17 @@ class DemoDriverConfig(Validated):
     rain_haze_visibility_m: float = _p(20000.0, 'Visibility of the haze that comes with the '
                                        'rain (the rain adds its own extinction).', 'm',
                                        min=1.0, max=1.0e9, read_only=True)
-    phase_durations_s: tuple = _p((5.0, 5.0, 5.0, 5.0),
-                                  'Durations of the clear, rain, fog, smoke phases.', 's',
-                                  item_type=float, length=4, min=0.0, read_only=True)
+    phase_durations_s: tuple = _p((5.0, 5.0, 5.0, 5.0, 5.0),
+                                  'Durations of the clear, rain, fog, smoke, snow phases.', 's',
+                                  item_type=float, length=5, min=0.0, read_only=True)
     rain_max_mm_h: float = _p(25.0, 'Rain rate reached in the rain phase.', 'mm/h', min=0.0,
                               max=RAIN_MAX_MM_H, read_only=True)
     fog_min_visibility_m: float = _p(50.0, 'Visibility reached in the fog phase.', 'm',
                                      min=1.0, max=1.0e6, read_only=True)
+    snow_max_mm_h: float = _p(5.0, 'Snowfall (liquid-water equivalent) reached in the snow '
+                              'phase.', 'mm/h', min=0.0, max=SNOW_MAX_MM_H, read_only=True)
+    snow_depth_m: float = _p(0.05, 'Snow on the ground during the snow phase.', 'm', min=0.0,
+                             max=SNOW_DEPTH_MAX_M, read_only=True)
     smoke_radius_m: float = _p(2.0, 'Radius of each smoke puff.', 'm', min=0.01, max=100.0,
                                read_only=True)
     smoke_density: float = _p(0.6, 'Density of the smoke puffs, 0-1.', min=0.0, max=1.0,
@@ -66,7 +71,7 @@ class DemoDriverConfig(Validated):
     def _check_cross(self):
         if sum(self.phase_durations_s) <= 0.0:
             raise ConfigError('phase_durations_s', list(self.phase_durations_s),
-                              '4 values >= 0 with a positive sum')
+                              '5 values >= 0 with a positive sum')
 
 
 def phase_text(phase, weather):
@@ -82,26 +87,29 @@ def loop_pose(t_s, radius_m, speed_m_s, center_xy=(0.0, 0.0)):
     return x, y, phi + math.pi / 2.0
 
 
-def rain_visibility_m(rain_mm_h, haze_visibility_m=math.inf):
+def rain_visibility_m(rain_mm_h, haze_visibility_m=math.inf, snow_mm_h=0.0):
     """
-    Return the 2 % contrast visibility (m) of rain_mm_h plus a haze (inf when dry and clear).
+    Return the 2 % contrast visibility (m) of rain and snow plus a haze (inf when all clear).
 
-    The extinctions add: 3.912 / V = rain part (the sensors' rain law) + 3.912 / haze. A little
-    haze keeps the fog part the sensors derive (visibility minus rain) from rounding below zero.
+    The extinctions add: 3.912 / V = rain part + snow part (the sensors' laws at 550 nm) +
+    3.912 / haze. A little haze keeps the fog part the sensors derive (visibility minus the
+    precipitation) from rounding below zero.
     """
-    alpha_per_m = KOSCHMIEDER / haze_visibility_m + rain_part_550(_RAIN_MODEL, rain_mm_h)
+    alpha_per_m = (KOSCHMIEDER / haze_visibility_m + rain_part_550(_RAIN_MODEL, rain_mm_h)
+                   + snow_extinction(_RAIN_MODEL, snow_mm_h, 550.0))
     return KOSCHMIEDER / alpha_per_m if alpha_per_m > 0.0 else math.inf
 
 
 def scenario_at(t_s, durations_s, rain_max_mm_h, fog_min_visibility_m, fog_start_m=2000.0,
-                rain_haze_visibility_m=20000.0):
+                rain_haze_visibility_m=20000.0, snow_max_mm_h=0.0):
     """
-    Return (phase, rain_mm_h, visibility_m, fraction) of the repeating scenario at t_s.
+    Return (phase, rain_mm_h, visibility_m, fraction, snow_mm_h) of the scenario at t_s.
 
-    durations_s: 4 phase lengths, s (clear, rain, fog, smoke); fraction is 0-1 within the phase.
-    Rain ramps linearly 0 -> rain_max_mm_h; fog visibility falls geometrically from fog_start_m
-    to fog_min_visibility_m, reaching the minimum half way and holding it; the rain comes
-    with a light haze of rain_haze_visibility_m.
+    durations_s: 5 phase lengths, s (clear, rain, fog, smoke, snow); fraction is 0-1 within the
+    phase. Rain ramps linearly 0 -> rain_max_mm_h, snow likewise to snow_max_mm_h; fog
+    visibility falls geometrically from fog_start_m to fog_min_visibility_m, reaching the
+    minimum half way and holding it; rain and snow come with a light haze of
+    rain_haze_visibility_m.
     """
     cycle = sum(durations_s)
     t = t_s % cycle
@@ -110,12 +118,15 @@ def scenario_at(t_s, durations_s, rain_max_mm_h, fog_min_visibility_m, fog_start
             break
         t -= length
     frac = min(max(t / length, 0.0), 1.0) if length > 0 else 1.0
-    rain = 0.0
+    rain = snow = 0.0
     vis = math.inf
     if phase == 'rain':
         rain = rain_max_mm_h * min(1.0, frac / 0.75)
         vis = rain_visibility_m(rain, rain_haze_visibility_m)
+    elif phase == 'snow':
+        snow = snow_max_mm_h * min(1.0, frac / 0.75)
+        vis = rain_visibility_m(0.0, rain_haze_visibility_m, snow)
     elif phase == 'fog':
         k = min(1.0, frac / 0.5)
         vis = fog_start_m * (fog_min_visibility_m / fog_start_m) ** k
-    return phase, rain, vis, frac
+    return phase, rain, vis, frac, snow

@@ -263,8 +263,8 @@ class Recorder:
         self._poses = {}
 
     def on_points(self, msg, phase, weather):
-        """Keep the latest cloud of the clear phase and the latest in fog, with pose, Weather."""
-        if phase in ('clear', 'fog'):
+        """Keep the latest cloud of the clear, fog and snow phases, with pose and Weather."""
+        if phase in ('clear', 'fog', 'snow'):
             pose = self._pose(msg.header.frame_id, msg.header.stamp)
             if pose is not None:
                 self.clouds[phase] = (msg, weather, pose)

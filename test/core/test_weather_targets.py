@@ -1,0 +1,181 @@
+"""
+Issue 14's weather targets on the demo world, every preset and the laser_scan defaults.
+
+Sweeps keep every ring of a preset (its near-range model) with fewer columns, so the suite stays
+quick; pose 12 0 1.8 0 0 90 and strongest returns as in benchmarks/weather_table.py.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.classes import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig
+from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.presets import list_presets, load_preset
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
+from ubot_lidar_sim.core.world.world import World
+
+POSE = ConstantTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]))
+PRESETS = list(list_presets())
+CLEAR_AND_HAZE = [Weather(), Weather(visibility_m=10000.0), Weather(visibility_m=2000.0),
+                  Weather(visibility_m=1000.0)]
+
+
+@pytest.fixture(scope='module')
+def materials():
+    return MaterialTable.load()
+
+
+@pytest.fixture(scope='module')
+def demo(materials):
+    return World.load('demo', materials)
+
+
+def _lidar(preset, **extra):
+    params = {**load_preset(preset), 'return_mode': 'strongest', 'motion_distortion': False,
+              'horizontal_samples': 240, **extra}
+    params.pop('max_rays_per_scan', None)
+    return from_dict(LidarConfig, params)
+
+
+def _clutter_beams(sim, weather, scan_index=0):
+    res = sim.scan(POSE, 0.0, weather, scan_index)
+    c = res.points['class_id'] == PRECIPITATION_CLASS
+    return np.unique(res.beam[c]).size / res.n_beams, res
+
+
+@pytest.mark.parametrize('preset', PRESETS)
+def test_clear_air_and_haze_of_1_km_or_more_give_no_clutter(preset, demo, materials):
+    sim = LidarSimulator(_lidar(preset), demo, materials)
+    for weather in CLEAR_AND_HAZE:
+        frac, _ = _clutter_beams(sim, weather)
+        assert frac == 0.0, (preset, weather.describe())
+
+
+@pytest.mark.parametrize('preset', PRESETS)
+def test_rain_clutter_stays_below_half_a_percent_at_10_and_3_percent_at_50_mm_h(
+        preset, demo, materials):
+    sim = LidarSimulator(_lidar(preset), demo, materials)
+    assert _clutter_beams(sim, Weather(rain_mm_h=10.0))[0] <= 0.005
+    assert _clutter_beams(sim, Weather(rain_mm_h=50.0))[0] <= 0.03
+
+
+@pytest.mark.parametrize('preset', PRESETS)
+def test_dense_fog_puts_clutter_near_the_sensor_in_most_beams(preset, demo, materials):
+    # Rings specified at a shorter R10 (the Helios' lower channels, 10-40 m) are up to 80 times
+    # less sensitive and see no fog: "most beams" counts the rings at the preset's full R10.
+    cfg = _lidar(preset)
+    sim = LidarSimulator(cfg, demo, materials)
+    _, res = _clutter_beams(sim, Weather(visibility_m=50.0))
+    c = res.points['class_id'] == PRECIPITATION_CLASS
+    full = np.flatnonzero(radiometry.ring_r10(cfg, np.arange(cfg.channels))
+                          >= cfg.range_at_10pct_m)
+    beams = np.flatnonzero(np.isin(sim.beams.ring, full))
+    assert np.isin(beams, res.beam[c]).mean() > 0.5, preset
+    assert np.median(res.points['range'][c]) < 3.0
+
+
+def _laser(weather_on=True, noise=True):
+    return LaserScanConfig(world_file='demo', weather=weather_on, noise_enabled=noise)
+
+
+def test_laser_scan_has_no_short_ray_off_objects_in_clear_air_and_haze(demo, materials):
+    clear = LaserScanner(_laser(False, False), demo, materials).scan(POSE, 0.0).ranges
+    scanner = LaserScanner(_laser(), demo, materials)
+    for weather in CLEAR_AND_HAZE:
+        r = scanner.scan(POSE, 0.0, weather).ranges
+        near = (r < 1.0) & ~(clear < 1.05)
+        assert not np.any(near), weather.describe()
+
+
+def test_laser_scan_rain_and_fog_follow_the_same_model(demo, materials):
+    scanner = LaserScanner(_laser(), demo, materials)
+    clear = LaserScanner(_laser(False, False), demo, materials).scan(POSE, 0.0).ranges
+    for rain, limit in ((10.0, 0.005), (50.0, 0.03)):
+        r = scanner.scan(POSE, 0.0, Weather(rain_mm_h=rain)).ranges
+        assert np.mean((r < 2.0) & ~(clear < 2.05)) <= limit
+    fog = scanner.scan(POSE, 0.0, Weather(visibility_m=50.0)).ranges
+    assert np.mean(fog < 3.0) > 0.5
+
+
+TARGET = """frame: map
+objects:
+  - {name: target, type: box, size_m: [0.2, 200, 100], pose: {xyz: [%.1f, 0, 0]}, material: other}
+"""
+
+
+def _target_fraction(tmp_path, distance_m, weather, mode):
+    """Fraction of 2000 beams (+/-1 deg) whose point is the 10 % target; also the clutter count."""
+    path = tmp_path / f'w{distance_m:g}.yaml'
+    path.write_text(TARGET % (distance_m + 0.1))
+    override = tmp_path / 'm.yaml'
+    override.write_text('other: {reflectivity: 0.1}\n')
+    table = MaterialTable.load(str(override))
+    world = World.load(str(path), table)
+    cfg = LidarConfig(channels=1, vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0,
+                      horizontal_samples=2000, horizontal_fov_deg=2.0, sub_rays=1,
+                      return_mode=mode, motion_distortion=False)
+    res = LidarSimulator(cfg, world, table).scan(ConstantTwist(np.eye(4)), 0.0, weather)
+    target = (res.points['class_id'] != PRECIPITATION_CLASS) & (
+        np.abs(res.points['range'] - distance_m) < 0.5)
+    return target.sum() / res.n_beams, int((res.points['class_id'] == PRECIPITATION_CLASS).sum())
+
+
+@pytest.mark.parametrize('mode', ['strongest', 'last'])
+def test_ten_percent_target_at_45_m_in_500_m_visibility_matches_its_hand_value(tmp_path, mode):
+    # Issue 14: S = 100 (60/45)^2 exp(-2 x 7.824e-3 x 45) = 87.9 counts against T = 85.96, so
+    # P(detect) = 1 - Phi((85.96 - 87.9) / sqrt(107.9)) = 0.575; the fog's soft peak (~50 counts
+    # at 1.4 m) is never detected, so in strongest mode the target is the strongest return too.
+    frac, n_clutter = _target_fraction(tmp_path, 45.0, Weather(visibility_m=500.0), mode)
+    assert frac == pytest.approx(0.575, abs=0.035)      # 3 sigma of 2000 beams
+    assert frac >= 0.5 and n_clutter == 0
+
+
+def test_ten_percent_target_at_r10_in_rain_25_mm_h_matches_its_hand_value(tmp_path):
+    # Carbonneau 25 mm/h: 9.30 dB/km = 2.141e-3 /m; S = 100 exp(-2 x 2.141e-3 x 60) = 77.3 counts,
+    # P(detect) = 1 - Phi((85.96 - 77.3) / sqrt(97.3)) = 0.19.
+    frac, n_clutter = _target_fraction(tmp_path, 60.0, Weather(rain_mm_h=25.0), 'last')
+    assert frac == pytest.approx(0.19, abs=0.027)
+    assert n_clutter == 0
+
+
+@pytest.mark.parametrize('preset', ['custom', 'velodyne_vlp16'])
+def test_snow_thins_far_points_dims_them_and_heavy_snow_brings_flakes(preset, demo, materials):
+    sim = LidarSimulator(_lidar(preset), demo, materials)
+    far, inten, flakes = [], [], []
+    for rate in (0.0, 1.0, 5.0, 10.0):
+        frac, res = _clutter_beams(sim, Weather(snowfall_rate_mm_h=rate))
+        solid = res.points['class_id'] != PRECIPITATION_CLASS
+        far.append(int((solid & (res.points['range'] >= 20.0)).sum()))
+        inten.append(float(res.points['intensity'][solid].mean()))
+        flakes.append(frac)
+    assert far[0] >= far[1] > far[2] > far[3]
+    assert inten[0] > inten[1] > inten[2] > inten[3]
+    assert flakes[0] == 0.0 and flakes[3] > flakes[1] and flakes[3] > 0.01
+
+
+def test_snow_covered_ground_reads_brighter_than_soil(demo, materials):
+    # Beam by beam over the soil field: the same geometry, soil (0.30, Lambertian) against snow
+    # (0.90, k = 0 like the other natural ground: its backscatter hot spot).
+    sim = LidarSimulator(_lidar('custom', noise_enabled=False), demo, materials)
+    bare = sim.scan(POSE, 0.0, Weather())
+    cover = sim.scan(POSE, 0.0, Weather(snow_depth_m=0.1))
+    soil_beams = bare.beam[bare.points['material'] == material_index('soil')]
+    snow_pts = cover.points[np.isin(cover.beam, soil_beams)]
+    soil_pts = bare.points[np.isin(bare.beam, soil_beams)]
+    assert soil_beams.size > 20
+    assert np.all(snow_pts['material'] == material_index('snow'))
+    assert snow_pts['intensity'].mean() > 2.0 * soil_pts['intensity'].mean()
+    grass_beams = bare.beam[bare.points['material'] == material_index('grass')]
+    assert (cover.points['intensity'][np.isin(cover.beam, grass_beams)].mean()
+            > bare.points['intensity'][np.isin(bare.beam, grass_beams)].mean())
+    ground = np.isin(cover.points['material'], [material_index(m) for m in (
+        'soil', 'grass', 'gravel', 'asphalt', 'water', 'mud')])
+    assert not np.any(ground)
+    assert not math.isnan(float(snow_pts['intensity'].mean()))
