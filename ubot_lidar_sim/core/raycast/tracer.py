@@ -16,6 +16,7 @@ are returned facing the ray. Every step is a numpy operation over all active ray
 
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
@@ -176,6 +177,20 @@ class Tracer:
                     ground, albedo_f, smoke, obj_f)
 
 
+@numba.njit(cache=True, nogil=True)
+def _unit_rows(d):
+    """Return False when a row of d (N, 3) has a squared length 1e-4 or more off 1 (NaN: True)."""
+    for i in range(d.shape[0]):
+        length2 = ((d[i, 0] * d[i, 0] + 0.0) + d[i, 1] * d[i, 1]) + d[i, 2] * d[i, 2]
+        if length2 != length2:
+            return True         # NaN: numpy's max / min of the lengths was NaN, which passed
+    for i in range(d.shape[0]):
+        length2 = ((d[i, 0] * d[i, 0] + 0.0) + d[i, 1] * d[i, 1]) + d[i, 2] * d[i, 2]
+        if length2 - 1.0 > 1e-4 or 1.0 - length2 > 1e-4:
+            return False
+    return True
+
+
 def check_rays(origins, dirs, max_range_m):
     """Validate and convert ray arrays; returns origins, dirs (N, 3) float64 and range (N,)."""
     o = np.asarray(origins, np.float64)
@@ -184,10 +199,8 @@ def check_rays(origins, dirs, max_range_m):
         raise ConfigError('origins', o.shape, 'an (N, 3) array')
     if d.shape != o.shape:
         raise ConfigError('dirs', d.shape, f'an array of the origins shape {o.shape}')
-    if d.shape[0]:
-        length2 = dot3(d, d)
-        if length2.max() - 1.0 > 1e-4 or 1.0 - length2.min() > 1e-4:
-            raise ConfigError('dirs', 'non-unit rows', 'unit vectors')
+    if d.shape[0] and not _unit_rows(d):
+        raise ConfigError('dirs', 'non-unit rows', 'unit vectors')
     limit = np.asarray(max_range_m, np.float64)
     rng = np.broadcast_to(limit, (o.shape[0],))
     if rng.size and not np.all(limit > 0.0):
