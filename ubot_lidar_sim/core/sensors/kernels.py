@@ -1,0 +1,78 @@
+"""
+Compiled per-ray and per-point loops of a LiDAR sweep (numba, cached on disk, GIL released).
+
+The fixed per-sweep work around the trace: the world directions of every sub-ray (each column
+turned by its own pose), the nearest hit per beam and the packing of the point records. They
+keep numpy's operation order and use only + and *, so they give the bits of the numpy code they
+replace (test/core/test_sensor_kernels.py holds it).
+"""
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True)
+def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
+    """
+    World unit directions (hi - lo, 3) float64 of flat sub-rays lo..hi of a block of rings.
+
+    dx, dy, dz (R, C, S) the sensor-frame components of the sub-rays of R rings; poses (C, 4, 4)
+    world-from-sensor at each column's firing time. Sub-ray q is (ring, column, sub) in C order;
+    component i = (dx R_i0 + dy R_i1) + dz R_i2 of its column's rotation R.
+    """
+    n_col, n_sub = dx.shape[1], dx.shape[2]
+    out = np.empty((hi - lo, 3))
+    for q in range(lo, hi):
+        s = q % n_sub
+        c = (q // n_sub) % n_col
+        r = q // (n_sub * n_col)
+        x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
+        for i in range(3):
+            out[q - lo, i] = (x * poses[c, i, 0] + y * poses[c, i, 1]) + z * poses[c, i, 2]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def min_per_beam(n_beams, beam, values, mask):
+    """
+    Minimum (B,) of values (H,) per beam (H,) int (inf where none), over rows where mask (H,).
+
+    A NaN value makes its beam's minimum NaN (numpy's minimum).
+    """
+    out = np.full(n_beams, np.inf)
+    for h in range(beam.shape[0]):
+        if mask[h]:
+            b, v = beam[h], values[h]
+            if out[b] == out[b] and (v < out[b] or v != v):
+                out[b] = v
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s, beam, range_m,
+                intensity, reflectivity, signal, return_index, return_count, return_flags,
+                material, class_id):
+    """
+    Fill the point records pts (P,) of output.layouts.FULL_DTYPE from the Returns columns.
+
+    beam (P,) the points' beams in the sweep; dir_sensor (B, 3), ring (B,), column (B,) per
+    beam; column_time_s (C,), ring_time_offset_s (rings,). xyz = direction x range and time =
+    column time + ring offset are float64 rounded once to the float32 fields.
+    """
+    for p in range(beam.shape[0]):
+        b = beam[p]
+        r = range_m[p]
+        pts[p].x = dir_sensor[b, 0] * r
+        pts[p].y = dir_sensor[b, 1] * r
+        pts[p].z = dir_sensor[b, 2] * r
+        pts[p].intensity = intensity[p]
+        pts[p].ring = ring[b]
+        pts[p].time = column_time_s[column[b]] + ring_time_offset_s[ring[b]]
+        pts[p].reflectivity = reflectivity[p]
+        pts[p].signal = signal[p]
+        pts[p].range = r
+        pts[p].return_index = return_index[p]
+        pts[p].return_count = return_count[p]
+        pts[p].return_flags = return_flags[p]
+        pts[p].material = material[p]
+        pts[p].class_id = class_id[p]
