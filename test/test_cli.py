@@ -187,7 +187,7 @@ def test_a_new_output_format_is_one_writers_entry(tmp_path, world, monkeypatch, 
     _scan(tmp_path, world, 'a.txt', '--frames', '2')
     assert seen == [('a_0000.txt', 'lidar_3d', 4, True), ('a_0001.txt', 'lidar_3d', 4, True)]
     err = _fails(capsys, ['scan', '--sensor', 'laser_scan', '--out', str(tmp_path / 'b.txt')])
-    assert 'allowed a file ending in .npz or .json for --sensor laser_scan' in err
+    assert 'allowed a file ending in .npz or .json or .mcap for --sensor laser_scan' in err
 
 
 def test_a_writer_that_fails_leaves_neither_the_file_nor_its_temporary(tmp_path):

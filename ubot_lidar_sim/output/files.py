@@ -5,7 +5,8 @@ Output files: one writer per file extension, each atomic.
 its writer ``(path, result, cfg, sensor) -> None``. A writer writes a temporary file beside the
 target and renames it into place, so a reader never sees half a file. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
-``(stamp_s, TerrainResult)`` (terrain_sensor).
+``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
+run, every sensor and topic, in one file: its ``record`` takes the run instead of one result.
 """
 
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ import json
 import os
 from pathlib import Path
 import tempfile
-from typing import Any, Callable, Dict, Mapping, Tuple, TYPE_CHECKING, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TYPE_CHECKING, Union
 import zipfile
 
 import numpy as np
@@ -26,6 +27,8 @@ if TYPE_CHECKING:  # pragma: no cover - annotations only, no import cost at run 
 
 Result = Union['ScanResult', 'LaserScanResult', Tuple[float, 'TerrainResult']]
 Writer = Callable[[Path, Result, Any, str], None]
+#: (path, rig, base pose_at, weather, frames) -> stats: dataset/record.py record.
+Recorder = Callable[..., Any]
 Fields = Dict[str, Any]
 
 LASER_FIELDS = ('ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increment',
@@ -38,8 +41,9 @@ TERRAIN_FIELDS = ('hit_flg', 'enabled', 'hit_loc', 'start_loc', 'veh_hit_dist',
 class OutputFormat:
     """A file format: the writer and the sensors (CLI names) whose results it writes."""
 
-    write: Writer
+    write: Optional[Writer]
     sensors: Tuple[str, ...]
+    record: Optional[Recorder] = None   # a recording: the whole run in one file
 
 
 def jsonable(value: Any) -> Any:
@@ -158,10 +162,18 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     write_ply(path, result.points)
 
 
+def record_mcap(path: Path, rig: Any, base_at: Any, weather: Any, frames: int) -> Any:
+    """Record a run as rosbag2 MCAP (dataset/record.py, output/rosbag.py)."""
+    from ubot_lidar_sim.dataset.record import record
+    return record(path, rig, base_at, weather, frames)
+
+
 WRITERS: Dict[str, OutputFormat] = {
     '.npz': OutputFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
     '.ply': OutputFormat(write_ply_result, ('lidar_3d',)),
     '.json': OutputFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
+    '.mcap': OutputFormat(None, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
+                          record=record_mcap),
 }
 
 

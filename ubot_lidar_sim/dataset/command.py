@@ -1,0 +1,66 @@
+"""
+``python -m ubot_lidar_sim dataset SPEC.yaml --out DIR [--workers N] [--address ADDR]``.
+
+Workers: by default one per CPU on an embedded local Ray; ``--workers 1`` runs in this process
+without Ray; ``--address`` joins a running Ray cluster. Ctrl-C exits 130 after removing the
+sequences in progress; a rerun resumes.
+"""
+
+import os
+import sys
+
+from ubot_lidar_sim.core.errors import ConfigError
+
+
+def add_parser(sub):
+    """Add the ``dataset`` command to the CLI's subparsers."""
+    p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + labels)')
+    p.add_argument('spec', metavar='SPEC.yaml')
+    p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
+    p.add_argument('--workers', type=int, metavar='N',
+                   help='sequences at once (default: one per CPU; 1: no Ray)')
+    p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
+                   'HOST:PORT or ray://HOST:PORT)')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    return p
+
+
+def _ray_installed():
+    try:
+        import ray  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def workers_of(args):
+    """Return the number of workers to use (checks --workers and --address against Ray)."""
+    workers = args.workers
+    if workers is not None and workers < 1:
+        raise ConfigError('--workers', workers, 'an integer >= 1')
+    if _ray_installed():
+        return workers or os.cpu_count() or 1
+    if args.address is not None or (workers or 1) > 1:
+        name, value = ('--address', args.address) if args.address else ('--workers', workers)
+        raise ConfigError(name, value, "1 worker without Ray ('pip install ray' for more)")
+    return 1
+
+
+def run_command(args):
+    """Run the ``dataset`` command; returns the exit code (130 after Ctrl-C)."""
+    from ubot_lidar_sim.dataset import runner
+    from ubot_lidar_sim.dataset.spec import load_spec
+
+    spec = load_spec(args.spec)
+    workers = workers_of(args)
+    try:
+        summary = runner.run(spec, args.out, workers=workers, address=args.address,
+                             show_progress=not args.quiet)
+    except KeyboardInterrupt:
+        print('ubot_lidar_sim: interrupted: the sequences in progress were removed; run the '
+              'same command again to resume', file=sys.stderr)
+        return 130
+    print(f"{summary['recorded']} sequences recorded, {summary['skipped']} already done, "
+          f"{summary['frames']} frames, {summary['points']} points in "
+          f"{summary['wall_s']:.1f} s: {os.path.join(args.out, runner.MANIFEST)}")
+    return 0

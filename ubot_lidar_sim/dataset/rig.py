@@ -1,0 +1,141 @@
+"""
+Sensors on one vehicle: simulators built once per world, frames in the order a robot publishes.
+
+The same core calls as the offline CLI (LidarSimulator through execution.worker.sweep,
+LaserScanner.scan, TerrainSensor.sample); no physics here. Times are s from the recording's
+start; sweep k of a sensor starts at k / rate_hz. The first sensor leads: a recording of N
+frames lasts N / its rate_hz, and every sensor gives the sweeps that start within it.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.dataset.trajectory import Mounted
+
+SENSOR_KINDS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
+MESSAGE_OF = {'lidar_3d': 'points', 'laser_scan': 'scan', 'terrain_sensor': 'terrain'}
+
+
+@dataclass(frozen=True, eq=False)
+class RigSensor:
+    """
+    One sensor of a rig: kind (SENSOR_KINDS), name (label key), frozen config, topic.
+
+    mount (4, 4) base-from-sensor (lidar_3d, laser_scan; the terrain sensor places its rays in
+    the base frame by its own parameters and keeps the identity).
+    """
+
+    kind: str
+    name: str
+    cfg: object
+    mount: np.ndarray
+    topic: str
+
+    @property
+    def frame_id(self):
+        """Header frame of the sensor's messages (terrain: the world frame of its points)."""
+        return self.cfg.world_frame if self.kind == 'terrain_sensor' else self.cfg.frame_id
+
+
+@dataclass(frozen=True, eq=False)
+class Frame:
+    """Sweep ``index`` of ``sensor``: stamp_s, publish_s (when a driver sends it), result."""
+
+    sensor: RigSensor
+    index: int
+    stamp_s: float
+    publish_s: float
+    result: object
+
+
+def sweep_times(cfg, kind, k):
+    """Return (stamp_s, publish_s) of sweep k: stamp per stamp_at, published when it ends."""
+    period = 1.0 / cfg.rate_hz
+    if kind == 'terrain_sensor':
+        return k * period, k * period
+    end = kind == 'lidar_3d' and cfg.stamp_at == 'end'
+    return (k + 1 if end else k) * period, (k + 1) * period
+
+
+def frame_counts(sensors, frames):
+    """Sweeps per sensor in a recording of ``frames`` sweeps of the first sensor."""
+    lead = sensors[0].cfg.rate_hz
+    return [max(1, math.ceil(frames * s.cfg.rate_hz / lead - 1e-9)) for s in sensors]
+
+
+def schedule(sensors, frames):
+    """Return [(publish_s, sensor index, k)] of every sweep, in publish order."""
+    items = [(sweep_times(s.cfg, s.kind, k)[1], i, k)
+             for i, (s, n) in enumerate(zip(sensors, frame_counts(sensors, frames)))
+             for k in range(n)]
+    return sorted(items)
+
+
+class Rig:
+    """The simulators of ``sensors`` (list of RigSensor) in one world, built once."""
+
+    def __init__(self, sensors, world, materials):
+        from ubot_lidar_sim.core.execution.worker import ScanProcess
+        from ubot_lidar_sim.core.sensors.laser import LaserScanner
+        from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+        from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+
+        self.sensors = list(sensors)
+        self._sims, self._pools = [], []
+        try:
+            for s in self.sensors:
+                pool = None
+                if s.kind == 'lidar_3d':
+                    sim = LidarSimulator(s.cfg, world, materials)
+                    if s.cfg.compute_workers > 1:  # the same sweeps over processes, same bytes
+                        pool = ScanProcess(s.cfg, world, materials, s.cfg.compute_workers)
+                elif s.kind == 'laser_scan':
+                    sim = LaserScanner(s.cfg, world, materials)
+                else:
+                    sim = TerrainSensor(s.cfg, world)
+                self._sims.append(sim)
+                self._pools.append(pool)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self):
+        """Stop the compute processes of lidar sensors with compute_workers > 1."""
+        for pool in self._pools:
+            if pool is not None:
+                pool.close()
+        self._pools = [None] * len(self._pools)
+
+    def __enter__(self):
+        """Return the rig."""
+        return self
+
+    def __exit__(self, *exc):
+        """Close the rig."""
+        self.close()
+
+    def frames(self, base_at, weather, frames):
+        """
+        Yield every Frame of a recording of ``frames`` lead sweeps, in publish order.
+
+        base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather.
+        """
+        from ubot_lidar_sim.core.execution.worker import sweep
+
+        for _, i, k in schedule(self.sensors, frames):
+            s, sim = self.sensors[i], self._sims[i]
+            stamp, publish = sweep_times(s.cfg, s.kind, k)
+            if s.kind == 'lidar_3d':
+                res = sweep(sim, self._pools[i], _on(base_at, s.mount), stamp, weather, k)
+            elif s.kind == 'laser_scan':
+                res = sim.scan(_on(base_at, s.mount), stamp, weather, scan_index=k)
+            else:
+                res = sim.sample(base_at([stamp])[0])
+            yield Frame(s, k, stamp, publish, res)
+
+
+def _on(base_at, mount):
+    """Return the sensor's pose_at: the base's own when the mount is the identity (exact)."""
+    return base_at if np.array_equal(mount, np.eye(4)) else Mounted(base_at, mount)

@@ -1,0 +1,260 @@
+"""
+Run a dataset spec: each sequence one MCAP + labels, serially or on Ray; a resumable manifest.
+
+``manifest.jsonl`` in the output directory holds one JSON row per finished sequence (its
+parameters, frames, points, bytes, sha256, wall time). A rerun skips every sequence whose row
+matches the spec and whose files still have the row's checksums. Ctrl-C removes only the
+sequences in progress. Ray: an embedded local instance of ``workers`` CPUs, or the cluster at
+``address`` (whose nodes must have this package and see the output directory).
+"""
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+import shutil
+import time
+
+from ubot_lidar_sim.dataset import spec as spec_mod
+from ubot_lidar_sim.dataset.progress import Progress
+
+MANIFEST = 'manifest.jsonl'
+_WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            h.update(block)
+    return h.hexdigest()
+
+
+def sequence_files(out_dir, seq):
+    """Return (mcap path, labels path) of a sequence."""
+    out_dir = Path(out_dir)
+    return out_dir / f'{seq.name}.mcap', out_dir / f'{seq.name}.labels.npz'
+
+
+def rig_sensors(spec, world_file, seed):
+    """Return the RigSensors of the spec's rig in one world with one seed (configs checked)."""
+    from ubot_lidar_sim.core.config import to_dict
+    from ubot_lidar_sim.core.poses import pose_matrix_deg
+    from ubot_lidar_sim.dataset.rig import RigSensor
+    from ubot_lidar_sim.cli import effective_config
+
+    out = []
+    for i, s in enumerate(spec.sensors):
+        extra = {'world_file': world_file, 'seed': seed}
+        params = dict(s.params)
+        if s.kind == 'lidar_3d' and 'sensor_id' not in params and i > 0:
+            params['sensor_id'] = s.name   # two lidars must not share their noise streams
+        try:
+            cfg = effective_config(s.kind, s.params_file or None, params, extra)
+        except spec_mod.SimError as e:
+            raise spec_mod.SpecError(f'{spec.source}: sensors[{i}].params: {e}') from None
+        if out and to_dict(cfg).get('world_frame') != out[0].cfg.world_frame:
+            raise spec_mod.SpecError(f'{spec.source}: sensors[{i}].params.world_frame: '
+                                     'expected the same world frame for every sensor')
+        out.append(RigSensor(s.kind, s.name, cfg, pose_matrix_deg(s.mount[:3], s.mount[3:]),
+                             s.topic))
+    return out
+
+
+def check(spec):
+    """Build every sensor config once, so a bad parameter stops the run before any work."""
+    for seq in spec.sequences[:1]:
+        rig_sensors(spec, 'flat', seq.seed)
+
+
+def _world(cfg):
+    from ubot_lidar_sim.core.world.world import load_for_config
+    key = (cfg.world_file, getattr(cfg, 'materials_file', ''))
+    if key not in _WORLDS:
+        _WORLDS.clear()          # one world per worker process at a time
+        _WORLDS[key] = load_for_config(cfg)
+    return _WORLDS[key]
+
+
+def run_sequence(spec, seq, out_dir):
+    """Record one sequence into out_dir; returns its manifest row."""
+    from ubot_lidar_sim.dataset.record import record
+    from ubot_lidar_sim.dataset.rig import Rig
+
+    t0 = time.perf_counter()
+    mcap, labels = sequence_files(out_dir, seq)
+    try:
+        sensors = rig_sensors(spec, seq.world, seq.seed)
+        world, materials = _world(sensors[0].cfg)
+        with Rig(sensors, world, materials) as rig:
+            stats = record(mcap, rig, spec_mod.make_trajectory(seq.trajectory),
+                           spec_mod.make_weather(seq.weather), seq.frames, labels_path=labels,
+                           base_frame=spec.base_frame, tf_rate_hz=spec.tf_rate_hz,
+                           compression=spec.compression)
+    except BaseException:
+        remove_sequence(out_dir, seq)
+        raise
+    return {'id': seq.name, 'index': seq.index, 'key': spec.key(seq),
+            'parameters': spec.parameters(seq), 'frames': stats.frames,
+            'points': stats.points, 'messages': sum(stats.messages.values()),
+            'mcap': mcap.name, 'mcap_bytes': mcap.stat().st_size, 'mcap_sha256': _sha256(mcap),
+            'labels': labels.name, 'labels_bytes': labels.stat().st_size,
+            'labels_sha256': _sha256(labels), 'wall_s': round(time.perf_counter() - t0, 3),
+            'peak_rss_mb': _peak_rss_mb()}
+
+
+def _peak_rss_mb():
+    """Return the peak resident memory (MiB) of this process (a worker) so far."""
+    import resource
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
+
+
+def remove_sequence(out_dir, seq):
+    """Delete a sequence's files, finished or temporary (rosbag and npz temporaries)."""
+    for path in sequence_files(out_dir, seq):
+        for p in [path, *Path(out_dir).glob(f'.{path.name}.*'), *Path(out_dir).glob(
+                f'.{path.stem}.*{path.suffix}')]:
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists():
+                p.unlink()
+
+
+def read_manifest(out_dir):
+    """Return {id: row} of the manifest (later rows win; unreadable lines are skipped)."""
+    rows = {}
+    path = Path(out_dir) / MANIFEST
+    if path.is_file():
+        for line in path.read_text(encoding='utf-8').splitlines():
+            try:
+                row = json.loads(line)
+                rows[row['id']] = row
+            except (ValueError, KeyError, TypeError):
+                continue
+    return rows
+
+
+def is_done(spec, seq, row, out_dir):
+    """Return True when row describes seq as spec gives it and both files match its sha256."""
+    if row is None or row.get('key') != spec.key(seq):
+        return False
+    for path, name in zip(sequence_files(out_dir, seq), ('mcap', 'labels')):
+        if not path.is_file() or path.stat().st_size != row.get(f'{name}_bytes') or \
+                _sha256(path) != row.get(f'{name}_sha256'):
+            return False
+    return True
+
+
+def _append(out_dir, row):
+    with open(Path(out_dir) / MANIFEST, 'a', encoding='utf-8') as f:
+        f.write(json.dumps(row, sort_keys=True) + '\n')
+
+
+def _write_manifest(out_dir, spec, rows):
+    """Rewrite the manifest in sequence order with the rows of this spec only (atomic)."""
+    path = Path(out_dir) / MANIFEST
+    tmp = path.with_name(f'.{MANIFEST}.tmp')
+    ordered = [rows[s.name] for s in spec.sequences if s.name in rows]
+    tmp.write_text(''.join(json.dumps(r, sort_keys=True) + '\n' for r in ordered),
+                   encoding='utf-8')
+    os.replace(tmp, path)
+
+
+def run(spec, out_dir, workers=1, address=None, show_progress=True):
+    """
+    Record every sequence of spec into out_dir that is not done yet; returns a summary dict.
+
+    workers 1 without address: in this process, no Ray. Otherwise Ray (local or address).
+    """
+    check(spec)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = read_manifest(out_dir)
+    done = {s.name: rows[s.name] for s in spec.sequences
+            if is_done(spec, s, rows.get(s.name), out_dir)}
+    pending = [s for s in spec.sequences if s.name not in done]
+    progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
+    t0 = time.perf_counter()
+    try:
+        if workers == 1 and address is None:
+            for seq in pending:
+                row = run_sequence(spec, seq, out_dir)
+                _finish(out_dir, done, row, progress)
+        else:
+            _run_ray(spec, pending, out_dir, workers, address, done, progress)
+    finally:
+        progress.close()
+        _write_manifest(out_dir, spec, done)
+    wall = time.perf_counter() - t0
+    new = [done[s.name] for s in pending]
+    return {'sequences': len(spec.sequences), 'skipped': len(spec.sequences) - len(pending),
+            'recorded': len(new), 'frames': sum(sum(r['frames'].values()) for r in new),
+            'points': sum(r['points'] for r in new), 'wall_s': wall}
+
+
+def _finish(out_dir, done, row, progress):
+    done[row['id']] = row
+    _append(out_dir, row)
+    progress.update(sum(row['frames'].values()))
+
+
+def start_ray(workers, address=None):
+    """
+    Start an embedded local Ray of ``workers`` CPUs, or join ``address``; quiet.
+
+    Returns False (and does nothing) when Ray is already initialised in this process.
+    """
+    import ray
+
+    if ray.is_initialized():
+        return False
+    os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')
+    kw = {'include_dashboard': False, 'log_to_driver': False,
+          'logging_level': logging.ERROR, 'configure_logging': True}
+    if address is not None:
+        ray.init(address=address, **kw)
+        return True
+    # The workers inherit the environment of the processes ray.init starts: they import this
+    # package from where this process does (a runtime_env would not use the prestarted workers).
+    root = str(Path(__file__).resolve().parents[2])
+    before = os.environ.get('PYTHONPATH')
+    os.environ['PYTHONPATH'] = os.pathsep.join(p for p in (root, before) if p)
+    try:
+        ray.init(num_cpus=workers, object_store_memory=128 << 20,
+                 _node_ip_address='127.0.0.1', **kw)     # loopback only
+    finally:
+        if before is None:
+            del os.environ['PYTHONPATH']
+        else:
+            os.environ['PYTHONPATH'] = before
+    return True
+
+
+def _run_ray(spec, pending, out_dir, workers, address, done, progress):
+    import ray
+
+    started = start_ray(workers, address)
+    task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
+    spec_ref = ray.put(spec)
+    refs = {task.remote(spec_ref, seq, str(out_dir)): seq for seq in pending}
+    try:
+        while refs:
+            ready, _ = ray.wait(list(refs), num_returns=1)
+            for ref in ready:
+                refs.pop(ref)
+                _finish(out_dir, done, ray.get(ref), progress)
+    except BaseException:
+        for ref in refs:
+            ray.cancel(ref, force=True)
+        for ref in refs:              # wait until the cancelled workers are gone
+            try:
+                ray.get(ref, timeout=10)
+            except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
+                pass
+        for seq in refs.values():     # the sequences in progress, not the finished ones
+            remove_sequence(out_dir, seq)
+        raise
+    finally:
+        if started:
+            ray.shutdown()

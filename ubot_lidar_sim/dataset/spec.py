@@ -1,0 +1,291 @@
+"""
+Dataset specs (YAML): every world x trajectory x weather x seed is one sequence of one rig.
+
+Every problem raises SpecError '<file>: <key path>: <problem>' (the CLI prints it on one line
+and exits 2), as world files do. The weather entries take the fields of core Weather by name,
+so a field added there is accepted here without an edit. README "Datasets" shows an example.
+"""
+
+from dataclasses import dataclass, fields
+import hashlib
+import itertools
+import json
+import math
+from pathlib import Path
+
+from ubot_lidar_sim.core.errors import SimError
+from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
+from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
+
+SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
+             'tf_rate_hz', 'compression')
+SENSOR_KEYS = ('type', 'name', 'preset', 'params', 'params_file', 'mount', 'topic')
+TRAJECTORY_KEYS = ('name', 'pose', 'twist', 'waypoints', 'speed_m_s')
+DEFAULT_POSE = (0.0, 0.0, 0.5, 0.0, 0.0, 0.0)   # base_link: the CLI's terrain_sensor default
+MAX_FRAMES = 100_000
+
+
+class SpecError(SimError, ValueError):
+    """A dataset spec key is unknown or its value is not allowed: '<file>: <key>: <problem>'."""
+
+
+class _Ctx(Context):
+    def error(self, where, problem):
+        return SpecError(f'{self.source}: {where}: {problem}')
+
+
+@dataclass(frozen=True)
+class SensorSpec:
+    """One sensor of the rig: kind, name, node parameters, parameter file, mount, topic."""
+
+    kind: str
+    name: str
+    params: dict
+    params_file: str
+    mount: tuple        # x y z (m) roll pitch yaw (deg), base_frame -> sensor frame
+    topic: str
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """One sequence: index, name (seq_0000), world, trajectory and weather entry, seed, frames."""
+
+    index: int
+    name: str
+    world: str
+    trajectory: dict
+    weather: dict
+    seed: int
+    frames: int
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """A parsed spec: the rig, the recording settings and the sequences, in spec order."""
+
+    source: str
+    sensors: tuple
+    base_frame: str
+    tf_rate_hz: float
+    compression: str
+    sequences: tuple
+
+    def parameters(self, seq):
+        """Everything that decides a sequence's bytes, as plain JSON data."""
+        return {'world': seq.world, 'trajectory': seq.trajectory, 'weather': seq.weather,
+                'seed': seq.seed, 'frames': seq.frames, 'base_frame': self.base_frame,
+                'tf_rate_hz': self.tf_rate_hz, 'compression': self.compression,
+                'sensors': [s.__dict__ for s in self.sensors]}
+
+    def key(self, seq):
+        """sha256 of the canonical JSON of parameters(seq): a manifest row matches it."""
+        text = json.dumps(self.parameters(seq), sort_keys=True, allow_nan=True)
+        return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def weather_fields():
+    """Weather entry keys: core Weather's field names, with smoke as a list of volumes."""
+    from ubot_lidar_sim.core.physics.weather import Weather
+    return tuple(f.name for f in fields(Weather) if f.name != 'smoke_density')
+
+
+def make_weather(entry, where='weather'):
+    """Return the core Weather of a weather entry; ConfigError names '<where>.<field>'."""
+    from ubot_lidar_sim.core.physics.weather import weather_from
+    kw = {k: v for k, v in entry.items() if k != 'smoke'}
+    smoke = entry.get('smoke', [])
+    names = {name: f'{where}.{name}' for name in weather_fields()}
+    return weather_from(names, **kw, smoke=[[*s['center'], s['radius_m']] for s in smoke],
+                        smoke_density=[s['density'] for s in smoke])
+
+
+def _keys(ctx, obj, allowed, where):
+    if not isinstance(obj, dict):
+        raise ctx.error(where, f'expected a mapping, got {short(obj)}')
+    for key in obj:
+        if key not in allowed:
+            raise ctx.error(f'{where}.{key}' if where else str(key),
+                            f'unknown key, allowed: {", ".join(allowed)}')
+    return obj
+
+
+def _list(ctx, value, where, default):
+    value = default if value is None else value
+    if not isinstance(value, list) or not value:
+        raise ctx.error(where, f'expected a non-empty list, got {short(value)}')
+    return value
+
+
+def _name(ctx, value, where):
+    if not isinstance(value, str) or not value or not value.replace('_', 'a').isalnum():
+        raise ctx.error(where, f'expected a name of letters, digits and _, got {short(value)}')
+    return value
+
+
+def _weather_entry(ctx, entry, where):
+    from ubot_lidar_sim.core.errors import ConfigError
+    names = weather_fields()
+    _keys(ctx, entry, names, where)
+    out = {}
+    for key, value in entry.items():
+        if key == 'smoke':
+            vols = _list(ctx, value, f'{where}.smoke', None)
+            out['smoke'] = [{'center': ctx.vector(_keys(ctx, v, SMOKE_KEYS, f'{where}.smoke[{i}]'),
+                                                  'center', f'{where}.smoke[{i}]', 3).tolist(),
+                             'radius_m': ctx.number(v, 'radius_m', f'{where}.smoke[{i}]'),
+                             'density': ctx.number(v, 'density', f'{where}.smoke[{i}]')}
+                            for i, v in enumerate(vols)]
+        elif isinstance(value, str) and value.strip().lower() in ('inf', '.inf'):
+            out[key] = math.inf
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ctx.error(f'{where}.{key}', f'expected a number, got {short(value)}')
+        else:
+            out[key] = float(value)
+    try:
+        make_weather(out, where)
+    except ConfigError as e:
+        raise ctx.error(e.name, f'expected {e.allowed}, got {short(e.value)}') from None
+    return out
+
+
+def _weathers(ctx, value):
+    if value is None:
+        return [{}]
+    if isinstance(value, dict) and set(value) == {'grid'}:
+        grid = _keys(ctx, value['grid'], weather_fields(), 'weather.grid')
+        axes = {k: _list(ctx, v, f'weather.grid.{k}', None) for k, v in grid.items()}
+        combos = [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
+        return [_weather_entry(ctx, c, f'weather.grid[{i}]') for i, c in enumerate(combos)]
+    if not isinstance(value, list):
+        raise ctx.error('weather', f'expected a list of entries or {{grid: ...}}, got '
+                        f'{short(value)}')
+    return [_weather_entry(ctx, e or {}, f'weather[{i}]') for i, e in enumerate(value)]
+
+
+def _trajectory(ctx, entry, i):
+    where = f'trajectories[{i}]'
+    _keys(ctx, entry, TRAJECTORY_KEYS, where)
+    out = {'name': _name(ctx, entry.get('name', f'trajectory{i}'), f'{where}.name')}
+    if 'waypoints' in entry:
+        for key in ('pose', 'twist'):
+            if key in entry:
+                raise ctx.error(f'{where}.{key}', 'not with waypoints (their path sets the pose)')
+        pts = _list(ctx, entry['waypoints'], f'{where}.waypoints', None)
+        out['waypoints'] = [ctx.vector({'p': p}, 'p', f'{where}.waypoints[{j}]', 3).tolist()
+                            for j, p in enumerate(pts)]
+        out['speed_m_s'] = ctx.number(entry, 'speed_m_s', where)
+    else:
+        if 'speed_m_s' in entry:
+            raise ctx.error(f'{where}.speed_m_s', 'only with waypoints (a twist has its speed)')
+        out['pose'] = ctx.vector(entry, 'pose', where, 6, default=list(DEFAULT_POSE)).tolist()
+        out['twist'] = ctx.vector(entry, 'twist', where, 6, default=[0.0] * 6).tolist()
+    from ubot_lidar_sim.core.errors import ConfigError
+    try:
+        make_trajectory(out)
+    except ConfigError as e:
+        raise ctx.error(f'{where}.{e.name}', f'expected {e.allowed}, got {short(e.value)}') \
+            from None
+    return out
+
+
+def make_trajectory(entry):
+    """Return the base trajectory (pose_at) of a trajectory entry."""
+    from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+    from ubot_lidar_sim.dataset.trajectory import WaypointPath
+    if 'waypoints' in entry:
+        return WaypointPath(entry['waypoints'], entry['speed_m_s'], name='waypoints')
+    pose = entry['pose']
+    return ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*entry['twist']))
+
+
+def _sensor(ctx, entry, i):
+    where = f'sensors[{i}]'
+    _keys(ctx, entry, SENSOR_KEYS, where)
+    kind = entry.get('type')
+    if kind not in SENSOR_KINDS:
+        raise ctx.error(f'{where}.type', f'expected one of {", ".join(SENSOR_KINDS)}, '
+                        f'got {short(kind)}')
+    params = entry.get('params') or {}
+    if not isinstance(params, dict):
+        raise ctx.error(f'{where}.params', f'expected a mapping, got {short(params)}')
+    params = dict(params)
+    if 'preset' in entry:
+        params['preset'] = entry['preset']
+    if kind == 'terrain_sensor' and 'mount' in entry:
+        raise ctx.error(f'{where}.mount', 'not for terrain_sensor (its rays are placed in '
+                        'base_frame by vehicle_center_m and tire_positions_m)')
+    params_file = entry.get('params_file', '')
+    if params_file:
+        path = ctx.path({'file': params_file}, f'{where}.params_file')
+        params_file = str(path)
+    name = _name(ctx, entry.get('name', kind), f'{where}.name')
+    topic = entry.get('topic', f'/{MESSAGE_OF[kind]}')
+    if not isinstance(topic, str) or not topic.startswith('/') or topic in (
+            '/tf', '/tf_static', '/clock', '/environment'):
+        raise ctx.error(f'{where}.topic', f'expected an absolute topic of its own, got '
+                        f'{short(topic)}')
+    mount = ctx.vector(entry, 'mount', where, 6, default=[0.0] * 6).tolist()
+    return SensorSpec(kind, name, params, params_file, tuple(mount), topic)
+
+
+def _unique(ctx, values, where):
+    seen = set()
+    for i, v in enumerate(values):
+        if v in seen:
+            raise ctx.error(where(i), f'{v!r} is used twice (give each its own)')
+        seen.add(v)
+
+
+def parse_spec(data, source='<spec>', base_dir=None):
+    """Return the DatasetSpec of a parsed YAML mapping (SpecError on the first problem)."""
+    ctx = _Ctx(source, base_dir, 0)
+    _keys(ctx, data, SPEC_KEYS, '')
+    worlds = []
+    for i, w in enumerate(_list(ctx, data.get('worlds'), 'worlds', ['flat'])):
+        if w in ('demo', 'flat'):
+            worlds.append(w)
+        else:
+            worlds.append(str(ctx.path({'file': w}, f'worlds[{i}]')))
+    trajs = [_trajectory(ctx, t, i) for i, t in enumerate(
+        _list(ctx, data.get('trajectories'), 'trajectories', [{'name': 'still'}]))]
+    _unique(ctx, [t['name'] for t in trajs], lambda i: f'trajectories[{i}].name')
+    sensors = [_sensor(ctx, s, i) for i, s in enumerate(
+        _list(ctx, data.get('sensors'), 'sensors', None))]
+    _unique(ctx, [s.name for s in sensors], lambda i: f'sensors[{i}].name')
+    _unique(ctx, [s.topic for s in sensors], lambda i: f'sensors[{i}].topic')
+    seeds = data.get('seeds', [0])
+    seeds = [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+    seeds = _list(ctx, seeds, 'seeds', None)
+    for i, s in enumerate(seeds):
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2 ** 63:
+            raise ctx.error(f'seeds[{i}]', f'expected an integer >= 0, got {short(s)}')
+    frames = data.get('frames', 10)
+    if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_FRAMES:
+        raise ctx.error('frames', f'expected an integer 1-{MAX_FRAMES}, got {short(frames)}')
+    base_frame = _name(ctx, data.get('base_frame', 'base_link'), 'base_frame')
+    tf_rate = data.get('tf_rate_hz', 100.0)
+    if isinstance(tf_rate, bool) or not isinstance(tf_rate, (int, float)) or \
+            not 1.0 <= tf_rate <= 10000.0:
+        raise ctx.error('tf_rate_hz', f'expected a rate of 1 to 10000 Hz, got {short(tf_rate)}')
+    compression = data.get('compression', 'zstd')
+    if compression not in ('none', 'zstd'):
+        raise ctx.error('compression', f"expected 'none' or 'zstd', got {short(compression)}")
+    weathers = _weathers(ctx, data.get('weather'))
+    combos = itertools.product(worlds, trajs, weathers, seeds)
+    seqs = tuple(Sequence(n, f'seq_{n:04d}', w, t, wx, s, frames)
+                 for n, (w, t, wx, s) in enumerate(combos))
+    return DatasetSpec(source, tuple(sensors), base_frame, float(tf_rate), compression, seqs)
+
+
+def load_spec(path):
+    """Read and check a spec file; SpecError names the file and the key."""
+    import yaml
+
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding='utf-8'))
+    except OSError as e:
+        raise SpecError(f'{path}: cannot read ({e.strerror or e})') from None
+    except yaml.YAMLError as e:
+        raise SpecError(f'{path}: not valid YAML ({" ".join(str(e).split())})') from None
+    return parse_spec(data, str(path), path.parent)

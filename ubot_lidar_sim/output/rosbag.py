@@ -1,0 +1,263 @@
+"""
+rosbag2 recordings in one MCAP file, written with rosbags; no rclpy.
+
+The file embeds every message definition (sensor_msgs, tf2_msgs, rosgraph_msgs from rosbags'
+ROS 2 store; ubot_lidar_sim_msgs parsed from its .msg files), so Foxglove, ``ros2 bag`` and
+any MCAP reader decode it without this package. Writing is atomic: rosbags writes a bag
+directory under a temporary name beside the target; only a closed, complete file is renamed
+to the final name. The bytes depend on the messages alone (no wall clock, no random ids), so
+equal inputs give equal files.
+"""
+
+from functools import lru_cache
+import math
+import os
+from pathlib import Path
+import shutil
+import tempfile
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import ConfigError
+
+MSG_PACKAGE = 'ubot_lidar_sim_msgs'
+#: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
+CLOCK_START_NS = 1_000_000_000
+ENVIRONMENT_MSG = f'{MSG_PACKAGE}/msg/Environment'
+TERRAIN_MSG = f'{MSG_PACKAGE}/msg/TerrainSensor'
+POINTS_MSG = 'sensor_msgs/msg/PointCloud2'
+SCAN_MSG = 'sensor_msgs/msg/LaserScan'
+TF_MSG = 'tf2_msgs/msg/TFMessage'
+CLOCK_MSG = 'rosgraph_msgs/msg/Clock'
+COMPRESSIONS = ('none', 'zstd')
+# Environment.msg fields whose Weather attribute has another name; any other field is read from
+# the Weather attribute of its own name (0 when Weather has none), so a new field needs no edit.
+_ENV_RENAMED = {'rain_rate_mm_h': 'rain_mm_h'}
+
+
+def msg_dir():
+    """
+    Return the directory of the ubot_lidar_sim_msgs .msg files.
+
+    Looks beside the source tree (repo/ubot_lidar_sim_msgs/msg), then in every prefix of
+    AMENT_PREFIX_PATH and above this file (<prefix>/share/ubot_lidar_sim_msgs/msg).
+    """
+    here = Path(__file__).resolve()
+    candidates = [here.parents[2] / MSG_PACKAGE / 'msg']
+    prefixes = [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(os.pathsep) if p]
+    for prefix in prefixes + list(here.parents):
+        candidates.append(prefix / 'share' / MSG_PACKAGE / 'msg')
+    for path in candidates:
+        if (path / 'Environment.msg').is_file():
+            return path
+    raise FileNotFoundError(f'{MSG_PACKAGE}/msg/Environment.msg not found near {here} '
+                            'nor in AMENT_PREFIX_PATH')
+
+
+@lru_cache(maxsize=1)
+def typestore():
+    """Return rosbags' ROS 2 typestore with the ubot_lidar_sim_msgs types registered."""
+    from rosbags.typesys import get_types_from_msg, get_typestore, Stores
+
+    store = get_typestore(Stores.ROS2_KILTED)
+    types = {}
+    for path in sorted(msg_dir().glob('*.msg')):
+        types.update(get_types_from_msg(path.read_text(encoding='utf-8'),
+                                        f'{MSG_PACKAGE}/msg/{path.stem}'))
+    store.register(types)
+    return store
+
+
+def _qos(depth, latched):
+    from rosbags.interfaces import (Qos, QosDurability, QosHistory, QosLiveliness,
+                                    QosReliability, QosTime)
+    zero = QosTime(0, 0)
+    return Qos(QosHistory.KEEP_LAST, depth, QosReliability.RELIABLE,
+               QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+               zero, zero, QosLiveliness.AUTOMATIC, zero, False)
+
+
+class BagWriter:
+    """
+    A rosbag2 (storage mcap, version 9) written to one ``.mcap`` file; use it as a context.
+
+    ``write(topic, msgtype, log_ns, msg)`` takes a message built by the functions below.
+    compression 'zstd' compresses the MCAP chunks (Foxglove and ros2 bag read both).
+    Leaving the context with an exception removes everything it wrote.
+    """
+
+    def __init__(self, path, compression='none'):
+        self.path = Path(path)
+        if compression not in COMPRESSIONS:
+            raise ConfigError('compression', compression, ' or '.join(COMPRESSIONS))
+        if not self.path.parent.is_dir():
+            raise ConfigError('--out', str(self.path), 'a file in an existing directory')
+        self.compression = compression
+        self.store = typestore()
+        self._tmp = None
+        self._writer = None
+        self._conns = {}
+        self.counts = {}
+
+    def __enter__(self):
+        """Create the temporary bag beside the target; returns self."""
+        from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+
+        self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.', dir=self.path.parent))
+        # The bag directory is named like the target, so the metadata it embeds names the file
+        # as it ends up (relative_file_paths: [<target>.mcap]) and the bytes do not depend on
+        # the temporary name.
+        self._writer = Writer(self._tmp / self.path.stem, version=9,
+                              storage_plugin=StoragePlugin.MCAP)
+        if self.compression == 'zstd':
+            self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+        self._writer.open()
+        return self
+
+    def write(self, topic, msgtype, log_ns, msg, latched=False):
+        """Serialise msg (CDR) and write it at log time log_ns (int ns)."""
+        conn = self._conns.get(topic)
+        if conn is None:
+            conn = self._writer.add_connection(
+                topic, msgtype, typestore=self.store,
+                offered_qos_profiles=[_qos(1 if latched else 10, latched)])
+            self._conns[topic] = conn
+            self.counts[topic] = 0
+        self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
+        self.counts[topic] += 1
+
+    def close(self):
+        """Finish the file and rename it to the target (replacing an older one)."""
+        writer, self._writer = self._writer, None
+        try:
+            writer.close()
+            os.replace(self._tmp / self.path.stem / f'{self.path.stem}.mcap', self.path)
+        finally:
+            self._cleanup()
+
+    def abort(self):
+        """Drop everything written; nothing appears under the target name."""
+        writer, self._writer = self._writer, None
+        try:
+            if writer is not None:
+                writer.abort()
+        finally:
+            self._cleanup()
+
+    def _cleanup(self):
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    def __exit__(self, exc_type, exc, tb):
+        """Close the bag, or abort it on an exception (KeyboardInterrupt included)."""
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+        return False
+
+
+def _time(ns):
+    t = typestore().types['builtin_interfaces/msg/Time']
+    ns = int(ns)
+    return t(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def header(frame_id, stamp_ns):
+    """Return a std_msgs/Header."""
+    return typestore().types['std_msgs/msg/Header'](stamp=_time(stamp_ns), frame_id=frame_id)
+
+
+def points_msg(array, fields, frame_id, stamp_ns):
+    """
+    Return a PointCloud2 of a packed structured array (P,) (height 1, is_dense, little-endian).
+
+    fields: [(name, offset, datatype, count)] of its layout (PointField datatype codes).
+    """
+    types = typestore().types
+    pf = types['sensor_msgs/msg/PointField']
+    array = np.ascontiguousarray(array)
+    return types[POINTS_MSG](
+        header=header(frame_id, stamp_ns), height=1, width=len(array),
+        fields=[pf(name=n, offset=o, datatype=d, count=c) for n, o, d, c in fields],
+        is_bigendian=False, point_step=array.dtype.itemsize,
+        row_step=array.dtype.itemsize * len(array), data=array.view(np.uint8).reshape(-1),
+        is_dense=True)
+
+
+def scan_msg(res, frame_id, stamp_ns):
+    """Return a LaserScan of a core LaserScanResult."""
+    return typestore().types[SCAN_MSG](
+        header=header(frame_id, stamp_ns), angle_min=res.angle_min, angle_max=res.angle_max,
+        angle_increment=res.angle_increment, time_increment=res.time_increment,
+        scan_time=res.scan_time, range_min=res.range_min, range_max=res.range_max,
+        ranges=np.asarray(res.ranges, dtype=np.float32),
+        intensities=np.asarray(res.intensities, dtype=np.float32))
+
+
+def _points(rows):
+    point = typestore().types['geometry_msgs/msg/Point']
+    return [point(x=float(r[0]), y=float(r[1]), z=float(r[2])) for r in np.asarray(rows)]
+
+
+def terrain_msg(res, frame_id, stamp_ns):
+    """Return a ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult."""
+    return typestore().types[TERRAIN_MSG](
+        header=header(frame_id, stamp_ns), hit_flg=np.asarray(res.hit_flg, dtype=np.uint8),
+        enabled=np.asarray(res.enabled, dtype=np.uint8), hit_loc=_points(res.hit_loc),
+        start_loc=_points(res.start_loc), veh_hit_dist=float(res.veh_hit_dist),
+        tire_hit_dist=np.asarray(res.tire_hit_dist, dtype=np.float64))
+
+
+def tf_msg(transforms, quaternion_of):
+    """
+    Return a tf2_msgs/TFMessage of [(parent, child, stamp_ns, parent-from-child (4, 4))].
+
+    quaternion_of(rotation (3, 3)) -> (x, y, z, w).
+    """
+    types = typestore().types
+    out = []
+    for parent, child, stamp_ns, m in transforms:
+        m = np.asarray(m, dtype=np.float64)
+        q = quaternion_of(m[:3, :3])
+        tf = types['geometry_msgs/msg/Transform'](
+            translation=types['geometry_msgs/msg/Vector3'](x=float(m[0, 3]), y=float(m[1, 3]),
+                                                           z=float(m[2, 3])),
+            rotation=types['geometry_msgs/msg/Quaternion'](x=float(q[0]), y=float(q[1]),
+                                                           z=float(q[2]), w=float(q[3])))
+        out.append(types['geometry_msgs/msg/TransformStamped'](
+            header=header(parent, stamp_ns), child_frame_id=child, transform=tf))
+    return types[TF_MSG](transforms=out)
+
+
+def environment_msg(weather, frame_id, stamp_ns):
+    """
+    Return a ubot_lidar_sim_msgs/Environment of a core Weather.
+
+    Every number field is the Weather attribute of the same name (rain_rate_mm_h: rain_mm_h),
+    0 where Weather has no such attribute; smoke from Weather.smoke and smoke_density.
+    """
+    store = typestore()
+    volume = store.types[f'{MSG_PACKAGE}/msg/SmokeVolume']
+    values = {'header': header(frame_id, stamp_ns),
+              'smoke': [volume(center=_points([s[:3]])[0], radius_m=float(s[3]),
+                               density=float(d))
+                        for s, d in zip(weather.smoke, weather.smoke_density)]}
+    for name, (_, kind) in store.fielddefs[ENVIRONMENT_MSG][1]:
+        if name not in values:
+            value = getattr(weather, _ENV_RENAMED.get(name, name), 0)
+            values[name] = float(value) if kind[0].startswith('float') else int(value)
+    return store.types[ENVIRONMENT_MSG](**values)
+
+
+def clock_msg(stamp_ns):
+    """Return a rosgraph_msgs/Clock."""
+    return typestore().types[CLOCK_MSG](clock=_time(stamp_ns))
+
+
+def ns(t_s):
+    """Return the recording time (int ns) of simulation time t_s: CLOCK_START_NS + t_s."""
+    if not math.isfinite(t_s):
+        raise ValueError(f'time {t_s} s is not finite')
+    return CLOCK_START_NS + int(round(t_s * 1e9))
