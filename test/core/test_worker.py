@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.execution.worker import _SharedResults, ScanProcess, ScanProcessError
+from ubot_lidar_sim.core.execution.transport import SharedResults
+from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
@@ -164,16 +165,14 @@ def test_a_result_keeps_its_points_after_the_next_sweep_of_the_same_process(demo
 def test_the_shared_block_hands_a_result_over_whole_and_refuses_one_too_large(demo):
     cfg = LidarConfig(**CFG)
     result = LidarSimulator(cfg, *demo).scan(PATH, 0.0, RAIN, 0)
-    block = _SharedResults(_SharedResults.size_for(cfg))
-    small = _SharedResults(4096)
+    block = SharedResults(SharedResults.size_for(cfg))
+    small = SharedResults(4096)
     try:
         copy = block.load(block.store(result))
         _assert_same(result, copy)
         assert copy.timing_ms == result.timing_ms and copy.n_beams == result.n_beams
         assert small.store(result) is None        # the pipe takes it instead
     finally:
-        for b in (block, small):
-            b.unlink()
         del copy
         block.close()
         small.close()

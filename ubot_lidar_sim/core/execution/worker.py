@@ -13,160 +13,82 @@ With ``workers`` > 1 each child computes one contiguous beam range of the sweep
 boundaries between them (parts.py), so a sweep uses every core and still gives the bytes of
 ``LidarSimulator.scan``. The split follows the cost of the last sweep's parts.
 
-The children are started with multiprocessing's 'spawn' (a fork would copy the locks of the
-caller's DDS threads), ignore SIGINT (Ctrl-C reaches the whole process group; the caller shuts
-them down) and exit when the caller closes the pipe or dies.
+No fault of a child blocks the caller beyond a deadline (transport.py): a child that exits is
+reported at once, one that does not answer in time (stopped, hung) is killed, and either way
+the children are started again on the next call. The children are started with
+multiprocessing's 'spawn' (a fork would copy the locks of the caller's DDS threads), ignore
+SIGINT (Ctrl-C reaches the whole process group; the caller shuts them down) and exit quietly
+when the caller closes its end or dies.
 """
 
+from collections import deque
 from dataclasses import replace
-import mmap
 import multiprocessing
 from multiprocessing.connection import wait
 import os
 import signal
-import tempfile
 import time
 
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
 from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, ScanResult
-from ubot_lidar_sim.output.layouts import FULL_DTYPE
+from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
+                                                     InheritedFd, payload_file, PipePeer,
+                                                     read_payload, SharedResults)
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
-START_TIMEOUT_S = 60.0      # importing open3d and building the scene in the child
-SCAN_TIMEOUT_S = 60.0       # one sweep; beyond it the children are taken as hung and killed
+START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
+SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
+SCAN_TIMEOUT_MIN_S = 1.0    # later sweeps: this, or 10 x the slowest of the last 20 if longer
+SCAN_TIMEOUT_FACTOR = 10.0
 
 
 class ScanProcessError(ScanError):
-    """The compute process failed (exited, hung or refused to start)."""
+    """The compute process failed (exited, hung or refused a request)."""
 
 
-class _SharedResults:
+class ScanProcessExited(ScanProcessError):
+    """A compute process exited or was killed; the next call starts new ones."""
+
+
+class ScanProcessHung(ScanProcessError):
+    """A compute process did not answer in time (stopped, hung); it was killed."""
+
+
+class ScanProcessStarting(ScanProcessError):
+    """The compute processes are still starting (only with wait_for_start false)."""
+
+
+def _serve(conn, payload_fd, part=0, parts=1, block=None):
     """
-    A file-backed shared memory block through which a child hands its ScanResult arrays over.
+    Child main: read (cfg, world, materials), build the simulator, answer requests.
 
-    Pickling a sweep's points through the pipe costs a copy on each side and one context switch
-    per socket buffer (tens of ms for the 5 MB of an OS1-128 sweep); here the child writes the
-    arrays once and sends their lengths. The parent creates the file (in /dev/shm when there
-    is one) and unlinks it as soon as the child has mapped it, so nothing is left behind when
-    either side dies. The space is allocated up front: a full tmpfs then fails here with
-    OSError (and the results take the pipe) instead of killing the child with SIGBUS on a write.
-    A result that does not fit goes through the pipe as well.
-    """
-
-    def __init__(self, n_bytes, path=None):
-        if path is None:
-            folder = '/dev/shm' if os.path.isdir('/dev/shm') else tempfile.gettempdir()
-            fd, path = tempfile.mkstemp(prefix='ubot_lidar_sim_', dir=folder)
-            try:
-                os.posix_fallocate(fd, 0, n_bytes)
-            except OSError:
-                os.close(fd)
-                os.unlink(path)
-                raise
-        else:
-            fd = os.open(path, os.O_RDWR)
-        try:
-            self.map = mmap.mmap(fd, n_bytes)
-        finally:
-            os.close(fd)
-        self.path, self.n_bytes = path, n_bytes
-
-    @staticmethod
-    def size_for(cfg):
-        """Return the bytes for the largest result of cfg: 3 returns per beam, every beam."""
-        n = cfg.channels * cfg.horizontal_samples
-        return max(n * (3 * (FULL_DTYPE.itemsize + 8) + 8 + 1) + 64, 4096)
-
-    def unlink(self):
-        """Remove the file (the mappings stay valid)."""
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
-
-    def store(self, result):
-        """Write result's arrays; returns the message describing them (None: too large)."""
-        arrays = (result.points, result.beam, result.hit_range_m, result.too_close)
-        if sum(a.nbytes for a in arrays) > self.n_bytes:
-            return None
-        offset = 0
-        for a in arrays:
-            np.frombuffer(self.map, a.dtype, a.size, offset)[...] = a
-            offset += -(-a.nbytes // 8) * 8
-        return (len(result.points), len(result.beam), result.n_beams, result.stamp_s,
-                result.sensor_pose, result.n_echoes, result.timing_ms)
-
-    def load(self, message):
-        """Return the ScanResult that store wrote (views of the block: copy before reuse)."""
-        n_points, n_beam, n_beams, stamp_s, pose, n_echoes, timing = message
-        views, offset = [], 0
-        for dtype, size in ((FULL_DTYPE, n_points), (np.int64, n_beam),
-                            (np.float64, n_beams), (np.bool_, n_beams)):
-            view = np.frombuffer(self.map, dtype, size, offset)
-            views.append(view)
-            offset += -(-view.nbytes // 8) * 8
-        return ScanResult(points=views[0], beam=views[1], stamp_s=stamp_s, sensor_pose=pose,
-                          n_beams=n_beams, too_close=views[3], hit_range_m=views[2],
-                          n_echoes=n_echoes, timing_ms=timing)
-
-    def close(self):
-        """Unmap the block."""
-        try:
-            self.map.close()
-        except (BufferError, ValueError):
-            pass        # a view still exported: the mapping goes with the last one
-
-
-class _PipePeer:
-    """The parts.py peer of one part in a child: values go through the parent's router."""
-
-    def __init__(self, conn, part, parts):
-        self.part, self.parts = part, parts
-        self._conn, self._held = conn, {}
-        self.waited_s = 0.0
-
-    def receive(self, name):
-        """Block until the value named name arrives (values of later steps are kept)."""
-        t0 = time.perf_counter()
-        while name not in self._held:
-            _, key, value = self._conn.recv()
-            self._held[key] = value
-        self.waited_s += time.perf_counter() - t0
-        return self._held.pop(name)
-
-    def send(self, name, part, value):
-        """Send value to the part with index part."""
-        self._conn.send(('send', name, part, value))
-
-    def minmax(self, lo, hi):
-        """Return the minimum of lo and the maximum of hi over every part."""
-        if self.parts == 1:
-            return lo, hi
-        self._conn.send(('minmax', lo, hi))
-        return self.receive('minmax')
-
-
-def _serve(conn, cfg, world, materials, part=0, parts=1, shared=None):
-    """
-    Child main loop: build the simulator, then answer 'scan' and 'config' requests.
-
-    shared (path, bytes): the _SharedResults block the results go through.
+    block (fd, bytes): the SharedResults block the results go through. A parent that is gone
+    (end of file, broken pipe) ends the child quietly, without a traceback.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        block = _SharedResults(shared[1], shared[0]) if shared is not None else None
+        _serve_requests(conn, payload_fd, part, parts, block)
+    except (EOFError, OSError):
+        pass
+
+
+def _serve_requests(conn, payload_fd, part, parts, block):
+    try:
+        cfg, world, materials = read_payload(payload_fd)
+        os.close(payload_fd)
+        results = SharedResults(block[1], block[0]) if block is not None else None
         sim = LidarSimulator(cfg, world, materials)
+        # One ray builds the scene of the sweeps now, so that the first sweep costs what the
+        # others do (its deadline follows theirs after a restart).
+        world.cast(np.zeros((1, 3)), np.array([[0.0, 0.0, 1.0]]), 1.0, cfg.ignored_objects)
     except Exception as exc:  # reported to the caller, which raises it
         conn.send(('error', f'{type(exc).__name__}: {exc}'))
         return
     conn.send(('ready', None))
     while True:
-        try:
-            request = conn.recv()
-        except (EOFError, OSError):
-            return          # the caller closed the pipe or died
+        request = conn.recv()
         kind = request[0]
         if kind == 'stop':
             return
@@ -176,19 +98,18 @@ def _serve(conn, cfg, world, materials, part=0, parts=1, shared=None):
                 reply = ('ok', None)
             else:
                 _, poses, stamp_s, weather, scan_index, beam_range = request
-                peer = _PipePeer(conn, part, parts)
+                peer = PipePeer(conn, part, parts)
                 t0 = time.perf_counter()
                 result = sim.scan_part(poses, stamp_s, weather, scan_index, beam_range, peer)
                 busy_s = time.perf_counter() - t0 - peer.waited_s
-                stored = block.store(result) if block is not None else None
+                stored = results.store(result) if results is not None else None
                 reply = ('ok', (('inline', result) if stored is None else ('shared', stored),
                                 busy_s))
+        except (EOFError, OSError):
+            raise                   # the parent is gone
         except Exception as exc:  # a bad scan must not end the child: report it
             reply = ('error', f'{type(exc).__name__}: {exc}')
-        try:
-            conn.send(reply)
-        except (BrokenPipeError, OSError):
-            return
+        conn.send(reply)
 
 
 def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
@@ -207,18 +128,28 @@ class ScanProcess:
     Run ``LidarSimulator(cfg, world, materials)`` in ``workers`` child processes.
 
     ``scan(poses, stamp_s, weather, scan_index)`` takes the poses (C + 1, 4, 4) at
-    ``LidarSimulator.pose_times(stamp_s)`` and returns the ScanResult. Children that died are
-    restarted on the next call. Not thread-safe: one caller thread at a time.
+    ``LidarSimulator.pose_times(stamp_s)`` and returns the ScanResult. A failed call raises a
+    ScanProcessError subclass and the next call starts new children; with wait_for_start
+    false it does not wait for them but raises ScanProcessStarting until they are ready (a
+    node keeps ticking meanwhile). Not thread-safe: one caller thread at a time.
     """
 
-    def __init__(self, cfg, world, materials, workers=1):
+    def __init__(self, cfg, world, materials, workers=1, wait_for_start=True):
         self.cfg = cfg
         self.workers = max(1, int(workers))
+        self.wait_for_start = wait_for_start
         self._world, self._materials = world, materials
         self._ctx = multiprocessing.get_context('spawn')
-        self._procs, self._conns, self._blocks = [], [], []
+        self._procs, self._chans, self._blocks = [], [], []
+        self._starting = None          # (deadline, payload fd, parts ready) while starting
         self._bounds = None            # the beam split, (workers + 1,)
-        self._start()
+        self._durations = deque(maxlen=20)
+        self._request_t0 = None
+        self._limit_s = START_TIMEOUT_S    # the deadline of what is in progress, s
+        self.restarts = 0
+        self.last_failure = ''
+        self._spawn()
+        self._await_start(True)
 
     @property
     def pid(self):
@@ -230,103 +161,172 @@ class ScanProcess:
         """Return the process ids of the running children."""
         return [proc.pid for proc in self._procs]
 
-    def _start(self):
-        n_bytes = _SharedResults.size_for(self.cfg)
-        for part in range(self.workers):
-            parent, child = self._ctx.Pipe()
-            try:
-                block = _SharedResults(n_bytes)
-            except OSError:     # no room for the block: this child's results take the pipe
-                block = None
-            self._blocks.append(block)
-            proc = self._ctx.Process(target=_serve, args=(
-                child, self.cfg, self._world, self._materials, part, self.workers,
-                None if block is None else (block.path, n_bytes)),
-                name=f'ubot_lidar_sim scan {part}', daemon=True)
-            proc.start()
-            child.close()
-            self._procs.append(proc)
-            self._conns.append(parent)
+    def waiting(self):
+        """Return (s waited, s allowed) of the request in progress, None when there is none."""
+        t0, limit = self._request_t0, self._limit_s
+        return None if t0 is None else (time.monotonic() - t0, limit)
+
+    def scan_timeout_s(self):
+        """Return the deadline of the next sweep, s (see SCAN_TIMEOUT_*)."""
+        durations = list(self._durations)
+        if not durations:
+            return SCAN_TIMEOUT_S
+        return max(SCAN_TIMEOUT_MIN_S, SCAN_TIMEOUT_FACTOR * max(durations))
+
+    def _spawn(self):
+        payload = payload_file((self.cfg, self._world, self._materials))
+        n_bytes = SharedResults.size_for(self.cfg)
         try:
-            self._replies(START_TIMEOUT_S, 'start')
-        finally:
-            for block in self._blocks:
-                if block is not None:
-                    block.unlink()      # mapped by both sides (or the start failed)
+            for part in range(self.workers):
+                try:
+                    block = SharedResults(n_bytes)
+                except OSError:     # no room for the block: this child's results take the socket
+                    block = None
+                chan, child = Channel.pair()
+                proc = self._ctx.Process(target=_serve, args=(
+                    child, InheritedFd(payload), part, self.workers,
+                    None if block is None else (InheritedFd(block.fd), n_bytes)),
+                    name=f'ubot_lidar_sim scan {part}', daemon=True)
+                try:
+                    proc.start()
+                finally:
+                    child.close()
+                    if block is not None:
+                        block.release_fd()
+                self._procs.append(proc)
+                self._chans.append(chan)
+                self._blocks.append(block)
+        except BaseException:
+            os.close(payload)
+            self.close(kill=True)
+            raise
+        self._starting = (time.monotonic() + START_TIMEOUT_S, payload, set())
+        self._limit_s = START_TIMEOUT_S
+
+    def _await_start(self, block):
+        """Collect the children's 'ready'; returns when all are, else raises (see the class)."""
+        deadline, payload, ready = self._starting
+        while len(ready) < self.workers:
+            pending = {id(c): k for k, c in enumerate(self._chans) if k not in ready}
+            left = deadline - time.monotonic()
+            got = wait([self._chans[k] for k in pending.values()], max(0.0, left) if block
+                       else 0.0)
+            if not got:
+                if time.monotonic() >= deadline:
+                    self._fail('timeout', None, 'start', next(iter(pending.values())))
+                raise ScanProcessStarting(f'compute processes starting (restart '
+                                          f'{self.restarts}, after: {self.last_failure})')
+            for chan in got:
+                part = pending[id(chan)]
+                kind, value = self._recv(chan, deadline, 'start', part)
+                if kind != 'ready':
+                    self._fail(kind, value, 'start', part)
+                ready.add(part)
+        os.close(payload)
+        self._starting = None
+
+    def _recv(self, chan, deadline, what, part):
+        try:
+            return chan.recv(deadline)
+        except ChannelClosed:
+            self._fail('exited', None, what, part)
+        except ChannelTimeout:
+            self._fail('timeout', None, what, part)
+
+    def _send(self, part, message, deadline, what):
+        try:
+            self._chans[part].send(message, deadline)
+        except ChannelClosed:
+            self._fail('exited', None, what, part)
+        except ChannelTimeout:
+            self._fail('timeout', None, what, part)
 
     def _fail(self, kind, value, what, part):
         """
-        Raise the ScanProcessError of a failed request, closing the children first.
+        Raise the ScanProcessError of a failed request, stopping the children first.
 
         A single child that reported an error keeps serving; with parts the others may wait
         for a value the failed part never sends, so they are all restarted on the next call.
         """
         if kind == 'error' and self.workers == 1 and what != 'start':
             raise ScanProcessError(value)
-        code = self._procs[part].exitcode if part < len(self._procs) else None
-        self.close()
+        proc = self._procs[part] if part < len(self._procs) else None
+        self.close(kill=kind != 'error')
+        self._durations.clear()    # the next sweep may be a cold one: its full deadline
         if kind == 'error':
             raise ScanProcessError(value)
-        state = f'did not answer within {value:g} s' if kind == 'timeout' else 'exited'
-        raise ScanProcessError(f'compute process {state} during {what}'
-                               + (f' (exit code {code})' if code is not None else ''))
+        pid = proc.pid if proc is not None else None
+        if kind == 'timeout':
+            text = (f'compute process pid {pid} did not answer within {self._limit_s:.1f} s '
+                    f'during {what}: killed')
+            error = ScanProcessHung
+        else:
+            code = proc.exitcode if proc is not None else None
+            text = f'compute process pid {pid} exited during {what}' + (
+                f' (exit code {code})' if code is not None else '')
+            error = ScanProcessExited
+        self.restarts += 1
+        self.last_failure = text
+        raise error(text)
 
-    def _replies(self, timeout_s, what):
+    def _replies(self, deadline, what):
         """
         Route the parts' messages until every child answered; returns their values in order.
 
         'send' forwards a carried value to its part, 'minmax' is gathered from every part and
         its result sent to all of them.
         """
-        deadline = time.monotonic() + timeout_s
         values, gathered = [None] * self.workers, []
-        waiting = dict(enumerate(self._conns))
-        index = {id(conn): part for part, conn in waiting.items()}
+        waiting = dict(enumerate(self._chans))
+        index = {id(chan): part for part, chan in waiting.items()}
         while waiting:
             ready = wait(list(waiting.values()), max(0.0, deadline - time.monotonic()))
             if not ready:
-                self._fail('timeout', timeout_s, what, next(iter(waiting)))
-            for conn in ready:
-                part = index[id(conn)]
-                try:
-                    message = conn.recv()
-                except (EOFError, OSError):
-                    self._fail('exited', None, what, part)
+                self._fail('timeout', None, what, next(iter(waiting)))
+            for chan in ready:
+                part = index[id(chan)]
+                message = self._recv(chan, deadline, what, part)
                 kind = message[0]
                 if kind == 'send':
                     _, name, target, value = message
-                    self._conns[target].send(('token', name, value))
+                    self._send(target, ('token', name, value), deadline, what)
                 elif kind == 'minmax':
                     gathered.append(message[1:])
                     if len(gathered) == self.workers:
                         lo = min(item[0] for item in gathered)
                         hi = max(item[1] for item in gathered)
-                        for other in self._conns:
-                            other.send(('token', 'minmax', (lo, hi)))
-                elif kind in ('ok', 'ready'):
+                        for other in range(self.workers):
+                            self._send(other, ('token', 'minmax', (lo, hi)), deadline, what)
+                elif kind == 'ok':
                     values[part] = message[1]
                     del waiting[part]
                 else:
                     self._fail(kind, message[1], what, part)
         return values
 
-    def _request(self, messages, what):
+    def _request(self, messages, what, timeout_s):
         if not self._procs:
-            self._start()
-        for part, conn in enumerate(self._conns):
-            try:
-                conn.send(messages[part])
-            except (BrokenPipeError, OSError):
-                self.close()
-                raise ScanProcessError(f'compute process exited before {what}') from None
-        return self._replies(SCAN_TIMEOUT_S, what)
+            self._spawn()
+        if self._starting is not None:
+            self._await_start(self.wait_for_start)
+        self._request_t0, self._limit_s = time.monotonic(), timeout_s
+        deadline = self._request_t0 + timeout_s
+        try:
+            for part in range(self.workers):
+                self._send(part, messages[part], deadline, what)
+            return self._replies(deadline, what)
+        finally:
+            self._request_t0 = None
 
     def set_config(self, cfg):
         """Rebuild the children's simulators with a new config (checked by the caller)."""
         self.cfg = cfg
         self._bounds = None
-        if self._procs:
-            self._request([('config', cfg)] * self.workers, 'reconfiguration')
+        self._durations.clear()
+        if self._procs and self._starting is None:
+            self._request([('config', cfg)] * self.workers, 'reconfiguration', SCAN_TIMEOUT_S)
+        elif self._procs:
+            self.close(kill=True)      # still starting with the old config: start again
 
     def scan(self, poses, stamp_s, weather, scan_index):
         """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
@@ -337,7 +337,9 @@ class ScanProcess:
             bounds = np.concatenate([bounds, np.full(self.workers - parts, bounds[-1])])
         messages = [('scan', poses, float(stamp_s), weather, int(scan_index),
                      (int(bounds[k]), int(bounds[k + 1]))) for k in range(self.workers)]
-        replies = self._request(messages, 'a scan')
+        t0 = time.monotonic()
+        replies = self._request(messages, 'a scan', self.scan_timeout_s())
+        self._durations.append(time.monotonic() - t0)
         results = [self._blocks[k].load(value) if how == 'shared' else value
                    for k, ((how, value), _) in enumerate(replies)]
         # The next split: equal compute time per part, each part's cost spread evenly over its
@@ -351,24 +353,28 @@ class ScanProcess:
         kept = [r for r in results if r.n_beams > 0] or results[:1]
         return _owned(merge_parts(kept), len(kept) > 1)
 
-    def close(self, timeout_s=2.0):
-        """Stop the children (asks, then kills after timeout_s); safe to call twice."""
-        procs, conns, blocks = self._procs, self._conns, self._blocks
-        self._procs, self._conns, self._blocks = [], [], []
-        for conn in conns:
-            try:
-                conn.send(('stop',))
-            except (BrokenPipeError, OSError):
-                pass
-            conn.close()
+    def close(self, timeout_s=2.0, kill=False):
+        """Stop the children (asks, then kills after timeout_s; kill: at once); safe twice."""
+        procs, chans, blocks = self._procs, self._chans, self._blocks
+        self._procs, self._chans, self._blocks = [], [], []
+        if self._starting is not None:
+            os.close(self._starting[1])
+            self._starting = None
+        deadline = time.monotonic() + (0.0 if kill else timeout_s)
+        for chan in chans:
+            if not kill:
+                try:
+                    chan.send(('stop',), min(deadline, time.monotonic() + 0.1))
+                except OSError:
+                    pass
+            chan.close()
         for proc in procs:
-            proc.join(timeout_s)
+            proc.join(max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
                 proc.join(timeout_s)
         for block in blocks:
             if block is not None:
-                block.unlink()
                 block.close()
 
 
