@@ -95,6 +95,10 @@ class SensorNode(Node):
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
 
+    def busy_reason(self):
+        """Return (reason, detail) of a timer tick dropped while the scan thread is busy."""
+        return 'overrun', f'a scan takes longer than the period {self._period_s} s'
+
     # -- trigger ----------------------------------------------------------------------------
     def start_trigger(self, rate_hz=None, trigger='timer'):
         """
@@ -134,7 +138,7 @@ class SensorNode(Node):
                     self.stats.count('overrun', missed)
         if self._wake.is_set():
             # One tick already waits for the busy worker: this one is dropped, not queued.
-            self.stats.skip('overrun', f'a scan takes longer than the period {self._period_s} s')
+            self.stats.skip(*self.busy_reason())
             return
         self._wake.set()
 
