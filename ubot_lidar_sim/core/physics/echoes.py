@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from ubot_lidar_sim.core.execution import parts
+from ubot_lidar_sim.core.physics import kernels
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.return_selection import select_returns
@@ -307,26 +308,12 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
             beam, r, pw, st = beam[order], r[order], pw[order], st[order]
-    new = np.ones(beam.size, dtype=bool)
     # Document 001: contributions *closer* than min_separation_m merge, so a gap of exactly
     # min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
-    new[1:] = (beam[1:] != beam[:-1]) | (np.diff(r) >= cfg.min_separation_m * (1.0 - 1e-9))
-    eid = np.cumsum(new) - 1
-    start = np.flatnonzero(new)
+    # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
+    start, energy, r_e, peak, big = kernels.form_echoes(
+        beam, r, pw, st, cfg.min_separation_m * (1.0 - 1e-9))
     n_e = start.size
-    energy = np.bincount(eid, pw, n_e)
-    with np.errstate(invalid='ignore', divide='ignore'):
-        r_e = np.bincount(eid, pw * r, n_e) / energy
-        dark = ~(energy > 0)
-        if np.any(dark):
-            n_c = np.bincount(eid, minlength=n_e)
-            r_e = np.where(dark, np.bincount(eid, r, n_e) / np.maximum(n_c, 1), r_e)
-    # Without stretching (all factors 1) the peak sum is the energy sum, bit for bit.
-    peak = energy if np.all(st == 1.0) else np.bincount(eid, pw * st, n_e)
-    # Largest contributor of each echo, the nearest among ties (O(M), no second sort).
-    is_max = pw == np.maximum.reduceat(pw, start)[eid] if pw.size else np.zeros(0, bool)
-    cand = np.flatnonzero(is_max)
-    big = cand[np.r_[True, eid[cand][1:] != eid[cand][:-1]]] if cand.size else cand
     e_beam = beam[start]
     src = big if order is None else order[big]
     material = np.asarray(contrib.material, dtype=np.uint8)[src]

@@ -24,6 +24,7 @@ from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import scan_weather
+from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
@@ -115,21 +116,14 @@ class LidarSimulator:
         """Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1."""
         cols, n_sub = self.beams.columns, len(self.weights)
         r0, r1 = b0 // cols, -(-b1 // cols)     # the rings the beams lie in (beams ring-major)
-        col = poses[1:]
+        col = np.ascontiguousarray(poses[1:])
         dx, dy, dz = (plane[r0:r1] for plane in self._sub_planes)
-        dirs = np.empty(dx.shape + (3,))
-        tmp = np.empty(dx.shape)
-        for i in range(3):     # world component i = (dx R_i0 + dy R_i1) + dz R_i2, per column
-            out = dirs[..., i]
-            np.multiply(dx, col[None, :, None, i, 0], out=tmp)
-            np.multiply(dy, col[None, :, None, i, 1], out=out)
-            out += tmp
-            np.multiply(dz, col[None, :, None, i, 2], out=tmp)
-            out += tmp
-        # The rings computed, cut to the beams asked for (the whole block for whole rings).
+        # The beams asked for within the block of rings (the whole block for whole rings);
+        # world component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
         lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
-        origins = np.broadcast_to(col[None, :, None, :3, 3], dirs.shape).reshape(-1, 3)
-        return origins[lo:hi], dirs.reshape(-1, 3)[lo:hi]
+        dirs = rotate_sub_rays(dx, dy, dz, col, lo, hi)
+        origins = np.broadcast_to(col[None, :, None, :3, 3], dx.shape + (3,)).reshape(-1, 3)
+        return origins[lo:hi], dirs
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -235,41 +229,15 @@ class LidarSimulator:
         """Pack Returns (beam (P,): their beams in the sweep) into FULL_DTYPE points."""
         beams = self.beams
         pts = np.empty(len(ret), dtype=FULL_DTYPE)
-        xyz = beams.dir_sensor[beam] * ret.range_m[:, None]
-        pts['x'], pts['y'], pts['z'] = xyz[:, 0], xyz[:, 1], xyz[:, 2]
-        pts['intensity'] = ret.intensity
-        pts['ring'] = beams.ring[beam]
-        pts['time'] = (beams.column_time_s[beams.column[beam]]
-                       + beams.ring_time_offset_s[beams.ring[beam]])
-        pts['reflectivity'] = ret.reflectivity
-        pts['signal'] = ret.signal
-        pts['range'] = ret.range_m
-        pts['return_index'] = ret.return_index
-        pts['return_count'] = ret.return_count
-        pts['return_flags'] = ret.return_flags
-        pts['material'] = ret.material
-        pts['class_id'] = ret.class_id
+        pack_points(pts, beams.dir_sensor, beams.ring, beams.column, beams.column_time_s,
+                    beams.ring_time_offset_s, np.asarray(beam, np.int64), ret.range_m,
+                    ret.intensity, ret.reflectivity, ret.signal, ret.return_index,
+                    ret.return_count, ret.return_flags, ret.material, ret.class_id)
         return pts
 
 
 def _min_per_beam(n_beams, beam, values, mask=None):
-    """
-    Minimum of values (H,) per beam (B,), inf where none; beam (H,) non-decreasing.
-
-    Equal to np.minimum.at from inf (min is exact), as one reduceat over the runs of a beam.
-    """
-    out = np.full(n_beams, np.inf)
-    beam = np.asarray(beam)
-    values = np.asarray(values, dtype=np.float64)
-    if mask is not None:
-        rows = np.flatnonzero(mask)
-        beam, values = beam[rows], values[rows]
-    if beam.size == 0:
-        return out
-    step = beam[1:] != beam[:-1]
-    if np.any(beam[1:] < beam[:-1]):
-        np.minimum.at(out, beam, values)
-        return out
-    starts = np.flatnonzero(np.r_[True, step])
-    out[beam[starts]] = np.minimum.reduceat(values, starts)
-    return out
+    """Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all)."""
+    beam = np.asarray(beam, np.int64)
+    mask = np.ones(beam.shape[0], bool) if mask is None else np.asarray(mask, bool)
+    return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask)
