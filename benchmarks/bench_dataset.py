@@ -1,9 +1,10 @@
 """
 Dataset runner throughput: sequences per minute and points per second, 1 worker and 2 workers.
 
-1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray
-started before the clock runs (its start-up is reported apart, as ray_start_s). Each worker's
-peak RSS is the largest ``peak_rss_mb`` of the manifest rows it wrote.
+1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray.
+The clock runs in steady state: before it, Ray starts (ray_start_s) and every worker imports
+the package, loads the world and records one frame (worker_start_s, the slowest worker); the
+1-worker case warms up the same way. peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of the manifest rows.
 
 Usage: python benchmarks/bench_dataset.py [--sequences 6] [--frames 10] [--workers 1 2]
 """
@@ -24,7 +25,7 @@ from ubot_lidar_sim.dataset.spec import parse_spec  # noqa: E402
 
 COLUMNS = ('case', 'workers', 'sequences', 'frames', 'points', 'wall_s', 'sequences_per_min',
            'points_per_s', 'speedup', 'peak_rss_mb_per_worker', 'ray_start_s',
-           'cpu_steal_pct')
+           'worker_start_s', 'cpu_steal_pct')
 
 
 def spec(sequences, frames):
@@ -41,10 +42,27 @@ def spec(sequences, frames):
     return dataclasses.replace(full, sequences=full.sequences[:sequences])
 
 
-def _ray_start(workers):
+def _warm(the_spec, seq):
+    """Record one frame of seq in this process (imports, world, first-scan caches); s taken."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix='bench_dataset_warm_') as out:
+        runner.run_sequence(the_spec, dataclasses.replace(seq, frames=1), out)
+    took = time.perf_counter() - t0
+    time.sleep(0.5)          # keep this worker busy so the next warm-up goes to another one
+    return took
+
+
+def _start(the_spec, workers):
+    """Start Ray and warm each worker; returns (ray_start_s, worker_start_s)."""
+    import ray
     t0 = time.perf_counter()
     runner.start_ray(workers)
-    return time.perf_counter() - t0
+    ray_start = time.perf_counter() - t0
+    # The workers cannot import this file (benchmarks/ is not a package): send _warm by value.
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    warm = ray.remote(num_cpus=1)(_warm)
+    seq = the_spec.sequences[0]
+    return ray_start, max(ray.get([warm.remote(the_spec, seq) for _ in range(workers)]))
 
 
 def run(sequences=6, frames=10, workers=(1, 2)):
@@ -52,9 +70,10 @@ def run(sequences=6, frames=10, workers=(1, 2)):
     the_spec = spec(sequences, frames)
     rows = []
     for n in workers:
-        ray_start = None
         if n > 1:
-            ray_start = round(_ray_start(n), 2)
+            ray_start, worker_start = (round(v, 2) for v in _start(the_spec, n))
+        else:
+            ray_start, worker_start = None, round(_warm(the_spec, the_spec.sequences[0]), 2)
         before = common.cpu_times()
         try:
             with tempfile.TemporaryDirectory(prefix='bench_dataset_') as out:
@@ -72,7 +91,8 @@ def run(sequences=6, frames=10, workers=(1, 2)):
             'sequences_per_min': round(60.0 * summary['recorded'] / wall, 2),
             'points_per_s': round(summary['points'] / wall),
             'peak_rss_mb_per_worker': max(r['peak_rss_mb'] for r in manifest),
-            'ray_start_s': ray_start, 'cpu_steal_pct': common.steal_pct(before)})
+            'ray_start_s': ray_start, 'worker_start_s': worker_start,
+            'cpu_steal_pct': common.steal_pct(before)})
     base = rows[0]['points_per_s']
     for r in rows:
         r['speedup'] = round(r['points_per_s'] / base, 2)

@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # First: common.py puts the source tree (or UBOT_LIDAR_SIM_TREE) ahead of install/ on sys.path.
 import common  # noqa: E402,F401,I100
-import bench_e2e  # noqa: E402,I100
+import bench_dataset  # noqa: E402,I100
+import bench_e2e  # noqa: E402
 import bench_lidar  # noqa: E402
 import bench_sensors  # noqa: E402
 
@@ -38,13 +39,17 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    scans = [r for r in rows if not r['case'].startswith('E2E')]
+    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset'))]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
+    datasets = [r for r in rows if r['case'].startswith('dataset')]
     if scans:
         _table(scans, COLUMNS)
     if e2e:
         print()
         _table(e2e, E2E_COLUMNS)
+    if datasets:
+        print()
+        _table(datasets, bench_dataset.COLUMNS)
 
 
 def plot(rows, path):
@@ -84,7 +89,8 @@ def main(argv=None):
     parser.add_argument('--no-e2e', action='store_true', help='skip the node end-to-end case')
     parser.add_argument('--only', default=None,
                         help='comma-separated case-name prefixes to run (D, E: the laser and '
-                             'terrain cases); the E2E cases run unless --no-e2e')
+                             'terrain cases; dataset: the dataset runner); the E2E cases run '
+                             'unless --no-e2e')
     args = parser.parse_args(argv)
     only = None if args.only is None else [p for p in args.only.split(',') if p]
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -92,6 +98,9 @@ def main(argv=None):
     rows = bench_lidar.run(repeats, only)
     if only is None or any(p in ('D', 'E') for p in only):
         rows += bench_sensors.run(repeats)
+    if only is None or any(p.startswith('dataset') for p in only):
+        # Dataset runner: 1 worker in process, then 2 Ray workers (bench_dataset.py).
+        rows += bench_dataset.run(4, 5) if args.quick else bench_dataset.run(12, 10)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its sweeps split over two compute processes (compute_workers 2, the

@@ -68,7 +68,8 @@ def check(spec):
         rig_sensors(spec, 'flat', seq.seed)
 
 
-def _world(cfg):
+def load_world(cfg):
+    """Return (world, materials) of a config, kept for the next sequence of this process."""
     from ubot_lidar_sim.core.world.world import load_for_config
     key = (cfg.world_file, getattr(cfg, 'materials_file', ''))
     if key not in _WORLDS:
@@ -86,7 +87,7 @@ def run_sequence(spec, seq, out_dir):
     mcap, labels = sequence_files(out_dir, seq)
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
-        world, materials = _world(sensors[0].cfg)
+        world, materials = load_world(sensors[0].cfg)
         with Rig(sensors, world, materials) as rig:
             stats = record(mcap, rig, spec_mod.make_trajectory(seq.trajectory),
                            spec_mod.make_weather(seq.weather), seq.frames, labels_path=labels,
