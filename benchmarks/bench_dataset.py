@@ -4,7 +4,8 @@ Dataset runner throughput: sequences per minute and points per second, 1 worker 
 1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray.
 The clock runs in steady state: before it, Ray starts (ray_start_s) and every worker imports
 the package, loads the world and records one frame (worker_start_s, the slowest worker); the
-1-worker case warms up the same way. peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of the manifest rows.
+1-worker case warms up the same way. peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of
+the manifest rows.
 
 Usage: python benchmarks/bench_dataset.py [--sequences 6] [--frames 10] [--workers 1 2]
 """
