@@ -40,8 +40,10 @@ def test_sub_ray_rotation_kernel_gives_the_bits_of_the_numpy_rotation():
         q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
         poses[c, :3, :3], poses[c, :3, 3], poses[c, 3, 3] = q, rng.normal(size=3), 1.0
     ref = rotate_reference(*planes, poses)
-    np.testing.assert_array_equal(rotate_sub_rays(*planes, poses, 0, ref.shape[0]), ref)
-    np.testing.assert_array_equal(rotate_sub_rays(*planes, poses, 37, 901), ref[37:901])
+    origins, dirs = rotate_sub_rays(*planes, poses, 0, ref.shape[0])
+    np.testing.assert_array_equal(dirs, ref)
+    np.testing.assert_array_equal(origins, np.tile(np.repeat(poses[:, :3, 3], 7, axis=0), (5, 1)))
+    np.testing.assert_array_equal(rotate_sub_rays(*planes, poses, 37, 901)[1], ref[37:901])
 
 
 def test_min_per_beam_kernel_equals_minimum_at_with_nan_and_empty_beams():
@@ -52,6 +54,8 @@ def test_min_per_beam_kernel_equals_minimum_at_with_nan_and_empty_beams():
     mask = rng.random(6000) < 0.7
     np.testing.assert_array_equal(min_per_beam(600, beam, values, mask),
                                   min_reference(600, beam, values, mask))
+    np.testing.assert_array_equal(min_per_beam(600, beam, values, np.ones(1, bool)),
+                                  min_reference(600, beam, values, np.ones(6000, bool)))
 
 
 def test_point_packing_kernel_gives_the_records_of_the_numpy_packing():

@@ -14,13 +14,15 @@ import numpy as np
 @numba.njit(cache=True, nogil=True)
 def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
     """
-    World unit directions (hi - lo, 3) float64 of flat sub-rays lo..hi of a block of rings.
+    World origins and unit directions (hi - lo, 3) float64 of flat sub-rays lo..hi of rings.
 
     dx, dy, dz (R, C, S) the sensor-frame components of the sub-rays of R rings; poses (C, 4, 4)
     world-from-sensor at each column's firing time. Sub-ray q is (ring, column, sub) in C order;
-    component i = (dx R_i0 + dy R_i1) + dz R_i2 of its column's rotation R.
+    its origin is its column's position, direction component i = (dx R_i0 + dy R_i1) + dz R_i2
+    of its column's rotation R.
     """
     n_col, n_sub = dx.shape[1], dx.shape[2]
+    origins = np.empty((hi - lo, 3))
     out = np.empty((hi - lo, 3))
     for q in range(lo, hi):
         s = q % n_sub
@@ -28,8 +30,9 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
         r = q // (n_sub * n_col)
         x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
         for i in range(3):
+            origins[q - lo, i] = poses[c, i, 3]
             out[q - lo, i] = (x * poses[c, i, 0] + y * poses[c, i, 1]) + z * poses[c, i, 2]
-    return out
+    return origins, out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -37,11 +40,13 @@ def min_per_beam(n_beams, beam, values, mask):
     """
     Minimum (B,) of values (H,) per beam (H,) int (inf where none), over rows where mask (H,).
 
-    A NaN value makes its beam's minimum NaN (numpy's minimum).
+    A mask of another length than beam (the caller's (1,)) takes every row. A NaN value makes
+    its beam's minimum NaN (numpy's minimum).
     """
     out = np.full(n_beams, np.inf)
+    every = mask.shape[0] != beam.shape[0]
     for h in range(beam.shape[0]):
-        if mask[h]:
+        if every or mask[h]:
             b, v = beam[h], values[h]
             if out[b] == out[b] and (v < out[b] or v != v):
                 out[b] = v

@@ -121,9 +121,7 @@ class LidarSimulator:
         # The beams asked for within the block of rings (the whole block for whole rings);
         # world component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
         lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
-        dirs = rotate_sub_rays(dx, dy, dz, col, lo, hi)
-        origins = np.broadcast_to(col[None, :, None, :3, 3], dx.shape + (3,)).reshape(-1, 3)
-        return origins[lo:hi], dirs
+        return rotate_sub_rays(dx, dy, dz, col, lo, hi)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -239,5 +237,5 @@ class LidarSimulator:
 def _min_per_beam(n_beams, beam, values, mask=None):
     """Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all)."""
     beam = np.asarray(beam, np.int64)
-    mask = np.ones(beam.shape[0], bool) if mask is None else np.asarray(mask, bool)
+    mask = np.ones(1, bool) if mask is None else np.asarray(mask, bool)    # (1,): every row
     return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask)
