@@ -104,8 +104,9 @@ def test_laser_scan_json_and_npz(tmp_path, world):
     js = tmp_path / 'l.json'
     assert main(['scan', '--sensor', 'laser_scan', '--world', world, '--out', str(js)]) == 0
     data = json.loads(js.read_text())
-    assert len(data['ranges']) == 360 and data['ranges'][0] == float('inf')
-    np.testing.assert_allclose(data['ranges'][180], 8.0 - 0.0, atol=0.05)
+    # Rays from 0 deg (document 003): the wall 8 m ahead at index 0, nothing behind (180 deg).
+    assert len(data['ranges']) == 360 and data['ranges'][180] == float('inf')
+    np.testing.assert_allclose(data['ranges'][0], 8.0 - 0.0, atol=0.05)
     npz = tmp_path / 'l.npz'
     assert main(['scan', '--sensor', 'laser_scan', '--world', world, '--out', str(npz)]) == 0
     assert {'ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increment', 'range_min',

@@ -7,7 +7,8 @@ import pytest
 from ubot_lidar_sim.core.config import (
     descriptors, from_dict, LaserScanConfig, LidarConfig, replace, TerrainConfig, to_dict)
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.sensors.scan_pattern import column_azimuths_rad
+from ubot_lidar_sim.core.sensors.patterns import planar_azimuths_rad
+from ubot_lidar_sim.core.sensors.scan_pattern import planar_beams
 
 
 def test_lidar_defaults_match_contract():
@@ -112,9 +113,10 @@ def test_laser_scan_full_circle_has_no_repeated_ray():
 
 
 def test_laser_scan_partial_fov_spans_n_minus_one_increments():
+    # ceil(270 / 0.25) = 1080 rays, 1079 increments apart.
     lidar = LaserScanConfig(fov_deg=270.0, resolution_deg=0.25).to_lidar_config()
-    assert lidar.horizontal_samples == 1081
-    np.testing.assert_allclose(lidar.horizontal_fov_deg, 1080 * 0.25)
+    assert lidar.horizontal_samples == 1080
+    np.testing.assert_allclose(lidar.horizontal_fov_deg, 1079 * 0.25)
     assert lidar.frame_id == 'laser'
 
 
@@ -138,7 +140,9 @@ def test_terrain_defaults_and_list_lengths():
 
 
 def test_laser_scan_columns_fall_at_angle_min_plus_i_resolution():
-    for fov, res in ((270.0, 0.25), (180.0, 1.0), (360.0, 0.5)):
-        lidar = LaserScanConfig(fov_deg=fov, resolution_deg=res).to_lidar_config()
-        az = np.degrees(column_azimuths_rad(lidar.horizontal_samples, lidar.horizontal_fov_deg))
-        np.testing.assert_allclose(az, -fov / 2 + res * np.arange(az.size), atol=1e-9)
+    # The physical model traces the planar rays: angle_min + i res (0 for a full circle).
+    for fov, res, start in ((270.0, 0.25, -134.875), (180.0, 1.0, -89.5), (360.0, 0.5, 0.0)):
+        cfg = LaserScanConfig(fov_deg=fov, resolution_deg=res)
+        az = np.degrees(planar_beams(planar_azimuths_rad(fov, res),
+                                     np.zeros(cfg.n_rays)).column_azimuth_rad)
+        np.testing.assert_allclose(az, start + res * np.arange(az.size), atol=1e-9)

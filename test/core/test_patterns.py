@@ -5,10 +5,13 @@ import math
 import numpy as np
 import pytest
 
+from ubot_lidar_sim.core.config import from_dict, LidarConfig
+from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.patterns import (
     azimuth_elevation_rad, planar_azimuths_rad, planar_ray_count, planar_times_s,
     risley_directions, rosette_cone_half_angle_rad, rosette_line_elevations_deg,
     rosette_times_s)
+from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 
 # Livox Avia: six lines stacked 1.36 deg apart (70.4 deg circle, 77.2 deg tall), 240,000
 # points/s; prisms at 7294 and -4664 rpm (the Livox Mid-70 Risley pair of HELIOS++,
@@ -185,3 +188,14 @@ def test_mid360_coverage_grows_tenfold_from_0_1_to_1_s():
     assert np.degrees(el).min() >= -7.0 - 1e-9 and np.degrees(el).max() <= 52.0 + 1e-9
     assert np.ptp(np.degrees(az)) > 350.0   # one 0.1 s frame already sees all around
     assert c01 < 0.10 and c1 > 6 * c01
+
+
+def test_avia_preset_frames_fill_the_fov_as_livox_states():
+    # The preset, frame after frame (sweep k continues at k / rate_hz): one 0.1 s frame, then
+    # the ten frames of 1 s, on Livox's 5 mrad cells.
+    cfg = from_dict(LidarConfig, load_preset('livox_avia'))
+    lim_a, lim_e = (-0.62, 0.62), (-0.68, 0.68)
+    c01 = _coverage(build_beams(cfg, 0).dir_sensor, _inside_avia, lim_a, lim_e)
+    c1 = _coverage(np.concatenate([build_beams(cfg, k).dir_sensor for k in range(10)]),
+                   _inside_avia, lim_a, lim_e)
+    assert 0.25 <= c01 <= 0.40 and c1 >= 0.95

@@ -85,7 +85,8 @@ def test_dense_fog_puts_clutter_near_the_sensor_in_most_beams(preset, demo, mate
 
 
 def _laser(weather_on=True, noise=True):
-    return LaserScanConfig(world_file='demo', weather=weather_on, noise_enabled=noise)
+    return LaserScanConfig(world_file='demo', model='physical', weather=weather_on,
+                           noise_enabled=noise)
 
 
 def test_laser_scan_has_no_short_ray_off_objects_in_clear_air_and_haze(demo, materials):

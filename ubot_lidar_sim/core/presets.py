@@ -1,18 +1,19 @@
 """
-Presets of the lidar_3d sensor (config/presets/*.yaml) and the merge order they take part in.
+Sensor presets (config/presets/*.yaml) and the merge order they take part in.
 
-A preset file is a node parameter file (``/**: ros__parameters: {...}``, read by
-core/params_file.py) whose first comment line reads ``# <name>: <summary>``. Parameters merge
-as preset < parameter file < explicit overrides.
+A preset file is a node parameter file (read by core/params_file.py) whose first comment line
+reads ``# <name>: <summary>``. Its blocks say which sensor it is for: ``/**`` or ``lidar_3d:``
+for the 3D LiDAR, ``laser_scan:`` for a 2D scanner (``custom``, the defaults, fits both).
+Parameters merge as preset < parameter file < explicit overrides.
 """
 
 from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.params_file import read_params_file
+from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.resources import config_path
 
-PRESET_NODE = 'lidar_3d'    # the node whose config has the preset parameter
+PRESET_NODES = ('lidar_3d', 'laser_scan')    # the nodes whose config has the preset parameter
 
 
 def _presets_dir():
@@ -23,10 +24,40 @@ def _presets_dir():
         return Path(__file__).resolve().parents[2] / 'config' / 'presets'
 
 
-def list_presets():
-    """Return the names of the available presets, 'custom' first, then alphabetical."""
+def _all_presets():
+    """Return every preset name, 'custom' first, then alphabetical."""
     names = sorted(p.stem for p in _presets_dir().glob('*.yaml'))
     return tuple(sorted(names, key=lambda n: (n != 'custom', n)))
+
+
+def preset_nodes(name):
+    """
+    Return the nodes (of PRESET_NODES) preset ``name`` is for.
+
+    Its blocks named for a node (``laser_scan:``) say so; a wildcard-only file (``/**``) is a
+    lidar_3d preset, or fits every node when it sets nothing but its name (``custom``).
+    """
+    blocks = load_blocks(_preset_path(name))
+    named = tuple(node for node in PRESET_NODES
+                  if any(key.strip('/').split('/')[-1] == node for key, _ in blocks))
+    if named:
+        return named
+    params = node_params(blocks, PRESET_NODES[0]) or {}
+    return PRESET_NODES if set(params) <= {'preset'} else PRESET_NODES[:1]
+
+
+def list_presets(node='lidar_3d'):
+    """Return the presets of ``node`` (None: all), 'custom' first, then alphabetical."""
+    names = _all_presets()
+    return names if node is None else tuple(n for n in names if node in preset_nodes(n))
+
+
+def preset_pattern(name):
+    """Return a preset's scan pattern: its pattern_type (spinning, rosette) or planar (2D)."""
+    nodes = preset_nodes(name)
+    if 'lidar_3d' not in nodes:
+        return 'planar'
+    return load_preset(name).get('pattern_type', 'spinning')
 
 
 def preset_summary(name):
@@ -40,22 +71,24 @@ def preset_summary(name):
 
 
 def _preset_path(name):
-    known = list_presets()
+    known = _all_presets()
     if not isinstance(name, str) or name not in known:
         raise ConfigError('preset', name, 'one of ' + ', '.join(known))
     return _presets_dir() / f'{name}.yaml'
 
 
-def load_preset(name):
-    """Return the parameters of preset ``name`` (ConfigError listing the known ones)."""
-    params = read_params_file(_preset_path(name), PRESET_NODE)
+def load_preset(name, node='lidar_3d'):
+    """Return node's parameters of preset ``name`` (ConfigError listing node's presets)."""
+    if node not in preset_nodes(name):
+        raise ConfigError('preset', name, f'a {node} preset: ' + ', '.join(list_presets(node)))
+    params = node_params(load_blocks(_preset_path(name)), node)
     params['preset'] = name
     return params
 
 
-def merge_params(file_params=None, overrides=None, use_presets=True):
+def merge_params(file_params=None, overrides=None, use_presets=True, node='lidar_3d'):
     """
-    Merge preset < parameter file < overrides; the preset named by the merged 'preset' key.
+    Merge preset < parameter file < overrides; node's preset named by the merged 'preset' key.
 
     With use_presets false (sensors without presets) this is a plain merge.
     """
@@ -63,4 +96,4 @@ def merge_params(file_params=None, overrides=None, use_presets=True):
     if not use_presets:
         return merged
     name = merged.get('preset', 'custom')
-    return {**load_preset(name), **merged}
+    return {**load_preset(name, node), **merged}

@@ -1,8 +1,8 @@
 """
 Point layouts of CONTRACT §7: packed little-endian dtypes, conversion, PointField specs.
 
-The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne or
-ouster one. ``point_fields`` gives the PointField list of any such dtype as plain tuples (no
+The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne, ouster
+or livox one. ``point_fields`` gives the PointField list of any such dtype as plain tuples (no
 rclpy), which ros/conversions.py and the rosbag writer turn into messages.
 """
 
@@ -22,9 +22,13 @@ VELODYNE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity
 OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
                          ('t', '<u4'), ('reflectivity', '<u2'), ('ring', '<u2'),
                          ('ambient', '<u2'), ('range', '<u4')])
-#: Packed (no padding), little-endian dtypes of the three layouts.
+#: livox_ros_driver2's PointCloud2 point, LivoxPointXyzrtlt (src/comm/comm.h, #pragma pack(1),
+#: 26 bytes; fields as src/lddc.cpp InitPointcloud2MsgHeader declares them, commit bf4d062).
+LIVOX_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
+                        ('tag', 'u1'), ('line', 'u1'), ('timestamp', '<f8')])
+#: Packed (no padding), little-endian dtypes of the layouts.
 LAYOUT_DTYPES: Dict[str, np.dtype] = {'full': FULL_DTYPE, 'velodyne': VELODYNE_DTYPE,
-                                      'ouster': OUSTER_DTYPE}
+                                      'ouster': OUSTER_DTYPE, 'livox': LIVOX_DTYPE}
 
 #: sensor_msgs/PointField datatype codes of the numpy element types (INT8 = 1 ... FLOAT64 = 8).
 POINT_FIELD_DATATYPES: Dict[np.dtype, int] = {
@@ -45,18 +49,24 @@ def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
     return fields
 
 
-def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0) -> np.ndarray:
+def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
+              stamp_ns: int = 0) -> np.ndarray:
     """
-    Convert FULL_DTYPE points (P,) to the 'full', 'velodyne' or 'ouster' layout (a new array).
+    Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster' or 'livox' layout.
 
     ouster: intensity = signal (counts), t = time in ns (uint32, needs stamp_at start),
-    reflectivity = the calibrated byte, ambient = ambient_counts, range in mm.
+    reflectivity = the calibrated byte, ambient = ambient_counts, range in mm. livox:
+    intensity = the calibrated byte, tag 0 (no noise flags), line = ring, timestamp = the point's
+    absolute time in ns as float64 (stamp_ns + time), as livox_ros_driver2 writes it
+    (src/comm/pub_handler.cpp: packet time + i x point interval).
     """
     if layout == 'full':
         return np.ascontiguousarray(points, dtype=FULL_DTYPE)
     if layout not in LAYOUT_DTYPES:
-        raise ConfigError('point_layout', layout, 'one of full, velodyne, ouster')
+        raise ConfigError('point_layout', layout, 'one of ' + ', '.join(LAYOUT_DTYPES))
     out = np.empty(points.shape[0], dtype=LAYOUT_DTYPES[layout])
+    if layout == 'livox':
+        return _to_livox(points, out, stamp_ns)
     for name in ('x', 'y', 'z', 'ring'):
         out[name] = points[name]
     if layout == 'velodyne':
@@ -71,4 +81,14 @@ def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0) -> n
     out['reflectivity'] = points['intensity']
     out['ambient'] = np.uint16(min(max(round(ambient_counts), 0), 65535))
     out['range'] = np.rint(points['range'].astype(np.float64) * 1000.0).astype(np.uint32)
+    return out
+
+
+def _to_livox(points: np.ndarray, out: np.ndarray, stamp_ns: int) -> np.ndarray:
+    """Fill a LIVOX_DTYPE array from FULL_DTYPE points (see to_layout)."""
+    for name in ('x', 'y', 'z', 'intensity'):
+        out[name] = points[name]
+    out['tag'] = 0
+    out['line'] = points['ring']
+    out['timestamp'] = float(stamp_ns) + np.rint(points['time'].astype(np.float64) * 1e9)
     return out

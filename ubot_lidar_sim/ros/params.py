@@ -128,7 +128,7 @@ class ConfigParameters:
         if use_presets:
             preset = self._declare(self._fields['preset'], defaults['preset'], read_only=True)
             try:
-                values = load_preset(preset)
+                values = load_preset(preset, config_cls.preset_node)
             except (OSError, ValueError) as exc:
                 raise ConfigError('preset', preset, f'a loadable preset ({exc})') from exc
             for key, value in values.items():

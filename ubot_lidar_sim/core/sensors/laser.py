@@ -1,30 +1,43 @@
 """
-2D laser scanner: a one-channel LiDAR (LidarSimulator) converted to LaserScan arrays.
+2D laser scanner: document 003's line trace (model geometric) or a one-channel LiDAR (physical).
 
-Angles counter-clockwise from angle_min = -fov/2; len(ranges) = round((angle_max - angle_min) /
-angle_increment) + 1, a full circle without its repeated endpoint. REP 117: no return +inf, an
-echo nearer than range_min -inf (the rays are traced from 0 and classified), valid readings in
-[range_min, range_max]. The scanner spins counter-clockwise from angle_min, ray k firing at
-k x time_increment after the header stamp (per-ray motion distortion).
+Rays every resolution_deg, ceil(fov / resolution) of them (document 003: ``for i = 0; i < 360;
+i += Resolution``; patterns.planar_azimuths_rad): a full circle from 0 deg, a partial field of
+view centred on +x. angle_increment is the resolution, len(ranges) = round((angle_max -
+angle_min) / angle_increment) + 1, and ray k is traced at exactly angle_min + k angle_increment.
+The scanner spins counter-clockwise, ray k firing k x time_increment after the header stamp
+(traced from its own pose). REP 117: no return +inf, a return nearer than range_min -inf (rays
+are traced from 0 and classified), valid readings in [range_min, range_max].
+
+geometric: the first surface each ray meets (World.cast, foliage included, smoke not), no
+detection statistics, noise or weather; the range is the cast's, rounded once to float32, so
+it is exact to the float on spheres and cylinders (float64 roots) and within a few float32 ulps
+on flat faces (open3d intersects float32 rays with float32 triangles; test_laser_models.py).
+physical: LidarSimulator with the radiometric model of document 001 on these rays.
 """
 
 from dataclasses import dataclass, field
 import math
+import time
 
 import numpy as np
 
 from ubot_lidar_sim.core.config import replace
+from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.patterns import planar_azimuths_rad, planar_times_s
+from ubot_lidar_sim.core.sensors.scan_pattern import planar_beams
 
 
 @dataclass(frozen=True, eq=False)
 class LaserScanResult:
     """
-    One LaserScan: ranges, intensities (N,) float32 and the sensor_msgs/LaserScan scalars.
+    One LaserScan: ranges (N,) float32, intensities (N,) float32 (empty: model geometric).
 
-    hit (N,) bool rays with a valid or too-close return; hit_xyz (N, 3) float64 the returns in
-    the sensor frame at each ray's firing instant (NaN without one; offline output only: the
-    node draws its ~/rays markers from ranges and the rays' poses); stamp_s; sensor_pose (4, 4).
+    The sensor_msgs/LaserScan scalars; hit (N,) bool rays with a valid or too-close return;
+    hit_xyz (N, 3) float64 the returns in the sensor frame at each ray's firing instant (NaN
+    without one; offline output only: the node draws its ~/rays markers from ranges and the
+    rays' poses); stamp_s; sensor_pose (4, 4).
     """
 
     ranges: np.ndarray
@@ -44,53 +57,109 @@ class LaserScanResult:
 
 
 class LaserScanner:
-    """Simulates LaserScans of a LaserScanConfig by reusing LidarSimulator on one channel."""
+    """Simulates the LaserScans of a LaserScanConfig (model geometric or physical)."""
 
     def __init__(self, cfg, world, materials):
         self.cfg = cfg
-        lidar = cfg.to_lidar_config()
-        n = lidar.horizontal_samples
-        full = lidar.horizontal_fov_deg >= 360.0
-        step_deg = lidar.horizontal_fov_deg / n if full else (
-            lidar.horizontal_fov_deg / (n - 1) if n > 1 else 0.0)
-        self.angle_min = -math.radians(lidar.horizontal_fov_deg) / 2.0
-        self.angle_increment = math.radians(step_deg) if n > 1 else math.radians(
-            cfg.resolution_deg)
-        self.angle_max = self.angle_min + (n - 1) * self.angle_increment
-        # Trace from 0 so that echoes nearer than range_min can be reported as -inf; spin
-        # counter-clockwise from angle_min so the rays fire in message order.
-        self.lidar_cfg = replace(lidar, min_range_m=0.0, spin_direction='ccw',
-                                 scan_start_azimuth_deg=math.degrees(self.angle_min),
-                                 stamp_at='start')
-        self.sim = LidarSimulator(self.lidar_cfg, world, materials)
+        self.world = world
+        self.azimuth_rad = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg)
+        n = len(self.azimuth_rad)
+        self.angle_min = float(self.azimuth_rad[0])
+        self.angle_increment = math.radians(cfg.resolution_deg)
+        self.angle_max = float(self.azimuth_rad[-1])
         self.scan_time = 1.0 / cfg.rate_hz
-        self.time_increment = self.scan_time * step_deg / 360.0 if n > 1 else 0.0
+        self.time_increment = self.scan_time * cfg.resolution_deg / 360.0 if n > 1 else 0.0
+        # Ray k fires k x time_increment after the stamp (all at the stamp without distortion).
+        self.ray_time_s = (planar_times_s(n, cfg.resolution_deg, self.scan_time)
+                           if cfg.motion_distortion else np.zeros(n))
+        self._local = np.stack([np.cos(self.azimuth_rad), np.sin(self.azimuth_rad),
+                                np.zeros(n)], axis=1)
+        self.sim = None
+        if cfg.model == 'physical':
+            # Traced from 0 so that returns nearer than range_min can be reported as -inf.
+            self.lidar_cfg = replace(cfg.to_lidar_config(), min_range_m=0.0)
+            self.sim = LidarSimulator(self.lidar_cfg, world, materials,
+                                      beams=planar_beams(self.azimuth_rad, self.ray_time_s))
 
     @property
     def n_rays(self):
         """Return the number of rays (len(ranges))."""
-        return self.sim.beams.n_beams
+        return len(self.azimuth_rad)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
-        """Simulate one scan stamped at its first ray; pose_at as for LidarSimulator.scan."""
+        """
+        Simulate one scan stamped at its first ray; returns a LaserScanResult.
+
+        pose_at(times (N + 1,)) -> (N + 1, 4, 4) world-from-sensor at [stamp, stamp + ray times]
+        (as for LidarSimulator.scan); weather and scan_index matter to the physical model only.
+        """
+        if self.sim is None:
+            r, intens, pose, timing = self._geometric(pose_at, float(stamp_s))
+        else:
+            r, intens, pose, timing = self._physical(pose_at, stamp_s, weather, scan_index)
         cfg = self.cfg
-        res = self.sim.scan(pose_at, stamp_s, weather, scan_index)
-        n = self.n_rays
-        ranges = np.full(n, np.inf, dtype=np.float32)
-        intens = np.zeros(n, dtype=np.float32)
-        r = res.points['range'].astype(np.float64)
-        beam = res.beam
+        ranges = np.full(self.n_rays, np.inf, dtype=np.float32)
         near = r < cfg.min_range_m
         valid = ~near & (r <= cfg.max_range_m)
-        ranges[beam[valid]] = r[valid]
-        intens[beam[valid]] = res.points['intensity'][valid]
-        ranges[beam[near]] = -np.inf
-        hit = np.isfinite(ranges) | (ranges == -np.inf)
-        xyz = np.full((n, 3), np.nan)
-        xyz[beam] = np.stack([res.points['x'], res.points['y'], res.points['z']], axis=1)
+        ranges[valid] = r[valid]
+        ranges[near] = -np.inf
+        if intens.size:
+            intens = np.where(valid, intens, 0.0).astype(np.float32)
+        hit = near | valid
+        xyz = np.full((self.n_rays, 3), np.nan)
+        xyz[hit] = self._local[hit] * r[hit, None]
         return LaserScanResult(
             ranges=ranges, intensities=intens, angle_min=self.angle_min,
             angle_max=self.angle_max, angle_increment=self.angle_increment,
             time_increment=self.time_increment, scan_time=self.scan_time,
-            range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=res.stamp_s,
-            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms)
+            range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
+            sensor_pose=pose, hit=hit, hit_xyz=xyz, timing_ms=timing)
+
+    def _geometric(self, pose_at, stamp_s):
+        """First hit of each ray: range (N,) float64 (inf: none), no intensities, stamp pose."""
+        t0 = time.perf_counter()
+        poses = np.asarray(pose_at(np.concatenate([[stamp_s], stamp_s + self.ray_time_s])),
+                           dtype=np.float64)
+        rays = poses[1:]
+        dirs = np.einsum('nij,nj->ni', rays[:, :3, :3], self._local)
+        t1 = time.perf_counter()
+        hits = self.world.cast(rays[:, :3, 3], dirs, self.cfg.max_range_m,
+                               ignored=tuple(self.cfg.ignored_objects))
+        r = np.full(self.n_rays, np.inf)
+        r[np.asarray(hits.ray)] = np.asarray(hits.range_m)
+        t2 = time.perf_counter()
+        timing = {'rays_ms': (t1 - t0) * 1e3, 'trace_ms': (t2 - t1) * 1e3,
+                  'total_ms': (t2 - t0) * 1e3}
+        return r, np.zeros(0, dtype=np.float32), poses[0], timing
+
+    def _physical(self, pose_at, stamp_s, weather, scan_index):
+        """Return the radiometric model's one return per ray: range, intensity (N,), pose."""
+        res = self.sim.scan(pose_at, stamp_s, weather, scan_index)
+        r = np.full(self.n_rays, np.inf)
+        intens = np.zeros(self.n_rays)
+        r[res.beam] = res.points['range']
+        intens[res.beam] = res.points['intensity']
+        return r, intens, res.sensor_pose, res.timing_ms
+
+
+def describe_laser(cfg):
+    """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
+    n = cfg.n_rays
+    az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg)
+    beam = (f'{n} rays every {cfg.resolution_deg:g} deg (ceil({cfg.fov_deg:g} / '
+            f'{cfg.resolution_deg:g}), document 003) from {math.degrees(az[0]):g} to '
+            f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
+            'fires k x time_increment after the stamp, motion distortion '
+            f'{"on" if cfg.motion_distortion else "off"}; REP 117: +inf no return, -inf nearer '
+            f'than {cfg.min_range_m:g} m, readings in [{cfg.min_range_m:g}, '
+            f'{cfg.max_range_m:g}] m.')
+    if cfg.model == 'geometric':
+        return {'model': "geometric: document 003's line trace. The first surface each ray "
+                         'meets (foliage included, smoke not) gives the range, rounded once '
+                         'to float32; no detection statistics, noise, weather or intensities.',
+                'beam': beam}
+    out = describe_models(replace(cfg.to_lidar_config(), min_range_m=cfg.min_range_m))
+    rays = 'one pencil ray.' if cfg.sub_rays == 1 else '7 sub-rays (centre + hexagon).'
+    out.update(model='physical: the radiometric model of document 001 on one channel.',
+               beam=f'{beam} Each beam is {rays}')
+    return out

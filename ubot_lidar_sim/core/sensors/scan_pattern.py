@@ -1,9 +1,11 @@
 """
-Scan geometry of one sweep: beam directions, rings, columns and column firing times.
+Scan geometry of one sweep: beam directions, rings, columns and firing times.
 
-Geometry follows document 002 (channels spread uniformly from -down to +up, samples centred on +x,
-a 360 deg field of view not repeating its first column); the timing is ColumnTimeOffset of document
-001 converted to the ``stamp_at`` convention of CONTRACT §6.
+The spinning grid follows document 002 (channels spread uniformly from -down to +up, samples
+centred on +x, a 360 deg field of view not repeating its first column); the timing is
+ColumnTimeOffset of document 001 converted to the ``stamp_at`` convention of CONTRACT §6, plus
+each ring's firing offset inside its column. ``pattern_type: rosette`` (Livox) and the planar rays
+of the 2D scanner come from patterns.py in the same Beams.
 """
 
 from dataclasses import dataclass
@@ -13,6 +15,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
+from ubot_lidar_sim.core.sensors import patterns
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,7 +26,11 @@ class Beams:
     dir_sensor (B, 3) float64 unit vectors in the sensor frame; azimuth_rad, elevation_rad (B,);
     ring (B,) uint16; column (B,) int64; column_time_s (C,) firing time of each column relative
     to the header stamp (>= 0 with stamp_at start, < 0 with stamp_at end, 0 without motion
-    distortion); column_azimuth_rad (C,) and ring_elevation_rad (R,) are the two axes of the grid.
+    distortion); ring_time_offset_s (R,) when each ring fires after its column (a laser's place
+    in the firing order, 0 when a column fires at once), so beam b fires at
+    column_time_s[column] + ring_time_offset_s[ring]. column_azimuth_rad (C,) and
+    ring_elevation_rad (R,) are the axes of a spinning grid; for a rosette, the azimuth of line
+    0's beam in each column and each line's prism-axis elevation.
     """
 
     dir_sensor: np.ndarray
@@ -34,6 +41,7 @@ class Beams:
     column_time_s: np.ndarray
     column_azimuth_rad: np.ndarray
     ring_elevation_rad: np.ndarray
+    ring_time_offset_s: np.ndarray
 
     @property
     def n_beams(self):
@@ -116,18 +124,55 @@ def column_times_s(azimuth_rad, period_s, spin_direction, start_azimuth_deg, sta
     return t - period_s if stamp_at == 'end' else t
 
 
-def build_beams(cfg):
-    """Return the Beams of ``cfg`` (a LidarConfig), cached; ScanError over the ray budget."""
+def build_beams(cfg, scan_index=0):
+    """
+    Return the Beams of ``cfg`` (a LidarConfig) for sweep ``scan_index`` (ScanError: budget).
+
+    A spinning grid is the same every sweep (cached); a rosette continues at t = scan_index /
+    rate_hz, so no two sweeps repeat (the last few are cached).
+    """
+    offsets_s = tuple(np.asarray(cfg.ring_time_offsets_us, dtype=np.float64) * 1e-6)
+    if cfg.pattern_type == 'rosette':
+        return _rosette_beams(cfg.channels, cfg.horizontal_samples, cfg.vertical_fov_up_deg,
+                              cfg.vertical_fov_down_deg, tuple(cfg.elevations_deg),
+                              cfg.max_rays_per_scan, cfg.rate_hz, tuple(cfg.rosette_prism_hz),
+                              cfg.rosette_spin_hz, cfg.stamp_at, bool(cfg.motion_distortion),
+                              int(scan_index))
     return _build_beams(cfg.channels, cfg.horizontal_samples, cfg.horizontal_fov_deg,
                         cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg,
                         tuple(cfg.elevations_deg), cfg.max_rays_per_scan, 1.0 / cfg.rate_hz,
                         cfg.spin_direction, cfg.scan_start_azimuth_deg, cfg.stamp_at,
-                        bool(cfg.motion_distortion))
+                        bool(cfg.motion_distortion), offsets_s)
+
+
+def _beams(dirs, ring_elevation_rad, column_time_s, column_azimuth_rad, ring_time_offset_s,
+           azimuth_rad=None):
+    """
+    Assemble read-only Beams from ring-major directions (R, C, 3) and the grid's axes.
+
+    azimuth_rad (B,) as given (a planar scan keeps its angles as the message states them), else
+    atan2 of the directions.
+    """
+    n_rings, n_cols = dirs.shape[:2]
+    dirs = dirs.reshape(-1, 3)
+    az, el = patterns.azimuth_elevation_rad(dirs)
+    az = az if azimuth_rad is None else np.asarray(azimuth_rad, dtype=np.float64)
+    beams = Beams(
+        dir_sensor=dirs, azimuth_rad=az, elevation_rad=el,
+        ring=np.repeat(np.arange(n_rings, dtype=np.uint16), n_cols),
+        column=np.tile(np.arange(n_cols, dtype=np.int64), n_rings),
+        column_time_s=np.asarray(column_time_s, dtype=np.float64),
+        column_azimuth_rad=np.asarray(column_azimuth_rad, dtype=np.float64),
+        ring_elevation_rad=np.asarray(ring_elevation_rad, dtype=np.float64),
+        ring_time_offset_s=np.asarray(ring_time_offset_s, dtype=np.float64))
+    for name in Beams.__dataclass_fields__:
+        getattr(beams, name).flags.writeable = False  # shared through the caches
+    return beams
 
 
 @lru_cache(maxsize=16)
 def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, max_rays, period_s,
-                 spin, start_deg, stamp_at, motion):
+                 spin, start_deg, stamp_at, motion, offsets_s):
     check_ray_budget(channels, samples, max_rays)
     el = np.radians(ring_elevations_deg(channels, up_deg, down_deg, table_deg))
     az = column_azimuths_rad(samples, hfov_deg)
@@ -135,16 +180,45 @@ def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, max_r
     az_b = np.tile(az, channels)
     cos_el = np.cos(el_b)
     dirs = np.stack([cos_el * np.cos(az_b), cos_el * np.sin(az_b), np.sin(el_b)], axis=1)
+    offsets = np.asarray(offsets_s) if offsets_s and motion else np.zeros(channels)
     beams = Beams(
         dir_sensor=dirs, azimuth_rad=az_b, elevation_rad=el_b,
         ring=np.repeat(np.arange(channels, dtype=np.uint16), samples),
         column=np.tile(np.arange(samples, dtype=np.int64), channels),
         column_time_s=column_times_s(az, period_s, spin, start_deg, stamp_at, motion),
-        column_azimuth_rad=az, ring_elevation_rad=el)
-    for a in (beams.dir_sensor, beams.azimuth_rad, beams.elevation_rad, beams.ring, beams.column,
-              beams.column_time_s, beams.column_azimuth_rad, beams.ring_elevation_rad):
-        a.flags.writeable = False  # shared through the cache
+        column_azimuth_rad=az, ring_elevation_rad=el, ring_time_offset_s=offsets)
+    for name in Beams.__dataclass_fields__:
+        getattr(beams, name).flags.writeable = False  # shared through the cache
     return beams
+
+
+@lru_cache(maxsize=4)
+def _rosette_beams(lines, shots, up_deg, down_deg, table_deg, max_rays, rate_hz, prism_hz,
+                   spin_hz, stamp_at, motion, scan_index):
+    """Return the Beams of sweep scan_index of a Risley rosette (lines x shots)."""
+    check_ray_budget(lines, shots, max_rays)
+    el_deg = patterns.rosette_line_elevations_deg(lines, up_deg, down_deg, table_deg)
+    theta = patterns.rosette_cone_half_angle_rad(up_deg, down_deg, el_deg)
+    col_t, line_t = patterns.rosette_times_s(lines, shots, rate_hz)
+    t_abs = scan_index / rate_hz + col_t[None, :] + line_t[:, None]
+    dirs = patterns.risley_directions(t_abs, theta, prism_hz, np.radians(el_deg), spin_hz)
+    if not motion:
+        col_t, line_t = np.zeros_like(col_t), np.zeros_like(line_t)
+    elif stamp_at == 'end':
+        col_t = col_t - 1.0 / rate_hz
+    az0 = patterns.azimuth_elevation_rad(dirs[0])[0]
+    return _beams(dirs, np.radians(el_deg), col_t, az0, line_t)
+
+
+def planar_beams(azimuth_rad, ray_time_s):
+    """
+    Return the Beams of a 2D scan: one ring, ray k (a column) at azimuth_rad[k], elevation 0.
+
+    ray_time_s (N,) firing time of each ray after the header stamp (patterns.planar_times_s).
+    """
+    az = np.asarray(azimuth_rad, dtype=np.float64)
+    dirs = np.stack([np.cos(az), np.sin(az), np.zeros_like(az)], axis=1)[None]
+    return _beams(dirs, np.zeros(1), ray_time_s, az, np.zeros(1), azimuth_rad=az)
 
 
 def sub_ray_pattern(sub_rays, divergence_mrad):
