@@ -1,37 +1,54 @@
 """
-The demo: the three sensors on the demo world plus the demo driver (loop and weather).
+The demo: the three sensors on the demo world, the demo driver (a loop and the weather), rviz2.
 
-ros2 launch ubot_lidar_sim demo.launch.py rviz:=true
+ros2 launch ubot_lidar_sim demo.launch.py
+ros2 launch ubot_lidar_sim demo.launch.py rviz:=false preset:=ouster_os1_64 namespace:=front
+
+Takes every argument of sensors.launch.py; rviz defaults to true here. The demo driver takes
+config/demo_driver.yaml, then params_file, then use_sim_time, and is required like the
+sensors: when it exits, the launch shuts down.
 """
 
+import os
+
+from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription
+from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
+from launch.actions import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+import yaml
+
+# The arguments the driver reads, declared here too (same defaults as sensors.launch.py).
+ARGUMENTS = {
+    'namespace': ('/', "namespace of the nodes; '/' = none (ros2 launch refuses an empty value)"),
+    'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
+    'use_sim_time': ('', 'true: follow /clock instead of the wall clock (false)'),
+    'rviz': ('true', 'start rviz2 with config/ubot_lidar_sim.rviz'),
+}
+
+
+def _driver(context):
+    """Return the demo driver node with its parameter layers."""
+    given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    share = get_package_share_directory('ubot_lidar_sim')
+    layers = [os.path.join(share, 'config', 'demo_driver.yaml')]
+    if given['params_file']:
+        layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
+    if given['use_sim_time']:
+        layers.append({'use_sim_time': yaml.safe_load(given['use_sim_time'])})
+    return [Node(package='ubot_lidar_sim', executable='demo_driver_node', name='demo_driver',
+                 namespace=given['namespace'], output='screen', parameters=layers,
+                 on_exit=Shutdown(reason='demo_driver exited'))]
 
 
 def generate_launch_description():
     """Return the launch description of the demo."""
-    share = FindPackageShare('ubot_lidar_sim')
-    args = ('preset', 'world_file', 'use_sim_time', 'namespace', 'rviz')
-    return LaunchDescription([
-        DeclareLaunchArgument('preset', default_value='velodyne_vlp16',
-                              description='lidar_3d preset (python -m ubot_lidar_sim presets)'),
-        DeclareLaunchArgument('world_file', default_value='demo',
-                              description="World YAML path, or 'demo' / 'flat'"),
-        DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='Follow /clock instead of the wall clock'),
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='Namespace of the nodes'),
-        DeclareLaunchArgument('rviz', default_value='true', description='Start rviz2'),
-        IncludeLaunchDescription(
-            PythonLaunchDescriptionSource(
-                PathJoinSubstitution([share, 'launch', 'sensors.launch.py'])),
-            launch_arguments={a: LaunchConfiguration(a) for a in args}.items()),
-        Node(package='ubot_lidar_sim', executable='demo_driver_node', name='demo_driver',
-             namespace=LaunchConfiguration('namespace'), output='screen',
-             parameters=[PathJoinSubstitution([share, 'config', 'demo_driver.yaml']),
-                         {'use_sim_time': LaunchConfiguration('use_sim_time')}]),
-    ])
+    sensors = os.path.join(get_package_share_directory('ubot_lidar_sim'), 'launch',
+                           'sensors.launch.py')
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, (default, text) in ARGUMENTS.items()]
+        + [IncludeLaunchDescription(PythonLaunchDescriptionSource(sensors)),
+           OpaqueFunction(function=_driver)])

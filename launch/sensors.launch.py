@@ -1,49 +1,112 @@
 """
-Start the three sensor nodes (lidar_3d, laser_scan, terrain_sensor) and, optionally, rviz2.
+Start the three sensor nodes (lidar_3d, laser_scan, terrain_sensor) and, with rviz:=true, rviz2.
 
-ros2 launch ubot_lidar_sim sensors.launch.py preset:=velodyne_vlp16 world_file:=demo
-Poses come from /tf (world_frame -> the sensor frames): run the demo driver or your robot.
+ros2 launch ubot_lidar_sim sensors.launch.py preset:=ouster_os1_64 world_file:=demo
+ros2 launch ubot_lidar_sim sensors.launch.py namespace:=front params_file:=my_sensors.yaml
+
+Each node's parameters, later layers winning: the package's config/<node>.yaml, then
+params_file (your YAML, keys as in those files), then every launch argument given on the
+command line (one left at its empty default sets nothing). Poses come from /tf (world_frame
+-> the sensor frames): run the demo driver or your robot. The sensors are required: when one
+exits, the launch shuts down. rviz2 is optional: if it is not installed, one line says so.
 """
 
+import os
+
+from ament_index_python.packages import get_package_prefix, get_package_share_directory
+from ament_index_python.packages import PackageNotFoundError
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, LogInfo, OpaqueFunction, Shutdown
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+from launch_ros.parameter_descriptions import ParameterValue
+import yaml
+
+SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),
+           ('terrain_sensor', 'terrain_sensor_node'))
+# name: (default, description, nodes it sets, parameter name). Empty default: sets nothing
+# (the value comes from config/<node>.yaml or params_file).
+ARGUMENTS = {
+    'namespace': ('/', "namespace of the nodes; '/' = none (ros2 launch refuses an empty "
+                  'value)', (), ''),
+    'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml', (), ''),
+    'preset': ('', 'lidar_3d preset, e.g. ouster_os1_64 (config/lidar_3d.yaml: '
+               'velodyne_vlp16; list: python -m ubot_lidar_sim presets)', ('lidar_3d',),
+               'preset'),
+    'world_file': ('', "world YAML path, or 'demo' / 'flat' (config/*.yaml: demo)",
+                   ('lidar_3d', 'laser_scan', 'terrain_sensor'), 'world_file'),
+    'use_sim_time': ('', 'true: follow /clock instead of the wall clock (false)',
+                     ('lidar_3d', 'laser_scan', 'terrain_sensor'), 'use_sim_time'),
+    'rviz': ('false', 'start rviz2 with config/ubot_lidar_sim.rviz', (), ''),
+    'sub_rays': ('', 'lidar_3d sub-rays per beam, 1 or 7 (config/lidar_3d.yaml: 1)',
+                 ('lidar_3d',), 'sub_rays'),
+    'compute_process': ('', 'lidar_3d sweeps in a child process (config/lidar_3d.yaml: true)',
+                        ('lidar_3d',), 'compute_process'),
+    'compute_workers': ('', 'lidar_3d sweeps split over this many child processes (1)',
+                        ('lidar_3d',), 'compute_workers'),
+    'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
+                     ('lidar_3d',), 'point_layout'),
+    'trigger': ('', 'lidar_3d trigger: timer or service (timer)', ('lidar_3d',), 'trigger'),
+    'frame_id': ('', 'lidar_3d frame (lidar_3d; <namespace>/lidar_3d in a namespace)',
+                 ('lidar_3d',), 'frame_id'),
+    'laser_frame_id': ('', 'laser_scan frame (laser; <namespace>/laser in a namespace)',
+                       ('laser_scan',), 'frame_id'),
+}
+STRING_ARGUMENTS = {'preset', 'world_file', 'point_layout', 'trigger', 'frame_id',
+                    'laser_frame_id'}
+RVIZ_TOPICS = ('points', 'scan', 'lidar_3d/fov_markers', 'laser_scan/rays', 'terrain_sensor/rays')
 
 
-def _config(name):
-    return PathJoinSubstitution([FindPackageShare('ubot_lidar_sim'), 'config', name])
+def _value(name, text):
+    """Return a launch argument as the parameter's type: strings stay strings, others YAML."""
+    return ParameterValue(text, value_type=str) if name in STRING_ARGUMENTS \
+        else yaml.safe_load(text)
+
+
+def _sensors(context):
+    """Return the three sensor nodes with their parameter layers (evaluated arguments)."""
+    given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    share = get_package_share_directory('ubot_lidar_sim')
+    user = given['params_file']
+    if user:
+        user = os.path.abspath(os.path.expanduser(user))
+        if not os.path.isfile(user):
+            raise FileNotFoundError(f'params_file:={given["params_file"]}: no such file')
+    nodes = []
+    for name, executable in SENSORS:
+        overrides = {param: _value(arg, given[arg])
+                     for arg, (_, _, nodes, param) in ARGUMENTS.items()
+                     if name in nodes and given[arg] != ''}
+        layers = [os.path.join(share, 'config', f'{name}.yaml')] + ([user] if user else [])
+        nodes.append(Node(package='ubot_lidar_sim', executable=executable, name=name,
+                          namespace=given['namespace'], output='screen',
+                          parameters=layers + ([overrides] if overrides else []),
+                          on_exit=Shutdown(reason=f'{name} exited')))
+    return nodes
+
+
+def _rviz(context):
+    """Return rviz2 on the sensors' topics, or one line when rviz2 is not installed."""
+    try:
+        get_package_prefix('rviz2')
+    except PackageNotFoundError:
+        return [LogInfo(msg='rviz:=true but rviz2 is not installed (apt install '
+                            'ros-$ROS_DISTRO-rviz2); the sensors run without it')]
+    ns = LaunchConfiguration('namespace').perform(context).strip('/')
+    remap = [(f'/{t}', f'/{ns}/{t}') for t in RVIZ_TOPICS] if ns else []
+    share = get_package_share_directory('ubot_lidar_sim')
+    return [Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
+                 arguments=['-d', os.path.join(share, 'config', 'ubot_lidar_sim.rviz')],
+                 remappings=remap, parameters=[{'use_sim_time': _value(
+                     'use_sim_time', LaunchConfiguration('use_sim_time').perform(context)
+                     or 'false')}])]
 
 
 def generate_launch_description():
     """Return the launch description of the sensors."""
-    world_file = LaunchConfiguration('world_file')
-    use_sim_time = LaunchConfiguration('use_sim_time')
-    shared = {'world_file': world_file, 'use_sim_time': use_sim_time}
-    return LaunchDescription([
-        DeclareLaunchArgument('preset', default_value='velodyne_vlp16',
-                              description='lidar_3d preset (python -m ubot_lidar_sim presets)'),
-        DeclareLaunchArgument('world_file', default_value='demo',
-                              description="World YAML path, or 'demo' / 'flat'"),
-        DeclareLaunchArgument('use_sim_time', default_value='false',
-                              description='Follow /clock instead of the wall clock'),
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='Namespace of the sensor nodes'),
-        DeclareLaunchArgument('rviz', default_value='false', description='Start rviz2'),
-        Node(package='ubot_lidar_sim', executable='lidar_3d_node', name='lidar_3d',
-             namespace=LaunchConfiguration('namespace'), output='screen',
-             parameters=[_config('lidar_3d.yaml'),
-                         {**shared, 'preset': LaunchConfiguration('preset')}]),
-        Node(package='ubot_lidar_sim', executable='laser_scan_node', name='laser_scan',
-             namespace=LaunchConfiguration('namespace'), output='screen',
-             parameters=[_config('laser_scan.yaml'), shared]),
-        Node(package='ubot_lidar_sim', executable='terrain_sensor_node', name='terrain_sensor',
-             namespace=LaunchConfiguration('namespace'), output='screen',
-             parameters=[_config('terrain_sensor.yaml'), shared]),
-        Node(package='rviz2', executable='rviz2', name='rviz2', output='screen',
-             arguments=['-d', _config('ubot_lidar_sim.rviz')],
-             parameters=[{'use_sim_time': use_sim_time}],
-             condition=IfCondition(LaunchConfiguration('rviz'))),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, (default, text, _, _) in ARGUMENTS.items()]
+        + [OpaqueFunction(function=_sensors),
+           OpaqueFunction(function=_rviz, condition=IfCondition(LaunchConfiguration('rviz')))])

@@ -50,15 +50,71 @@ def test_launch_files_exist():
     assert {'sensors.launch.py', 'demo.launch.py'} <= names
 
 
+def tree_of(name):
+    return ast.parse((ROOT / 'launch' / name).read_text())
+
+
+def constant(tree, name):
+    """Return the literal value a launch file assigns to a module-level name."""
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == name:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f'no module-level {name}')
+
+
+SENSOR_ARGUMENTS = constant(tree_of('sensors.launch.py'), 'ARGUMENTS')
+RATE_ARGUMENTS = {'sub_rays', 'compute_process', 'compute_workers', 'point_layout', 'trigger',
+                  'frame_id'}
+
+
+@pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
+def test_every_argument_is_declared_from_the_table_and_every_one_used_is_declared(path):
+    tree = ast.parse(path.read_text())
+    table = constant(tree, 'ARGUMENTS')
+    assert calls(tree, 'DeclareLaunchArgument')
+    loops = [c for c in ast.walk(tree) if isinstance(c, ast.comprehension)
+             and 'ARGUMENTS' in ast.unparse(c.iter)]
+    assert loops, f'{path.name}: DeclareLaunchArgument is not made from ARGUMENTS'
+    assert all(entry[1] for entry in table.values()), 'an argument without a description'
+    used = {c.args[0].value for c in calls(tree, 'LaunchConfiguration')
+            if c.args and isinstance(c.args[0], ast.Constant)}
+    assert used <= set(table), f'{path.name}: undeclared {used - set(table)}'
+
+
+def test_sensors_launch_takes_the_user_facing_and_rate_critical_arguments():
+    assert REQUIRED_ARGUMENTS | RATE_ARGUMENTS | {'params_file'} <= set(SENSOR_ARGUMENTS)
+    # ros2 launch refuses `namespace:=`: the root namespace is the default '/'.
+    assert SENSOR_ARGUMENTS['namespace'][0] == '/'
+    # An empty default sets nothing, so config/*.yaml and params_file keep their say.
+    assert all(SENSOR_ARGUMENTS[a][0] == '' for a in RATE_ARGUMENTS | {'preset', 'world_file'})
+
+
+def test_demo_declares_what_its_driver_reads_with_the_sensors_defaults_but_rviz_on():
+    demo = constant(tree_of('demo.launch.py'), 'ARGUMENTS')
+    assert set(demo) <= set(SENSOR_ARGUMENTS)
+    for name, (default, _) in demo.items():
+        expected = 'true' if name == 'rviz' else SENSOR_ARGUMENTS[name][0]
+        assert default == expected, name
+
+
+def test_every_argument_that_sets_a_parameter_names_one_the_node_declares():
+    strings_ = constant(tree_of('sensors.launch.py'), 'STRING_ARGUMENTS')
+    for arg, (_, _, nodes, param) in SENSOR_ARGUMENTS.items():
+        for node in nodes:
+            fields = {f.name: f for f in dataclasses.fields(NODE_CONFIGS[node])}
+            assert param in fields or param in ROS_BUILTIN_PARAMETERS, (arg, node, param)
+            # String parameters are passed as strings (a frame '123' is not a number).
+            is_str = param in fields and fields[param].type is str
+            assert is_str == (arg in strings_), arg
+
+
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
 def test_every_executable_is_a_console_script_with_a_main(path):
     scripts = console_scripts()
     tree = ast.parse(path.read_text())
-    nodes = [n for n in calls(tree, 'Node')
-             if ast.literal_eval(keyword(n, 'package')) == 'ubot_lidar_sim']
-    assert nodes, f'{path.name} starts no ubot_lidar_sim node'
-    for node in nodes:
-        exe = ast.literal_eval(keyword(node, 'executable'))
+    executables = {s for s in strings(tree) if s.endswith('_node')}
+    assert executables, f'{path.name} starts no ubot_lidar_sim node'
+    for exe in executables:
         assert exe in scripts, f'{path.name}: {exe} is not a console script of setup.py'
         module, func = scripts[exe].split(':')
         source = ROOT / (module.replace('.', '/') + '.py')
@@ -66,14 +122,21 @@ def test_every_executable_is_a_console_script_with_a_main(path):
         defs = {d.name for d in ast.parse(source.read_text()).body
                 if isinstance(d, ast.FunctionDef)}
         assert func in defs, f'{exe}: {module} defines no {func}()'
-        ns = keyword(node, 'namespace')
-        assert ns is not None and calls(ast.Module(body=[ast.Expr(ns)], type_ignores=[]),
-                                        'LaunchConfiguration')
+
+
+def test_sensors_launch_starts_the_three_sensors_each_with_its_config_file():
+    sensors = constant(tree_of('sensors.launch.py'), 'SENSORS')
+    assert dict(sensors) == {'lidar_3d': 'lidar_3d_node', 'laser_scan': 'laser_scan_node',
+                             'terrain_sensor': 'terrain_sensor_node'}
+    for name, _ in sensors:
+        assert (ROOT / 'config' / f'{name}.yaml').is_file()
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
 def test_every_referenced_file_exists(path):
     for text in strings(ast.parse(path.read_text())):
+        if text.startswith('.') or ' ' in text:
+            continue                    # a suffix in an f-string, or a description
         if text.endswith(('.yaml', '.rviz')):
             assert (ROOT / 'config' / text).is_file(), f'{path.name}: config/{text} missing'
         elif text.endswith('.launch.py'):
@@ -81,13 +144,33 @@ def test_every_referenced_file_exists(path):
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)
-def test_launch_arguments_are_declared_and_used(path):
-    tree = ast.parse(path.read_text())
-    declared = {ast.literal_eval(c.args[0]) for c in calls(tree, 'DeclareLaunchArgument')}
-    assert REQUIRED_ARGUMENTS <= declared
-    used = {c.args[0].value for c in calls(tree, 'LaunchConfiguration')
-            if isinstance(c.args[0], ast.Constant)}
-    assert used <= declared, f'{path.name}: undeclared {used - declared}'
+def test_every_package_node_shuts_the_launch_down_when_it_exits(path):
+    nodes = [n for n in calls(ast.parse(path.read_text()), 'Node')
+             if ast.literal_eval(keyword(n, 'package')) == 'ubot_lidar_sim']
+    assert nodes
+    for node in nodes:
+        on_exit = keyword(node, 'on_exit')
+        assert on_exit is not None and calls(ast.Module(body=[ast.Expr(on_exit)],
+                                                        type_ignores=[]), 'Shutdown')
+
+
+def test_rviz_starts_only_on_request_and_only_when_installed():
+    tree = tree_of('sensors.launch.py')
+    rviz = [n for n in calls(tree, 'Node') if ast.literal_eval(keyword(n, 'package')) == 'rviz2']
+    assert len(rviz) == 1
+    owner = next(f for f in tree.body if isinstance(f, ast.FunctionDef)
+                 and rviz[0] in list(ast.walk(f)))
+    # The function runs only under rviz:=true ...
+    opaque = [c for c in calls(tree, 'OpaqueFunction')
+              if getattr(keyword(c, 'function'), 'id', None) == owner.name]
+    assert len(opaque) == 1
+    condition = keyword(opaque[0], 'condition')
+    assert ast.unparse(condition) == "IfCondition(LaunchConfiguration('rviz'))"
+    # ... and returns one LogInfo line instead of rviz2 when the package is not installed.
+    guarded = [t for t in ast.walk(owner) if isinstance(t, ast.Try)
+               and any(getattr(h.type, 'id', '') == 'PackageNotFoundError' for h in t.handlers)]
+    assert guarded and calls(guarded[0], 'get_package_prefix')
+    assert calls(guarded[0].handlers[0], 'LogInfo')
 
 
 def yaml_parameters(name):
@@ -107,18 +190,3 @@ def test_every_yaml_parameter_is_declared_by_the_node(name):
                           if k not in ROS_BUILTIN_PARAMETERS})
     unknown = set(params) - declared - ROS_BUILTIN_PARAMETERS
     assert not unknown, f'config/{name}.yaml: undeclared parameters {sorted(unknown)}'
-
-
-def test_launch_parameter_dicts_name_declared_parameters():
-    tree = ast.parse((ROOT / 'launch' / 'sensors.launch.py').read_text())
-    for node in calls(tree, 'Node'):
-        if ast.literal_eval(keyword(node, 'package')) != 'ubot_lidar_sim':
-            continue
-        name = ast.literal_eval(keyword(node, 'name'))
-        declared = {f.name for f in dataclasses.fields(NODE_CONFIGS[name])}
-        keys = set()
-        for d in ast.walk(keyword(node, 'parameters')):
-            if isinstance(d, ast.Dict):
-                keys |= {k.value for k in d.keys if isinstance(k, ast.Constant)}
-        shared = {'world_file', 'use_sim_time'}     # the `shared` dict spread into each
-        assert (keys | shared) - declared <= ROS_BUILTIN_PARAMETERS, name

@@ -150,3 +150,45 @@ def test_rcl_errors_raise_the_rclerror_run_node_catches(tmp_path):
     ctx = rclpy.Context()
     with pytest.raises(RCLError):
         rclpy.init(args=['--ros-args', '--params-file', str(bad)], context=ctx)
+
+
+def test_deferred_service_answers_from_another_thread_after_the_callback_returned(context):
+    from std_srvs.srv import Trigger
+
+    node = rclpy.create_node('compat_deferred', context=context)
+    calls = []
+    rclpy_compat.deferred_service(node, Trigger, '~/later', lambda _req, reply: calls.append(
+        reply))
+    client = node.create_client(Trigger, '/compat_deferred/later')
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    try:
+        _spin(executor, 3.0, client.service_is_ready)
+        future = client.call_async(Trigger.Request())
+        _spin(executor, 3.0, lambda: calls)
+        _spin(executor, 0.3)
+        assert calls and not future.done()      # the executor did not answer for us
+        threading.Thread(target=calls[0].reply, args=(
+            Trigger.Response(success=True, message='later'),)).start()
+        _spin(executor, 3.0, future.done)
+        assert future.result().message == 'later'
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+
+
+def test_declare_typed_gives_an_empty_array_its_type_and_takes_an_override(context):
+    from rcl_interfaces.msg import ParameterDescriptor
+
+    node = rclpy.create_node('compat_typed', context=context, parameter_overrides=[
+        Parameter('given', value=['wall'])])
+    try:
+        empty = rclpy_compat.declare_typed(node, 'empty', Parameter.Type.STRING_ARRAY, [],
+                                           ParameterDescriptor(read_only=True))
+        given = rclpy_compat.declare_typed(node, 'given', Parameter.Type.STRING_ARRAY, [],
+                                           ParameterDescriptor())
+        assert (empty.type_, list(empty.value)) == (Parameter.Type.STRING_ARRAY, [])
+        assert (given.type_, list(given.value)) == (Parameter.Type.STRING_ARRAY, ['wall'])
+        assert node.describe_parameter('empty').read_only
+    finally:
+        node.destroy_node()

@@ -1,12 +1,13 @@
 """
-Inputs of a sensor node: /tf, /tf_static and environment into a transform buffer and a Weather.
+Inputs of a sensor node: /tf, /tf_static and /environment into a transform buffer and a Weather.
 
-/tf (subscribed raw, decoded from CDR) and environment sit in a PolledGroup that no executor
+/tf (subscribed raw, decoded from CDR) and /environment sit in a PolledGroup that no executor
 waits on: a poll thread takes what is queued every POLL_S, and the node takes it once more
 right before each scan, so that the sweep sees the newest transform and weather. /tf_static is
 rare and runs on the executor.
 """
 
+from collections import OrderedDict
 import struct
 import threading
 
@@ -30,6 +31,11 @@ TF_TOLERANCE_S = 0.05      # a lookup may hold an edge's end value this far outs
 TF_MAX_FUTURE_S = 5.0      # dynamic transforms stamped further ahead of the clock are refused
 POLL_S = 0.005             # the input poll thread takes the queued messages this often
 TF_QUEUE_DEPTH = 1000      # /tf messages DDS keeps between two takes (1 s at 1 kHz)
+# Absolute, so one weather publisher serves sensors in any namespace; remap to change it,
+# e.g. --ros-args -r /environment:=/robot1/environment.
+ENVIRONMENT_TOPIC = '/environment'
+ENV_QUEUE_DEPTH = 10       # one latched message from each of several weather publishers
+ENV_PUBLISHERS_KEPT = 64   # publishers whose last sequence number _first_delivery remembers
 
 
 class Intake:
@@ -54,8 +60,15 @@ class Intake:
                 TFMessage, '/tf', self._on_tf_cdr,
                 QoSProfile(depth=TF_QUEUE_DEPTH, durability=DurabilityPolicy.VOLATILE),
                 callback_group=polled, raw=True),
-            node.create_subscription(Environment, 'environment', self._on_environment,
-                                     latched_qos(1), callback_group=polled)]
+            # Both: a volatile subscription matches every publisher (ros2 topic pub's default
+            # QoS too), a transient-local one also receives a latched publisher's last
+            # message when this node starts late. A message from a latched publisher then
+            # arrives twice; _first_delivery keeps one.
+            node.create_subscription(Environment, ENVIRONMENT_TOPIC, self._on_environment,
+                                     latched_qos(ENV_QUEUE_DEPTH), callback_group=polled),
+            node.create_subscription(Environment, ENVIRONMENT_TOPIC, self._on_environment,
+                                     QoSProfile(depth=ENV_QUEUE_DEPTH), callback_group=polled)]
+        self._env_marks = OrderedDict()     # publisher gid -> last sequence number taken
         self._take_lock = threading.Lock()
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll, daemon=True,
@@ -84,14 +97,14 @@ class Intake:
         with self._take_lock:
             for sub in self._polled:
                 try:
-                    for msg in queued_messages(sub, limit):
+                    for msg, info in queued_messages(sub, limit, with_info=True):
                         n += 1
-                        sub.callback(msg)
+                        sub.callback(msg, info)
                 except InvalidHandle:
                     pass        # the node is being destroyed
         return n
 
-    def _on_tf_cdr(self, data):
+    def _on_tf_cdr(self, data, _info=None):
         """Take one serialised /tf message (the poll thread subscribes raw)."""
         try:
             items = tf_items_from_cdr(data)
@@ -121,7 +134,30 @@ class Intake:
                 f'{"/tf_static" if static else "/tf"}: {len(errors)} transform(s) ignored: '
                 f'{errors[0]}', throttle_duration_sec=WARN_THROTTLE_S)
 
-    def _on_environment(self, msg):
+    def _first_delivery(self, info):
+        """
+        Return False for a message taken already through the other environment subscription.
+
+        Keyed by the publisher's gid: its sequence number (or, where the middleware gives
+        none, its source timestamp) must grow, which also drops an older message that one
+        subscription delivers after the other delivered a newer one.
+        """
+        gid = (info.get('publisher_gid') or {}).get('data')
+        mark = info.get('publication_sequence_number') or info.get('source_timestamp')
+        if not gid or not mark:
+            return True
+        key = bytes(gid)
+        if self._env_marks.get(key, -1) >= mark:
+            return False
+        self._env_marks[key] = mark
+        self._env_marks.move_to_end(key)
+        if len(self._env_marks) > ENV_PUBLISHERS_KEPT:
+            self._env_marks.popitem(last=False)
+        return True
+
+    def _on_environment(self, msg, info=None):
+        if info is not None and not self._first_delivery(info):
+            return
         try:
             self.weather = environment_to_weather(msg, self._world_frame)
         except (ConfigError, ValueError) as exc:

@@ -5,7 +5,8 @@ Publishes ``scan`` (sensor_msgs/LaserScan, REP 117: +inf no return, -inf nearer 
 range_min; the stamp is the first ray; time_increment and scan_time from rate_hz) and, while
 someone subscribes, ``~/rays`` (MarkerArray in the world frame: hit rays green to the hit,
 missed rays red to range_max, lifetime debug_ray_lifetime_s). Each ray is traced from the
-pose interpolated from TF at its own firing time.
+pose interpolated from TF at its own firing time. Services ``~/sample`` (timer mode: served by
+the next sweep) and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestScan): ros/services.py.
 """
 
 from array import array
@@ -20,6 +21,8 @@ from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import ray_markers
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
+from ubot_lidar_sim.ros.services import LatestMessage
+from ubot_lidar_sim_msgs.srv import GetLatestScan
 from visualization_msgs.msg import MarkerArray
 
 
@@ -34,6 +37,7 @@ class LaserScanNode(SensorNode):
         self.on_config_changed(())
         self._pub = self.create_publisher(LaserScan, 'scan', self.output_qos)
         self._rays_pub = self.create_publisher(MarkerArray, '~/rays', 10)
+        self.latest = LatestMessage(self, GetLatestScan, 'scan', self._input_group)
         self.start_trigger(self.config.rate_hz)
 
     def has_subscribers(self):
@@ -77,6 +81,7 @@ class LaserScanNode(SensorNode):
         msg.ranges = array('f', ranges.tobytes())
         msg.intensities = array('f', np.asarray(res.intensities, np.float32).tobytes())
         self._pub.publish(msg)
+        self.latest.remember(msg, f'{len(ranges)} rays')
         if self._rays_wanted() and 'poses' in seen:
             self._publish_rays(seen['poses'], ranges, msg.angle_min, msg.angle_increment,
                                msg.header.stamp)

@@ -19,7 +19,7 @@ from rclpy.parameter import Parameter
 from ubot_lidar_sim.core.config import from_dict
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.presets import load_preset
-from ubot_lidar_sim.ros.rclpy_compat import parameter_overrides
+from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
 
 _SCALAR_TYPES = {
     bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER,
@@ -107,6 +107,17 @@ def _value_of(node, name):
     return value
 
 
+def namespaced_name(namespace, name):
+    """
+    Return a frame id under a node's namespace: ('/front', 'lidar_3d') -> 'front/lidar_3d'.
+
+    The form robot_state_publisher's frame_prefix gives (frame ids never start with '/');
+    the root namespace '/' leaves the name as it is.
+    """
+    prefix = namespace.strip('/')
+    return f'{prefix}/{name}' if prefix else name
+
+
 class ConfigParameters:
     """
     The parameters of one node mapped onto a frozen config dataclass.
@@ -114,10 +125,13 @@ class ConfigParameters:
     ``config`` is the current, validated config (replaced atomically on an accepted set),
     ``changed`` holds the names changed since the last ``take_changes()``.
 
+    ``namespaced``: names of frame-id fields whose default, for a node in a namespace, is
+    put under it (``namespaced_name``); a value set explicitly is taken as it is.
+
     Raises ConfigError at construction when the start-up values are invalid.
     """
 
-    def __init__(self, node, config_cls, use_presets=None, validate=None):
+    def __init__(self, node, config_cls, use_presets=None, validate=None, namespaced=()):
         self._node = node
         self._cls = config_cls
         self._validate = validate
@@ -136,6 +150,8 @@ class ConfigParameters:
                     raise ConfigError(key, value, f'a {config_cls.__name__} parameter '
                                       f'(from preset {preset!r})')
                 defaults[key] = value
+        for name in namespaced:
+            defaults[name] = namespaced_name(node.get_namespace(), defaults[name])
         for name, f in self._fields.items():
             if not node.has_parameter(name):
                 self._declare(f, defaults[name])
@@ -159,9 +175,10 @@ class ConfigParameters:
                 overrides[f.name] = Parameter(f.name, value=fixed)
         value = coerce(f, default)
         try:
-            if isinstance(value, list) and not value and f.name not in overrides:
-                # rclpy infers BYTE_ARRAY from [], so an empty array is declared by type only.
-                param = self._node.declare_parameter(f.name, parameter_type(f), desc)
+            if isinstance(value, list) and not value:
+                # rclpy infers BYTE_ARRAY from [] (then '-p name:=[wall]' is the wrong type):
+                # declare the field's own array type with an empty value.
+                param = declare_typed(self._node, f.name, parameter_type(f), [], desc)
             else:
                 param = self._node.declare_parameter(f.name, value, desc)
         except Exception as exc:  # rclpy raises several unrelated types here

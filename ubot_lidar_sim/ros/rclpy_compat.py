@@ -13,6 +13,8 @@ import threading
 
 from rclpy._rclpy_pybind11 import RCLError  # noqa: F401 (re-exported: rcl's own failures)
 from rclpy.callback_groups import CallbackGroup
+from rclpy.exceptions import InvalidHandle, ParameterAlreadyDeclaredException
+from rclpy.parameter import Parameter
 
 # (owner, attribute, what this package does with it)
 INTERNALS = (
@@ -28,6 +30,10 @@ INTERNALS = (
     ('rclpy.executors.MultiThreadedExecutor', '_executor', 'patient_executor: the thread pool'),
     ('rclpy.executors.MultiThreadedExecutor', '_futures',
      'patient_executor: the futures of submitted callbacks'),
+    ('rclpy.node.Node', '_declare_parameter_common',
+     'declare_typed: a parameter of an explicit type with an empty-list default'),
+    ('rclpy.executors.Executor', '_take_service',
+     "deferred_service: a service callback's return value goes to Service.send_response"),
 )
 
 
@@ -71,12 +77,14 @@ class PolledGroup(CallbackGroup):
         """Nothing to release."""
 
 
-def queued_messages(subscription, limit):
+def queued_messages(subscription, limit, with_info=False):
     """
     Yield up to ``limit`` messages queued on ``subscription``, oldest first, without waiting.
 
-    Raw subscriptions yield the serialised bytes. The subscription's handle is held while the
-    caller handles each message; rclpy.exceptions.InvalidHandle means it was destroyed.
+    Raw subscriptions yield the serialised bytes. ``with_info``: yield (message, info), info
+    the rmw message info as a dict ('publisher_gid' {'data'}, 'publication_sequence_number',
+    'source_timestamp', ...). The subscription's handle is held while the caller handles each
+    message; rclpy.exceptions.InvalidHandle means it was destroyed.
     """
     handle = subscription.handle
     with handle:
@@ -84,7 +92,7 @@ def queued_messages(subscription, limit):
             taken = handle.take_message(subscription.msg_type, subscription.raw)
             if taken is None:
                 return
-            yield taken[0]
+            yield taken if with_info else taken[0]
 
 
 def parameter_overrides(node):
@@ -95,6 +103,97 @@ def parameter_overrides(node):
     writing an entry changes the value its declaration takes.
     """
     return node._parameter_overrides
+
+
+def declare_typed(node, name, ptype, value, descriptor):
+    """
+    Declare parameter ``name`` of type ``ptype`` with default ``value``; return its Parameter.
+
+    rclpy infers a type from the default and takes an empty list for BYTE_ARRAY, so that
+    ``-p ignored_objects:=[wall]`` or a params file would then be refused as the wrong type.
+    This builds the Parameter with the explicit type and declares it through the step that
+    ``Node.declare_parameters`` ends with (``_declare_parameter_common``). An override (command
+    line, params file) wins as there; one of another type raises rclpy's
+    InvalidParameterTypeException.
+    """
+    if node.has_parameter(name):
+        raise ParameterAlreadyDeclaredException([name])
+    override = node._parameter_overrides.get(name)
+    if override is not None and override.type_ != Parameter.Type.NOT_SET:
+        param = Parameter(name, value=override.value)
+    else:
+        param = Parameter(name, ptype, value)
+    descriptor.type = ptype.value
+    node._declare_parameter_common([param], {name: descriptor})
+    return node.get_parameter(name)
+
+
+class DeferredReply:
+    """
+    The response of one call of a ``deferred_service``, sent by ``reply()`` from any thread.
+
+    The executor hands over the request header only after the callback returned, so whichever
+    of header and response arrives second sends; a second ``reply()`` is ignored.
+    """
+
+    def __init__(self, send):
+        self._send = send
+        self._lock = threading.Lock()
+        self._header = self._response = None
+
+    def attach(self, header):
+        """Take the request header (from the executor)."""
+        with self._lock:
+            self._header = header
+            ready = self._response is not None
+        if ready:
+            self._deliver()
+
+    def reply(self, response):
+        """Send ``response`` to the caller (once); a destroyed service drops it."""
+        with self._lock:
+            if self._response is not None:
+                return
+            self._response = response
+            ready = self._header is not None
+        if ready:
+            self._deliver()
+
+    def _deliver(self):
+        try:
+            self._send(self._response, self._header)
+        except InvalidHandle:
+            pass            # the node was destroyed while the call waited
+
+
+def deferred_service(node, srv_type, name, on_call, callback_group=None):
+    """
+    Create a service whose calls are answered later, from any thread; return the Service.
+
+    ``on_call(request, reply)`` runs on the executor and returns at once; ``reply.reply(
+    response)`` (a DeferredReply) answers. rclpy's executors hand what a service callback
+    returns, with the request header, to ``Service.send_response(response, header)``
+    (``Executor._take_service``): the callback returns the DeferredReply and the service's
+    ``send_response`` is wrapped to attach the header to it instead of sending.
+    """
+    send = []
+
+    def callback(request, _response):
+        reply = DeferredReply(send[0])
+        on_call(request, reply)
+        return reply
+
+    service = node.create_service(srv_type, name, callback, callback_group=callback_group)
+    send.append(service.send_response)
+
+    def send_response(response, header):
+        if isinstance(response, DeferredReply):
+            response.attach(header)
+        else:
+            send[0](response, header)
+
+    service.send_response = send_response
+    return service
 
 
 def patient_executor(base):

@@ -7,26 +7,30 @@ every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py)
 (/tf, environment) come through ros/intake.py; see docs/core-interfaces.md.
 """
 
+import dataclasses
 import math
 import threading
 import time
 
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
-from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan
+from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.intake import Intake
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
+from ubot_lidar_sim.ros.services import SampleRequests
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
+NAMESPACED = ('frame_id', 'sensor_id')     # in a namespace their defaults go under it
+NO_CLOCK = ('waiting for /clock: use_sim_time is true and no clock message has arrived; '
+            'nothing is published until one does')
 
 
 class SensorNode(Node):
@@ -41,8 +45,10 @@ class SensorNode(Node):
 
     def __init__(self, node_name, config_cls, *, world=None, materials=None, **node_kwargs):
         super().__init__(node_name, **node_kwargs)
+        fields = {f.name for f in dataclasses.fields(config_cls)}
         self.params = ConfigParameters(self, config_cls,
-                                       validate=lambda cfg: self.validate_config(cfg))
+                                       validate=lambda cfg: self.validate_config(cfg),
+                                       namespaced=[n for n in NAMESPACED if n in fields])
         cfg = self.params.config
         if world is None:
             world, materials = load_for_config(cfg)
@@ -102,25 +108,27 @@ class SensorNode(Node):
     # -- trigger ----------------------------------------------------------------------------
     def start_trigger(self, rate_hz=None, trigger='timer'):
         """
-        Start the timer at rate_hz (node clock: wall or /clock) or the ~/sample service.
+        Start the scan thread, ~/sample (ros/services.py) and, for 'timer', the rate_hz timer.
 
-        Timer scans run on a worker thread of this node, so the executor keeps taking /tf
-        while a scan computes (a single-threaded executor takes one message per subscription
-        per cycle; a timer that is always due would starve /tf). At most one tick waits for a
-        busy worker (it scans right after); further ticks count as 'overrun' and are dropped.
+        Scans run on a worker thread of this node, so the executor keeps taking /tf while a
+        scan computes (a single-threaded executor takes one message per subscription per
+        cycle; a timer that is always due would starve /tf). The timer (node clock: wall or
+        /clock) wakes it at rate_hz, a ~/sample call in 'service' mode wakes it at once. At
+        most one tick waits for a busy worker (it scans right after); further ticks count as
+        'overrun' and are dropped.
         """
         rate_hz = rate_hz or getattr(self.config, 'rate_hz')
         self._period_s = 1.0 / rate_hz
-        if trigger == 'service':
-            self.create_service(Trigger, '~/sample', self._on_sample,
-                                callback_group=self._work_group)
-            return
+        self._trigger = trigger
         self._wake, self._stop = threading.Event(), threading.Event()
+        self._samples = SampleRequests(
+            self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group)
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
-        self._timer = self.create_timer(self._period_s, self._on_timer,
-                                        callback_group=self._work_group)
+        if trigger == 'timer':
+            self._timer = self.create_timer(self._period_s, self._on_timer,
+                                            callback_group=self._work_group)
 
     @tolerate_destroyed
     def _on_timer(self):
@@ -144,14 +152,25 @@ class SensorNode(Node):
 
     def _work_loop(self):
         while not self._stop.is_set():
-            if not self._wake.wait(timeout=0.2):
+            woken = self._wake.wait(timeout=0.2)
+            if self._samples:
+                self._samples.expire(NO_CLOCK if self._clock_missing()
+                                     else self.stats.counts['last_skip'])
+            if not woken:
                 continue
             self._wake.clear()
-            if not self._stop.is_set():
-                try:
-                    self.run_scan(on_demand=False)
-                except Exception as exc:  # keep the worker alive whatever a scan raised
-                    self.stats.skip('error', f'{type(exc).__name__}: {exc}')
+            if self._stop.is_set():
+                break
+            # The ~/sample calls waiting now are served by this scan, which then runs even
+            # when nobody subscribes; a call arriving during it waits for the next one.
+            calls = self._samples.take()
+            try:
+                ok, why = self.run_scan(on_demand=bool(calls) or self._trigger == 'service')
+            except Exception as exc:  # keep the worker alive whatever a scan raised
+                ok, why = self.stats.skip('error', f'{type(exc).__name__}: {exc}')
+            self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
+            if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
+                self._wake.set()        # calls that wait for a newer transform: try again
 
     def destroy_node(self):
         """Stop the scan worker (waits up to 1 s for a running scan), then destroy the node."""
@@ -164,10 +183,6 @@ class SensorNode(Node):
         if intake is not None:
             intake.stop()
         return super().destroy_node()
-
-    def _on_sample(self, request, response):
-        response.success, response.message = self.run_scan(on_demand=True)
-        return response
 
     def run_scan(self, on_demand=False):
         """Run one scan now; return (published, message). Never raises."""
@@ -228,7 +243,8 @@ class SensorNode(Node):
             try:
                 latest_s = self.tf_buffer.latest_common_time(world, frame_id)
             except TransformError as exc:
-                raise SkipScan('no_transform', str(exc)) from None
+                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
+                               f'{exc}') from None
         now_s = now_ns * 1e-9
         if latest_s < now_s - TF_MAX_AGE_S:
             raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
@@ -254,11 +270,21 @@ class SensorNode(Node):
         """Return extra (key, value) pairs for /diagnostics (subclasses may extend)."""
         return []
 
+    def _clock_missing(self):
+        """Return True while use_sim_time waits for the first /clock message (time reads 0)."""
+        return bool(self.get_parameter('use_sim_time').value) \
+            and self.get_clock().now().nanoseconds == 0
+
     @tolerate_destroyed
     def _publish_diagnostics(self):
+        # The status name carries the namespace: two namespaced lidars are two statuses.
         status = self.stats.status(
-            f'{self.get_name()}: sensor', getattr(self.config, 'sensor_id', self.get_name()),
+            f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
+            getattr(self.config, 'sensor_id', self.get_name()),
             1.0 / self._period_s, self.diagnostics_values())
+        if self._clock_missing():
+            self.get_logger().warning(NO_CLOCK, throttle_duration_sec=WARN_THROTTLE_S)
+            status.level, status.message = DiagnosticStatus.WARN, NO_CLOCK
         msg = DiagnosticArray(status=[status])
         msg.header.stamp = self.get_clock().now().to_msg()
         if self.context.ok():
