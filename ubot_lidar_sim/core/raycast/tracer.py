@@ -31,8 +31,9 @@ from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
 _EXIT_STEP_M = 1e-3       # re-cast offset after passing a closed foliage volume's far face
-# Analytic exits move float32 ranges by ~1e-6 m: off until the golden bytes are re-saved.
-ANALYTIC_EXITS = False
+# Where a ray leaves a closed foliage volume: found analytically (raycast/volumes.py) when True,
+# else by casting to its far face (the test of volumes.py compares both).
+ANALYTIC_EXITS = True
 
 
 class Tracer:
