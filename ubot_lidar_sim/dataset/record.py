@@ -82,7 +82,8 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
             ticks_until(fr.publish_s)
             s, stamp_ns, log_ns = fr.sensor, rosbag.ns(fr.stamp_s), rosbag.ns(fr.publish_s)
             if s.kind == 'lidar_3d':
-                cloud = to_layout(fr.result.points, s.cfg.point_layout, s.cfg.ambient_counts)
+                cloud = to_layout(fr.result.points, s.cfg.point_layout, s.cfg.ambient_counts,
+                                  stamp_ns)
                 msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
                 stats.points += len(cloud)
                 key = f'{s.name}/{fr.index:04d}'
