@@ -1,15 +1,16 @@
 """
 The compiled echo kernels (physics/kernels.py) against their plain-numpy references.
 
-Stated tolerance: bit for bit. The kernels add in numpy's order and use only +, -, *, /.
+Stated tolerance: bit for bit for the echo kernels (numpy's order, only +, -, *, /); relative
+1e-12 for the radiometry kernels, which call libm's exp / pow / acos (RTOL_LIBM below).
 """
 
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.physics.kernels import first_max_flags, form_echoes
-from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST,
-                                                          FLAG_SECOND_STRONGEST)
+from ubot_lidar_sim.core.physics.kernels import first_max_flags, form_echoes, front_transmission2
+from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
+                                                          FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 
 
 def form_echoes_reference(beam, r, pw, st, gap_m):
@@ -86,3 +87,73 @@ def test_return_flag_kernel_gives_the_flags_of_the_two_max_passes(seed):
                             FLAG_SECOND_STRONGEST)
     np.testing.assert_array_equal(flags, flags_reference(beam, strength))
     assert first_max_flags(beam[:0], strength[:0], 1, 2, 4, 8).shape == (0,)
+
+
+def backscatter_reference(table, m, c, w, albedo):
+    """Backscatter as radiometry.backscatter did with numpy (valid m, scalar w)."""
+    c = np.clip(np.abs(c), 0.0, 1.0)
+    wet = (1.0 - table.wet_darkening * np.clip(w, 0.0, 1.0))[m]
+    diffuse = table.reflectivity[m] * albedo * wet * c ** table.incidence_exponent[m]
+    theta_deg = np.degrees(np.arccos(c))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        lobe = table.specular[m] * np.exp(-(theta_deg / table.specular_width_deg[m]) ** 2)
+    return diffuse + np.where(table.specular[m] != 0.0, lobe, 0.0)
+
+
+def front_transmission2_reference(foliage_rows, log_t, ray, cs):
+    """Two-way gap fractions behind foliage as echoes.py did with numpy (rows, t2)."""
+    h = ray.shape[0]
+    later = np.flatnonzero(ray[1:] == ray[:-1]) + 1
+    first = np.ones(h, bool)
+    first[later] = False
+    starts = np.flatnonzero(first)
+    base = starts[np.cumsum(first)[later] - 1]
+    is_fol = np.zeros(h, bool)
+    is_fol[foliage_rows] = True
+    upto = np.cumsum(is_fol)
+
+    def exclusive(rows):
+        k = upto[rows] - 1
+        safe = np.maximum(k, 0)
+        run = np.where(k >= 0, cs[safe], 0.0)
+        own = np.where(is_fol[rows], log_t[safe], 0.0)
+        return run - own
+
+    return later, np.exp(2.0 * (exclusive(later) - exclusive(base)))
+
+
+# Stated tolerance of the libm kernels against numpy's SIMD exp / pow / arccos: relative 1e-12
+# (measured: at most a few ulp, i.e. ~1e-15, except where exp(-x^2) of the specular lobe
+# amplifies a 1-ulp arccos difference by up to 2 x^2, x = theta / width).
+RTOL_LIBM = 1e-12
+
+
+def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance():
+    from ubot_lidar_sim.core.physics import radiometry
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    table = MaterialTable.load()
+    rng = np.random.default_rng(7)
+    n = 200000
+    m = rng.integers(0, table.reflectivity.size, n).astype(np.uint8)
+    c = rng.uniform(-1.0, 1.0, n)
+    albedo = rng.lognormal(0.0, 0.2, n)
+    got = radiometry.backscatter(table, m, c, 0.4, albedo)
+    ref = backscatter_reference(table, m, c, 0.4, albedo)
+    np.testing.assert_allclose(got, ref, rtol=RTOL_LIBM, atol=1e-300)
+    assert np.mean(got == ref) > 0.9
+    # Scalars and broadcasting keep their shapes.
+    assert radiometry.backscatter(table, 5, c[:3], 0.0).shape == (3,)
+    assert np.shape(radiometry.backscatter(table, 5, 0.5, 0.0)) == ()
+
+
+def test_front_transmission_kernel_matches_the_numpy_sums_within_the_stated_tolerance():
+    rng = np.random.default_rng(8)
+    ray = np.sort(rng.integers(0, 30000, 120000))
+    fol = np.flatnonzero(rng.random(ray.size) < 0.4)
+    log_t = np.log(rng.uniform(0.05, 0.9, fol.size))
+    cs = np.cumsum(np.concatenate([[-3.25], log_t]))[1:]       # continued from a part before
+    rows, t2 = front_transmission2(fol, log_t, ray, cs)
+    ref_rows, ref_t2 = front_transmission2_reference(fol, log_t, ray, cs)
+    np.testing.assert_array_equal(rows, ref_rows)
+    np.testing.assert_allclose(t2, ref_t2, rtol=RTOL_LIBM)
+    assert np.any(t2 < 0.5)

@@ -121,42 +121,6 @@ def _running_log_t(log_t, prefix=None):
     return np.cumsum(np.concatenate([[prefix], log_t]))[1:]
 
 
-def _front_transmission2(foliage_rows, log_t, ray, cs=None):
-    """
-    Two-way gap fraction t^2 of the foliage layers in front of each hit, rows (K,) and t2 (K,).
-
-    Equal bit for bit to exp(2 S), S the sum of where(foliage, log_t, 0) over the hits before
-    each hit in its ray (a running sum minus its value at the ray's first hit), but evaluated
-    only where it can differ from 1: the first hit of a ray has nothing in front (its exclusive
-    sum is x - x = 0 exactly), and the zero terms of non-foliage hits leave a float cumulative
-    sum unchanged, so the running sum is taken over the foliage rows alone.
-    foliage_rows (F,) ascending rows of the foliage hits, log_t (F,) their log transmission,
-    cs (F,) their running sum (_running_log_t; None: from 0).
-    """
-    h = ray.shape[0]
-    later = np.flatnonzero(ray[1:] == ray[:-1]) + 1          # rows that are not a ray's first
-    if later.size == 0 or foliage_rows.size == 0:
-        return later[:0], np.zeros(0)
-    first = np.ones(h, bool)
-    first[later] = False
-    starts = np.flatnonzero(first)
-    base = starts[np.cumsum(first)[later] - 1]
-    cs = np.cumsum(log_t) if cs is None else cs             # the running sum at foliage rows
-    is_fol = np.zeros(h, bool)
-    is_fol[foliage_rows] = True
-    upto = np.cumsum(is_fol)                                # foliage rows <= each row
-
-    def exclusive(rows):
-        # The running sum at the row, minus the row's own term (0 for a non-foliage row).
-        k = upto[rows] - 1
-        safe = np.maximum(k, 0)
-        run = np.where(k >= 0, cs[safe], 0.0)
-        own = np.where(is_fol[rows], log_t[safe], 0.0)
-        return run - own
-
-    return later, np.exp(2.0 * (exclusive(later) - exclusive(base)))
-
-
 def _carry_sum(cs, prefix):
     """Return (the running sum after these rows: what the next part continues from, cs)."""
     return (cs[-1] if cs.size else prefix), cs
@@ -240,8 +204,11 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     # The running sum continues from the parts before; the next part continues from its end.
     cs, _ = parts.in_turn(peer, 'foliage_log_t', lambda: None, lambda prefix: _carry_sum(
         _running_log_t(log_t, prefix), prefix))
-    later, t2 = _front_transmission2(fol, log_t, ray, cs)
-    rho_app[later] *= t2                          # the first hit of a ray has t^2 = 1 exactly
+    if fol.size:
+        # Behind foliage: x the two-way gap fraction t^2 of the layers in front (exp(2 S), S
+        # the sum of their log transmissions; the first hit of a ray has t^2 = 1 exactly).
+        later, t2 = kernels.front_transmission2(fol, log_t, ray, cs)
+        rho_app[later] *= t2
     if atm is not None and atm.active:
         rho_app *= atm.two_way_transmission(r)
     ring = np.asarray(ring_of_beam)

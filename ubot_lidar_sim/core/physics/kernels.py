@@ -4,8 +4,13 @@ Compiled per-echo work of echoes.process_beams (numba, cached on disk, GIL relea
 ``form_echoes`` chains contributions sorted by (beam, range) into echoes and sums them;
 ``first_max_flags`` ranks each beam's detected echoes for return selection. Both keep numpy's
 summation order (bincount adds in row order from 0.0) and use only +, -, *, /, so they give the
-bits of the numpy code they replace; test/core/test_physics_kernels.py holds that numpy code.
+bits of the numpy code they replace. ``backscatter_rows`` and ``front_transmission2`` are the
+per-hit radiometry; they call libm's pow / acos / exp, which differ from numpy's SIMD results in
+the last bit for a few per cent of inputs (stated tolerance: 4 ulp, rtol 1e-15).
+test/core/test_physics_kernels.py holds the numpy code each kernel replaced.
 """
+
+import math
 
 import numba
 import numpy as np
@@ -85,3 +90,60 @@ def first_max_flags(beam, strength, first_flag, strongest_flag, last_flag, secon
             flags[k2] |= second_flag
         i = j + 1
     return flags
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, exponent, specular,
+                     width, lobe):
+    """
+    Backscatter rho_bs (H,) of hits: the loop of radiometry.backscatter (libm).
+
+    m (H,) material indices (valid), cos (H,); albedo and wetness (H,) or (1,): one for all
+    (wetness clipped to [0, 1]); per material (M,): wet darkening a, reflectivity, incidence
+    exponent, specular, specular width (deg) and lobe (bool: the specular term is evaluated).
+    pow, acos and exp are libm's, which may differ from numpy's SIMD versions in the last bit.
+    """
+    out = np.empty(m.shape[0])
+    one_albedo, one_w = albedo.shape[0] == 1, wetness.shape[0] == 1
+    for i in range(m.shape[0]):
+        k = m[i]
+        c = abs(cos[i])
+        c = 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)          # clip; NaN stays NaN
+        wet = 1.0 - wet_darkening[k] * wetness[0 if one_w else i]
+        d = reflectivity[k] * albedo[0 if one_albedo else i] * wet * c ** exponent[k]
+        if lobe[k]:
+            theta_deg = math.acos(c) * (180.0 / math.pi)
+            d += specular[k] * math.exp(-(theta_deg / width[k]) ** 2)
+        out[i] = d
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def front_transmission2(foliage_rows, log_t, ray, cs):
+    """
+    Rows (K,) that are not their ray's first hit and their two-way gap fraction t^2 (K,).
+
+    t^2 = exp(2 S), S the sum of the log transmissions log_t (F,) of the foliage rows (F,)
+    (ascending) before the row in its ray: the running sum cs (F,) at the row minus the row's
+    own term, less the same at the ray's first hit. ray (H,) in (ray, range) order. exp is
+    libm's.
+    """
+    h = ray.shape[0]
+    rows = np.empty(h, np.int64)
+    t2 = np.empty(h)
+    n, k, f = 0, -1, 0
+    base = 0.0
+    for row in range(h):
+        own = 0.0
+        if f < foliage_rows.shape[0] and foliage_rows[f] == row:
+            k += 1
+            f += 1
+            own = log_t[k]
+        excl = (cs[k] if k >= 0 else 0.0) - own
+        if row == 0 or ray[row] != ray[row - 1]:
+            base = excl
+        else:
+            rows[n] = row
+            t2[n] = math.exp(2.0 * (excl - base))
+            n += 1
+    return rows[:n], t2[:n]

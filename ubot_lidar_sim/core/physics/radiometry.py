@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.physics import kernels
+
 from ubot_lidar_sim.core.sensors.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
 from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
@@ -63,25 +65,24 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
     if not (m.dtype == np.uint8 and (m.size == 0 or m.max() < n_mat)):
         m = np.asarray(material, dtype=np.int64)
         m = np.where((m >= 0) & (m < n_mat), m, OTHER)
-    c = np.clip(np.abs(np.asarray(cos, dtype=np.float64)), 0.0, 1.0)
+    cos = np.asarray(cos, dtype=np.float64)
     w = np.clip(np.asarray(wetness, dtype=np.float64), 0.0, 1.0)
-    # A scalar wetness: 1 - a w per material (the same IEEE operations, 17 instead of H).
-    wet = (1.0 - table.wet_darkening * w)[m] if w.ndim == 0 \
-        else 1.0 - table.wet_darkening[m] * w
-    diffuse = table.reflectivity[m] * albedo * wet * c ** table.incidence_exponent[m]
-    width = table.specular_width_deg
-    lobe = ((table.specular != 0.0) | ~(width > 0.0))[m]
-    if m.ndim != 1 or c.shape != m.shape or diffuse.shape != m.shape or np.all(lobe):
-        theta_deg = np.degrees(np.arccos(c))
-        return diffuse + table.specular[m] * np.exp(-(theta_deg / width[m]) ** 2)
+    albedo = np.asarray(albedo, dtype=np.float64)
+    shape = np.broadcast_shapes(m.shape, cos.shape, w.shape, albedo.shape)
+
+    def rows(x):
+        """Return x as (H,) rows of the broadcast shape, or (1,) when one value is for all."""
+        return x.reshape(1) if x.size == 1 else np.broadcast_to(x, shape).reshape(-1)
+
     # Without a lobe s exp(...) is +0 exactly (a lobe width > 0 keeps the exponential finite):
-    # evaluate it only on the hits of specular materials.
-    rows = np.flatnonzero(lobe)
-    if rows.size:
-        m_s = m[rows]
-        theta_deg = np.degrees(np.arccos(c[rows]))
-        diffuse[rows] += table.specular[m_s] * np.exp(-(theta_deg / width[m_s]) ** 2)
-    return diffuse
+    # it is evaluated only for specular materials. One compiled pass over the hits.
+    width = table.specular_width_deg
+    out = kernels.backscatter_rows(
+        np.broadcast_to(m, shape).reshape(-1), np.broadcast_to(cos, shape).reshape(-1),
+        rows(albedo), rows(w), table.wet_darkening, table.reflectivity,
+        table.incidence_exponent, table.specular, width,
+        (table.specular != 0.0) | ~(width > 0.0))
+    return out.reshape(shape)
 
 
 def ring_r10(cfg, ring=None):
