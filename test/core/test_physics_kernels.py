@@ -157,3 +157,24 @@ def test_front_transmission_kernel_matches_the_numpy_sums_within_the_stated_tole
     np.testing.assert_array_equal(rows, ref_rows)
     np.testing.assert_allclose(t2, ref_t2, rtol=RTOL_LIBM)
     assert np.any(t2 < 0.5)
+
+
+def test_the_same_seed_gives_the_same_bytes_through_every_kernel():
+    from ubot_lidar_sim.core.config import LidarConfig
+    from ubot_lidar_sim.core.physics.weather import Weather
+    from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+    from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    from ubot_lidar_sim.core.world.world import World
+    cfg = LidarConfig(channels=16, horizontal_samples=400, sub_rays=7, seed=11,
+                      return_mode='dual_strongest_last')
+    pose = ConstantTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]),
+                         (2.0, 0.0, 0.0, 0.0, 0.0, 0.2))
+    rain = Weather(rain_mm_h=10.0, visibility_m=1000.0)
+    scans = []
+    for _ in range(2):
+        materials = MaterialTable.load()
+        sim = LidarSimulator(cfg, World.load('demo', materials), materials)
+        scans.append(sim.scan(pose, 0.3, rain, 3).points)
+    assert scans[0].size > 1000 and np.any(scans[0]['material'] != scans[0]['material'][0])
+    assert scans[0].tobytes() == scans[1].tobytes()

@@ -115,6 +115,9 @@ class LidarSimulator:
     def _part_rays(self, poses, b0, b1):
         """Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1."""
         cols, n_sub = self.beams.columns, len(self.weights)
+        if poses.shape != (cols + 1, 4, 4):     # the compiled rotation does not check indices
+            raise ValueError(f'poses of shape {poses.shape}: expected ({cols + 1}, 4, 4), the '
+                             'pose at the stamp and at each column')
         r0, r1 = b0 // cols, -(-b1 // cols)     # the rings the beams lie in (beams ring-major)
         col = np.ascontiguousarray(poses[1:])
         dx, dy, dz = (plane[r0:r1] for plane in self._sub_planes)
