@@ -180,7 +180,7 @@ class Tracer:
 
 @numba.njit(cache=True, nogil=True)
 def _unit_rows(d):
-    """Return False when a row of d (N, 3) has a squared length more than 1e-4 off 1 (NaN: True)."""
+    """Return False when a row of d (N, 3) has a squared length over 1e-4 off 1 (NaN: True)."""
     for i in range(d.shape[0]):
         length2 = ((d[i, 0] * d[i, 0] + 0.0) + d[i, 1] * d[i, 1]) + d[i, 2] * d[i, 2]
         if length2 != length2:
