@@ -252,8 +252,12 @@ def test_rain_reduces_returns_from_a_dark_far_wall(context):
         counts[rain] = sum(int(np.count_nonzero(np.asarray(m.ranges) > d - 1.0)
                                - np.count_nonzero(np.asarray(m.ranges) == math.inf))
                            for m in msgs)
+    # Hand value for the centre ray (asphalt rho 0.12, k 0, R10 60 m, S10 100, ambient 20,
+    # threshold 85.96): clear S = 100 (0.12 / 0.1) (60 / 58)^2 = 128.4 counts, p = 0.9998;
+    # rain 25 mm/h (9.30 dB/km, two-way over 58 m: 0.780) S = 100.2, p = 0.903. Off-centre rays
+    # (up to 58.9 m) lose a little more; no drop clutter steals a return (docs/physics-weather.md).
     assert counts[0.0] >= 0.95 * 3 * 81
-    assert counts[25.0] < 0.8 * counts[0.0]
+    assert 0.80 * counts[0.0] <= counts[25.0] <= 0.95 * counts[0.0]
 
 
 def test_disabled_scanner_publishes_nothing_and_says_why(context, room):
