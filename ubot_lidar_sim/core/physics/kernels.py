@@ -110,7 +110,10 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
         c = abs(cos[i])
         c = 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)          # clip; NaN stays NaN
         wet = 1.0 - wet_darkening[k] * wetness[0 if one_w else i]
-        d = reflectivity[k] * albedo[0 if one_albedo else i] * wet * c ** exponent[k]
+        e = exponent[k]
+        # c^1 = c and c^0 = 1 exactly (IEEE pow): the Lambertian and flat materials skip pow.
+        c_k = c if e == 1.0 else (1.0 if e == 0.0 else c ** e)
+        d = reflectivity[k] * albedo[0 if one_albedo else i] * wet * c_k
         if lobe[k]:
             theta_deg = math.acos(c) * (180.0 / math.pi)
             d += specular[k] * math.exp(-(theta_deg / width[k]) ** 2)

@@ -21,17 +21,20 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
     its origin is its column's position, direction component i = (dx R_i0 + dy R_i1) + dz R_i2
     of its column's rotation R.
     """
-    n_col, n_sub = dx.shape[1], dx.shape[2]
+    n_ring, n_col, n_sub = dx.shape
     origins = np.empty((hi - lo, 3))
     out = np.empty((hi - lo, 3))
-    for q in range(lo, hi):
-        s = q % n_sub
-        c = (q // n_sub) % n_col
-        r = q // (n_sub * n_col)
-        x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
-        for i in range(3):
-            origins[q - lo, i] = poses[c, i, 3]
-            out[q - lo, i] = (x * poses[c, i, 0] + y * poses[c, i, 1]) + z * poses[c, i, 2]
+    q = 0
+    for r in range(n_ring):
+        for c in range(n_col):
+            for s in range(n_sub):
+                if lo <= q < hi:
+                    x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
+                    for i in range(3):
+                        origins[q - lo, i] = poses[c, i, 3]
+                        out[q - lo, i] = ((x * poses[c, i, 0] + y * poses[c, i, 1])
+                                          + z * poses[c, i, 2])
+                q += 1
     return origins, out
 
 
