@@ -145,6 +145,16 @@ def test_a_bad_spec_exits_2_with_one_line_naming_the_key(tmp_path, capsys, chang
     assert not (tmp_path / 'o').exists()
 
 
+def test_a_bad_world_file_exits_2_before_any_sequence(tmp_path, capsys):
+    (tmp_path / 'w.yaml').write_text(
+        'frame: map\nobjects:\n  - {name: g, type: plane, size_m: [9, 9], material: grasss}\n')
+    path = _spec(tmp_path, {**SPEC, 'worlds': ['flat', 'w.yaml']})
+    assert main(['dataset', str(path), '--out', str(tmp_path / 'o'), '--workers', '1']) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and "material: unknown material 'grasss'" in err
+    assert not (tmp_path / 'o').exists()
+
+
 def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path):
     lidar = {'type': 'lidar_3d', 'params': {'channels': 16, 'horizontal_samples': 720}}
     data = {**SPEC, 'frames': 30, 'seeds': [0], 'sensors': [lidar]}   # 2 sequences of ~1 s

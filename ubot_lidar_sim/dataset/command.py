@@ -18,7 +18,8 @@ def add_parser(sub):
     p.add_argument('spec', metavar='SPEC.yaml')
     p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
     p.add_argument('--workers', type=int, metavar='N',
-                   help='sequences at once (default: one per CPU; 1: no Ray)')
+                   help='sequences at once on the local Ray (default: one per CPU; 1: no Ray); '
+                   "with --address the cluster's CPUs decide")
     p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
                    'HOST:PORT or ray://HOST:PORT)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')

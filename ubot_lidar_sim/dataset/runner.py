@@ -63,9 +63,9 @@ def rig_sensors(spec, world_file, seed):
 
 
 def check(spec):
-    """Build every sensor config once, so a bad parameter stops the run before any work."""
-    for seq in spec.sequences[:1]:
-        rig_sensors(spec, 'flat', seq.seed)
+    """Build the configs and load every world once: a bad parameter or world stops the run."""
+    for world in dict.fromkeys(seq.world for seq in spec.sequences):
+        load_world(rig_sensors(spec, world, spec.sequences[0].seed)[0].cfg)
 
 
 def load_world(cfg):
