@@ -87,8 +87,13 @@ class SensorRig:
             self.executor.spin_once(timeout_sec=0.02)
         return done()
 
-    def call(self, srv_type, service, request=None, timeout_s=6.0):
-        """Call the node's service ('sample' for ~/sample) and return its response."""
+    def call(self, srv_type, service, request=None, timeout_s=60.0):
+        """
+        Call the node's service ('sample' for ~/sample) and return its response.
+
+        The long default covers a first sweep that compiles the numba kernels (18 s with a cold
+        cache on 2 busy cores); a warm one answers in milliseconds.
+        """
         name = f'{self.node.get_fully_qualified_name()}/{service}'
         client = self.probe.create_client(srv_type, name)
         assert self.spin_until(client.service_is_ready), f'{name} not offered'
