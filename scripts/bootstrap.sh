@@ -95,4 +95,11 @@ echo "bootstrap: colcon build (log: $LOG_DIR/colcon-build.log)"
 colcon build --base-paths "${base_paths[@]}" --cmake-args -DBUILD_TESTING=OFF \
   --event-handlers console_cohesion- summary- >"$LOG_DIR/colcon-build.log" 2>&1 \
   || { grep -E 'Error|error:|Failed' "$LOG_DIR/colcon-build.log" | head -n 5 >&2; die "colcon build failed: see $LOG_DIR/colcon-build.log"; }
+# The installed package's numba kernels compile here once, not inside a node's first scan.
+# (From $LOG_DIR: python -m puts the working directory first on sys.path, and here it must find
+# the installed package, not the source tree.)
+(set +u; . "$ROOT/scripts/env.sh" >/dev/null 2>&1 && cd "$LOG_DIR" \
+  && python -m ubot_lidar_sim.core.kernel_cache) \
+  >"$LOG_DIR/kernel-cache.log" 2>&1 \
+  || echo "bootstrap: numba kernel cache not compiled (see $LOG_DIR/kernel-cache.log): the first scan compiles it" >&2
 echo "bootstrap: build ok"

@@ -29,7 +29,7 @@ def _bounds(geom):
     return lo - pad, hi + pad
 
 
-@numba.njit(cache=True, nogil=True, inline='always')
+@numba.njit(cache=True, nogil=True)
 def segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo, hi):
     """Return True when the segment o + t d, t0 <= t <= t1 meets the box [lo, hi] (slab test)."""
     near, far = -np.inf, np.inf
@@ -40,7 +40,7 @@ def segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo, hi):
     return max(near, t0) <= min(far, t1)
 
 
-@numba.njit(cache=True, nogil=True, inline='always')
+@numba.njit(cache=True, nogil=True)
 def exit_range(vol, ob, o0, o1, o2, d0, d1, d2):
     """
     Range along unit d from o at which a ray leaves volume ob (NaN: none found).
@@ -80,7 +80,7 @@ def exit_range(vol, ob, o0, o1, o2, d0, d1, d2):
     return min(side, cap) if side == side else np.nan
 
 
-@numba.njit(cache=True, nogil=True, inline='always')
+@numba.njit(cache=True, nogil=True)
 def free(ptr, lo, hi, ob, o0, o1, o2, d0, d1, d2, t0, t1):
     """
     Return True when no object overlapping volume ob can lie on o + t d, t0 <= t <= t1.
