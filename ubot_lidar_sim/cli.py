@@ -15,6 +15,7 @@ import sys
 
 from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core import presets as presets_mod
+from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
@@ -81,7 +82,7 @@ def parse_overrides(items):
         if not sep or not name.strip():
             raise ConfigError('--set', item, 'NAME=VALUE')
         try:
-            out[name.strip()] = yaml.safe_load(text) if text.strip() else ''
+            out[name.strip()] = yaml_io.parse(text) if text.strip() else ''
         except yaml.YAMLError as e:
             raise ConfigError(name.strip(), text, f'a YAML value ({_one_line(e)})') from e
     return out

@@ -10,6 +10,7 @@ of an earlier one, as rclpy does. A file whose blocks are all for other nodes ap
 The CLI (``scan --params``) and the runner (``run --params``) both read files here.
 """
 
+from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError
 
 _SHAPE = '<node>: ros__parameters: {name: value, ...}'
@@ -25,13 +26,11 @@ def load_blocks(path):
     """
     Return the blocks of a node parameter file, [(node key, {name: value})], in file order.
 
-    OSError and yaml.YAMLError propagate; a file of the wrong shape raises ConfigError naming it.
-    An empty file has no blocks.
+    OSError (yaml_io.FileRefused for a device, FIFO or oversized file) and yaml.YAMLError
+    (aliases refused) propagate; a file of the wrong shape raises ConfigError naming it. An
+    empty file has no blocks.
     """
-    import yaml  # lazy: only parameter files need it
-
-    with open(path, encoding='utf-8') as f:
-        doc = yaml.safe_load(f)
+    doc = yaml_io.load(path)
     if doc is None:
         return []
     if not isinstance(doc, dict):

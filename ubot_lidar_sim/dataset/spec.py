@@ -13,6 +13,7 @@ import json
 import math
 from pathlib import Path
 
+from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
@@ -283,7 +284,7 @@ def load_spec(path):
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding='utf-8'))
+        data = yaml_io.load(path)
     except OSError as e:
         raise SpecError(f'{path}: cannot read ({e.strerror or e})') from None
     except yaml.YAMLError as e:

@@ -2,8 +2,10 @@
 Geometry from files: PLY / OBJ / STL meshes and heightfields (.npy or 16-bit PNG).
 
 A file's triangle count is estimated from its header or size before it is read, so a file
-beyond the world's max_triangles is refused without allocating it.
+beyond the world's max_triangles is refused without allocating it (images: ``image_size``).
 """
+
+import struct
 
 import numpy as np
 import open3d as o3d
@@ -22,6 +24,22 @@ def read_image(path):
     """Read an image file (PNG, ...) as a numpy array (empty if it cannot be read)."""
     with _quiet():
         return np.asarray(o3d.io.read_image(str(path)))
+
+
+def image_size(path):
+    """Return (width, height) from a PNG or JPEG file's header, None for another file."""
+    with open(path, 'rb') as f:
+        head = f.read(1 << 18)
+    if head[:8] == b'\x89PNG\r\n\x1a\n' and head[12:16] == b'IHDR':
+        return struct.unpack('>II', head[16:24])
+    pos = 2 if head[:2] == b'\xff\xd8' else len(head)     # JPEG: walk to a start of frame
+    while pos + 9 <= len(head) and head[pos] == 0xFF:
+        marker, length = head[pos + 1], struct.unpack('>H', head[pos + 2:pos + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack('>HH', head[pos + 5:pos + 9])
+            return width, height
+        pos += 2 + length
+    return None
 
 
 def _count_token(path, token):
@@ -105,6 +123,13 @@ def mesh(obj, where, ctx, budget):
     return v * scale, t
 
 
+def _check_grid(path, shape, where, ctx, budget):
+    """Refuse a heightfield of shape (rows, columns) whose grid exceeds the budget."""
+    if 2 * (shape[0] - 1) * (shape[1] - 1) > budget:
+        raise ctx.error(f'{where}.file', f"'{path.name}' {tuple(shape)} needs more triangles "
+                        f'than the {budget} left of max_triangles {ctx.budget}')
+
+
 def heightfield(obj, where, ctx, budget):
     """
     Read a heightfield file (.npy float array or 16-bit PNG) into grid triangles (as ``mesh``).
@@ -121,6 +146,9 @@ def heightfield(obj, where, ctx, budget):
         elif suffix == '.png':
             if 'height_scale_m' not in obj:
                 raise ctx.error(f'{where}.height_scale_m', 'required for a PNG heightfield')
+            size = image_size(path)
+            if size is not None:                # before decoding: (rows, columns)
+                _check_grid(path, size[::-1], where, ctx, budget)
             heights = read_image(path)
             if heights.dtype != np.uint16 or heights.ndim != 2:
                 raise ctx.error(f'{where}.file', f"'{path.name}' is not a 16-bit grey PNG")
@@ -132,9 +160,7 @@ def heightfield(obj, where, ctx, budget):
     if heights.ndim != 2 or min(heights.shape) < 2:
         raise ctx.error(f'{where}.file', f"'{path.name}' has shape {heights.shape}, expected a "
                         '2-D array of at least 2 x 2')
-    if 2 * (heights.shape[0] - 1) * (heights.shape[1] - 1) > budget:
-        raise ctx.error(f'{where}.file', f"'{path.name}' {heights.shape} needs more triangles "
-                        f'than the {budget} left of max_triangles {ctx.budget}')
+    _check_grid(path, heights.shape, where, ctx, budget)
     if heights.dtype == np.uint16:
         heights = heights / 65535.0 * ctx.number(obj, 'height_scale_m', where)
     elif not np.issubdtype(heights.dtype, np.number):

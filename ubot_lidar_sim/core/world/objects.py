@@ -56,18 +56,23 @@ def build_object(obj, index, ctx, budget):
                  'radius_m': r, 'half_height_m': h / 2.0, 'n_side': CYLINDER[2]}
     else:
         v, t = _FILE_TYPES[kind](obj, where, ctx, budget)
-    geometry = Geometry(np.ascontiguousarray(v @ rot.T + xyz), np.asarray(t, np.int64), **extra)
+    v = np.ascontiguousarray(v @ rot.T + xyz)
+    if kind in _FILE_TYPES and v.size:      # a file's extent is known once it is placed
+        largest = float(np.abs(v).max())
+        ctx.within_extent(largest, f'{where}.file', f'a vertex at {largest:.3g} m')
+    geometry = Geometry(v, np.asarray(t, np.int64), **extra)
     return WorldObject(keys.name, kind, keys.material, keys.class_id, keys.foliage, keys.ground,
                        int(t.shape[0])), geometry
 
 
 def build_objects(entries, ctx, max_triangles):
     """Build every entry of the objects list; returns (objects, geometries), names unique."""
-    objects, geoms, used = [], [], 0
+    objects, geoms, used, names = [], [], 0, set()
     for index, entry in enumerate(entries):
         obj, geom = build_object(entry, index, ctx, max_triangles - used)
-        if any(o.name == obj.name for o in objects):
+        if obj.name in names:
             raise ctx.error(f'objects[{index}].name', f"duplicate name '{obj.name}'")
+        names.add(obj.name)
         used += obj.n_triangles
         if used > max_triangles:
             raise ctx.error(f"objects[{index}] '{obj.name}'", f'world exceeds max_triangles '

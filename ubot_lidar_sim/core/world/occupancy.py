@@ -4,20 +4,29 @@ Nav2 occupancy maps as walls: a map_server YAML + image extruded into boxes.
 The lower-left pixel sits at the map origin (Nav2 map_server semantics, origin yaw included).
 Occupied cells (occupancy (255 - p) / 255 > occupied_thresh, or p / 255 with negate) are extruded
 from z = 0 to wall_height_m, one box per run of occupied cells in a row.
+
+Memory stays bounded: the image's size is read from its header (PNG, JPEG, PGM) and a map of more
+than MAX_MAP_PIXELS is refused before it is decoded; the decoded image (1 byte per pixel for a
+grey 8-bit map, a PGM is mapped from the file) is then turned into runs a band of rows at a time,
+and the triangle budget is checked as the runs accumulate.
 """
 
 import numpy as np
 
 from ubot_lidar_sim.core.poses import rotation_rpy
-from ubot_lidar_sim.core.world.loaders import read_image
+from ubot_lidar_sim.core.world.loaders import image_size, read_image
 from ubot_lidar_sim.core.world.schema import Context, short
 from ubot_lidar_sim.core.world.shapes import boxes
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
+MAX_MAP_PIXELS = 100_000_000        # 10000 x 10000: 500 m square at 5 cm
+BAND_PIXELS = 1 << 20               # pixels turned into runs at a time
 
-def _read_pgm(path):
-    """Read a binary (P5) or ASCII (P2) PGM as a float array in [0, 1]; None if it is not one."""
-    data = path.read_bytes()
+
+def _pgm_header(path):
+    """Return (magic, width, height, maxval, data offset) of a PGM file; None if not one."""
+    with open(path, 'rb') as f:
+        data = f.read(4096)
     tokens, pos = [], 0
     while len(tokens) < 4:
         while pos < len(data) and data[pos:pos + 1].isspace():
@@ -35,15 +44,42 @@ def _read_pgm(path):
     magic, width, height, maxval = tokens[0], *(int(t) if t.isdigit() else -1 for t in tokens[1:])
     if magic not in (b'P5', b'P2') or min(width, height, maxval) <= 0:
         return None
+    return magic, width, height, maxval, pos + 1
+
+
+def _read_pgm(path, header):
+    """Return the pixels (H, W) of a PGM (mapped from the file for P5) or None, and maxval."""
+    magic, width, height, maxval, offset = header
     if magic == b'P2':
-        pixels = np.array(data[pos:].split()[:width * height], np.float64)
+        pixels = np.array(path.read_bytes()[offset - 1:].split()[:width * height], np.float64)
     else:
         dtype = np.dtype('>u2' if maxval > 255 else 'u1')
-        pixels = np.frombuffer(data, dtype, width * height, pos + 1) \
-            if len(data) >= pos + 1 + width * height * dtype.itemsize else np.zeros(0)
+        if path.stat().st_size < offset + width * height * dtype.itemsize:
+            return None, maxval
+        pixels = np.memmap(path, dtype, 'r', offset, (width * height,))
     if pixels.size != width * height:
-        return None
-    return pixels.reshape(height, width) / float(maxval)
+        return None, maxval
+    return pixels.reshape(height, width), maxval
+
+
+def _runs(pixels, maxval, negate, thresh, budget, fail):
+    """Return the runs (row, first column, end column) of occupied cells, band by band."""
+    rows, cols = pixels.shape[:2]
+    band = max(1, BAND_PIXELS // cols)
+    found, count = [], 0
+    for r in range(0, rows, band):
+        grey = pixels[r:r + band].astype(np.float64) / maxval
+        if grey.ndim == 3:
+            grey = grey[:, :, :3].mean(axis=2)      # Nav2 averages the colour channels
+        occupied = (grey if negate else 1.0 - grey) > thresh
+        edges = np.diff(np.pad(occupied, ((0, 0), (1, 1))).astype(np.int8), axis=1)
+        r0, c0 = np.nonzero(edges == 1)             # run starts, row-major like the ends
+        c1 = np.nonzero(edges == -1)[1]
+        count += r0.size
+        if 12 * count > budget:
+            fail(count)
+        found.append((r0 + r, c0, c1))
+    return [np.concatenate(parts) for parts in zip(*found)]
 
 
 def occupancy_map(obj, where, ctx, budget):
@@ -67,23 +103,27 @@ def occupancy_map(obj, where, ctx, budget):
         raise mctx.error('negate', f'expected 0 or 1, got {short(negate)}')
     thresh = mctx.number(meta, 'occupied_thresh', 'map', 0.65)
     image = mctx.path({'file': meta['image']}, 'image')
-    if image.suffix.lower() in ('.pgm', '.pnm'):
-        grey = _read_pgm(image)
+    pgm = _pgm_header(image) if image.suffix.lower() in ('.pgm', '.pnm') else None
+    size = pgm[1:3] if pgm is not None else image_size(image)
+    if size is not None and size[0] * size[1] > MAX_MAP_PIXELS:
+        raise mctx.error('image', f"'{image.name}' is {size[0]} x {size[1]} pixels, more than "
+                         f'the {MAX_MAP_PIXELS} a map may have')
+    if pgm is not None:
+        pixels, maxval = _read_pgm(image, pgm)
+    elif image.suffix.lower() in ('.pgm', '.pnm'):
+        pixels = None
     else:
         pixels = read_image(image)
-        grey = None if pixels.size == 0 else pixels.astype(np.float64) / np.iinfo(pixels.dtype).max
-        if grey is not None and grey.ndim == 3:
-            grey = grey[:, :, :3].mean(axis=2)      # Nav2 averages the colour channels
-    if grey is None:
+        maxval = np.iinfo(pixels.dtype).max if pixels.size else 1
+        pixels = pixels if pixels.size else None
+    if pixels is None:
         raise mctx.error('image', f"'{image.name}' cannot be read as a map image")
-    occupied = (grey if negate else 1.0 - grey) > thresh
-    rows = occupied.shape[0]
-    edges = np.diff(np.pad(occupied, ((0, 0), (1, 1))).astype(np.int8), axis=1)
-    r0, c0 = np.nonzero(edges == 1)                 # run starts, row-major like the ends
-    c1 = np.nonzero(edges == -1)[1]
-    if 12 * r0.size > budget:
-        raise mctx.error('image', f'{r0.size} wall runs need more triangles than the {budget} '
+
+    def fail(runs):
+        raise mctx.error('image', f'{runs} wall runs need more triangles than the {budget} '
                          f'left of max_triangles {ctx.budget}')
+    r0, c0, c1 = _runs(pixels, maxval, negate, thresh, budget, fail)
+    rows = pixels.shape[0]
     centers = np.stack([(c0 + c1) * 0.5 * res, (rows - 0.5 - r0) * res,
                         np.full(r0.size, wall_m / 2)], 1)
     sizes = np.stack([(c1 - c0) * res, np.full(r0.size, res), np.full(r0.size, wall_m)], 1)

@@ -11,10 +11,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ubot_lidar_sim.core.errors import WorldError
+from ubot_lidar_sim.core.errors import shown, WorldError
 from ubot_lidar_sim.core.world.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES
+from ubot_lidar_sim.core.yaml_io import check_regular_file, FileRefused
 
 MAX_TRIANGLES = 5_000_000
+# Every length and coordinate of a world: float32 geometry keeps ~6 cm at 1000 km, and beyond
+# float32's 3.4e38 an object would silently vanish from the scene.
+MAX_EXTENT_M = 1e6
 WORLD_KEYS = ('frame', 'objects', 'smoke')
 COMMON_KEYS = {'name', 'type', 'material', 'class_id', 'foliage', 'ground', 'pose'}
 TYPE_KEYS = {
@@ -27,8 +31,8 @@ SMOKE_KEYS = ('center', 'radius_m', 'density')
 
 
 def short(value):
-    """Return repr(value) cut to one short line for an error message."""
-    text = repr(value).replace('\n', ' ')
+    """Return repr(value) cut to one short line for an error message (errors.shown)."""
+    text = shown(value).replace('\n', ' ')
     return text if len(text) <= 60 else text[:57] + '...'
 
 
@@ -44,13 +48,20 @@ class Context:
         return WorldError(f'{self.source}: {where}: {problem}')
 
     def number(self, obj, key, where, default=None, positive=True):
-        """Return obj[key] as a finite float (> 0 if positive)."""
+        """Return obj[key] as a finite float (> 0 if positive), |value| <= MAX_EXTENT_M."""
         value = obj.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
                 or not math.isfinite(value) or (positive and value <= 0):
             need = 'a number > 0' if positive else 'a finite number'
             raise self.error(f'{where}.{key}', f'expected {need}, got {short(value)}')
+        self.within_extent(abs(value), f'{where}.{key}', short(value))
         return float(value)
+
+    def within_extent(self, largest, where, what):
+        """Raise '<where>: <what> is beyond ...' when largest (m) exceeds MAX_EXTENT_M."""
+        if largest > MAX_EXTENT_M:
+            raise self.error(where, f'{what} is beyond the {MAX_EXTENT_M:g} m a world may span '
+                             '(float32 geometry)')
 
     def vector(self, obj, key, where, n, default=None, positive=False):
         """Return obj[key] as an (n,) float64 array of finite numbers (> 0 if positive)."""
@@ -62,18 +73,23 @@ class Context:
             need = 'numbers > 0' if positive else 'numbers'
             raise self.error(f'{where}.{key}',
                              f'expected a list of {n} {need}, got {short(value)}')
+        self.within_extent(max(abs(v) for v in value), f'{where}.{key}', short(value))
         return np.asarray(value, np.float64)
 
     def path(self, obj, where):
-        """Return the existing file named by obj['file'] (relative to base_dir)."""
+        """Return the existing regular file named by obj['file'] (relative to base_dir)."""
         value = obj.get('file')
         if not isinstance(value, str) or not value:
             raise self.error(f'{where}.file', f'expected a file path, got {short(value)}')
         path = Path(value)
         if not path.is_absolute() and self.base_dir is not None:
             path = self.base_dir / path
-        if not path.is_file():
-            raise self.error(f'{where}.file', f"file '{path}' not found")
+        try:
+            check_regular_file(path)
+        except FileRefused as exc:
+            raise self.error(f'{where}.file', f"'{path}' is {exc.strerror}") from None
+        except OSError:
+            raise self.error(f'{where}.file', f"file '{path}' not found") from None
         return path
 
 

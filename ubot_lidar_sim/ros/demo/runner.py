@@ -13,6 +13,7 @@ import signal
 import sys
 import time
 
+from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 import yaml
@@ -70,7 +71,7 @@ def node_parameters(params_file=None, preset=None, sets=()):
         if not (sep and eq and node in out and name):
             raise ValueError(f'--set: got {item!r}, allowed NODE:NAME=VALUE with NODE one of '
                              + ', '.join(_NODE_NAMES))
-        out[node][name] = yaml.safe_load(value)
+        out[node][name] = yaml_io.parse(value)
     return out
 
 
