@@ -9,6 +9,8 @@ C_in_process are the same sweeps in this one process. geometric_vlp16 / geometri
 geometric mode (GEOMETRIC: one sub-ray, one hit, no noise, no weather, no motion distortion) on a
 still pose, against the bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds.
 Sweeps (in process): ms per scan against beams per scan, sub-rays per beam and world triangles.
+smoke_1024_thin / smoke_1024_dense: 1024 smoke volumes around the sensor (the environment
+topic's maximum), too thin to stop a ray (dropped before the trace) or dense (density 0.5).
 """
 
 import os
@@ -107,6 +109,14 @@ def time_geometric(name, world, materials, preset, repeats):
                ratio_to_peer=None if best is None else round(ms[0] / peer_ms[best], 3))
 
 
+def smoke_weather(density, volumes=1024):
+    """Return clear weather with volumes smoke cells within 40 m of the demo loop's centre."""
+    rng = np.random.default_rng(0)
+    cells = np.c_[rng.uniform(-40.0, 40.0, (volumes, 2)), rng.uniform(0.0, 5.0, volumes),
+                  rng.uniform(0.5, 3.0, volumes)]
+    return Weather(smoke=cells, smoke_density=np.full(volumes, density))
+
+
 def heightfield_world(directory, cells):
     """Build a world of one rippled heightfield, about 2 x cells^2 triangles over 100 m square."""
     x = np.linspace(0.0, 8.0 * np.pi, cells + 1)
@@ -158,6 +168,12 @@ def run(repeats, only=None):
             rows.append(time_case(
                 f'sweep_sub_rays_{sub_rays}', world, materials, 'velodyne_vlp16', CLEAR, 'clear',
                 repeats, sub_rays=sub_rays, return_mode='strongest'))
+    for label, density in (('thin', 0.02), ('dense', 0.5)):
+        if want(f'smoke_1024_{label}'):
+            rows.append(time_case(
+                f'smoke_1024_{label}', world, materials, 'velodyne_vlp16', smoke_weather(density),
+                f'1024 smoke volumes, density {density}', repeats, sub_rays=7,
+                return_mode='strongest'))
     if not want('sweep_triangles'):
         return rows
     with tempfile.TemporaryDirectory() as tmp:

@@ -1,6 +1,70 @@
-"""Smoke: where a ray enters its nearest dense smoke cell (hits get classes.SMOKE_CLASS)."""
+"""
+Smoke: where a ray enters its nearest dense smoke cell (hits get classes.SMOKE_CLASS).
+
+A sweep has ~10^5 rays and a scene up to 1024 smoke cells, so the rule is not evaluated for
+every pair. First the cells that cannot stop any ray are dropped (``cells_that_can_stop``): too
+thin for the threshold, or out of reach. Then the rays are cut into blocks of consecutive rays
+(neighbours in a sweep's firing order point almost the same way), each block gets a bounding cone
+of its directions, and a block meets only the cells whose angular size, seen from its origins,
+overlaps its cone. Each (ray, cell) pair is computed the same way wherever it is evaluated, so
+the entry ranges do not depend on the culling.
+"""
 
 import numpy as np
+
+BLOCK_RAYS = 64             # rays per bounding cone
+MAX_PAIRS = 1 << 22         # (ray, cell) pairs per evaluation, bounds the temporaries
+
+
+def cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_m):
+    """
+    Return the indices of the cells that may stop a ray from origins (N, 3) within limit_m.
+
+    A cell whose density is below threshold (or 0) never reaches it, as its effective density
+    is at most its density; one whose sphere lies farther than limit_m (the largest, for an
+    array) from the box around the origins is never entered in range.
+    """
+    r = cells[:, 3] * radius_scale
+    lo, hi = origins.min(axis=0), origins.max(axis=0)
+    gap = np.linalg.norm(np.maximum(np.maximum(lo - cells[:, :3], cells[:, :3] - hi), 0.0),
+                         axis=1)
+    keep = (density > 0.0) & (density >= threshold) & (gap - r < np.max(limit_m))
+    return np.flatnonzero(keep)
+
+
+def _entry(o, d, od, oo, c, cc, r2, dens, threshold):
+    """Return the entry ranges of rays o, d (..., 1, 3), o.d, o.o (..., 1) in cells (..., k)."""
+    tc = d[..., 0] * c[..., 0] + d[..., 1] * c[..., 1] + d[..., 2] * c[..., 2] - od
+    oc = o[..., 0] * c[..., 0] + o[..., 1] * c[..., 1] + o[..., 2] * c[..., 2]
+    b2 = np.maximum(oo - 2.0 * oc + cc - tc * tc, 0.0)
+    eff = dens * (1.0 - b2 / r2)
+    half = np.sqrt(np.maximum(r2 - b2, 0.0))
+    ok = (b2 < r2) & (eff > 0.0) & (eff >= threshold) & (tc + half > 0.0)
+    return np.where(ok, np.maximum(tc - half, 0.0), np.inf)
+
+
+def _candidates(origins, dirs, cells, radius_scale):
+    """Return (block ray indices (B, BLOCK_RAYS), valid mask, candidate cells (B, K) bool)."""
+    n = origins.shape[0]
+    rays = np.arange(-(-n // BLOCK_RAYS) * BLOCK_RAYS).reshape(-1, BLOCK_RAYS)
+    valid = rays < n
+    rays = np.minimum(rays, n - 1)
+    d = dirs[rays]
+    axis = d.sum(axis=1)
+    axis /= np.maximum(np.linalg.norm(axis, axis=1), 1e-300)[:, None]
+    spread = np.arccos(np.clip(np.einsum('bij,bj->bi', d, axis).min(axis=1), -1.0, 1.0))
+    centre = 0.5 * (origins.min(axis=0) + origins.max(axis=0))
+    reach = 0.5 * np.linalg.norm(origins.max(axis=0) - origins.min(axis=0))
+    r = cells[:, 3] * radius_scale + reach
+    to_cell = cells[:, :3] - centre
+    dist = np.linalg.norm(to_cell, axis=1)
+    near = dist <= r * (1.0 + 1e-9) + 1e-9
+    size = np.arcsin(np.clip(r / np.maximum(dist, 1e-300), 0.0, 1.0))
+    toward = to_cell / np.maximum(dist, 1e-300)[:, None]
+    # A ray from within reach of centre that meets a cell points within size of its centre
+    # direction; a block's rays lie within spread of its axis (1e-6 rad of rounding slack).
+    bound = np.cos(np.minimum(size[None, :] + spread[:, None] + 1e-6, np.pi))
+    return rays, valid, near[None, :] | (axis @ toward.T >= bound)
 
 
 def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m):
@@ -17,16 +81,31 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
     best = np.full(n, np.inf)
     if cells is None or len(cells) == 0 or n == 0:
         return best
-    od = np.sum(origins * dirs, axis=1)[:, None]
-    oo = np.sum(origins * origins, axis=1)[:, None]
-    for k0 in range(0, len(cells), 32):       # chunks of cells bound the (N, K) temporaries
-        c = cells[k0:k0 + 32, :3]
-        r2 = (cells[k0:k0 + 32, 3] * radius_scale) ** 2
-        tc = dirs @ c.T - od
-        b2 = np.maximum(oo - 2.0 * (origins @ c.T) + np.sum(c * c, axis=1) - tc * tc, 0.0)
-        eff = density[k0:k0 + 32] * (1.0 - b2 / r2)
-        half = np.sqrt(np.maximum(r2 - b2, 0.0))
-        ok = (b2 < r2) & (eff > 0.0) & (eff >= threshold) & (tc + half > 0.0)
-        t_in = np.where(ok, np.maximum(tc - half, 0.0), np.inf)
-        best = np.minimum(best, t_in.min(axis=1))
+    keep = cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_m)
+    if keep.size == 0:
+        return best
+    cells, density = cells[keep], density[keep]
+    rays, valid, cand = _candidates(origins, dirs, cells, radius_scale)
+    od = np.sum(origins * dirs, axis=1)
+    oo = np.sum(origins * origins, axis=1)
+    c = cells[:, :3]
+    cc = c[:, 0] * c[:, 0] + c[:, 1] * c[:, 1] + c[:, 2] * c[:, 2]
+    r2 = (cells[:, 3] * radius_scale) ** 2
+    count = cand.sum(axis=1)
+    # Blocks with a like number of candidate cells go together, padded to the most of them.
+    group = np.ceil(np.log2(np.maximum(count, 1))).astype(np.int64)
+    for g in np.unique(group[count > 0]):
+        blocks = np.flatnonzero((group == g) & (count > 0))
+        width = int(count[blocks].max())
+        order = np.argsort(~cand[blocks], axis=1, kind='stable')[:, :width]
+        pad = np.arange(width)[None, :] >= count[blocks][:, None]
+        step = max(1, MAX_PAIRS // (BLOCK_RAYS * width))
+        for s in range(0, len(blocks), step):
+            b, k, p = blocks[s:s + step], order[s:s + step], pad[s:s + step]
+            ray = rays[b]
+            t = _entry(origins[ray][..., None, :], dirs[ray][..., None, :],
+                       od[ray][..., None], oo[ray][..., None], c[k][:, None], cc[k][:, None],
+                       r2[k][:, None], np.where(p, 0.0, density[k])[:, None], threshold)
+            ok = valid[b]
+            best[ray[ok]] = t.min(axis=2)[ok]
     return np.where(best < limit_m, best, np.inf)
