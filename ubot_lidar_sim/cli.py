@@ -194,10 +194,11 @@ def run_scan(args):
         outputs = [(fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
                    for fr in rig.frames(trajectory, weather, args.frames)]
     written = []
-    for k, res in enumerate(outputs):
-        path = frame_path(args.out, k, args.frames)
-        files.WRITERS[ext].write(path, res, cfg, sensor)
-        written.append(path)
+    with files.all_or_none():       # a failed frame leaves an earlier run's files untouched
+        for k, res in enumerate(outputs):
+            path = frame_path(args.out, k, args.frames)
+            files.WRITERS[ext].write(path, res, cfg, sensor)
+            written.append(path)
     return written
 
 
@@ -239,6 +240,8 @@ def _one_line(err):
 def _describe_error(err):
     import yaml
 
+    if isinstance(err, files.WriteError):
+        return f'--out: {err}'
     if isinstance(err, OSError) and err.filename is not None:
         return (f'file: got {str(err.filename)!r}, allowed a readable/writable path '
                 f'({err.strerror or _one_line(err)})')

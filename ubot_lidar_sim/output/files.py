@@ -3,18 +3,26 @@ Output files: one writer per file extension, each atomic.
 
 ``WRITERS`` maps an extension to an ``OutputFormat``: the sensors whose results it can write and
 its writer ``(path, result, cfg, sensor) -> None``. A writer writes a temporary file beside the
-target and renames it into place, so a reader never sees half a file. A new format is one entry
+target, flushes it to disk and renames it into place, so a reader never sees half a file; a
+failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
+Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
+written, so a failed run leaves an earlier run's files as they were. A symlinked target is
+written through (its target file is replaced, the link stays); files get the mode the umask
+allows, as open() would give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
 ``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
 run, every sensor and topic, in one file: its ``record`` takes the run instead of one result.
 """
 
+import contextlib
 from dataclasses import dataclass
 import errno
 import json
 import os
 from pathlib import Path
+import shutil
 import tempfile
+import threading
 from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TYPE_CHECKING, Union
 import zipfile
 
@@ -59,21 +67,75 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+class WriteError(OSError):
+    """A file could not be written whole (nothing is left under its name)."""
+
+    def __str__(self):
+        """Return 'could not write <file>: <reason>' on one line."""
+        return f'could not write {self.filename!r}: {self.strerror}'
+
+
+class _Batch:
+    """Files written into temporary directories beside their targets, renamed in at the end."""
+
+    def __init__(self):
+        self.dirs, self.staged = {}, []
+
+    def stage(self, path, write):
+        """Call write(tmp_path) for path (a symlink: its target) and flush it to disk."""
+        path = Path(path)
+        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        if not target.parent.is_dir():
+            raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
+        if target.parent not in self.dirs:
+            self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=f'.{target.stem}.',
+                                                             dir=target.parent))
+        tmp = self.dirs[target.parent] / target.name
+        try:
+            write(str(tmp))
+            fd = os.open(tmp, os.O_RDONLY)
+            try:
+                os.fsync(fd)            # a filesystem may report a full disk only here
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+        self.staged.append((tmp, target))
+
+    def commit(self):
+        """Rename every staged file into place."""
+        for tmp, target in self.staged:
+            os.replace(tmp, target)
+
+    def discard(self):
+        """Remove the temporary directories (and whatever is still in them)."""
+        for folder in self.dirs.values():
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+_current = threading.local()
+
+
+@contextlib.contextmanager
+def all_or_none():
+    """Within it, the files atomic_write writes are renamed into place only if all succeed."""
+    outer = getattr(_current, 'batch', None)
+    if outer is not None:           # nested: the outer batch decides
+        yield
+        return
+    _current.batch = batch = _Batch()
+    try:
+        yield
+        batch.commit()
+    finally:
+        _current.batch = None
+        batch.discard()
+
+
 def atomic_write(path: Union[str, Path], write: Callable[[str], None]) -> None:
     """Call write(tmp_path) on a temporary file beside path, then rename it into place."""
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(errno.ENOENT, 'no such directory', str(path.parent))
-    fd, tmp = tempfile.mkstemp(prefix='.' + path.stem + '.', suffix=path.suffix,
-                               dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with all_or_none():
+        _current.batch.stage(path, write)
 
 
 def write_npz(path: Union[str, Path], arrays: Mapping[str, Any]) -> None:
@@ -101,29 +163,24 @@ _PLY_TYPES = {'f4': 'float', 'u1': 'uchar', 'u2': 'uint16', 'u4': 'uint32', 'f8'
 
 def write_ply(path: Union[str, Path], points: np.ndarray) -> None:
     """
-    Write a structured point array as a binary PLY, one vertex property per field (open3d).
+    Write a structured point array as a binary PLY, one vertex property per field.
 
-    open3d refuses an empty cloud, so a sweep without points gets the header alone.
+    The header, then the records as they are in memory (little-endian, packed): open3d and
+    every PLY reader read it. (open3d's own writer printed 'RPly: Failed writing' on a full disk
+    and reported success, leaving a truncated file.)
     """
-    import open3d as o3d
+    points = np.ascontiguousarray(points)
+    props = ''.join(f'property {_PLY_TYPES[points.dtype[n].str[1:]]} {n}\n'
+                    for n in points.dtype.names)
+    header = ('ply\nformat binary_little_endian 1.0\ncomment ubot_lidar_sim\n'
+              f'element vertex {len(points)}\n{props}end_header\n').encode('ascii')
 
     def write(tmp):
-        if len(points) == 0:
-            props = ''.join(f'property {_PLY_TYPES[points.dtype[n].str[1:]]} {n}\n'
-                            for n in points.dtype.names)
-            with open(tmp, 'w', encoding='ascii') as f:
-                f.write('ply\nformat binary_little_endian 1.0\nelement vertex 0\n'
-                        f'{props}end_header\n')
-            return
-        pcd = o3d.t.geometry.PointCloud()
-        xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
-        pcd.point.positions = o3d.core.Tensor(np.ascontiguousarray(xyz))
-        for name in points.dtype.names:
-            if name not in ('x', 'y', 'z'):
-                col = np.ascontiguousarray(points[name]).reshape(-1, 1)
-                pcd.point[name] = o3d.core.Tensor(col)
-        if not o3d.t.io.write_point_cloud(tmp, pcd, write_ascii=False):
-            raise OSError(errno.EIO, 'open3d could not write the PLY', str(path))
+        with open(tmp, 'wb') as f:
+            f.write(header)
+            f.write(points.tobytes())
+        if os.path.getsize(tmp) != len(header) + points.nbytes:
+            raise OSError(errno.EIO, 'short write')
     atomic_write(path, write)
 
 
