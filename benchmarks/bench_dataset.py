@@ -1,19 +1,26 @@
 """
 Dataset runner throughput: sequences per minute and points per second, 1 worker and 2 workers.
 
-1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray.
-The clock runs in steady state: before it, Ray starts (ray_start_s) and every worker imports
-the package, loads the world and records one frame (worker_start_s, the slowest worker); the
-1-worker case warms up the same way. peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of
-the manifest rows.
+1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray
+of max(workers) CPUs, N sequences at a time. The clock runs in steady state: before it, Ray
+starts (ray_start_s) and every worker imports the package, loads the world and records one frame
+(worker_start_s, the slowest worker); the 1-worker case warms up the same way. The counts then
+alternate for ``rounds`` rounds and each row reports its median wall time, so that a background
+load that comes and goes hits every count alike (load_avg: the 1-minute load at the start).
+peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of the manifest rows; cpu_share: the
+workers' CPU time (rows' ``cpu_s``) over workers x wall time, 1.0 when each had its core all
+along (less: other processes took CPU, or a worker waited); points_per_cpu_s: the points over
+the workers' CPU time, what a worker yields per second of a core it has to itself.
 
 Usage: python benchmarks/bench_dataset.py [--sequences 6] [--frames 10] [--workers 1 2]
+                                          [--rounds 3]
 """
 
 import argparse
 import dataclasses
 import json
 from pathlib import Path
+import statistics
 import sys
 import tempfile
 import time
@@ -25,8 +32,9 @@ from ubot_lidar_sim.dataset import runner  # noqa: E402,I100
 from ubot_lidar_sim.dataset.spec import parse_spec  # noqa: E402
 
 COLUMNS = ('case', 'workers', 'sequences', 'frames', 'points', 'wall_s', 'sequences_per_min',
-           'points_per_s', 'speedup', 'peak_rss_mb_per_worker', 'ray_start_s',
-           'worker_start_s', 'cpu_steal_pct')
+           'points_per_s', 'speedup', 'wall_s_rounds', 'cpu_share', 'points_per_cpu_s',
+           'peak_rss_mb_per_worker',
+           'ray_start_s', 'worker_start_s', 'load_avg', 'cpu_steal_pct')
 
 
 def spec(sequences, frames):
@@ -66,34 +74,57 @@ def _start(the_spec, workers):
     return ray_start, max(ray.get([warm.remote(the_spec, seq) for _ in range(workers)]))
 
 
-def run(sequences=6, frames=10, workers=(1, 2)):
-    """Run the spec once per worker count; returns one result row per count."""
+def _load_avg():
+    try:
+        with open('/proc/loadavg') as f:
+            return float(f.read().split()[0])
+    except OSError:
+        return None
+
+
+def run(sequences=6, frames=10, workers=(1, 2), rounds=3):
+    """Run the spec ``rounds`` times per worker count, alternating; one row per count."""
+    import ray
+
     the_spec = spec(sequences, frames)
+    load = _load_avg()
+    starts = {1: (None, round(_warm(the_spec, the_spec.sequences[0]), 2))}
+    if max(workers) > 1:
+        ray_start, worker_start = _start(the_spec, max(workers))
+        starts.update({n: (round(ray_start, 2), round(worker_start, 2)) for n in workers
+                       if n > 1})
+    walls, shares, cpus = ({n: [] for n in workers} for _ in range(3))
+    results = {}
+    before = common.cpu_times()
+    try:
+        for _ in range(rounds):
+            for n in workers:
+                with tempfile.TemporaryDirectory(prefix='bench_dataset_') as out:
+                    summary = runner.run(the_spec, out, workers=n, show_progress=False)
+                    manifest = list(runner.read_manifest(out).values())
+                walls[n].append(summary['wall_s'])
+                cpus[n].append(sum(r['cpu_s'] for r in manifest))
+                shares[n].append(cpus[n][-1] / (n * summary['wall_s']))
+                results[n] = (summary, max(r['peak_rss_mb'] for r in manifest))
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    steal = common.steal_pct(before)
     rows = []
     for n in workers:
-        if n > 1:
-            ray_start, worker_start = (round(v, 2) for v in _start(the_spec, n))
-        else:
-            ray_start, worker_start = None, round(_warm(the_spec, the_spec.sequences[0]), 2)
-        before = common.cpu_times()
-        try:
-            with tempfile.TemporaryDirectory(prefix='bench_dataset_') as out:
-                summary = runner.run(the_spec, out, workers=n, show_progress=False)
-                manifest = list(runner.read_manifest(out).values())
-        finally:
-            if n > 1:
-                import ray
-                ray.shutdown()
-        wall = summary['wall_s']
+        summary, rss = results[n]
+        wall = statistics.median(walls[n])
         rows.append({
             'case': f'dataset_{n}_worker{"s" if n > 1 else ""}', 'workers': n,
             'sequences': summary['recorded'], 'frames': summary['frames'],
             'points': summary['points'], 'wall_s': round(wall, 2),
+            'wall_s_rounds': [round(w, 2) for w in walls[n]],
+            'cpu_share': round(statistics.median(shares[n]), 2),
+            'points_per_cpu_s': round(summary['points'] / statistics.median(cpus[n])),
             'sequences_per_min': round(60.0 * summary['recorded'] / wall, 2),
-            'points_per_s': round(summary['points'] / wall),
-            'peak_rss_mb_per_worker': max(r['peak_rss_mb'] for r in manifest),
-            'ray_start_s': ray_start, 'worker_start_s': worker_start,
-            'cpu_steal_pct': common.steal_pct(before)})
+            'points_per_s': round(summary['points'] / wall), 'peak_rss_mb_per_worker': rss,
+            'ray_start_s': starts[n][0], 'worker_start_s': starts[n][1], 'load_avg': load,
+            'cpu_steal_pct': steal})
     base = rows[0]['points_per_s']
     for r in rows:
         r['speedup'] = round(r['points_per_s'] / base, 2)
@@ -106,8 +137,9 @@ def main(argv=None):
     parser.add_argument('--sequences', type=int, default=6)
     parser.add_argument('--frames', type=int, default=10)
     parser.add_argument('--workers', type=int, nargs='+', default=[1, 2])
+    parser.add_argument('--rounds', type=int, default=3)
     args = parser.parse_args(argv)
-    for row in run(args.sequences, args.frames, tuple(args.workers)):
+    for row in run(args.sequences, args.frames, tuple(args.workers), args.rounds):
         print(json.dumps(row))
     return 0
 

@@ -18,8 +18,8 @@ def add_parser(sub):
     p.add_argument('spec', metavar='SPEC.yaml')
     p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
     p.add_argument('--workers', type=int, metavar='N',
-                   help='sequences at once on the local Ray (default: one per CPU; 1: no Ray); '
-                   "with --address the cluster's CPUs decide")
+                   help='sequences at once (default: one per CPU of this machine, or with '
+                   "--address as many as the cluster's CPUs take; 1 without --address: no Ray)")
     p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
                    'HOST:PORT or ray://HOST:PORT)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
@@ -35,11 +35,13 @@ def _ray_installed():
 
 
 def workers_of(args):
-    """Return the number of workers to use (checks --workers and --address against Ray)."""
+    """Return the workers to use (None: all the cluster takes); checks them against Ray."""
     workers = args.workers
     if workers is not None and workers < 1:
         raise ConfigError('--workers', workers, 'an integer >= 1')
     if _ray_installed():
+        if args.address is not None:
+            return workers          # None: every sequence at once, the cluster's CPUs decide
         return workers or os.cpu_count() or 1
     if args.address is not None or (workers or 1) > 1:
         name, value = ('--address', args.address) if args.address else ('--workers', workers)

@@ -83,7 +83,7 @@ def run_sequence(spec, seq, out_dir):
     from ubot_lidar_sim.dataset.record import record
     from ubot_lidar_sim.dataset.rig import Rig
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     mcap, labels = sequence_files(out_dir, seq)
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
@@ -102,7 +102,7 @@ def run_sequence(spec, seq, out_dir):
             'mcap': mcap.name, 'mcap_bytes': mcap.stat().st_size, 'mcap_sha256': _sha256(mcap),
             'labels': labels.name, 'labels_bytes': labels.stat().st_size,
             'labels_sha256': _sha256(labels), 'wall_s': round(time.perf_counter() - t0, 3),
-            'peak_rss_mb': _peak_rss_mb()}
+            'cpu_s': round(time.process_time() - cpu0, 3), 'peak_rss_mb': _peak_rss_mb()}
 
 
 def _peak_rss_mb():
@@ -166,7 +166,8 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True):
     """
     Record every sequence of spec into out_dir that is not done yet; returns a summary dict.
 
-    workers 1 without address: in this process, no Ray. Otherwise Ray (local or address).
+    workers 1 without address: in this process, no Ray. Otherwise Ray (local or address), with
+    at most ``workers`` sequences at a time (None: as many as the cluster's CPUs take).
     """
     check(spec)
     out_dir = Path(out_dir)
@@ -235,12 +236,15 @@ def start_ray(workers, address=None):
 def _run_ray(spec, pending, out_dir, workers, address, done, progress):
     import ray
 
-    started = start_ray(workers, address)
+    started = start_ray(workers or os.cpu_count() or 1, address)
     task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
     spec_ref = ray.put(spec)
-    refs = {task.remote(spec_ref, seq, str(out_dir)): seq for seq in pending}
+    waiting, refs = list(pending), {}
     try:
-        while refs:
+        while waiting or refs:
+            while waiting and (workers is None or len(refs) < workers):
+                seq = waiting.pop(0)
+                refs[task.remote(spec_ref, seq, str(out_dir))] = seq
             ready, _ = ray.wait(list(refs), num_returns=1)
             for ref in ready:
                 refs.pop(ref)
