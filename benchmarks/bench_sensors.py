@@ -35,7 +35,7 @@ def run(repeats):
         state['k'] = k + 1
 
     n = scanner.n_rays
-    origins, dirs = primary_rays(scanner.lidar_cfg, pose0)
+    origins, dirs = primary_rays(cfg.to_lidar_config(), pose0)     # both models' ray count
     ms, bare = paired_median_ms(laser_scan, bare_cast(world, origins, dirs),
                                 repeats * 5)
     rows = [row('D', 'laser_scan', 1, 'strongest', 'clear', n, state['rays'], ms, bare,
