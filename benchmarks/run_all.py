@@ -17,6 +17,7 @@ import common  # noqa: E402,F401,I100
 import bench_dataset  # noqa: E402,I100
 import bench_e2e  # noqa: E402
 import bench_lidar  # noqa: E402
+import bench_load  # noqa: E402
 import bench_sensors  # noqa: E402
 
 COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beams_per_scan',
@@ -39,9 +40,10 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset'))]
+    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD'))]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
+    loads = [r for r in rows if r['case'].startswith('LOAD')]
     if scans:
         _table(scans, COLUMNS)
     if e2e:
@@ -50,6 +52,9 @@ def print_table(rows):
     if datasets:
         print()
         _table(datasets, bench_dataset.COLUMNS)
+    if loads:
+        print()
+        _table(loads, bench_load.COLUMNS)
 
 
 def plot(rows, path):
@@ -110,6 +115,8 @@ def main(argv=None):
         rows += bench_e2e.run(seconds, compute_workers=2)
         rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
+        # The reliability load (1 kHz /tf, three sensors): scans skipped for CPU vs the target.
+        rows += bench_load.run(seconds + 10.0)
     print_table(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
