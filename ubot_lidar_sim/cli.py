@@ -189,7 +189,12 @@ def run_scan(args):
     # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py).
     with Rig(_rig_sensors(kinds, cfgs), world, materials) as rig:
         if files.WRITERS[ext].record is not None:
-            files.WRITERS[ext].record(Path(args.out), rig, trajectory, weather, args.frames)
+            try:
+                files.WRITERS[ext].record(Path(args.out), rig, trajectory, weather, args.frames)
+            except OSError as exc:      # e.g. a full disk: name the file
+                if exc.filename is not None:
+                    raise
+                raise files.WriteError(exc.errno, exc.strerror or str(exc), args.out) from exc
             return [Path(args.out)]
         outputs = [(fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
                    for fr in rig.frames(trajectory, weather, args.frames)]

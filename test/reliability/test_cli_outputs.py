@@ -94,7 +94,8 @@ def test_ply_on_a_full_disk_exits_2_naming_the_file_and_leaves_nothing(tmp_path)
 @needs_root
 @pytest.mark.parametrize('sensor,name', [('lidar_3d', 'cloud.npz'), ('lidar_3d', 'cloud.ply'),
                                          ('laser_scan', 'scan.json'),
-                                         ('terrain_sensor', 'terrain.npz')])
+                                         ('terrain_sensor', 'terrain.npz'),
+                                         ('lidar_3d', 'run.mcap')])
 def test_every_writer_on_a_full_disk_exits_2_naming_the_file(tmp_path, sensor, name):
     run, = in_small_tmpfs(tmp_path, '64k', [
         ('fill', 0), ('cli', ['scan', *small(sensor), '--out', f'MNT/{name}'])])
