@@ -157,3 +157,38 @@ def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables
         smoke[p] = ob < 0
     return (ray_f, rng_f, obj_f, cos_f, normal_f, point_f, material, class_id, foliage, ground,
             smoke, pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def ground_rows(ray, rng, obj, normal, dot, origins, dirs, ground_t, material_t):
+    """
+    The recorded hits on ground objects, for the ground texture: rows g (G,) into the records.
+
+    Returns g, their points p (G, 3) = origin + range x direction, directions d (G, 3),
+    normals n (G, 3) turned to face the ray, and materials m (G,) uint8. ground_t, material_t:
+    per-object (O + 1,) tables (last entry: smoke, obj -1).
+    """
+    n_g = 0
+    for i in range(ray.shape[0]):
+        if ground_t[obj[i]]:
+            n_g += 1
+    g = np.empty(n_g, np.int64)
+    p = np.empty((n_g, 3))
+    d = np.empty((n_g, 3))
+    n = np.empty((n_g, 3))
+    m = np.empty(n_g, np.uint8)
+    k = 0
+    for i in range(ray.shape[0]):
+        ob = obj[i]
+        if not ground_t[ob]:
+            continue
+        r = ray[i]
+        sign = -1.0 if dot[i] > 0.0 else 1.0
+        for c in range(3):
+            d[k, c] = dirs[r, c]
+            p[k, c] = origins[r, c] + rng[i] * dirs[r, c]
+            n[k, c] = sign * normal[i, c]
+        g[k] = i
+        m[k] = material_t[ob]
+        k += 1
+    return g, p, d, n, m

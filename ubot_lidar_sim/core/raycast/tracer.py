@@ -26,7 +26,7 @@ from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.layer_kernel import assemble_hits, finish_layer
+from ubot_lidar_sim.core.raycast.layer_kernel import assemble_hits, finish_layer, ground_rows
 from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
@@ -157,18 +157,15 @@ class Tracer:
          smoke, pos) = assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs,
                                      self._tables, with_points, with_normals)
         albedo_f = np.ones(rng_f.shape[0], np.float32)
-        g = np.flatnonzero(np.take(self._ext_ground, obj))
-        if g.size and (sd is not None or slope is not None):
-            d_g = take_rows(dirs, ray[g])
-            p_g = take_rows(origins, ray[g])
-            p_g += rng[g, None] * d_g
-            m_g = self.material[obj[g]]
+        if sd is not None or slope is not None:
+            # Ground hits: points, directions, normals facing the ray, materials (one pass).
+            g, p_g, d_g, n_g, m_g = ground_rows(ray, rng, obj, normal, dot, origins, dirs,
+                                                self._ext_ground, self._ext_material)
+        if (sd is not None or slope is not None) and g.size:
             if sd is not None:
                 lit = np.flatnonzero(sd[m_g] != 0.0)      # sd 0: exp(0) = 1 exactly
                 albedo_f[pos[g[lit]]] = self._texture.albedo(take_rows(p_g, lit), m_g[lit], sd)
             if slope is not None:
-                n_g = take_rows(normal, g)
-                np.negative(n_g, out=n_g, where=(dot[g] > 0.0)[:, None])     # facing the ray
                 n_g, cos_g = self._texture.tilt(p_g, n_g, d_g, m_g, slope)
                 cos_f[pos[g]] = cos_g
                 if with_normals:
