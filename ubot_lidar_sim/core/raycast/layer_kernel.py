@@ -162,7 +162,7 @@ def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables
 @numba.njit(cache=True, nogil=True)
 def ground_rows(ray, rng, obj, normal, dot, origins, dirs, ground_t, material_t):
     """
-    The recorded hits on ground objects, for the ground texture: rows g (G,) into the records.
+    Select the recorded hits on ground objects for the ground texture: rows g (G,) of them.
 
     Returns g, their points p (G, 3) = origin + range x direction, directions d (G, 3),
     normals n (G, 3) turned to face the ray, and materials m (G,) uint8. ground_t, material_t:
