@@ -10,6 +10,8 @@ there is no exp or log here). ``test/core/test_layer_kernel.py`` holds the numpy
 The GIL is released while it runs.
 """
 
+import math
+
 import numba
 import numpy as np
 
@@ -192,3 +194,27 @@ def ground_rows(ray, rng, obj, normal, dot, origins, dirs, ground_t, material_t)
         m[k] = material_t[ob]
         k += 1
     return g, p, d, n, m
+
+
+@numba.njit(cache=True, nogil=True)
+def first_rays(origins, dirs):
+    """
+    Return the first cast's float32 rays (N, 6) and its float64 origins (N, 3).
+
+    The origins are origin + 0 x direction when one of them holds a -0.0 (which that turns to
+    +0.0, as the numpy trace did), else the given array itself.
+    """
+    n = origins.shape[0]
+    o = origins
+    for i in range(n):
+        if (origins[i, 0] == 0.0 and math.copysign(1.0, origins[i, 0]) < 0.0) \
+                or (origins[i, 1] == 0.0 and math.copysign(1.0, origins[i, 1]) < 0.0) \
+                or (origins[i, 2] == 0.0 and math.copysign(1.0, origins[i, 2]) < 0.0):
+            o = origins + 0.0 * dirs
+            break
+    rays = np.empty((n, 6), np.float32)
+    for i in range(n):
+        for c in range(3):
+            rays[i, c] = o[i, c]
+            rays[i, 3 + c] = dirs[i, c]
+    return rays, o

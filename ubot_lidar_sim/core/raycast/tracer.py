@@ -26,7 +26,8 @@ from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.layer_kernel import assemble_hits, finish_layer, ground_rows
+from ubot_lidar_sim.core.raycast.layer_kernel import (assemble_hits, finish_layer, first_rays,
+                                                      ground_rows)
 from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
 from ubot_lidar_sim.core.world.texture import GroundTexture
 
@@ -105,14 +106,8 @@ class Tracer:
         count = np.zeros(n, np.int64)
         stopped = np.zeros(n, bool)
         layers = []
-        # The first cast: every ray from its origin. origin + 0 x dir is the origin, except that
-        # it turns a -0.0 into +0.0.
-        o = origins
-        if not origins.all() and np.any(np.signbit(origins[origins == 0.0])):
-            o = origins + 0.0 * dirs
-        rays = np.empty((n, 6), np.float32)
-        rays[:, :3] = o
-        rays[:, 3:] = dirs
+        # The first cast: every ray from its origin (a -0.0 in them turned +0.0).
+        rays, o = first_rays(origins, dirs)
         active, start, first = np.arange(n, dtype=np.int64), np.zeros(n), True
         for _ in range(2 * max_hits + 2 if continue_foliage else 1):   # loop over hit layers
             m = active.size
