@@ -111,3 +111,133 @@ def test_cached_texture_equals_the_hash_inside_and_outside_the_grids():
     direct = ground_albedo(points, table[mat]).astype(np.float32)
     np.testing.assert_array_equal(cached, direct)
     np.testing.assert_array_equal(again, direct)
+
+
+def test_first_rays_pack_float32_rays_and_turn_negative_zero_origins():
+    from ubot_lidar_sim.core.raycast.layer_kernel import first_rays
+    rng = np.random.default_rng(6)
+    o, d = rng.normal(size=(500, 3)), _unit(rng.normal(size=(500, 3)))
+    rays, same = first_rays(o, d)
+    np.testing.assert_array_equal(rays, np.hstack([o, d]).astype(np.float32))
+    assert same is o
+    o[7, 1] = -0.0
+    rays, turned = first_rays(o, d)
+    np.testing.assert_array_equal(turned, o + 0.0 * d)           # the numpy rule
+    assert np.array_equal(np.signbit(turned), np.signbit(o + 0.0 * d))
+
+
+def test_ground_rows_and_assembly_give_the_numpy_gathers_and_scatter():
+    from ubot_lidar_sim.core.raycast.layer_kernel import assemble_hits, ground_rows
+    rng = np.random.default_rng(7)
+    n, k = 300, 900
+    count = rng.integers(0, 6, n)
+    ray = np.repeat(np.arange(n), count)
+    slot = np.concatenate([np.arange(c) for c in count]).astype(np.int64)
+    perm = rng.permutation(ray.size)                    # records in layer order, not ray order
+    ray, slot = ray[perm], slot[perm]
+    k = ray.size
+    rng_m, obj = rng.uniform(1, 50, k), rng.integers(-1, 4, k).astype(np.int32)
+    normal, dot = _unit(rng.normal(size=(k, 3))), rng.normal(size=k)
+    origins, dirs = rng.normal(size=(n, 3)), _unit(rng.normal(size=(n, 3)))
+    ground = np.array([True, False, True, False, False])      # 4 objects + smoke (-1)
+    material = np.array([3, 4, 5, 6, 0], np.uint8)
+    tables = (material, np.array([9, 8, 7, 6, 5], np.uint8),
+              np.array([False, True, False, False, False]), ground)
+    out = assemble_hits(count, ray, slot, rng_m, obj, normal, dot, origins, dirs, tables,
+                        True, True)
+    pos = (np.cumsum(count) - count)[ray] + slot
+    facing = np.where((dot > 0.0)[:, None], -normal, normal)
+    np.testing.assert_array_equal(out[0], np.repeat(np.arange(n), count))
+    np.testing.assert_array_equal(out[11], pos)
+    for column, ref in ((1, rng_m), (2, obj), (3, np.abs(dot).astype(np.float32)),
+                        (4, facing.astype(np.float32)),
+                        (5, origins[ray] + rng_m[:, None] * dirs[ray]), (6, material[obj]),
+                        (9, ground[obj]), (10, obj < 0)):
+        expect = np.empty_like(ref)
+        expect[pos] = ref
+        np.testing.assert_array_equal(out[column], expect)
+    g, p, d, n_g, m = ground_rows(ray, rng_m, obj, normal, dot, origins, dirs, ground, material)
+    ref_g = np.flatnonzero(ground[obj])
+    np.testing.assert_array_equal(g, ref_g)
+    p_ref = origins[ray[ref_g]]
+    p_ref += rng_m[ref_g, None] * dirs[ray[ref_g]]
+    np.testing.assert_array_equal(p, p_ref)
+    np.testing.assert_array_equal(d, dirs[ray[ref_g]])
+    np.testing.assert_array_equal(n_g, facing[ref_g])
+    np.testing.assert_array_equal(m, material[obj[ref_g]])
+
+
+def test_the_unit_direction_check_refuses_what_the_numpy_check_refused():
+    from ubot_lidar_sim.core.raycast.tracer import _unit_rows
+    d = _unit(np.random.default_rng(8).normal(size=(100, 3)))
+    assert _unit_rows(d) and _unit_rows(d[:, ::-1])              # strided rows too
+    d[5] *= 1.0001                                               # |d|^2 - 1 = 2e-4 > 1e-4
+    assert not _unit_rows(d)
+    d[6] = np.nan                                                # NaN passed the numpy max/min
+    assert _unit_rows(d)
+
+
+def finish_layer_reference(t32, obj, normal32, active, start, first, origins, dirs, limit,
+                           foliage, fol_closed, count, max_hits, step_m, exit_step_m):
+    """One layer of the numpy trace the kernel replaced (no quadrics, no analytic exits)."""
+    hidx = np.flatnonzero(obj >= 0)
+    t = t32[hidx].astype(np.float64)
+    ob = obj[hidx]
+    ray = active[hidx]
+    normal = normal32[hidx].astype(np.float64)
+    rng = t + 0.0 if first else start[hidx] + t
+    keep = np.flatnonzero(rng <= limit[ray])
+    ray, rng, ob, normal = ray[keep], rng[keep], ob[keep], normal[keep]
+    dot = _dot3(normal, dirs[ray])
+    leaving = fol_closed[ob] & (dot > 0.0)
+    rec = np.flatnonzero(~leaving)
+    slot = count[ray[rec]].copy()
+    count = count.copy()
+    count[ray[rec]] += 1
+    f = np.flatnonzero(foliage[ob])
+    nxt = rng[f] + np.where(leaving[f], exit_step_m, step_m)
+    go = np.flatnonzero((count[ray[f]] < max_hits) & (nxt < limit[ray[f]]))
+    nxt_ray, nxt_start = ray[f][go], nxt[go]
+    o = origins[nxt_ray] + dirs[nxt_ray] * nxt_start[:, None]
+    rays = np.hstack([o, dirs[nxt_ray]]).astype(np.float32)
+    return (ray[rec], slot, rng[rec], ob[rec], normal[rec], dot[rec]), (rays, nxt_ray, nxt_start)
+
+
+def test_the_layer_kernel_gives_the_bits_of_the_numpy_layer():
+    from ubot_lidar_sim.core.raycast.layer_kernel import finish_layer
+    rng = np.random.default_rng(9)
+    n, m = 2000, 1500
+    origins, dirs = rng.normal(size=(n, 3)), _unit(rng.normal(size=(n, 3)))
+    active = np.sort(rng.choice(n, m, replace=False))
+    start = rng.uniform(0.5, 5.0, m)
+    t32 = rng.uniform(0.0, 60.0, m).astype(np.float32)
+    obj = rng.integers(-1, 5, m).astype(np.int32)
+    normal32 = _unit(rng.normal(size=(m, 3))).astype(np.float32)
+    limit = rng.uniform(10.0, 70.0, n)
+    foliage = np.array([True, True, False, True, False])
+    fol_closed = np.array([True, False, False, True, False])
+    count = rng.integers(0, 3, n)
+    none = np.zeros(5, bool)
+    shapes = (foliage, fol_closed, none, np.zeros(5, np.int8), np.zeros(5, np.int64),
+              np.zeros((5, 3)), np.zeros((5, 3)), np.zeros(5))
+    volumes = (False, none, np.zeros(5, np.int8), np.zeros((5, 3)), np.zeros((5, 3)),
+               np.zeros((5, 3, 3)), np.zeros((5, 3)), np.zeros(5), np.zeros(5),
+               np.zeros(6, np.int64), np.zeros((0, 3)), np.zeros((0, 3)))
+    for first in (False, True):
+        act = np.arange(m) if first else active
+        st = np.zeros(m) if first else start
+        c = count.copy()
+        rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m), np.empty(m, np.int32),
+               np.empty((m, 3)), np.empty(m))
+        nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
+        k, j = finish_layer(t32, obj, np.zeros(m, np.int64), normal32, act, st, first, origins,
+                            origins, dirs, limit, shapes, volumes, c, np.zeros(n, bool), 4, 0.25,
+                            1e-3, True, *rec, *nxt)
+        ref_rec, ref_nxt = finish_layer_reference(t32, obj, normal32, act, st, first, origins,
+                                                  dirs, limit, foliage, fol_closed, count, 4,
+                                                  0.25, 1e-3)
+        assert 0 < j < k
+        for got, ref in zip(rec, ref_rec):
+            np.testing.assert_array_equal(got[:k], ref)
+        for got, ref in zip(nxt, ref_nxt):
+            np.testing.assert_array_equal(got[:j], ref)
