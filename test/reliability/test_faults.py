@@ -201,7 +201,7 @@ def _names(probe):
 
 @pytest.mark.parametrize('sig', [signal.SIGINT, signal.SIGTERM], ids=['SIGINT', 'SIGTERM'])
 def test_signal_stops_every_executable_before_ros2_launch_escalates(sig, procs, probe_factory,
-                                                                   tmp_path):
+                                                                    tmp_path):
     """
     SIGINT/SIGTERM end every executable with exit 0 and no traceback within launch's 5 s.
 
