@@ -17,7 +17,8 @@ from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointclou
                                             matrix_to_transform, pointcloud2_to_array,
                                             pose_to_matrix, tf_items, tf_items_from_cdr,
                                             transform_to_matrix)
-from ubot_lidar_sim.ros.tf_buffer import to_matrix, TransformBuffer
+from ubot_lidar_sim.ros.rigid import to_matrix
+from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
 F32, U8, U16, U32 = PointField.FLOAT32, PointField.UINT8, PointField.UINT16, PointField.UINT32

@@ -5,9 +5,9 @@ import math
 import numpy as np
 import pytest
 
+from ubot_lidar_sim.ros.rigid import matrix_to_quaternion, quaternion_to_matrix, slerp
 from ubot_lidar_sim.ros.tf_buffer import (CycleError, ExtrapolationError, FrameNotFoundError,
-                                          InvalidTransformError, matrix_to_quaternion,
-                                          quaternion_to_matrix, slerp, TransformBuffer)
+                                          InvalidTransformError, TransformBuffer)
 
 IDENT_Q = (0.0, 0.0, 0.0, 1.0)
 

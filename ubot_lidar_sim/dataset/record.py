@@ -48,7 +48,7 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
     """
     from ubot_lidar_sim.output.files import write_npz
     from ubot_lidar_sim.output.layouts import point_fields, to_layout
-    from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion
+    from ubot_lidar_sim.ros.rigid import matrix_to_quaternion
 
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame

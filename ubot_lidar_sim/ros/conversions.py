@@ -16,7 +16,8 @@ from sensor_msgs.msg import PointCloud2, PointField
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.output import layouts
-from ubot_lidar_sim.ros.tf_buffer import matrix_to_quaternion, to_matrix, TransformError
+from ubot_lidar_sim.ros.rigid import matrix_to_quaternion, to_matrix
+from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 
 def point_fields(dtype):

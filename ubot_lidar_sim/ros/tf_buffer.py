@@ -4,7 +4,9 @@ The package's own transform buffer: a frame tree over /tf and /tf_static (no rcl
 Each child frame has one parent and either one static transform or a bounded, time-sorted
 history of dynamic ones. Lookups chain the edges through the nearest common ancestor and
 interpolate each edge in time (linear translation, slerp rotation), vectorised over many times.
-Quaternions are (x, y, z, w) as in geometry_msgs; times are float seconds.
+A dynamic frame not heard from within the history is forgotten (bounded memory however many
+frame ids come and go). Quaternions are (x, y, z, w) as in geometry_msgs; times are float
+seconds.
 """
 
 import math
@@ -12,6 +14,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.errors import SimError
+from ubot_lidar_sim.ros.rigid import invert, slerp, to_matrix
 
 
 class TransformError(SimError):
@@ -70,91 +73,15 @@ def _validate(parent, child, translation, quaternion):
     return t, q / norm
 
 
-def quaternion_to_matrix(q):
-    """Return rotation matrices (..., 3, 3) of unit quaternions (..., 4) (x, y, z, w)."""
-    q = np.asarray(q, dtype=np.float64)
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    r = np.empty(q.shape[:-1] + (3, 3))
-    r[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    r[..., 0, 1] = 2 * (x * y - z * w)
-    r[..., 0, 2] = 2 * (x * z + y * w)
-    r[..., 1, 0] = 2 * (x * y + z * w)
-    r[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    r[..., 1, 2] = 2 * (y * z - x * w)
-    r[..., 2, 0] = 2 * (x * z - y * w)
-    r[..., 2, 1] = 2 * (y * z + x * w)
-    r[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return r
-
-
-def matrix_to_quaternion(r):
-    """Return the unit quaternion (4,) (x, y, z, w), w >= 0, of a rotation matrix (3, 3)."""
-    r = np.asarray(r, dtype=np.float64)
-    # Shepperd's method: pick the largest diagonal term for numerical stability.
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    cands = np.array([tr, r[0, 0], r[1, 1], r[2, 2]])
-    k = int(np.argmax(cands))
-    if k == 0:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
-        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + r[0, 0] - r[1, 1] - r[2, 2], 1e-300))
-        q = [s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] + r[1, 1] - r[2, 2], 1e-300))
-        q = [(r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] - r[1, 1] + r[2, 2], 1e-300))
-        q = [(r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4, (r[1, 0] - r[0, 1]) / s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0 else q
-
-
-def slerp(q0, q1, u):
-    """Spherical interpolation of unit quaternions q0, q1 (N, 4) at fractions u (N,) -> (N, 4)."""
-    dot = np.sum(q0 * q1, axis=-1)
-    # q and -q are the same rotation: take the short way round.
-    q1 = np.where((dot < 0)[:, None], -q1, q1)
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    sin_t = np.sin(theta)
-    near = sin_t < 1e-9
-    safe = np.where(near, 1.0, sin_t)
-    w0 = np.where(near, 1.0 - u, np.sin((1.0 - u) * theta) / safe)
-    w1 = np.where(near, u, np.sin(u * theta) / safe)
-    q = w0[:, None] * q0 + w1[:, None] * q1
-    return q / np.linalg.norm(q, axis=-1, keepdims=True)
-
-
-def to_matrix(translation, quaternion):
-    """Return transforms (..., 4, 4) from translations (..., 3) and quaternions (..., 4)."""
-    t = np.asarray(translation, dtype=np.float64)
-    m = np.zeros(t.shape[:-1] + (4, 4))
-    m[..., :3, :3] = quaternion_to_matrix(quaternion)
-    m[..., :3, 3] = t
-    m[..., 3, 3] = 1.0
-    return m
-
-
-def invert(m):
-    """Return the inverses of rigid transforms (..., 4, 4)."""
-    out = np.zeros_like(m)
-    rt = np.swapaxes(m[..., :3, :3], -1, -2)
-    out[..., :3, :3] = rt
-    out[..., :3, 3] = -np.einsum('...ij,...j->...i', rt, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
 class _Edge:
     """Transforms parent <- child: one static entry or a time-sorted bounded history."""
 
-    __slots__ = ('parent', 'static', 't', 'p', 'q', 'start', 'n')
+    __slots__ = ('parent', 'static', 't', 'p', 'q', 'start', 'n', 'newest')
 
     def __init__(self, parent, static):
         self.parent = parent
         self.static = static
+        self.newest = -math.inf      # newest stamp (s), a plain float for the pruning scan
         self.t = np.empty(16)
         self.p = np.empty((16, 3))
         self.q = np.empty((16, 4))
@@ -179,6 +106,7 @@ class _Edge:
         if self.n == 0 or stamp_s > self.t[end - 1]:
             self.t[end], self.p[end], self.q[end] = stamp_s, trans, quat
             self.n += 1
+            self.newest = stamp_s
         else:
             # Out-of-order or repeated stamp: rare, so an O(n) insert is fine.
             times = self.times()
@@ -209,6 +137,15 @@ class _Edge:
         t, p, q = np.empty(size), np.empty((size, 3)), np.empty((size, 4))
         t[:self.n], p[:self.n], q[:self.n] = self.t[live], self.p[live], self.q[live]
         self.t, self.p, self.q, self.start = t, p, q, 0
+
+    def gap(self, t0_s, t1_s):
+        """Return the longest time (s) between two samples that bracket a time in [t0_s, t1_s]."""
+        if self.static or self.n < 2:
+            return 0.0
+        t = self.t[self.start:self.start + self.n]
+        i0 = max(int(np.searchsorted(t, t0_s, side='right')) - 1, 0)
+        i1 = min(int(np.searchsorted(t, t1_s, side='left')), self.n - 1)
+        return float(np.max(np.diff(t[i0:i1 + 1]))) if i1 > i0 else 0.0
 
     def sample(self, child, times_s, tolerance_s):
         """Return parent-from-child transforms (C, 4, 4) at times (C,)."""
@@ -244,7 +181,15 @@ class TransformBuffer:
     ``tolerance_s``: how far a lookup may reach outside an edge's history; the end value is
     held there (s). Beyond it lookups raise ExtrapolationError.
 
+    A dynamic frame whose newest transform is more than ``cache_time_s`` older than the newest
+    stamp of the buffer, and that no frame hangs from, is forgotten (checked once per
+    ``cache_time_s / PRUNE_STEPS`` of stamp time): with 1000 new frame ids per second and a
+    10 s history the tree holds at most ~11,000 of them. A frame that still has children is
+    kept, so a lookup through it says how old it is rather than that it does not exist.
     """
+
+    PRUNE_STEPS = 10
+    LISTED_FRAMES = 12      # an error names at most this many known frames
 
     def __init__(self, cache_time_s=10.0, tolerance_s=0.0):
         if not cache_time_s > 0:
@@ -254,14 +199,66 @@ class TransformBuffer:
         self.cache_time_s = float(cache_time_s)
         self.tolerance_s = float(tolerance_s)
         self._edges = {}
+        self._children = {}         # parent frame id -> number of edges hanging from it
+        self._next_prune_s = -math.inf
 
     def clear(self):
         """Forget every transform (e.g. after the clock jumped backwards)."""
         self._edges.clear()
+        self._children.clear()
+        self._next_prune_s = -math.inf
 
     def frames(self):
         """Return the set of known frame ids."""
-        return set(self._edges) | {e.parent for e in self._edges.values()}
+        return set(self._edges) | set(self._children)
+
+    def frame_count(self):
+        """Return the number of known frame ids (without building their set)."""
+        return len(self._edges) + sum(1 for f in self._children if f not in self._edges)
+
+    def _known(self, frame):
+        return frame in self._edges or frame in self._children
+
+    def _known_text(self):
+        """Return the known frames for an error message, at most LISTED_FRAMES of them."""
+        known = sorted(self.frames())
+        if not known:
+            return 'none'
+        if len(known) <= self.LISTED_FRAMES:
+            return str(known)
+        return f'{len(known)} frames, e.g. {known[:self.LISTED_FRAMES]}'
+
+    def _attach(self, child, edge):
+        old = self._edges.get(child)
+        if old is not None:
+            self._detach(child)
+        self._edges[child] = edge
+        self._children[edge.parent] = self._children.get(edge.parent, 0) + 1
+
+    def _detach(self, child):
+        edge = self._edges.pop(child)
+        left = self._children[edge.parent] - 1
+        if left:
+            self._children[edge.parent] = left
+        else:
+            del self._children[edge.parent]
+
+    def prune(self, now_s):
+        """
+        Forget the dynamic leaf frames whose newest transform is older than now_s - cache_time_s.
+
+        Repeats while removing a leaf leaves its parent a stale leaf. Returns how many went.
+        """
+        cutoff = now_s - self.cache_time_s
+        removed, stale = 0, [c for c, e in self._edges.items()
+                             if not e.static and e.newest < cutoff]
+        while stale:
+            gone = [c for c in stale if c not in self._children]
+            for child in gone:
+                self._detach(child)
+            removed += len(gone)
+            stale = [c for c in stale if c in self._edges] if gone else []
+        return removed
 
     def set_transform(self, parent, child, stamp_s, translation, quaternion, static=False):
         """
@@ -277,8 +274,11 @@ class TransformBuffer:
         if edge is None or edge.parent != parent or edge.static != static:
             self._check_cycle(parent, child)
             edge = _Edge(parent, static)
-            self._edges[child] = edge
+            self._attach(child, edge)
         edge.insert(float(stamp_s), trans, quat, self.cache_time_s)
+        if not static and stamp_s >= self._next_prune_s:
+            self._next_prune_s = stamp_s + self.cache_time_s / self.PRUNE_STEPS
+            self.prune(stamp_s)
 
     def _check_cycle(self, parent, child):
         frame, seen = parent, 0
@@ -301,11 +301,10 @@ class TransformBuffer:
         return chain
 
     def _path(self, target, source):
-        known = self.frames()
         for name in (target, source):
-            if name not in known:
+            if not self._known(name):
                 raise FrameNotFoundError(f'frame {name!r} does not exist '
-                                         f'(known: {sorted(known) or "none"})')
+                                         f'(known: {self._known_text()})')
         up_s, up_t = self._chain(source), self._chain(target)
         common = set(up_s) & set(up_t)
         if not common:
@@ -329,6 +328,16 @@ class TransformBuffer:
             if not edge.static:
                 latest = min(latest, edge.times()[-1])
         return latest
+
+    def largest_gap(self, target, source, t0_s, t1_s):
+        """
+        Return the longest time (s) a lookup in [t0_s, t1_s] interpolates across.
+
+        The longest spacing of two samples of one edge of the path around those times (0 for
+        static paths). Raises FrameNotFoundError.
+        """
+        up_s, up_t = self._path(target, source)
+        return max((self._edges[c].gap(t0_s, t1_s) for c in up_s + up_t), default=0.0)
 
     def can_transform(self, target, source, time_s):
         """Return True when lookup(target, source, time_s) would succeed."""
