@@ -1,10 +1,13 @@
 """
 The demo's monitor node: subscribes to the sensor topics like any client and keeps what it saw.
 
-Arrival times and sizes per sensor (``TopicRate``), the weather phase and its log, the weather
-of the environment topic, and the samples the PNG snapshots need (``snapshots.Recorder``).
+Arrival counts and rates per sensor (``TopicRate``), the weather phase and the time spent in
+each, the weather of the environment topic, and the samples the PNG snapshots need
+(``snapshots.Recorder``). Everything it keeps is bounded: running sums, and the last
+RECENT_KEPT arrivals for the live rate, however long ``run`` runs.
 """
 
+from collections import deque
 import time
 
 import numpy as np
@@ -20,39 +23,62 @@ from ubot_lidar_sim.ros.demo.snapshots import Recorder
 from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
 
 
+RECENT_KEPT = 400       # arrivals kept per topic for recent_hz (13 s at 30 Hz)
+
+
 class TopicRate:
-    """Arrival statistics of one topic (monotonic clock): times, sizes, weather phases."""
+    """
+    Arrival statistics of one topic (monotonic clock) in bounded memory.
 
-    def __init__(self):
-        self.times = []
-        self.sizes = []
-        self.phases = []
+    ``count``, ``last_size``, ``phase_counts`` ({phase: messages}); ``recent`` holds the last
+    RECENT_KEPT arrival times. ``skip_s``: mean_hz leaves out the first skip_s after the first
+    arrival (start-up), when the record is longer than twice that.
+    """
 
-    def add(self, size, phase):
-        """Record one message of size points (or rays) that arrived in phase."""
-        self.times.append(time.monotonic())
-        self.sizes.append(size)
-        self.phases.append(phase)
+    def __init__(self, skip_s=1.0):
+        self.skip_s = skip_s
+        self.recent = deque(maxlen=RECENT_KEPT)
+        self.count = 0
+        self.last_size = 0
+        self.phase_counts = {}
+        self._size_sum = 0.0
+        self._first = self._last = None
+        self._after = None      # (first arrival after skip_s, arrivals since then)
 
-    def mean_hz(self, skip_s=0.0):
+    def add(self, size, phase, now_s=None):
+        """Record one message of size points (or rays) that arrived in phase (at now_s)."""
+        t = time.monotonic() if now_s is None else now_s
+        self.recent.append(t)
+        self.count += 1
+        self.last_size = size
+        self._size_sum += size
+        self.phase_counts[phase] = self.phase_counts.get(phase, 0) + 1
+        if self._first is None:
+            self._first = t
+        self._last = t
+        if self._after is None and t >= self._first + self.skip_s:
+            self._after = (t, 0)
+        if self._after is not None:
+            self._after = (self._after[0], self._after[1] + 1)
+
+    def mean_hz(self):
         """Messages per second between the first arrival after skip_s and the last."""
-        t = np.asarray(self.times)
-        if len(t) < 2:
+        if self.count < 2:
             return 0.0
-        t = t[t >= t[0] + skip_s] if t[-1] - t[0] > 2.0 * skip_s else t
-        return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
+        first, n = self._first, self.count
+        if self._last - self._first > 2.0 * self.skip_s and self._after is not None:
+            first, n = self._after
+        return (n - 1) / (self._last - first) if n > 1 and self._last > first else 0.0
 
-    def recent_hz(self, window_s=2.0):
+    def recent_hz(self, window_s=2.0, now_s=None):
         """Messages per second over the last window_s."""
-        t = np.asarray(self.times[-400:])
-        if len(t) < 2:
-            return 0.0
-        t = t[t >= time.monotonic() - window_s]
+        now = time.monotonic() if now_s is None else now_s
+        t = [x for x in list(self.recent) if x >= now - window_s]
         return (len(t) - 1) / (t[-1] - t[0]) if len(t) > 1 and t[-1] > t[0] else 0.0
 
     def mean_size(self):
         """Mean size per message (0 before the first)."""
-        return float(np.mean(self.sizes)) if self.sizes else 0.0
+        return self._size_sum / self.count if self.count else 0.0
 
 
 class Monitor(Node):
@@ -64,7 +90,8 @@ class Monitor(Node):
         self.rates = {'lidar_3d': TopicRate(), 'laser_scan': TopicRate(),
                       'terrain_sensor': TopicRate()}
         self.phase = '-'
-        self.phase_log = []
+        self._phase_start = time.monotonic()
+        self._phase_spans = {}      # phase -> seconds spent in it before the current stretch
         self.weather = None     # core Weather of the last good environment message
         self._world_frame = world_frame
         self.extra = {'laser_scan': '', 'terrain_sensor': ''}
@@ -100,9 +127,20 @@ class Monitor(Node):
         if self.recorder:
             self.recorder.on_terrain(msg)
 
-    def _on_phase(self, msg):
-        self.phase = msg.data
-        self.phase_log.append((time.monotonic(), msg.data))
+    def _on_phase(self, msg, now_s=None):
+        now = time.monotonic() if now_s is None else now_s
+        if self.phase != '-':
+            self._phase_spans[self.phase] = (self._phase_spans.get(self.phase, 0.0)
+                                             + now - self._phase_start)
+        self.phase, self._phase_start = msg.data, now
+
+    def phase_seconds(self, now_s=None):
+        """Return {phase: seconds spent in it} up to now_s (monotonic)."""
+        now = time.monotonic() if now_s is None else now_s
+        spans = dict(self._phase_spans)
+        if self.phase != '-':
+            spans[self.phase] = spans.get(self.phase, 0.0) + max(now - self._phase_start, 0.0)
+        return spans
 
     def _on_env(self, msg):
         try:

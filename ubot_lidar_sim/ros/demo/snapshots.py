@@ -8,6 +8,8 @@ monitor receives (PointCloud2, LaserScan, TerrainSensor, Environment) with the p
 stamps and turns them into those arrays when it writes the PNGs.
 """
 
+from collections import deque
+
 import matplotlib
 
 matplotlib.use('Agg')
@@ -19,6 +21,7 @@ import numpy as np  # noqa: E402
 from ubot_lidar_sim.ros.demo.scenario import phase_text  # noqa: E402
 
 _DPI = 110
+HISTORY_KEPT = 6000     # terrain samples drawn in the distance history (2 min at 50 Hz)
 _RAY_NAMES = ('vehicle', 'front left', 'front right', 'rear left', 'rear right')
 
 
@@ -157,7 +160,8 @@ def laser_scan_view(world_map, laser_pose, ranges_m, angle_min, angle_increment,
                                      label=f'miss ({np.count_nonzero(~hit)} rays, to range_max)'))
     ax.add_collection(LineCollection(segs[hit], colors='tab:green', linewidths=0.6, alpha=0.5,
                                      label=f'hit ({np.count_nonzero(hit)} rays)'))
-    if intensities is not None and hit.any():
+    # A LaserScan without intensities (the geometric model) carries an empty list.
+    if intensities is not None and len(intensities) == len(ranges_m) and hit.any():
         inten = np.asarray(intensities, dtype=np.float64)[hit]
         sc = ax.scatter(ends[hit, 0], ends[hit, 1], c=inten, s=9, cmap='turbo', vmin=0,
                         vmax=max(100.0, float(inten.max())), zorder=3, edgecolors='none')
@@ -258,7 +262,8 @@ class Recorder:
         self.clouds = {}
         self.scan = None
         self.terrain = None
-        self.history = {'t_s': [], 'veh_hit_dist': [], 'tire_hit_dist': []}
+        self.history = {key: deque(maxlen=HISTORY_KEPT)
+                        for key in ('t_s', 'veh_hit_dist', 'tire_hit_dist')}
         self._t0 = None
         self._poses = {}
 
@@ -277,7 +282,7 @@ class Recorder:
                 self.scan = (msg, phase, pose)
 
     def on_terrain(self, msg):
-        """Keep the latest sample and the distance history."""
+        """Keep the latest sample and the distance history (its last HISTORY_KEPT samples)."""
         from ubot_lidar_sim.ros.conversions import stamp_to_s
 
         t = stamp_to_s(msg.header.stamp)

@@ -2,7 +2,6 @@
 
 import shutil
 import sys
-import time
 
 from ubot_lidar_sim.ros.demo.scenario import PHASES
 
@@ -14,7 +13,7 @@ def status_lines(monitor, configured, elapsed_s, total_s, width=None):
     lines = []
     end = f'/{total_s:.0f}' if total_s > 0 else ''
     for name, rate in monitor.rates.items():
-        size = rate.sizes[-1] if rate.sizes else 0
+        size = rate.last_size
         lines.append(
             f'{name:<14} {rate.recent_hz():6.2f} Hz ({configured[name]:4.1f})'
             f' {size:6d} {_UNITS[name]:<11} {monitor.extra.get(name, ""):<19}'
@@ -54,25 +53,17 @@ class StatusDisplay:
         self._stream.flush()
 
 
-def phase_seconds(phase_log, end_s):
-    """Return {phase: seconds spent in it} from [(monotonic time, phase)] up to end_s."""
-    spans = {}
-    for (t, phase), nxt in zip(phase_log, phase_log[1:] + [(end_s, None)]):
-        spans[phase] = spans.get(phase, 0.0) + max(nxt[0] - t, 0.0)
-    return spans
-
-
 def print_summary(monitor, configured, elapsed_s, signum):
     """Print per sensor: messages, mean rate against the configured one, rate per phase."""
     why = f'stopped by signal {signum}' if signum else 'finished'
-    spans = phase_seconds(monitor.phase_log, time.monotonic())
+    spans = monitor.phase_seconds()
     phases = [p for p in PHASES if spans.get(p, 0.0) > 0.5]
     print(f'\nsummary ({why} after {elapsed_s:.1f} s):')
     print(f'  {"sensor":<15} {"messages":>8} {"rate Hz":>8} {"set Hz":>7} {"dev %":>6}'
           f' {"mean per scan":>14}  ' + ' '.join(f'{p + " Hz":>9}' for p in phases))
     for name, rate in monitor.rates.items():
-        hz = rate.mean_hz(skip_s=1.0)
+        hz = rate.mean_hz()
         dev = 100.0 * (hz - configured[name]) / configured[name]
-        per_phase = [rate.phases.count(p) / spans[p] for p in phases]
-        print(f'  {name:<15} {len(rate.times):8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
+        per_phase = [rate.phase_counts.get(p, 0) / spans[p] for p in phases]
+        print(f'  {name:<15} {rate.count:8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
               f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:9.2f}' for v in per_phase))
