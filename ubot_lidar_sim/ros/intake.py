@@ -4,10 +4,14 @@ Inputs of a sensor node: /tf, /tf_static and /environment into a transform buffe
 /tf (subscribed raw, decoded from CDR) and /environment sit in a PolledGroup that no executor
 waits on: a poll thread takes what is queued every POLL_S, and the node takes it once more
 right before each scan, so that the sweep sees the newest transform and weather. /tf_static is
-rare and runs on the executor.
+rare and runs on the executor. A /tf transform stamped ahead of the node's clock is held back
+until the clock reaches its stamp (beyond TF_MAX_FUTURE_S it is refused): the buffer never
+describes a future, so a sweep never ends past the clock on a path no transform gave yet.
 """
 
 from collections import OrderedDict
+import heapq
+import itertools
 import struct
 import threading
 
@@ -26,9 +30,10 @@ from ubot_lidar_sim.ros.rclpy_compat import PolledGroup, queued_messages
 from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment
 
-TF_CACHE_S = 10.0          # history kept per dynamic edge
+TF_CACHE_S = 10.0          # history kept per dynamic edge, at least (nodes: two sweeps)
 TF_TOLERANCE_S = 0.05      # a lookup may hold an edge's end value this far outside its history
 TF_MAX_FUTURE_S = 5.0      # dynamic transforms stamped further ahead of the clock are refused
+TF_HELD_MAX = 10000        # transforms stamped ahead of the clock held at once (5 s at 2 kHz)
 POLL_S = 0.005             # the input poll thread takes the queued messages this often
 TF_QUEUE_DEPTH = 1000      # /tf messages DDS keeps between two takes (1 s at 1 kHz)
 # Absolute, so one weather publisher serves sensors in any namespace; remap to change it,
@@ -42,16 +47,17 @@ class Intake:
     """
     The transform buffer and the latest good weather of one node, and what feeds them.
 
-    ``tf_buffer`` (TransformBuffer, guarded by ``lock``), ``weather`` (core Weather, clear air
-    until the first good message). Refused inputs are counted in ``stats['tf_rejected']`` and
-    ``stats['env_rejected']`` and warned about (throttled).
+    ``tf_buffer`` (TransformBuffer, guarded by ``lock``; ``history_s`` of dynamic transforms
+    per edge), ``weather`` (core Weather, clear air until the first good message). Refused
+    inputs are counted in ``stats['tf_rejected']`` and ``stats['env_rejected']`` and warned
+    about (throttled).
     """
 
-    def __init__(self, node, world_frame, stats, callback_group):
+    def __init__(self, node, world_frame, stats, callback_group, history_s=TF_CACHE_S):
         self._node = node
         self._world_frame = world_frame
         self._stats = stats
-        self.tf_buffer = TransformBuffer(cache_time_s=TF_CACHE_S, tolerance_s=TF_TOLERANCE_S)
+        self.tf_buffer = TransformBuffer(cache_time_s=history_s, tolerance_s=TF_TOLERANCE_S)
         self.lock = threading.Lock()
         self.weather = Weather()
         polled = PolledGroup()
@@ -70,6 +76,8 @@ class Intake:
                                      QoSProfile(depth=ENV_QUEUE_DEPTH), callback_group=polled)]
         self._env_marks = OrderedDict()     # publisher gid -> last sequence number taken
         self._take_lock = threading.Lock()
+        self._held = []     # heap of (stamp s, seq, item): /tf stamped ahead of the clock
+        self._held_seq = itertools.count()
         self._stop = threading.Event()
         self._poller = threading.Thread(target=self._poll, daemon=True,
                                         name=f'{node.get_name()}_inputs')
@@ -83,6 +91,13 @@ class Intake:
         self._stop.set()
         self._poller.join(timeout=1.0)
 
+    def clear(self):
+        """Forget every transform, held ones too (the clock jumped backwards)."""
+        with self._take_lock:
+            self._held.clear()
+            with self.lock:
+                self.tf_buffer.clear()
+
     def _poll(self):
         while not self._stop.wait(POLL_S):
             try:
@@ -95,6 +110,7 @@ class Intake:
         """Take and handle every queued /tf and environment message, in order; return how many."""
         n = 0
         with self._take_lock:
+            self._release_held()
             for sub in self._polled:
                 try:
                     for msg, info in queued_messages(sub, limit, with_info=True):
@@ -126,6 +142,35 @@ class Intake:
                     f'future ignored (e.g. {late[0][0]} -> {late[0][1]} at {late[0][2]:.3f} s, '
                     f'clock {now_s:.3f} s)', throttle_duration_sec=WARN_THROTTLE_S)
                 items = [it for it in items if it[2] <= limit_s]
+            if any(it[2] > now_s for it in items):
+                self._hold([it for it in items if it[2] > now_s])
+                items = [it for it in items if not it[2] > now_s]
+        self._apply(items, static)
+
+    def _hold(self, items):
+        """Keep dynamic transforms stamped ahead of the clock until it reaches them."""
+        room = TF_HELD_MAX - len(self._held)
+        for it in items[:max(room, 0)]:
+            heapq.heappush(self._held, (it[2], next(self._held_seq), it))
+        if len(items) > room:
+            self._stats['tf_rejected'] += len(items) - max(room, 0)
+            self._node.get_logger().warning(
+                f'{len(items) - max(room, 0)} transform(s) stamped ahead of the clock ignored: '
+                f'{TF_HELD_MAX} already wait for it', throttle_duration_sec=WARN_THROTTLE_S)
+
+    def _release_held(self):
+        """Apply the held transforms whose stamp the clock has reached."""
+        if not self._held:
+            return
+        now_s = self._node.get_clock().now().nanoseconds * 1e-9
+        due = []
+        while self._held and self._held[0][0] <= now_s:
+            due.append(heapq.heappop(self._held)[2])
+        if due:
+            self._apply(due, False)
+
+    def _apply(self, items, static):
+        logger = self._node.get_logger()
         with self.lock:
             errors = apply_transforms(self.tf_buffer, items, static)
         if errors:

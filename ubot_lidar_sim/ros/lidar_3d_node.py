@@ -17,7 +17,7 @@ from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.output.layouts import to_layout
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
 from ubot_lidar_sim.ros.diagnostics import SkipScan
-from ubot_lidar_sim.ros.markers import fov_markers
+from ubot_lidar_sim.ros.markers import FovMarkerThread
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
@@ -26,9 +26,9 @@ from ubot_lidar_sim_msgs.srv import GetLatestCloud
 from visualization_msgs.msg import MarkerArray
 
 # A compute process that failed skips the sweep under a name of its own (not 'error' or
-# 'overrun'); the next sweeps run in new processes.
-COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'),
-                 (ScanProcessStarting, 'compute_restarting'))
+# 'overrun'); the next sweeps run in new processes. While those start, the sweeps are computed
+# in this process (the same bytes), so a failed child costs one sweep.
+COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'))
 
 
 class Lidar3DNode(SensorNode):
@@ -48,10 +48,12 @@ class Lidar3DNode(SensorNode):
             if cfg.compute_process or cfg.compute_workers > 1 else None
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
-        self._marker_pub.publish(fov_markers(cfg))
+        self._fov = FovMarkerThread(self._marker_pub.publish, cfg)
         self.latest = LatestMessage(self, GetLatestCloud, 'cloud', self._input_group)
         self._beams = cfg.channels * cfg.horizontal_samples
         self._core_ms = {}
+        self._in_process = 0        # sweeps computed here while compute processes restarted
+        self._restarting = False    # the last sweep was one of them
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):
@@ -68,7 +70,7 @@ class Lidar3DNode(SensorNode):
         if self._proc is not None:
             self._proc.set_config(self.config)
         if names & {'max_range_m', 'min_range_m'}:
-            self._marker_pub.publish(fov_markers(self.config))
+            self._fov.update(self.config)       # drawn on its own thread
 
     def scan_once(self, now_ns):
         """Trace the newest sweep the TF covers, publish it, return the point count."""
@@ -83,9 +85,16 @@ class Lidar3DNode(SensorNode):
         try:
             result = sweep(self._sim, self._proc, pose_at, stamp_ns * 1e-9, self.weather,
                            self.scan_index)
+        except ScanProcessStarting:
+            self._in_process += 1
+            self._restarting = True
+            result = sweep(self._sim, None, pose_at, stamp_ns * 1e-9, self.weather,
+                           self.scan_index)
         except tuple(kind for kind, _ in COMPUTE_SKIPS) as exc:
             reason = next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind))
-            raise SkipScan(reason, str(exc), warn=reason != 'compute_restarting') from None
+            raise SkipScan(reason, str(exc)) from None
+        else:
+            self._restarting = False
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
         msg = array_to_pointcloud2(points, frame, stamp_ns)
         self._points_pub.publish(msg)
@@ -96,6 +105,9 @@ class Lidar3DNode(SensorNode):
 
     def destroy_node(self):
         """Stop the scan worker, then the compute process (if any), then destroy the node."""
+        fov = getattr(self, '_fov', None)
+        if fov is not None:
+            fov.close()
         try:
             return super().destroy_node()
         finally:
@@ -111,7 +123,17 @@ class Lidar3DNode(SensorNode):
             return 'compute_waiting', (f'compute process {" ".join(map(str, self._proc.pids))} '
                                        f'has not answered for {waiting[0]:.1f} s (killed at '
                                        f'{waiting[1]:.1f} s)')
+        if self._restarting:
+            return 'compute_restarting', ('a sweep computed in the node while compute processes '
+                                          f'restart (after: {self._proc.last_failure})')
         return super().busy_reason()
+
+    def status_warnings(self):
+        """Say that compute processes restart while the node computes the sweeps itself."""
+        if not self._restarting:
+            return []
+        return [f'compute processes restarting after: {self._proc.last_failure}; the node '
+                'computes the sweeps meanwhile']
 
     def diagnostics_values(self):
         """Return lidar-specific diagnostics: beams, layout, weather in use."""
@@ -122,6 +144,7 @@ class Lidar3DNode(SensorNode):
             ('compute_process', ' '.join(f'pid {pid}' for pid in self._proc.pids)
              if self._proc is not None and self._proc.pids else 'off'),
             ('compute_restarts', str(self._proc.restarts if self._proc is not None else 0)),
+            ('compute_in_process_sweeps', str(self._in_process)),
             ('compute_last_failure', self._proc.last_failure if self._proc is not None else ''),
             ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}'),
             ('snowfall_mm_h', f'{w.snowfall_rate_mm_h:g}')]

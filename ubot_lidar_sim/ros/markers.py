@@ -1,11 +1,15 @@
 """
 Debug and preview markers (visualization_msgs/MarkerArray) of the sensor nodes.
 
-``fov_markers``: the 3D LiDAR's field of view (document 002's editor preview), in its frame.
-``ray_markers``: traced rays as two LINE_LISTs, hits green and misses red (2D scanner, terrain).
+``fov_markers``: the 3D LiDAR's field of view (document 002's editor preview), in its frame; at
+most MAX_RINGS distance rings whatever max_range_m, so ~12,500 points. ``FovMarkerThread``
+builds and publishes them off the scan thread, the latest config only, at most once per
+FOV_MIN_INTERVAL_S. ``ray_markers``: traced rays as two LINE_LISTs, hits green and misses red
+(2D scanner, terrain).
 """
 
 import math
+import threading
 
 from builtin_interfaces.msg import Duration
 from geometry_msgs.msg import Point
@@ -18,6 +22,8 @@ PREVIEW_OPACITY = 0.12              # document 002: Range Preview Opacity (the f
 ANGULAR_GRID_DEG = 15.0             # document 002: Angular Grid Interval Degrees
 DISTANCE_GRID_M = 5.0               # document 002: Distance Grid Interval Meters
 MAX_LABELS = 20
+MAX_RINGS = 20      # beyond 100 m of range the distance grid steps 10, 25, 50, 100, ... m
+FOV_MIN_INTERVAL_S = 0.5
 _GREEN = ColorRGBA(r=0.1, g=0.85, b=0.1, a=0.8)
 _RED = ColorRGBA(r=0.9, g=0.1, b=0.1, a=0.6)
 
@@ -37,6 +43,20 @@ def _sph(r, az, el):
     r, az, el = np.broadcast_arrays(r, az, el)
     return np.stack([r * np.cos(el) * np.cos(az), r * np.cos(el) * np.sin(az),
                      r * np.sin(el)], axis=-1)
+
+
+def ring_step_m(range_m):
+    """
+    Return the distance grid interval (m) that keeps range_m within MAX_RINGS rings.
+
+    5 m (document 002) up to 100 m of range, then the first of 10, 25, 50, 100, 250, ... m.
+    """
+    step = DISTANCE_GRID_M
+    for factor in (2.0, 2.5, 2.0):      # 5 -> 10 -> 25 -> 50 -> 100 -> 250 -> ...
+        if range_m <= step * MAX_RINGS:
+            return step
+        step *= factor
+    return ring_step_m(range_m / 10.0) * 10.0
 
 
 def _steps(lo, hi, step):
@@ -100,8 +120,10 @@ def fov_markers(cfg):
     angular = _marker(cfg, 1, 'angular_grid', Marker.LINE_LIST, 0.5)
     angular.scale.x = width
     angular.points = _points(np.concatenate(segs))
-    # Distance grid every 5 m on the top and bottom cones (and the horizon when inside).
-    rings = np.arange(DISTANCE_GRID_M, r + 1e-9, DISTANCE_GRID_M)
+    # Distance grid every 5 m (MAX_RINGS at most) on the top and bottom cones (and the horizon
+    # when inside).
+    step = ring_step_m(r)
+    rings = np.arange(step, r + 1e-9, step)
     levels = [el0, el1] + ([0.0] if el0 < 0.0 < el1 else [])
     segs = [_arc_segments(rr, az, e) for rr in rings for e in levels]
     distance = _marker(cfg, 2, 'distance_grid', Marker.LINE_LIST, 0.35)
@@ -119,6 +141,48 @@ def fov_markers(cfg):
         label.pose.position = Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
         markers.append(label)
     return MarkerArray(markers=markers)
+
+
+class FovMarkerThread:
+    """
+    Publishes fov_markers(cfg) on its own thread: ``update(cfg)`` returns at once.
+
+    Only the newest config is drawn, and at most once per FOV_MIN_INTERVAL_S, so repeated
+    max_range_m sets cost the scan thread nothing and the GIL a bounded share.
+    """
+
+    def __init__(self, publish, cfg, name='fov_markers'):
+        self._publish = publish
+        self._cfg = cfg
+        self._wake, self._stop = threading.Event(), threading.Event()
+        self._wake.set()
+        self._thread = threading.Thread(target=self._run, daemon=True, name=name)
+        self._thread.start()
+
+    def update(self, cfg):
+        """Draw cfg's field of view next (a newer update replaces one not drawn yet)."""
+        self._cfg = cfg
+        self._wake.set()
+
+    def _run(self):
+        while not self._stop.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            try:
+                self._publish(fov_markers(self._cfg))
+            except Exception:  # noqa: B902 (a publisher destroyed under it: shutting down)
+                if self._stop.is_set():
+                    return
+                raise
+            self._stop.wait(FOV_MIN_INTERVAL_S)
+
+    def close(self):
+        """Stop the thread (waits up to 1 s for a drawing in progress)."""
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=1.0)
 
 
 def _marker(cfg, marker_id, ns, kind, alpha):

@@ -5,10 +5,15 @@ ROS parameters <-> a frozen core config dataclass, 1:1, descriptors from the fie
 (description, range, read_only, static type), reads the ``preset`` parameter first and uses the
 preset's values as defaults (explicit overrides from the command line or a YAML file win),
 builds the frozen config, and installs an on-set callback that validates the whole new
-config with the core and refuses a change with the core's message.
+config with the core and refuses a change with the core's message. An override (parameter
+file, ``-p``, ``parameter_overrides=``) whose name no node of this package declares, or a
+nested value (``channels: {a: 1}`` reaches the node as ``channels.a``), is a ConfigError naming
+it: rclpy would ignore it silently. A name another node of the package declares (a ``/**``
+block shared by several nodes) is ignored with one info line.
 """
 
 import dataclasses
+import difflib
 import math
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -155,6 +160,7 @@ class ConfigParameters:
         for name, f in self._fields.items():
             if not node.has_parameter(name):
                 self._declare(f, defaults[name])
+        self._check_overrides()
         self.config = self._build({})
         self.changed = set()
         self._pending = None
@@ -185,6 +191,26 @@ class ConfigParameters:
             given = overrides[f.name].value if f.name in overrides else value
             raise ConfigError(f.name, given, f'{_allowed_text(desc)} ({exc})') from exc
         return param.value
+
+    def _check_overrides(self):
+        """Raise ConfigError for an override no node of this package declares (see above)."""
+        node, cls = self._node, self._cls.__name__
+        unused = []
+        for name, param in parameter_overrides(node).items():
+            if node.has_parameter(name) or name.startswith('qos_overrides.'):
+                continue
+            head = name.split('.')[0]
+            if head in self._fields:
+                raise ConfigError(name, param.value, f'no nested value: {head} takes a plain '
+                                  f'value (a mapping under {head} in the parameter file?)')
+            if name in _package_names():
+                unused.append(name)
+                continue
+            close = difflib.get_close_matches(name, list(self._fields), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ''
+            raise ConfigError(name, param.value, f'a {cls} parameter name{hint}')
+        if unused:
+            node.get_logger().info(f'not parameters of this node, ignored: {", ".join(unused)}')
 
     def values(self):
         """Return {field name: current parameter value} for every config field."""
@@ -229,6 +255,15 @@ class ConfigParameters:
         """Return and clear the set of names changed since the last call."""
         names, self.changed = self.changed, set()
         return names
+
+
+def _package_names():
+    """Return the parameter names of every node of this package."""
+    from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+    from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
+
+    return {f.name for cls in (LidarConfig, LaserScanConfig, TerrainConfig, DemoDriverConfig)
+            for f in dataclasses.fields(cls)}
 
 
 def _allowed_text(desc):

@@ -5,7 +5,7 @@ import signal
 import sys
 
 import rclpy
-from rclpy.exceptions import InvalidHandle
+from rclpy.exceptions import InvalidHandle, ParameterException
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.signals import SignalHandlerOptions
@@ -39,14 +39,14 @@ def run_node(node_cls, args=None, threads=1):
 
     0: stopped by SIGINT / SIGTERM or an external shutdown (an rcl error raised after the
     signal counts as part of the shutdown). 2: the node cannot start, either because its
-    constructor refused a parameter, world file or materials (SimError, OSError, ValueError;
-    one error log line naming it) or because rcl failed before the node ran (e.g. an
-    unparsable ``--params-file``; one line on stderr). 1: rcl failed after the node started
-    (one line on stderr). Once the node runs, the signals only set a flag that the spin loop
-    polls every 0.1 s: a KeyboardInterrupt raised at a random point (rclpy's default) could
-    escape after the cleanup. While the node is being built (a large world loads for seconds)
-    a signal ends the build at once, exit 0. A single-threaded executor is the default: on 2
-    cores it scanned 30-50 % faster than a 2-thread one.
+    constructor refused a parameter, world file or materials (SimError, OSError, ValueError,
+    rclpy's ParameterException; one error log line naming it) or because rcl failed before
+    the node ran (e.g. an unparsable ``--params-file``; one line on stderr). 1: rcl failed
+    after the node started (one line on stderr). Once the node runs, the signals only set a
+    flag that the spin loop polls every 0.1 s: a KeyboardInterrupt raised at a random point
+    (rclpy's default) could escape after the cleanup. While the node is being built (a large
+    world loads for seconds) a signal ends the build at once, exit 0. A single-threaded
+    executor is the default: on 2 cores it scanned 30-50 % faster than a 2-thread one.
     """
     stop, started, building = [], [], []
     name = getattr(node_cls, 'default_name', node_cls.__name__)
@@ -65,7 +65,9 @@ def run_node(node_cls, args=None, threads=1):
                 if stop:
                     raise KeyboardInterrupt
                 node = node_cls()
-            except (SimError, OSError, ValueError) as exc:
+            except (SimError, OSError, ValueError, ParameterException) as exc:
+                # ParameterException: an override of the wrong type for a parameter that
+                # rclpy declares itself (use_sim_time: 'yes'), raised in Node.__init__.
                 rclpy.logging.get_logger(getattr(node_cls, 'default_name', 'sensor')).error(
                     f'cannot start: {exc}')
                 return 2

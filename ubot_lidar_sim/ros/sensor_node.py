@@ -20,14 +20,17 @@ from rclpy.node import Node
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
-from ubot_lidar_sim.ros.intake import Intake
+from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
+from ubot_lidar_sim.ros.schedule import ClockWatch, TimerSchedule
 from ubot_lidar_sim.ros.services import SampleRequests
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
+TF_MAX_GAP_S = 1.0         # no pose is interpolated between transforms further apart than this
+MIN_RATE_HZ = 0.01         # a node's sweep (and so its TF history) spans at most 100 s
 NAMESPACED = ('frame_id', 'sensor_id')     # in a namespace their defaults go under it
 NO_CLOCK = ('waiting for /clock: use_sim_time is true and no clock message has arrived; '
             'nothing is published until one does')
@@ -58,20 +61,29 @@ class SensorNode(Node):
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
         self.world, self.materials = world, materials
+        rate_hz = getattr(cfg, 'rate_hz', 1.0)
+        if rate_hz < MIN_RATE_HZ:
+            raise ConfigError('rate_hz', rate_hz, f'>= {MIN_RATE_HZ} Hz on a node (a sweep '
+                              f'needs its transforms of the last 1 / rate_hz s)')
         self.scan_index = 0
         self.output_qos = output_qos(cfg.qos_reliability, cfg.qos_depth)
         self._input_group = MutuallyExclusiveCallbackGroup()
         self._work_group = MutuallyExclusiveCallbackGroup()
         self._busy = threading.Lock()
-        self.stats = ScanStats(self.get_logger())
+        self._period_s = 1.0 / rate_hz
+        self.stats = ScanStats(self.get_logger(), self._period_s,
+                               lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._stats = self.stats.counts             # the tests read the counts here
-        self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group)
+        # The history holds two sweeps, so that a slow sweep's first column has its pose.
+        self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
+                             history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._last_tick_ns = None     # the timer's scheduled next call after the last tick
+        self._schedule = TimerSchedule(self._period_s)
+        self._clock_watch = ClockWatch()
+        self._namesakes = 1             # nodes on the graph with this node's full name
         self._last_scan_ns = None
         self._last_end_ns = None
-        self._period_s = 1.0 / getattr(cfg, 'rate_hz', 1.0)
         # Diagnostics on wall time so that they flow while a simulated clock is paused.
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._input_group,
                           clock=Clock(clock_type=ClockType.STEADY_TIME))
@@ -105,6 +117,10 @@ class SensorNode(Node):
         """Return (reason, detail) of a timer tick dropped while the scan thread is busy."""
         return 'overrun', f'a scan takes longer than the period {self._period_s} s'
 
+    def status_warnings(self):
+        """Return texts that make the /diagnostics status WARN (subclasses may extend)."""
+        return []
+
     # -- trigger ----------------------------------------------------------------------------
     def start_trigger(self, rate_hz=None, trigger='timer'):
         """
@@ -134,16 +150,20 @@ class SensorNode(Node):
     def _on_timer(self):
         # rcl keeps a timer on its schedule: a tick that runs late still scans, and only a
         # tick more than a period late makes rcl move the next call past the periods it
-        # missed. Those skipped periods are the dropped sweeps: the step of the scheduled next
-        # call from one tick to the next, in periods, minus one.
+        # missed. Those skipped periods are the dropped sweeps (ros/schedule.py); a jump of
+        # the clock restarts the schedule and is reported once, not as missed periods.
         until_ns = self._timer.time_until_next_call()
         if until_ns is not None:
             next_ns = self.get_clock().now().nanoseconds + until_ns
-            last, self._last_tick_ns = self._last_tick_ns, next_ns
-            if last is not None and next_ns > last:
-                missed = int(round((next_ns - last) * 1e-9 / self._period_s)) - 1
-                if missed > 0:
-                    self.stats.count('overrun', missed)
+            missed, jump_s = self._schedule.tick(next_ns, time.monotonic_ns())
+            if missed > 0:
+                self.stats.count('overrun', missed)
+            if jump_s:
+                self.stats.clock_jumped()
+            if jump_s > 0:      # a backward jump is reported where it clears the TF buffer
+                self.get_logger().warning(
+                    f'clock jumped forward by {jump_s:.1f} s: the scan schedule restarts there '
+                    '(the periods in between are not counted as overrun)')
         if self._wake.is_set():
             # One tick already waits for the busy worker: this one is dropped, not queued.
             self.stats.skip(*self.busy_reason())
@@ -203,8 +223,7 @@ class SensorNode(Node):
         if now_ns == 0:
             return self.stats.skip('clock_not_started', 'the clock reads 0 (no /clock yet)')
         if self._last_scan_ns is not None and now_ns < self._last_scan_ns - 1_000_000_000:
-            with self.intake.lock:
-                self.tf_buffer.clear()
+            self.intake.clear()
             self._last_end_ns = None
             self.get_logger().warning('clock jumped backwards: transform buffer cleared')
         self._last_scan_ns = now_ns
@@ -257,6 +276,13 @@ class SensorNode(Node):
         start_ns = end_ns - int(round(period_s * 1e9))
         if start_ns <= 0:
             raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        with self.intake.lock:
+            gap_s = self.tf_buffer.largest_gap(world, frame_id, start_ns * 1e-9, end_ns * 1e-9)
+        if gap_s > TF_MAX_GAP_S:
+            # A sweep needs poses at its own times: a transform stamped far ahead of the last
+            # one (or an outage) leaves a stretch that no transform describes.
+            raise SkipScan('transform_gap', f'{world} -> {frame_id} has no transform for '
+                           f'{gap_s:.3f} s around the sweep (limit {TF_MAX_GAP_S} s)')
         self._last_end_ns = end_ns
         return start_ns, end_ns
 
@@ -275,13 +301,36 @@ class SensorNode(Node):
         return bool(self.get_parameter('use_sim_time').value) \
             and self.get_clock().now().nanoseconds == 0
 
+    def _graph_warnings(self):
+        """Return texts about the clock and the graph that make the status WARN."""
+        out = []
+        now_ns = self.get_clock().now().nanoseconds
+        paused_s = self._clock_watch.paused_s(now_ns, time.monotonic())
+        if paused_s >= 1.0 and now_ns > 0:
+            out.append(f'clock paused: /clock has not advanced for {paused_s:.0f} s; nothing '
+                       'is published until it does')
+        me = (self.get_name(), self.get_namespace())
+        namesakes = sum(1 for n in self.get_node_names_and_namespaces() if tuple(n) == me)
+        if namesakes > 1:
+            text = (f'{namesakes} nodes are named {self.get_fully_qualified_name()} on the '
+                    'graph: their topics, services and /diagnostics mix; give each its own '
+                    'name (--ros-args -r __node:=NAME) or namespace')
+            if namesakes != self._namesakes:
+                self.get_logger().warning(text)
+            out.append(text)
+        self._namesakes = namesakes
+        return out
+
     @tolerate_destroyed
     def _publish_diagnostics(self):
         # The status name carries the namespace: two namespaced lidars are two statuses.
+        with self.intake.lock:
+            frames = self.tf_buffer.frame_count()
         status = self.stats.status(
             f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
             getattr(self.config, 'sensor_id', self.get_name()),
-            1.0 / self._period_s, self.diagnostics_values())
+            1.0 / self._period_s, self.diagnostics_values() + [('tf_frames', str(frames))],
+            self._graph_warnings() + self.status_warnings())
         if self._clock_missing():
             self.get_logger().warning(NO_CLOCK, throttle_duration_sec=WARN_THROTTLE_S)
             status.level, status.message = DiagnosticStatus.WARN, NO_CLOCK

@@ -1,0 +1,67 @@
+"""
+The scan timer's schedule read against the steady clock: missed periods, clock jumps, a pause.
+
+rcl keeps a timer on its schedule: a tick more than a period late moves the next call past the
+periods it missed, and those are dropped sweeps ('overrun'). A jump of the node's clock (an
+NTP step of the system time, a /clock publisher that seeks) moves the schedule as well, but no
+sweep was due in between: ``TimerSchedule`` tells the two apart by comparing the step of the
+node's clock with the step of the steady clock. ``ClockWatch`` sees a simulated clock that has
+stopped advancing.
+"""
+
+CLOCK_JUMP_S = 1.0      # the node's clock moved this much more than expected: a jump
+
+
+class TimerSchedule:
+    """
+    Missed periods of a timer of period_s (s), from its scheduled next call at each tick.
+
+    ``tick(next_ns, steady_ns)`` returns (missed periods, jump in s or 0.0). The node's clock
+    may run at a steady multiple of real time (a simulation faster than real time): that
+    speed is learnt from the ticks, and only a step more than CLOCK_JUMP_S beyond it is a jump.
+    """
+
+    def __init__(self, period_s):
+        self.period_s = float(period_s)
+        self._last = None       # (scheduled next call on the node's clock, steady time), ns
+        self._clock_s = self._steady_s = 1.0   # decaying sums of normal steps: the speed
+
+    def reset(self):
+        """Forget the last tick (after a jump the schedule starts again)."""
+        self._last = None
+
+    def tick(self, next_ns, steady_ns):
+        """Return (missed periods, clock jump in s: > 0 forward, < 0 backward, else 0.0)."""
+        last, self._last = self._last, (next_ns, steady_ns)
+        if last is None:
+            return 0, 0.0
+        d_clock = (next_ns - last[0]) * 1e-9
+        d_steady = max((steady_ns - last[1]) * 1e-9, 0.0)
+        if d_clock < -CLOCK_JUMP_S:
+            return 0, d_clock
+        beyond = d_clock - d_steady * self._clock_s / self._steady_s
+        if beyond > max(CLOCK_JUMP_S, 10.0 * self.period_s):
+            return 0, beyond
+        if d_clock <= 0.0:
+            return 0, 0.0
+        missed = int(round(d_clock / self.period_s)) - 1
+        if missed <= 0 and d_steady <= max(1.0, 5.0 * self.period_s):
+            # A step on schedule (not a pause of /clock, not a stall): learn the speed.
+            self._clock_s = 0.9 * self._clock_s + d_clock
+            self._steady_s = 0.9 * self._steady_s + d_steady
+        return max(missed, 0), 0.0
+
+
+class ClockWatch:
+    """Seconds for which the node's clock has read the same time (a paused /clock)."""
+
+    def __init__(self):
+        self._clock_ns = None
+        self._since_s = None
+
+    def paused_s(self, clock_ns, steady_s):
+        """Return how long (steady s) clock_ns has not changed; 0.0 while it advances."""
+        if clock_ns != self._clock_ns:
+            self._clock_ns, self._since_s = clock_ns, steady_s
+            return 0.0
+        return steady_s - self._since_s
