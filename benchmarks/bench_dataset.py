@@ -1,10 +1,14 @@
 """
 Dataset runner throughput: sequences per minute and points per second, 1 worker and 2 workers.
 
-1 worker runs in this process (``--workers 1``, no Ray); N > 1 runs on an embedded local Ray
-of max(workers) CPUs, N sequences at a time. The clock runs in steady state: before it, Ray
-starts (ray_start_s) and every worker imports the package, loads the world and records one frame
-(worker_start_s, the slowest worker); the 1-worker case warms up the same way. The counts then
+1 worker runs in this process (``--workers 1``, no Ray), once with open3d casting on every core
+(dataset_1_worker, what ``--workers 1`` does) and once casting on one thread
+(dataset_1_worker_1_cpu: one worker on one CPU, as each Ray worker runs); N > 1 runs on an
+embedded local Ray of max(workers) CPUs, N sequences at a time, each task on one CPU.
+speedup: over dataset_1_worker; speedup_over_1_cpu: over dataset_1_worker_1_cpu. The clock
+runs in steady state: before it, Ray starts (ray_start_s) and every worker imports the package,
+loads the world and records one frame (worker_start_s, the slowest worker); the 1-worker case
+warms up the same way. The cases then
 alternate for ``rounds`` rounds and each row reports its median wall time, so that a background
 load that comes and goes hits every count alike (load_avg: the 1-minute load at the start).
 peak_rss_mb_per_worker: the largest ``peak_rss_mb`` of the manifest rows; cpu_share: the
@@ -32,8 +36,8 @@ from ubot_lidar_sim.dataset import runner  # noqa: E402,I100
 from ubot_lidar_sim.dataset.spec import parse_spec  # noqa: E402
 
 COLUMNS = ('case', 'workers', 'sequences', 'frames', 'points', 'wall_s', 'sequences_per_min',
-           'points_per_s', 'speedup', 'wall_s_rounds', 'cpu_share', 'points_per_cpu_s',
-           'peak_rss_mb_per_worker',
+           'points_per_s', 'speedup', 'speedup_over_1_cpu', 'wall_s_rounds', 'cpu_share',
+           'points_per_cpu_s', 'peak_rss_mb_per_worker',
            'ray_start_s', 'worker_start_s', 'load_avg', 'cpu_steal_pct')
 
 
@@ -51,11 +55,11 @@ def spec(sequences, frames):
     return dataclasses.replace(full, sequences=full.sequences[:sequences])
 
 
-def _warm(the_spec, seq):
+def _warm(the_spec, seq, cast_threads=0):
     """Record one frame of seq in this process (imports, world, first-scan caches); s taken."""
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix='bench_dataset_warm_') as out:
-        runner.run_sequence(the_spec, dataclasses.replace(seq, frames=1), out)
+        runner.run_sequence(the_spec, dataclasses.replace(seq, frames=1), out, cast_threads)
     took = time.perf_counter() - t0
     time.sleep(0.5)          # keep this worker busy so the next warm-up goes to another one
     return took
@@ -71,7 +75,7 @@ def _start(the_spec, workers):
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
     warm = ray.remote(num_cpus=1)(_warm)
     seq = the_spec.sequences[0]
-    return ray_start, max(ray.get([warm.remote(the_spec, seq) for _ in range(workers)]))
+    return ray_start, max(ray.get([warm.remote(the_spec, seq, 1) for _ in range(workers)]))
 
 
 def _load_avg():
@@ -82,52 +86,73 @@ def _load_avg():
         return None
 
 
+def cases(workers):
+    """
+    Return the (case name, workers, serial cast threads) to time for the worker counts.
+
+    1 worker runs twice: as ``--workers 1`` runs it (in process, open3d casting on every core)
+    and on one CPU (casting on one thread, as each Ray worker does): the per-worker baseline.
+    """
+    out = []
+    for n in workers:
+        if n == 1:
+            out += [('dataset_1_worker', 1, 0), ('dataset_1_worker_1_cpu', 1, 1)]
+        else:
+            out.append((f'dataset_{n}_workers', n, 0))
+    return out
+
+
 def run(sequences=6, frames=10, workers=(1, 2), rounds=3):
-    """Run the spec ``rounds`` times per worker count, alternating; one row per count."""
+    """Run the spec ``rounds`` times per case, alternating; one row per case."""
     import ray
 
     the_spec = spec(sequences, frames)
     load = _load_avg()
+    todo = cases(workers)
     starts = {1: (None, round(_warm(the_spec, the_spec.sequences[0]), 2))}
     if max(workers) > 1:
         ray_start, worker_start = _start(the_spec, max(workers))
         starts.update({n: (round(ray_start, 2), round(worker_start, 2)) for n in workers
                        if n > 1})
-    walls, shares, cpus = ({n: [] for n in workers} for _ in range(3))
+    walls, shares, cpus = ({name: [] for name, _, _ in todo} for _ in range(3))
     results = {}
     before = common.cpu_times()
     try:
         for _ in range(rounds):
-            for n in workers:
+            for name, n, threads in todo:
                 with tempfile.TemporaryDirectory(prefix='bench_dataset_') as out:
-                    summary = runner.run(the_spec, out, workers=n, show_progress=False)
+                    summary = runner.run(the_spec, out, workers=n, show_progress=False,
+                                         serial_cast_threads=threads)
                     manifest = list(runner.read_manifest(out).values())
-                walls[n].append(summary['wall_s'])
-                cpus[n].append(sum(r['cpu_s'] for r in manifest))
-                shares[n].append(cpus[n][-1] / (n * summary['wall_s']))
-                results[n] = (summary, max(r['peak_rss_mb'] for r in manifest))
+                walls[name].append(summary['wall_s'])
+                cpus[name].append(sum(r['cpu_s'] for r in manifest))
+                shares[name].append(cpus[name][-1] / (n * summary['wall_s']))
+                results[name] = (summary, max(r['peak_rss_mb'] for r in manifest))
     finally:
         if ray.is_initialized():
             ray.shutdown()
     steal = common.steal_pct(before)
     rows = []
-    for n in workers:
-        summary, rss = results[n]
-        wall = statistics.median(walls[n])
+    for name, n, _ in todo:
+        summary, rss = results[name]
+        wall = statistics.median(walls[name])
         rows.append({
-            'case': f'dataset_{n}_worker{"s" if n > 1 else ""}', 'workers': n,
+            'case': name, 'workers': n,
             'sequences': summary['recorded'], 'frames': summary['frames'],
             'points': summary['points'], 'wall_s': round(wall, 2),
-            'wall_s_rounds': [round(w, 2) for w in walls[n]],
-            'cpu_share': round(statistics.median(shares[n]), 2),
-            'points_per_cpu_s': round(summary['points'] / statistics.median(cpus[n])),
+            'wall_s_rounds': [round(w, 2) for w in walls[name]],
+            'cpu_share': round(statistics.median(shares[name]), 2),
+            'points_per_cpu_s': round(summary['points'] / statistics.median(cpus[name])),
             'sequences_per_min': round(60.0 * summary['recorded'] / wall, 2),
             'points_per_s': round(summary['points'] / wall), 'peak_rss_mb_per_worker': rss,
             'ray_start_s': starts[n][0], 'worker_start_s': starts[n][1], 'load_avg': load,
             'cpu_steal_pct': steal})
-    base = rows[0]['points_per_s']
+    base = {r['case']: r['points_per_s'] for r in rows}
     for r in rows:
-        r['speedup'] = round(r['points_per_s'] / base, 2)
+        r['speedup'] = round(r['points_per_s'] / rows[0]['points_per_s'], 2)
+        if 'dataset_1_worker_1_cpu' in base:
+            r['speedup_over_1_cpu'] = round(r['points_per_s'] / base['dataset_1_worker_1_cpu'],
+                                            2)
     return rows
 
 

@@ -105,7 +105,7 @@ def main(argv=None):
         rows += bench_sensors.run(repeats)
     if only is None or any(p.startswith('dataset') for p in only):
         # Dataset runner: 1 worker in process, then 2 Ray workers (bench_dataset.py).
-        rows += bench_dataset.run(4, 5, rounds=1) if args.quick else bench_dataset.run(12, 10)
+        rows += bench_dataset.run(4, 5, rounds=1) if args.quick else bench_dataset.run(16, 30)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its sweeps split over two compute processes (compute_workers 2, the

@@ -132,6 +132,19 @@ def test_the_embree_caster_splits_a_large_cast_over_threads_with_the_same_result
     assert c.obj[0] == a.obj[0] and one.cast_rays(rays[:0]).t.shape == (0,)
 
 
+def test_open3d_on_one_thread_casts_what_it_casts_on_every_core():
+    # Dataset workers cast on one thread each (dataset/runner.py): the hits are per ray.
+    geoms = World.from_dict(SCENE, materials=PLAIN)._tracer.geometries
+    o, d = _rays(n=70000, seed=8)
+    rays = np.hstack([o, d]).astype(np.float32)
+    one, every = Open3dCaster(geoms, threads=1), Open3dCaster(geoms)
+    assert (one.threads, every.threads) == (1, 0)
+    a, b = one.cast_rays(rays), every.cast_rays(rays)
+    assert np.count_nonzero(a.obj >= 0) > 1000
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+
+
 @pytest.mark.parametrize('factory', [Open3dCaster, EmbreeCaster])
 def test_a_caster_reports_misses_as_inf_and_object_minus_one(factory):
     world = World.from_dict(SCENE, materials=PLAIN, caster=factory)

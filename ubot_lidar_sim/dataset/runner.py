@@ -68,18 +68,29 @@ def check(spec):
         load_world(rig_sensors(spec, world, spec.sequences[0].seed)[0].cfg)
 
 
-def load_world(cfg):
-    """Return (world, materials) of a config, kept for the next sequence of this process."""
+def load_world(cfg, cast_threads=0):
+    """
+    Return (world, materials) of a config, kept for the next sequence of this process.
+
+    cast_threads: open3d's threads per cast (0: every core; 1: a worker given one CPU).
+    """
+    from functools import partial
+
+    from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
     from ubot_lidar_sim.core.world.world import load_for_config
-    key = (cfg.world_file, getattr(cfg, 'materials_file', ''))
+    key = (cfg.world_file, getattr(cfg, 'materials_file', ''), cast_threads)
     if key not in _WORLDS:
         _WORLDS.clear()          # one world per worker process at a time
-        _WORLDS[key] = load_for_config(cfg)
+        _WORLDS[key] = load_for_config(cfg, partial(Open3dCaster, threads=cast_threads))
     return _WORLDS[key]
 
 
-def run_sequence(spec, seq, out_dir):
-    """Record one sequence into out_dir; returns its manifest row."""
+def run_sequence(spec, seq, out_dir, cast_threads=0):
+    """
+    Record one sequence into out_dir; returns its manifest row.
+
+    cast_threads: see load_world; the bytes do not depend on it (a cast's hits are per ray).
+    """
     from ubot_lidar_sim.dataset.record import record
     from ubot_lidar_sim.dataset.rig import Rig
 
@@ -87,7 +98,7 @@ def run_sequence(spec, seq, out_dir):
     mcap, labels = sequence_files(out_dir, seq)
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
-        world, materials = load_world(sensors[0].cfg)
+        world, materials = load_world(sensors[0].cfg, cast_threads)
         with Rig(sensors, world, materials) as rig:
             stats = record(mcap, rig, spec_mod.make_trajectory(seq.trajectory),
                            spec_mod.make_weather(seq.weather), seq.frames, labels_path=labels,
@@ -162,12 +173,13 @@ def _write_manifest(out_dir, spec, rows):
     os.replace(tmp, path)
 
 
-def run(spec, out_dir, workers=1, address=None, show_progress=True):
+def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_threads=0):
     """
     Record every sequence of spec into out_dir that is not done yet; returns a summary dict.
 
-    workers 1 without address: in this process, no Ray. Otherwise Ray (local or address), with
-    at most ``workers`` sequences at a time (None: as many as the cluster's CPUs take).
+    workers 1 without address: in this process, no Ray, casting with serial_cast_threads
+    (0: every core). Otherwise Ray (local or address), with at most ``workers`` sequences at a
+    time (None: as many as the cluster's CPUs take), each task on one CPU casting on one thread.
     """
     check(spec)
     out_dir = Path(out_dir)
@@ -181,7 +193,7 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True):
     try:
         if workers == 1 and address is None:
             for seq in pending:
-                row = run_sequence(spec, seq, out_dir)
+                row = run_sequence(spec, seq, out_dir, serial_cast_threads)
                 _finish(out_dir, done, row, progress)
         else:
             _run_ray(spec, pending, out_dir, workers, address, done, progress)
@@ -244,7 +256,9 @@ def _run_ray(spec, pending, out_dir, workers, address, done, progress):
         while waiting or refs:
             while waiting and (workers is None or len(refs) < workers):
                 seq = waiting.pop(0)
-                refs[task.remote(spec_ref, seq, str(out_dir))] = seq
+                # A task holds one CPU: its casts use one thread, so that N workers on N cores
+                # do not run 2N cast threads that take turns.
+                refs[task.remote(spec_ref, seq, str(out_dir), 1)] = seq
             ready, _ = ray.wait(list(refs), num_returns=1)
             for ref in ready:
                 refs.pop(ref)

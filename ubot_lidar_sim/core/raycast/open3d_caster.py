@@ -17,9 +17,15 @@ _SCENE_CACHE_SIZE = 8
 class Open3dCaster:
     """Caster (raycast/backend.py) on open3d.t.geometry.RaycastingScene."""
 
-    def __init__(self, geometries):
-        """Keep the geometries (Sequence of Geometry); build the scene without ignored objects."""
+    def __init__(self, geometries, threads=0):
+        """
+        Keep the geometries (Sequence of Geometry); build the scene without ignored objects.
+
+        threads: open3d's threads per cast (0: automatic, every core; 1: a process that has
+        one core to itself, e.g. one of several dataset workers, casts without contending).
+        """
         self._geoms = list(geometries)
+        self.threads = int(threads)
         self._scenes = {}
         self._scene(frozenset())
 
@@ -51,7 +57,7 @@ class Open3dCaster:
                   ignored: frozenset[int] = frozenset()) -> CastResult:
         """Cast rays (M, 6) float32 once; see backend.Caster (t float32, normal float32)."""
         scene, lookup = self._scene(frozenset(ignored))
-        res = scene.cast_rays(o3d.core.Tensor.from_numpy(rays))
+        res = scene.cast_rays(o3d.core.Tensor.from_numpy(rays), nthreads=self.threads)
         gid = res['geometry_ids'].numpy().view(np.int32)       # a miss, 0xFFFFFFFF, reads -1
         return CastResult(res['t_hit'].numpy(), np.take(lookup, gid),
                           res['primitive_ids'].numpy(), res['primitive_normals'].numpy())
