@@ -1,5 +1,6 @@
 """3D LiDAR orchestration: ranges, echoes through foliage, motion skew, seeds and layouts."""
 
+from dataclasses import replace
 import math
 
 import numpy as np
@@ -134,6 +135,29 @@ def test_without_motion_distortion_the_moving_wall_is_not_skewed(wall_world, mat
     wall = res.points[res.points['material'] == 5]
     np.testing.assert_allclose(wall['x'], 10.0 - 0.5, atol=1e-4)
     np.testing.assert_array_equal(wall['time'], 0.0)
+
+
+def test_without_motion_distortion_the_pose_is_looked_up_once_for_every_column(
+        wall_world, materials):
+    cfg = LidarConfig(channels=2, horizontal_samples=90, motion_distortion=False, **QUIET)
+    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 20]), [3.0, 0, 0, 0, 0, 0.5])
+    asked = []
+
+    def once(times):
+        asked.append(np.asarray(times).shape)
+        return moving(times)
+
+    def per_time(times):       # a pose function that cannot batch: one time at a time
+        return np.stack([moving([t])[0] for t in times])
+
+    sim = LidarSimulator(cfg, wall_world, materials)
+    res = sim.scan(once, 0.25)
+    assert asked == [(1,)]
+    assert res.points.tobytes() == sim.scan(per_time, 0.25).points.tobytes()
+    moved = LidarSimulator(replace(cfg, motion_distortion=True), wall_world, materials)
+    asked.clear()
+    moved.scan(once, 0.25)
+    assert asked == [(91,)]                  # the stamp and each of the 90 columns
 
 
 def _noisy(world, materials, seed, index=0):

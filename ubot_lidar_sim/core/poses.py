@@ -33,6 +33,20 @@ def pose_matrix_deg(xyz, rpy_deg):
     return pose_matrix(xyz, np.radians(np.asarray(rpy_deg, dtype=np.float64)))
 
 
+def poses_at(pose_at, times_s):
+    """
+    Return pose_at(times_s) as (N, 4, 4) float64, asking once when every time is the same.
+
+    A sweep without motion distortion needs its pose at C + 1 equal times: one lookup (a TF
+    interpolation, a twist exponential) serves them all, the same pose in every row.
+    """
+    t = np.asarray(times_s, dtype=np.float64)
+    if t.size > 1 and np.all(t == t[0]):
+        one = np.asarray(pose_at(t[:1]), dtype=np.float64)
+        return np.ascontiguousarray(np.broadcast_to(one, (t.size,) + one.shape[1:]))
+    return np.asarray(pose_at(t), dtype=np.float64)
+
+
 def _skew(w):
     """Skew matrices (N, 3, 3) of vectors (N, 3)."""
     s = np.zeros(w.shape[:-1] + (3, 3))

@@ -36,6 +36,7 @@ from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, PipePeer,
                                                      read_payload, SharedResults)
+from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
@@ -120,7 +121,7 @@ def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
     """
     if pool is None:
         return sim.scan(pose_at, stamp_s, weather, scan_index)
-    return pool.scan(pose_at(sim.pose_times(stamp_s)), stamp_s, weather, scan_index)
+    return pool.scan(poses_at(pose_at, sim.pose_times(stamp_s)), stamp_s, weather, scan_index)
 
 
 class ScanProcess:

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 from ubot_lidar_sim.core.config import replace
+from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.patterns import planar_azimuths_rad, planar_times_s
@@ -118,8 +119,7 @@ class LaserScanner:
     def _geometric(self, pose_at, stamp_s):
         """First hit of each ray: range (N,) float64 (inf: none), no intensities, stamp pose."""
         t0 = time.perf_counter()
-        poses = np.asarray(pose_at(np.concatenate([[stamp_s], stamp_s + self.ray_time_s])),
-                           dtype=np.float64)
+        poses = poses_at(pose_at, np.concatenate([[stamp_s], stamp_s + self.ray_time_s]))
         rays = poses[1:]
         dirs = np.einsum('nij,nj->ni', rays[:, :3, :3], self._local)
         t1 = time.perf_counter()

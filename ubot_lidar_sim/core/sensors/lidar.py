@@ -24,6 +24,7 @@ from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import scan_weather
+from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
@@ -108,7 +109,7 @@ class LidarSimulator:
 
         pose_at is called once with [stamp, stamp + column times] and returns (C + 1, 4, 4).
         """
-        poses = np.asarray(pose_at(self.pose_times(stamp_s)), dtype=np.float64)
+        poses = poses_at(pose_at, self.pose_times(stamp_s))
         origins, dirs = self._part_rays(poses, 0, self.beams.n_beams)
         return origins, dirs, poses[0]
 
@@ -134,7 +135,7 @@ class LidarSimulator:
         (None = clear, dry); scan_index keys the random streams (noise, clutter, roughness).
         """
         t0 = time.perf_counter()
-        poses = np.asarray(pose_at(self.pose_times(float(stamp_s))), dtype=np.float64)
+        poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
         return self.scan_part(poses, stamp_s, weather, scan_index, t0=t0)
 
     def scan_part(self, poses, stamp_s, weather=None, scan_index=0, beam_range=None,
