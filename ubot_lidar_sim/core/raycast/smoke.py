@@ -16,6 +16,18 @@ BLOCK_RAYS = 64             # rays per bounding cone
 MAX_PAIRS = 1 << 22         # (ray, cell) pairs per evaluation, bounds the temporaries
 
 
+def bounds(origins):
+    """
+    Return the corners lo, hi (3,) of the box around origins (N, 3).
+
+    One column at a time: numpy's min / max over axis 0 of an (N, 3) array walks it in an
+    order that takes ~20x longer (6 ms for a 7-sub-ray VLP-16 sweep's 201,600 origins).
+    """
+    lo = np.array([origins[:, c].min() for c in range(3)])
+    hi = np.array([origins[:, c].max() for c in range(3)])
+    return lo, hi
+
+
 def cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_m):
     """
     Return the indices of the cells that may stop a ray from origins (N, 3) within limit_m.
@@ -24,8 +36,13 @@ def cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_
     is at most its density; one whose sphere lies farther than limit_m (the largest, for an
     array) from the box around the origins is never entered in range.
     """
+    return _can_stop(bounds(origins), cells, density, radius_scale, threshold, limit_m)
+
+
+def _can_stop(box, cells, density, radius_scale, threshold, limit_m):
+    """cells_that_can_stop for origins within box (lo, hi)."""
+    lo, hi = box
     r = cells[:, 3] * radius_scale
-    lo, hi = origins.min(axis=0), origins.max(axis=0)
     gap = np.linalg.norm(np.maximum(np.maximum(lo - cells[:, :3], cells[:, :3] - hi), 0.0),
                          axis=1)
     keep = (density > 0.0) & (density >= threshold) & (gap - r < np.max(limit_m))
@@ -43,9 +60,13 @@ def _entry(o, d, od, oo, c, cc, r2, dens, threshold):
     return np.where(ok, np.maximum(tc - half, 0.0), np.inf)
 
 
-def _candidates(origins, dirs, cells, radius_scale):
-    """Return (block ray indices (B, BLOCK_RAYS), valid mask, candidate cells (B, K) bool)."""
-    n = origins.shape[0]
+def _candidates(box, dirs, cells, radius_scale):
+    """
+    Return (block ray indices (B, BLOCK_RAYS), valid mask, candidate cells (B, K) bool).
+
+    box (lo, hi): the corners of the box around the rays' origins.
+    """
+    n = dirs.shape[0]
     rays = np.arange(-(-n // BLOCK_RAYS) * BLOCK_RAYS).reshape(-1, BLOCK_RAYS)
     valid = rays < n
     rays = np.minimum(rays, n - 1)
@@ -53,8 +74,9 @@ def _candidates(origins, dirs, cells, radius_scale):
     axis = d.sum(axis=1)
     axis /= np.maximum(np.linalg.norm(axis, axis=1), 1e-300)[:, None]
     spread = np.arccos(np.clip(np.einsum('bij,bj->bi', d, axis).min(axis=1), -1.0, 1.0))
-    centre = 0.5 * (origins.min(axis=0) + origins.max(axis=0))
-    reach = 0.5 * np.linalg.norm(origins.max(axis=0) - origins.min(axis=0))
+    lo, hi = box
+    centre = 0.5 * (lo + hi)
+    reach = 0.5 * np.linalg.norm(hi - lo)
     r = cells[:, 3] * radius_scale + reach
     to_cell = cells[:, :3] - centre
     dist = np.linalg.norm(to_cell, axis=1)
@@ -81,11 +103,12 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
     best = np.full(n, np.inf)
     if cells is None or len(cells) == 0 or n == 0:
         return best
-    keep = cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_m)
+    box = bounds(origins)
+    keep = _can_stop(box, cells, density, radius_scale, threshold, limit_m)
     if keep.size == 0:
         return best
     cells, density = cells[keep], density[keep]
-    rays, valid, cand = _candidates(origins, dirs, cells, radius_scale)
+    rays, valid, cand = _candidates(box, dirs, cells, radius_scale)
     od = np.sum(origins * dirs, axis=1)
     oo = np.sum(origins * origins, axis=1)
     c = cells[:, :3]
