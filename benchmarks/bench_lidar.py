@@ -6,8 +6,9 @@ B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
 C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
 A, B and C split each sweep over two compute processes; A_in_process, B_in_process and
 C_in_process are the same sweeps in this one process. geometric_vlp16 / geometric_os1_128: the
-geometric mode (GEOMETRIC: one sub-ray, one hit, no noise, no weather, no motion distortion) on a
-still pose, against the bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds.
+geometric model (GEOMETRIC: model geometric, no motion distortion) on a still pose, against the
+bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds; simplest_physical_*: the
+same for the physical model's simplest mode (one sub-ray, one hit, no noise, no weather).
 Sweeps (in process): ms per scan against beams per scan, sub-rays per beam and world triangles.
 smoke_1024_thin / smoke_1024_dense: 1024 smoke volumes around the sensor (the environment
 topic's maximum), too thin to stop a ray (dropped before the trace) or dense (density 0.5).
@@ -35,8 +36,11 @@ CLEAR = Weather()
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
 MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)
 WORKERS = 2         # compute processes of cases A, B and C: one per core of the target machine
-GEOMETRIC = {'sub_rays': 1, 'max_hits_per_sub_ray': 1, 'return_mode': 'strongest',
-             'noise_enabled': False, 'weather': False, 'motion_distortion': False}
+# The lidar_3d geometric model (one ray per beam, its first surface, no radiometry), and the
+# simplest mode of the physical model (the issue 15 rows of that name before the model existed).
+GEOMETRIC = {'model': 'geometric', 'motion_distortion': False}
+SIMPLEST_PHYSICAL = {'sub_rays': 1, 'max_hits_per_sub_ray': 1, 'return_mode': 'strongest',
+                     'noise_enabled': False, 'weather': False, 'motion_distortion': False}
 
 
 def time_case(name, world, materials, preset, weather, weather_label, repeats, moving=True,
@@ -78,14 +82,15 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
                cpu_ms_per_scan=round(1e3 * sum(cpu) / max(len(cpu), 1), 1))
 
 
-def time_geometric(name, world, materials, preset, repeats):
+def time_geometric(name, world, materials, preset, repeats, overrides=None):
     """
-    Time the geometric mode of a preset in this process against the bare cast and the peer.
+    Time a preset's geometric model (overrides: GEOMETRIC) against the bare cast and the peer.
 
     Every round runs one sweep, the bare cast of its rays and one trace of each mujoco-lidar CPU
     backend on the same scene (bench_peer.py); ratio_to_peer compares with the fastest backend.
     """
-    cfg = lidar_config(preset, **GEOMETRIC)
+    overrides = GEOMETRIC if overrides is None else overrides
+    cfg = lidar_config(preset, **overrides)
     sim = LidarSimulator(cfg, world, materials)
     pose_at = ConstantTwist(POSE0, (0.0,) * 6)
     state = {'k': 0, 'points': 0}
@@ -101,9 +106,11 @@ def time_geometric(name, world, materials, preset, repeats):
                     + [lambda p=p: p.scan(POSE0) for p in found.values()], repeats)
     peer_ms = {backend: round(t, 3) for backend, t in zip(found, ms[2:])}
     best = min(peer_ms, key=peer_ms.get) if peer_ms else None
-    return row(name, preset, cfg.sub_rays, cfg.return_mode, 'off (geometric mode)',
+    return row(name, preset, 1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.return_mode,
+               f'off ({cfg.model} model)',
                cfg.channels * cfg.horizontal_samples, state['points'], ms[0], ms[1], cfg.rate_hz,
                motion_distortion=False, triangles=int(world.n_triangles), compute_workers=0,
+               model=cfg.model,
                peer=None if best is None else f'mujoco-lidar {best}',
                peer_ms_median=peer_ms.get(best), peer_backends_ms=peer_ms,
                ratio_to_peer=None if best is None else round(ms[0] / peer_ms[best], 3))
@@ -154,9 +161,11 @@ def run(repeats, only=None):
     rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
                        **overrides) for name, preset, weather, label, overrides in cases
              if want(f'{name}_in_process')]
-    rows += [time_geometric(name, world, materials, preset, repeats) for name, preset in
-             (('geometric_vlp16', 'velodyne_vlp16'), ('geometric_os1_128', 'ouster_os1_128'))
-             if want(name)]
+    rows += [time_geometric(f'{mode}_{short}', world, materials, preset, repeats, overrides)
+             for mode, overrides in (('geometric', GEOMETRIC),
+                                     ('simplest_physical', SIMPLEST_PHYSICAL))
+             for short, preset in (('vlp16', 'velodyne_vlp16'), ('os1_128', 'ouster_os1_128'))
+             if want(f'{mode}_{short}')]
     for samples in (32, 256, 512, 1024, 2048):
         if want(f'sweep_beams_{128 * samples}'):
             rows.append(time_case(

@@ -103,12 +103,14 @@ def lidar_config(preset, **overrides):
 
 def primary_rays(cfg, pose):
     """
-    Origins and unit directions (N, 3) float32 of every primary sub-ray of one sweep.
+    Origins and unit directions (N, 3) float32 of every primary (sub-)ray of one sweep.
 
     All from the same pose: the reference needs the rays, not their timing.
     """
     beams = scan_pattern.build_beams(cfg)
-    offsets, _ = sub_ray_pattern(cfg.sub_rays, cfg.divergence_mrad)
+    # The geometric model casts each beam's centre ray only.
+    sub_rays = 1 if getattr(cfg, 'model', 'physical') == 'geometric' else cfg.sub_rays
+    offsets, _ = sub_ray_pattern(sub_rays, cfg.divergence_mrad)
     dirs = scan_pattern.sub_ray_directions(beams.dir_sensor, offsets) @ pose[:3, :3].T
     origins = np.broadcast_to(pose[:3, 3], dirs.shape)
     return origins.astype(np.float32), dirs.astype(np.float32)

@@ -6,6 +6,7 @@ Stated tolerance: bit for bit (the kernels keep numpy's operation order, + and *
 
 import numpy as np
 
+from ubot_lidar_sim.core.raycast.layer_kernel import first_rays
 from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
@@ -44,6 +45,21 @@ def test_sub_ray_rotation_kernel_gives_the_bits_of_the_numpy_rotation():
     np.testing.assert_array_equal(dirs, ref)
     np.testing.assert_array_equal(origins, np.tile(np.repeat(poses[:, :3, 3], 7, axis=0), (5, 1)))
     np.testing.assert_array_equal(rotate_sub_rays(*planes, poses, 37, 901)[1], ref[37:901])
+
+
+def test_the_rotation_fills_the_first_cast_rays_as_first_rays_would():
+    rng = np.random.default_rng(4)
+    planes = rng.normal(size=(3, 2, 6, 1))
+    poses = np.tile(np.eye(4), (6, 1, 1))
+    poses[:, :3, 3] = rng.normal(size=(6, 3))
+    poses[2, 1, 3] = -0.0                       # a -0.0 origin turns +0.0, as first_rays does
+    rays32 = np.empty((12, 6), np.float32)
+    origins, dirs = rotate_sub_rays(*planes, poses, 0, 12, rays32)
+    ref_rays, ref_o = first_rays(*rotate_sub_rays(*planes, poses, 0, 12))
+    np.testing.assert_array_equal(rays32, ref_rays)
+    np.testing.assert_array_equal(origins, ref_o)
+    assert not np.signbit(origins[2, 1]) and not np.signbit(rays32[2, 1])
+    np.testing.assert_array_equal(dirs, rotate_sub_rays(*planes, poses, 0, 12)[1])
 
 
 def test_min_per_beam_kernel_equals_minimum_at_with_nan_and_empty_beams():

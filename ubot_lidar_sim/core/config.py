@@ -161,6 +161,10 @@ class LidarConfig(_Shared, _Model):
     preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
+    model: str = _p('physical', "'physical': the radiometric model of document 001; "
+                    "'geometric': the first surface each beam's centre ray meets (exact range; "
+                    'no sub-rays, detection statistics, noise or weather; intensity 0).',
+                    choices=('physical', 'geometric'))
     channels: int = _p(16, 'Vertical channels (rings).', min=1, max=256, read_only=True)
     horizontal_samples: int = _p(360, 'Columns per sweep; 360 deg does not repeat column 0.',
                                  min=1, max=8192, read_only=True)
@@ -318,7 +322,8 @@ class LaserScanConfig(_Shared, _Model):
         kw.update(channels=1, horizontal_samples=n, horizontal_fov_deg=hfov,
                   vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0, elevations_deg=(),
                   ring_range_at_10pct_m=(), sensor_id='laser_scan', trigger='timer',
-                  point_layout='full', stamp_at='start', max_rays_per_scan=max(n, 1))
+                  point_layout='full', stamp_at='start', max_rays_per_scan=max(n, 1),
+                  model='physical')
         return LidarConfig(**kw)
 
 

@@ -135,6 +135,29 @@ class Tracer:
                 count[s_ray] += 1
         return self._finish(origins, dirs, count, layers, tex)
 
+    def first_hits(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
+                   rays32: NDArray[np.float32], limit_m: float,
+                   ignored: frozenset[int] = frozenset()):
+        """
+        Return the first hit of each ray within limit_m, one cast: ray, range, object (K,).
+
+        The first layer of trace (the same cast and layer_kernel.finish_layer: float64 range,
+        exact quadric surfaces) without continuation, smoke or texture. origins, dirs (N, 3)
+        float64 with no -0.0 in origins and rays32 (N, 6) float32 the same rays; the records
+        come in ray order.
+        """
+        n = origins.shape[0]
+        res = self.caster.cast_rays(rays32, ignored)
+        rec = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n, np.int32),
+               np.empty((n, 3)), np.empty(n))
+        nxt = (np.empty((0, 6), np.float32), np.empty(0, np.int64), np.empty(0))  # never written
+        k, _ = finish_layer(res.t, res.obj, res.primitive, res.normal,
+                            np.arange(n, dtype=np.int64), np.zeros(n), True, origins, origins,
+                            dirs, np.array([limit_m]), self._shapes, self._volumes,
+                            np.zeros(n, np.int64), np.zeros(n, bool), 1, 1.0, _EXIT_STEP_M,
+                            False, *rec, *nxt)
+        return rec[0][:k], rec[2][:k], rec[3][:k]
+
     def _finish(self, origins, dirs, count, layers, tex):
         """
         Hits of the recorded layers (tuples ray, slot, range, object, outward normal, n . d).

@@ -31,13 +31,28 @@ def _pattern_text(cfg) -> str:
             f'{cfg.scan_start_azimuth_deg:g} deg, {order}')
 
 
+_SENSOR_FRAME = ('Points in the sensor frame at the instant their column fired; stamp at the '
+                 'sweep {stamp_at}.')
+
+
 def describe_models(cfg) -> Dict[str, str]:
     """
     Return plain-text descriptions of the models with this config's numbers.
 
     Keys: beam, echo, signal, return_selection, intensity, weather (with the near-range model:
-    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``).
+    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``);
+    for model geometric: model, beam, sensor_frame.
     """
+    if cfg.model == 'geometric':
+        beam = (_pattern_text(cfg) + ', motion distortion '
+                f'{"on" if cfg.motion_distortion else "off"}. Each beam is one pencil ray.')
+        return {'model': 'geometric: the first surface each beam meets (foliage included, '
+                         f'smoke not) within {cfg.max_range_m:g} m gives one point, its first, '
+                         'strongest and last return; nearer than '
+                         f'{cfg.min_range_m:g} m it is too close. No radiometry, detection '
+                         'statistics, noise or weather: intensity, reflectivity and signal 0.',
+                'beam': beam,
+                'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at)}
     div_v = cfg.divergence_v_mrad or cfg.divergence_mrad
     beam = (_pattern_text(cfg) + ', motion distortion '
             f'{"on" if cfg.motion_distortion else "off"}. Each beam is '
@@ -73,9 +88,9 @@ def describe_models(cfg) -> Dict[str, str]:
         '(1 - t) and passes t per layer (two-way t^2 behind it); ground texture (albedo sd per '
         '0.1 m cell, micro-slope per 0.25 m cell) and roughness range noise '
         'RoughnessM |cos|^-1.5 z per beam.')
-    return {'beam': beam, 'echo': echo, 'signal': signal, 'return_selection': selection,
+    return {'model': 'physical: the radiometric model of document 001.', 'beam': beam,
+            'echo': echo, 'signal': signal, 'return_selection': selection,
             'intensity': intensity, 'weather': weather, 'material': material,
-            'sensor_frame': 'Points in the sensor frame at the instant their column fired; '
-                            f'stamp at the sweep {cfg.stamp_at}.',
+            'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at),
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
                               'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes.'}

@@ -12,14 +12,16 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
+def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
     """
     World origins and unit directions (hi - lo, 3) float64 of flat sub-rays lo..hi of rings.
 
     dx, dy, dz (R, C, S) the sensor-frame components of the sub-rays of R rings; poses (C, 4, 4)
     world-from-sensor at each column's firing time. Sub-ray q is (ring, column, sub) in C order;
     its origin is its column's position, direction component i = (dx R_i0 + dy R_i1) + dz R_i2
-    of its column's rotation R.
+    of its column's rotation R. rays32 (hi - lo, 6) float32, when given, is filled with the
+    rays of a first cast (origin, direction) in the same pass, and the origins have +0.0 for
+    -0.0 (as the tracer's first cast turns them: origin + 0.0).
     """
     n_ring, n_col, n_sub = dx.shape
     origins = np.empty((hi - lo, 3))
@@ -34,6 +36,11 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi):
                         origins[q - lo, i] = poses[c, i, 3]
                         out[q - lo, i] = ((x * poses[c, i, 0] + y * poses[c, i, 1])
                                           + z * poses[c, i, 2])
+                    if rays32 is not None:
+                        for i in range(3):
+                            origins[q - lo, i] += 0.0
+                            rays32[q - lo, i] = origins[q - lo, i]
+                            rays32[q - lo, 3 + i] = out[q - lo, i]
                 q += 1
     return origins, out
 

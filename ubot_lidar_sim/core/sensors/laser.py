@@ -124,7 +124,7 @@ class LaserScanner:
         dirs = np.einsum('nij,nj->ni', rays[:, :3, :3], self._local)
         t1 = time.perf_counter()
         hits = self.world.cast(rays[:, :3, 3], dirs, self.cfg.max_range_m,
-                               ignored=tuple(self.cfg.ignored_objects))
+                               ignored=tuple(self.cfg.ignored_objects), texture=False)
         r = np.full(self.n_rays, np.inf)
         r[np.asarray(hits.ray)] = np.asarray(hits.range_m)
         t2 = time.perf_counter()

@@ -23,6 +23,7 @@ from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
+from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
@@ -78,7 +79,9 @@ class LidarSimulator:
         self.cfg = cfg
         self.world = world
         self.materials = materials
-        self.offsets, self.weights = sub_ray_pattern(cfg.sub_rays, cfg.divergence_mrad)
+        # The geometric model traces each beam's centre ray only.
+        self.offsets, self.weights = sub_ray_pattern(
+            1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.divergence_mrad)
         self._repeats = beams is not None or cfg.pattern_type != 'rosette'
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
@@ -113,8 +116,12 @@ class LidarSimulator:
         origins, dirs = self._part_rays(poses, 0, self.beams.n_beams)
         return origins, dirs, poses[0]
 
-    def _part_rays(self, poses, b0, b1):
-        """Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1."""
+    def _part_rays(self, poses, b0, b1, rays32=None):
+        """
+        Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1.
+
+        rays32 ((b1 - b0) * S, 6) float32, when given, receives their first cast's rays.
+        """
         cols, n_sub = self.beams.columns, len(self.weights)
         if poses.shape != (cols + 1, 4, 4):     # the compiled rotation does not check indices
             raise ValueError(f'poses of shape {poses.shape}: expected ({cols + 1}, 4, 4), the '
@@ -125,7 +132,7 @@ class LidarSimulator:
         # The beams asked for within the block of rings (the whole block for whole rings);
         # world component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
         lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
-        return rotate_sub_rays(dx, dy, dz, col, lo, hi)
+        return rotate_sub_rays(dx, dy, dz, col, lo, hi, rays32)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -148,16 +155,66 @@ class LidarSimulator:
         part boundaries, so merge_parts of the parts in order is the sweep, bit for bit.
         """
         self._sweep_geometry(scan_index)
-        cfg, beams, table = self.cfg, self.beams, self.materials
+        cfg, beams = self.cfg, self.beams
         weather = scan_weather(cfg, weather)
         b0, b1 = (0, beams.n_beams) if beam_range is None else (int(beam_range[0]),
                                                                 int(beam_range[1]))
         n_beams, n_sub = b1 - b0, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
-        origins, dirs = self._part_rays(poses, b0, b1)
+        geometric = cfg.model == 'geometric'
+        rays32 = np.empty((n_beams, 6), np.float32) if geometric else None
+        origins, dirs = self._part_rays(poses, b0, b1, rays32)
         sensor_pose = poses[0]
         ring = beams.ring[b0:b1]
         t_rays = time.perf_counter()
+        if geometric:
+            ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams)
+            t2 = t3 = t1
+        else:
+            ret, centre, (t1, t2, t3) = self._physical(
+                origins, dirs, ring, n_beams, n_sub, weather, scan_index, b0, peer)
+        beam = ret.beam + b0 if b0 else ret.beam
+        points = self._pack(ret, beam)
+        t4 = time.perf_counter()
+        timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
+                  'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,
+                  'pack_ms': (t4 - t3) * 1e3, 'total_ms': (t4 - t0) * 1e3}
+        return ScanResult(points=points, beam=beam, stamp_s=float(stamp_s),
+                          sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
+                          hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
+
+    def _geometric(self, origins, dirs, rays32, n_beams):
+        """
+        Run the geometric model: (Returns, centre range (B,), time), one ray per beam.
+
+        The first surface each ray meets (World.first_surfaces: foliage included, smoke not)
+        within max_range_m; nearer than min_range_m it is too close, otherwise a point with
+        intensity, reflectivity and signal 0 that is its beam's first, strongest and last return.
+        """
+        cfg = self.cfg
+        beam, r, material, class_id = self.world.first_surfaces(
+            origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects))
+        t1 = time.perf_counter()
+        centre = np.full(n_beams, np.inf)
+        centre[beam] = r                                  # one ray per beam, numbered from b0
+        near = r < cfg.min_range_m
+        too_close = np.zeros(n_beams, dtype=bool)
+        if near.any():
+            too_close[beam[near]] = True
+            p = np.flatnonzero(~near)
+            beam, r, material, class_id = beam[p], r[p], material[p], class_id[p]
+        n = beam.size
+        ret = echoes.Returns(
+            beam=beam, range_m=r, reflectivity=np.zeros(n), signal=np.zeros(n, np.uint16),
+            intensity=np.zeros(n, np.uint8), class_id=class_id, material=material,
+            return_index=np.ones(n, np.uint8), return_count=np.ones(n, np.uint8),
+            return_flags=np.full(n, FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST, np.uint8),
+            n_echoes=n + int(np.count_nonzero(near)), too_close=too_close)
+        return ret, centre, t1
+
+    def _physical(self, origins, dirs, ring, n_beams, n_sub, weather, scan_index, b0, peer):
+        """Run the radiometric model of document 001: (Returns, centre range (B,), times)."""
+        cfg, table = self.cfg, self.materials
         hits = self.world.trace(
             origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
             continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
@@ -193,17 +250,9 @@ class LidarSimulator:
         ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring, peer, b0)
         t3 = time.perf_counter()
 
-        beam = ret.beam + b0 if b0 else ret.beam
-        points = self._pack(ret, beam)
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m,
                                None if n_sub == 1 else (np.asarray(hits.ray) % n_sub) == 0)
-        t4 = time.perf_counter()
-        timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
-                  'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,
-                  'pack_ms': (t4 - t3) * 1e3, 'total_ms': (t4 - t0) * 1e3}
-        return ScanResult(points=points, beam=beam, stamp_s=float(stamp_s),
-                          sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
-                          hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
+        return ret, centre, (t1, t2, t3)
 
     def _roughen(self, hits, hit_beam, weather, scan_index, b0=0):
         """

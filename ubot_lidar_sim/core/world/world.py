@@ -178,12 +178,33 @@ class World:
     def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
              ignored: str | Iterable[str] = (), materials: MaterialTable | None = None,
              reflectivity_sd: ArrayLike | None = None,
-             micro_slope_deg: ArrayLike | None = None) -> Hits:
-        """Return the first hit of each ray (no foliage continuation, no smoke), <= N Hits rows."""
+             micro_slope_deg: ArrayLike | None = None, texture: bool = True) -> Hits:
+        """
+        Return the first hit of each ray (no foliage continuation, no smoke), <= N Hits rows.
+
+        texture False: no ground texture (albedo 1, the faces' own normals), for a caller that
+        needs only ranges, objects and materials.
+        """
         o, d, rng = check_rays(origins, dirs, max_range_m)
-        sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
+        sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg) if texture \
+            else (None, None)
         return self._tracer.trace(o, d, rng, 1, 1.0, self._ignored(ignored), None, False, sd,
                                   slope)
+
+    def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
+                       rays32: NDArray[np.float32], max_range_m: float,
+                       ignored: str | Iterable[str] = ()):
+        """
+        Return the first surface each of a sensor's rays meets (World.cast without texture).
+
+        origins, dirs (N, 3) float64 (unit dirs, no -0.0 in origins) and rays32 (N, 6) float32
+        the same rays (sensors.kernels.rotate_sub_rays gives all three; not checked again).
+        Returns ray (K,) int64 ascending, range (K,) float64 (<= max_range_m), material and
+        class_id (K,) uint8 of the K rays that hit.
+        """
+        ray, rng, obj = self._tracer.first_hits(origins, dirs, rays32, float(max_range_m),
+                                                self._ignored(ignored))
+        return ray, rng, self._tracer.material[obj], self._tracer.class_id[obj]
 
 
 def materials_for_config(cfg) -> MaterialTable:
