@@ -213,6 +213,16 @@ def test_motion_distortion_false_traces_every_beam_from_the_stamp_pose(rig_facto
     assert np.ptp(wall['x']) < 0.05
 
 
+def test_the_geometric_model_publishes_the_wall_exactly_with_zero_intensity(rig_factory):
+    rig = rig_factory({'model': 'geometric'}, environment=_environment(30.0))
+    pts = pointcloud2_to_array(rig.clouds_after(1)[0])
+    wall = pts[pts['material'] == CONCRETE]
+    assert len(wall) > 50            # fog on the environment topic: no effect on this model
+    np.testing.assert_allclose(wall['x'], WALL_FACE_X, atol=2e-5)
+    np.testing.assert_array_equal(pts['intensity'], 0.0)
+    np.testing.assert_array_equal(pts['return_flags'], 7)     # first, strongest and last
+
+
 def _environment(visibility_m):
     return Environment(rain_rate_mm_h=0.0, visibility_m=visibility_m, surface_wetness=-1.0,
                        puddle_depth_m=0.0)
