@@ -87,11 +87,12 @@ class Tracer:
               smoke_range_m: NDArray[np.float64] | None = None, continue_foliage: bool = True,
               reflectivity_sd: NDArray[np.float64] | None = None,
               micro_slope_deg: NDArray[np.float64] | None = None, with_points: bool = True,
-              with_normals: bool = True) -> Hits:
+              with_normals: bool = True, rays32: NDArray[np.float32] | None = None) -> Hits:
         """
         Trace rays (N, 3) float64 up to limit_m (N,); see World.trace for the semantics.
 
         with_points / with_normals False leave Hits.point / Hits.normal None (not computed).
+        rays32 (N, 6) float32: the first cast's rays (origins without -0.0), given by the caller.
         """
         n = origins.shape[0]
         origins = np.ascontiguousarray(origins)
@@ -107,7 +108,7 @@ class Tracer:
         stopped = np.zeros(n, bool)
         layers = []
         # The first cast: every ray from its origin (a -0.0 in them turned +0.0).
-        rays, o = first_rays(origins, dirs)
+        rays, o = first_rays(origins, dirs) if rays32 is None else (rays32, origins)
         active, start, first = np.arange(n, dtype=np.int64), np.zeros(n), True
         for _ in range(2 * max_hits + 2 if continue_foliage else 1):   # loop over hit layers
             m = active.size

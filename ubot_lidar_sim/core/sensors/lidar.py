@@ -162,7 +162,7 @@ class LidarSimulator:
         n_beams, n_sub = b1 - b0, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
         geometric = cfg.model == 'geometric'
-        rays32 = np.empty((n_beams, 6), np.float32) if geometric else None
+        rays32 = np.empty((n_beams * n_sub, 6), np.float32)   # the first cast's, in one pass
         origins, dirs = self._part_rays(poses, b0, b1, rays32)
         sensor_pose = poses[0]
         ring = beams.ring[b0:b1]
@@ -172,7 +172,7 @@ class LidarSimulator:
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, ring, n_beams, n_sub, weather, scan_index, b0, peer)
+                origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index, b0, peer)
         beam = ret.beam + b0 if b0 else ret.beam
         points = self._pack(ret, beam)
         t4 = time.perf_counter()
@@ -212,7 +212,8 @@ class LidarSimulator:
             n_echoes=n + int(np.count_nonzero(near)), too_close=too_close)
         return ret, centre, t1
 
-    def _physical(self, origins, dirs, ring, n_beams, n_sub, weather, scan_index, b0, peer):
+    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index, b0,
+                  peer):
         """Run the radiometric model of document 001: (Returns, centre range (B,), times)."""
         cfg, table = self.cfg, self.materials
         hits = self.world.trace(
@@ -222,7 +223,7 @@ class LidarSimulator:
             smoke_radius_scale=cfg.smoke_cell_radius_scale,
             smoke_density_threshold=cfg.smoke_density_threshold,
             smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
-            with_normals=cfg.pulse_length_m > 0.0)
+            with_normals=cfg.pulse_length_m > 0.0, rays32=rays32)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub          # numbered from b0

@@ -129,7 +129,8 @@ class World:
               smoke_density_threshold: float = 0.05, smoke_density: ArrayLike | None = None,
               smoke_enabled: bool = True, materials: MaterialTable | None = None,
               reflectivity_sd: ArrayLike | None = None, micro_slope_deg: ArrayLike | None = None,
-              with_points: bool = True, with_normals: bool = True) -> Hits:
+              with_points: bool = True, with_normals: bool = True,
+              rays32: NDArray[np.float32] | None = None) -> Hits:
         """
         Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
 
@@ -143,8 +144,13 @@ class World:
         arrays override those of ``materials`` (a MaterialTable; default the world's).
         with_points / with_normals False skip Hits.point / Hits.normal (left None): a caller
         that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
+        rays32 (N, 6) float32: the first cast's rays when the caller has them (origins without
+        -0.0; sensors.kernels.rotate_sub_rays), which saves a pass over the rays.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
+        if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
+            raise ConfigError('rays32', f'{rays32.dtype} {rays32.shape}',
+                              f'float32 ({o.shape[0]}, 6): the rays of origins and dirs')
         if isinstance(max_hits, bool) or not isinstance(max_hits, (int, np.integer)) \
                 or not 1 <= max_hits <= 8:
             raise ConfigError('max_hits', max_hits, 'an int in [1, 8]')
@@ -173,7 +179,7 @@ class World:
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
                                   self._ignored(ignored), smoke_range, True, sd, slope,
-                                  bool(with_points), bool(with_normals))
+                                  bool(with_points), bool(with_normals), rays32)
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
              ignored: str | Iterable[str] = (), materials: MaterialTable | None = None,
