@@ -41,10 +41,12 @@ ARGUMENTS = {
     'rviz': ('false', 'start rviz2 with config/ubot_lidar_sim.rviz', (), ''),
     'sub_rays': ('', 'lidar_3d sub-rays per beam, 1 or 7 (config/lidar_3d.yaml: 1)',
                  ('lidar_3d',), 'sub_rays'),
-    'compute_process': ('', 'lidar_3d sweeps in a child process (config/lidar_3d.yaml: true)',
+    'compute_process': ('', 'lidar_3d sweeps in a child process (config/lidar_3d.yaml: false)',
                         ('lidar_3d',), 'compute_process'),
     'compute_workers': ('', 'lidar_3d sweeps split over this many child processes (1)',
                         ('lidar_3d',), 'compute_workers'),
+    'lidar_model': ('', 'lidar_3d model: physical (document 001) or geometric (the first '
+                    'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
                      ('lidar_3d',), 'point_layout'),
     'trigger': ('', 'lidar_3d trigger: timer or service (timer)', ('lidar_3d',), 'trigger'),
@@ -53,8 +55,8 @@ ARGUMENTS = {
     'laser_frame_id': ('', 'laser_scan frame (laser; <namespace>/laser in a namespace)',
                        ('laser_scan',), 'frame_id'),
 }
-STRING_ARGUMENTS = {'preset', 'world_file', 'point_layout', 'trigger', 'frame_id',
-                    'laser_frame_id'}
+STRING_ARGUMENTS = {'preset', 'world_file', 'lidar_model', 'point_layout', 'trigger',
+                    'frame_id', 'laser_frame_id'}
 RVIZ_TOPICS = ('points', 'scan', 'lidar_3d/fov_markers', 'laser_scan/rays', 'terrain_sensor/rays')
 
 
