@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.dataset import runner
+from ubot_lidar_sim.dataset.command import interrupted
 from ubot_lidar_sim.dataset.spec import load_spec
 import yaml
 
@@ -177,3 +178,22 @@ def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path):
         runner.MANIFEST, 'seq_0000.labels.npz', 'seq_0000.mcap']
     summary = runner.run(load_spec(spec), out, workers=1, show_progress=False)
     assert (summary['skipped'], summary['recorded']) == (1, 1)
+
+
+def _raised_inside_a_callback():
+    """Return the SystemError C code raises when Ctrl-C lands in its Python callback."""
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as ki:
+            raise SystemError('<function _numba_unpickle> returned a result with an '
+                              'exception set') from ki
+    except SystemError as exc:
+        return exc
+
+
+def test_ctrl_c_wrapped_by_a_c_callback_still_counts_as_an_interrupt():
+    assert interrupted(KeyboardInterrupt())
+    assert interrupted(_raised_inside_a_callback())
+    assert not interrupted(ValueError('a bad value'))
+    assert not interrupted(SystemError('no cause'))

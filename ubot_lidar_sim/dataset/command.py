@@ -49,6 +49,22 @@ def workers_of(args):
     return 1
 
 
+def interrupted(exc):
+    """
+    Return True when exc is Ctrl-C: a KeyboardInterrupt, or an error it caused.
+
+    A SIGINT that lands while C code calls back into Python (a numba kernel loading a cached
+    object, say) surfaces as a SystemError whose cause is the KeyboardInterrupt.
+    """
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def run_command(args):
     """Run the ``dataset`` command; returns the exit code (130 after Ctrl-C)."""
     from ubot_lidar_sim.dataset import runner
@@ -59,7 +75,9 @@ def run_command(args):
     try:
         summary = runner.run(spec, args.out, workers=workers, address=args.address,
                              show_progress=not args.quiet)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not interrupted(exc):
+            raise
         print('ubot_lidar_sim: interrupted: the sequences in progress were removed; run the '
               'same command again to resume', file=sys.stderr)
         return 130
