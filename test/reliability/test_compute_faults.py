@@ -267,7 +267,12 @@ def test_a_stopped_compute_child_neither_holds_the_scans_nor_stamps_them_old(nod
     assert back_after < 5.0, back_after                 # not the 15 s of the stop
     ages = [arrival - stamp for _, arrival, stamp, _ in clouds.since(t_stop)]
     assert max(ages) < 1.5, ages                        # no cloud stamped before the stop
-    assert any('compute' in s and 'hung' in s or 'did not answer' in s for s in states), states
+    # The status names the stop while it lasts (compute_waiting, then compute_hung), but the
+    # node computes the next sweeps itself at once, so a 1 Hz /diagnostics sample may miss
+    # both; the last failure stays in the values.
+    assert any('compute' in s and ('hung' in s or 'not answered' in s) or 'did not answer' in s
+               for s in states) or 'did not answer' in probe.diag('lidar_3d')['values'].get(
+                   'compute_last_failure', ''), states
     assert not any('overrun' in s for s in states), states
     assert _child_pid(probe) not in (None, child)
     assert proc.popen.poll() is None

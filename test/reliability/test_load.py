@@ -116,16 +116,27 @@ def _sent_rate(proc, t0, t1):
 
 
 def _recover(procs, probe, domain, timeout_s=15.0):
-    """Replace the 1 kHz source by a 50 Hz one; return s until every sensor is back (or None)."""
+    """
+    Replace the 1 kHz source by a 100 Hz one.
+
+    Returns (s until every sensor is back, or None; each sensor's last status).
+    """
     t0 = time.monotonic()
-    procs([sys.executable, '-c', TF_SOURCE, 50.0], domain, 'tf_source_50hz')
+    # Twice the fastest sensor's rate (terrain, 50 Hz): a sensor publishes only at a transform
+    # newer than its last one, so /tf at its own rate skips ticks whenever the phases meet.
+    procs([sys.executable, '-c', TF_SOURCE, 100.0], domain, 'tf_source_100hz')
 
     def back():
         entries = [probe.diag(s) for s in SENSORS]
         return all(e and e['t'] > t0 + 1.0 and e['level'] == 0 and float(
             e['values']['rate_hz']) >= 0.9 * float(e['values']['target_rate_hz'])
             for e in entries)
-    return round(time.monotonic() - t0, 1) if probe.wait_for(back, timeout_s, 0.1) else None
+    ok = probe.wait_for(back, timeout_s, 0.1)
+    # Each sensor's last status, to say which one was not back.
+    last = {s: (lambda e: e and {'level': e['level'], 'message': e['message'],
+                                 'rate_hz': e['values'].get('rate_hz')})(probe.diag(s))
+            for s in SENSORS}
+    return (round(time.monotonic() - t0, 1) if ok else None), last
 
 
 def run_load(procs, probe_factory, domain, tmp_path, seconds, recovery=False):
@@ -211,7 +222,7 @@ def run_load(procs, probe_factory, domain, tmp_path, seconds, recovery=False):
                                'growth_pct': round(100.0 * (last - first) / first, 2)}
     if recovery and not died:
         started['tf_source'].stop()
-        figures['recovered_after_s'] = _recover(procs, probe, domain)
+        figures['recovered_after_s'], figures['recovery_status'] = _recover(procs, probe, domain)
     out = ROOT / 'out' / 'reliability'
     out.mkdir(parents=True, exist_ok=True)
     (out / f'load_{int(seconds)}s.json').write_text(json.dumps(figures, indent=1))
@@ -274,7 +285,7 @@ def test_under_1_khz_tf_every_period_is_accounted_for_and_every_sweep_delivered(
 
 
 def test_after_the_1_khz_load_every_sensor_is_back_at_its_rate_within_8_s(load_figures):
-    assert load_figures.get('recovered_after_s') is not None, load_figures['sensors']
+    assert load_figures.get('recovered_after_s') is not None, load_figures['recovery_status']
     assert load_figures['recovered_after_s'] <= 8.0, load_figures['recovered_after_s']
 
 
