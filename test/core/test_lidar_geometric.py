@@ -33,10 +33,11 @@ def world():
     return World.from_dict(SCENE, materials=MaterialTable.load())
 
 
-def _scan(world, pose=None, weather=None, **kw):
+def _scan(world, pose=None, air=None, **kw):
+    """Scan with the FAN config and kw over it; air: the scan's Weather (None: clear)."""
     cfg = LidarConfig(**{**FAN, **kw})
     still = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
-    return LidarSimulator(cfg, world, world.materials).scan(pose or still, 0.0, weather)
+    return LidarSimulator(cfg, world, world.materials).scan(pose or still, 0.0, air)
 
 
 def test_each_beam_gives_the_exact_range_of_the_first_surface_it_meets(world):
@@ -98,8 +99,11 @@ def test_a_surface_nearer_than_min_range_is_too_close_and_gives_no_point(world):
 def test_sub_rays_noise_and_weather_change_nothing(world):
     plain = _scan(world, sub_rays=1, noise_enabled=False, weather=False)
     fog = Weather(rain_mm_h=50.0, visibility_m=30.0)
-    other = _scan(world, sub_rays=7, noise_enabled=True, weather=fog, seed=3)
+    other = _scan(world, air=fog, sub_rays=7, noise_enabled=True, weather=True, seed=3)
     assert plain.points.tobytes() == other.points.tobytes()
+    # The same settings change the physical model's cloud: the test is not vacuous.
+    physical = _scan(world, air=fog, model='physical', sub_rays=7, noise_enabled=True, seed=3)
+    assert physical.points.tobytes() != plain.points.tobytes()
 
 
 def test_a_moving_sensor_traces_each_column_from_its_own_pose(world):
