@@ -111,19 +111,12 @@ class Tracer:
         rays, o = first_rays(origins, dirs) if rays32 is None else (rays32, origins)
         active, start, first = np.arange(n, dtype=np.int64), np.zeros(n), True
         for _ in range(2 * max_hits + 2 if continue_foliage else 1):   # loop over hit layers
-            m = active.size
-            if m == 0:
+            if active.size == 0:
                 break
-            res = self.caster.cast_rays(rays, ignored)
-            rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
-                   np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
-            nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
-            k, j = finish_layer(res.t, res.obj, res.primitive, res.normal, active, start,
-                                first, o, origins, dirs, limit, self._shapes, self._volumes,
-                                count, stopped, max_hits, continue_step_m, _EXIT_STEP_M,
-                                continue_foliage, *rec, *nxt)
-            layers.append(tuple(x[:k] for x in rec))
-            rays, active, start = (x[:j] for x in nxt)
+            rec, (rays, active, start) = self._layer(
+                rays, ignored, active, start, first, o, origins, dirs, limit, count, stopped,
+                max_hits, continue_step_m, continue_foliage)
+            layers.append(rec)
             first = False
         if smoke_range_m is not None:
             s_ray = np.flatnonzero(np.isfinite(smoke_range_m) & ~stopped & (count < max_hits))
@@ -148,16 +141,29 @@ class Tracer:
         come in ray order.
         """
         n = origins.shape[0]
-        res = self.caster.cast_rays(rays32, ignored)
-        rec = (np.empty(n, np.int64), np.empty(n, np.int64), np.empty(n), np.empty(n, np.int32),
-               np.empty((n, 3)), np.empty(n))
-        nxt = (np.empty((0, 6), np.float32), np.empty(0, np.int64), np.empty(0))  # never written
-        k, _ = finish_layer(res.t, res.obj, res.primitive, res.normal,
-                            np.arange(n, dtype=np.int64), np.zeros(n), True, origins, origins,
-                            dirs, np.array([limit_m]), self._shapes, self._volumes,
-                            np.zeros(n, np.int64), np.zeros(n, bool), 1, 1.0, _EXIT_STEP_M,
-                            False, *rec, *nxt)
-        return rec[0][:k], rec[2][:k], rec[3][:k]
+        rec, _ = self._layer(rays32, ignored, np.arange(n, dtype=np.int64), np.zeros(n), True,
+                             origins, origins, dirs, np.array([limit_m]),
+                             np.zeros(n, np.int64), np.zeros(n, bool), 1, 1.0, False)
+        return rec[0], rec[2], rec[3]
+
+    def _layer(self, rays, ignored, active, start, first, o, origins, dirs, limit, count,
+               stopped, max_hits, continue_step_m, continue_foliage):
+        """
+        Cast rays (M, 6) float32 once and finish the layer (layer_kernel.finish_layer).
+
+        Returns the recorded hits (ray, slot, range, object, outward normal, n . d) and the next
+        cast's (rays, active, start); count and stopped are updated.
+        """
+        m = active.size
+        res = self.caster.cast_rays(rays, ignored)
+        rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
+               np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
+        nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
+        k, j = finish_layer(res.t, res.obj, res.primitive, res.normal, active, start, first, o,
+                            origins, dirs, limit, self._shapes, self._volumes, count, stopped,
+                            max_hits, continue_step_m, _EXIT_STEP_M, continue_foliage, *rec,
+                            *nxt)
+        return tuple(x[:k] for x in rec), tuple(x[:j] for x in nxt)
 
     def _finish(self, origins, dirs, count, layers, tex):
         """

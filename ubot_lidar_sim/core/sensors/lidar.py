@@ -197,6 +197,7 @@ class LidarSimulator:
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
         centre[beam] = r                                  # one ray per beam, numbered from b0
+        hits = beam.size
         near = r < cfg.min_range_m
         too_close = np.zeros(n_beams, dtype=bool)
         if near.any():
@@ -209,7 +210,7 @@ class LidarSimulator:
             intensity=np.zeros(n, np.uint8), class_id=class_id, material=material,
             return_index=np.ones(n, np.uint8), return_count=np.ones(n, np.uint8),
             return_flags=np.full(n, FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST, np.uint8),
-            n_echoes=n + int(np.count_nonzero(near)), too_close=too_close)
+            n_echoes=hits, too_close=too_close)
         return ret, centre, t1
 
     def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index, b0,
