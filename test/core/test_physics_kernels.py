@@ -8,7 +8,7 @@ Stated tolerance: bit for bit for the echo kernels (numpy's order, only +, -, *,
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.physics.kernels import first_max_flags, form_echoes, front_transmission2
+from ubot_lidar_sim.core.physics.kernels import first_max_flags, form_echoes, hit_power
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
                                                           FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 
@@ -146,17 +146,59 @@ def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance()
     assert np.shape(radiometry.backscatter(table, 5, 0.5, 0.0)) == ()
 
 
-def test_front_transmission_kernel_matches_the_numpy_sums_within_the_stated_tolerance():
+def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, prefix, alpha,
+                        ring_of_beam, weights):
+    """rho_app, power and carry as echoes.contributions_from_hits did with numpy."""
+    from ubot_lidar_sim.core.physics import radiometry
+    s = weights.size
+    beam = ray // s
+    fol = np.flatnonzero(foliage)
+    t_fol = table.transmission[m[fol]]
+    rho = backscatter_reference(table, m, cos, wetness, albedo)
+    rho[fol] *= 1.0 - t_fol
+    log_t = np.log(np.maximum(t_fol, 1e-12))
+    cs = np.cumsum(np.concatenate([[prefix], log_t]))[1:]
+    later, t2 = front_transmission2_reference(fol, log_t, ray, cs)
+    rho[later] *= t2
+    rho *= np.exp(-2.0 * alpha * r)
+    ring = None if radiometry.uniform_r10(cfg) else ring_of_beam[beam]
+    power = weights[ray - beam * s] * radiometry.signal_counts(cfg, rho, r, ring)
+    return rho, power, cs[-1] if cs.size else prefix
+
+
+@pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32'])
+def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tolerance(preset):
+    from ubot_lidar_sim.core.config import from_dict, LidarConfig
+    from ubot_lidar_sim.core.physics import radiometry
+    from ubot_lidar_sim.core.presets import load_preset
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    table = MaterialTable.load()
+    cfg = from_dict(LidarConfig, load_preset(preset))
+    assert radiometry.uniform_r10(cfg) == (preset == 'velodyne_vlp16')    # both signal laws
     rng = np.random.default_rng(8)
-    ray = np.sort(rng.integers(0, 30000, 120000))
-    fol = np.flatnonzero(rng.random(ray.size) < 0.4)
-    log_t = np.log(rng.uniform(0.05, 0.9, fol.size))
-    cs = np.cumsum(np.concatenate([[-3.25], log_t]))[1:]       # continued from a part before
-    rows, t2 = front_transmission2(fol, log_t, ray, cs)
-    ref_rows, ref_t2 = front_transmission2_reference(fol, log_t, ray, cs)
-    np.testing.assert_array_equal(rows, ref_rows)
-    np.testing.assert_allclose(t2, ref_t2, rtol=RTOL_LIBM)
-    assert np.any(t2 < 0.5)
+    n, n_sub = 120000, 7
+    weights = rng.uniform(0.05, 0.3, n_sub)
+    ray = np.sort(rng.integers(0, 30000 * n_sub, n))
+    r = np.sort(rng.uniform(0.0005, 120.0, n))[rng.permutation(n)]
+    r = r[np.lexsort((r, ray))]
+    m = rng.integers(0, table.reflectivity.size, n).astype(np.uint8)
+    foliage = rng.random(n) < 0.4
+    cos = rng.uniform(0.0, 1.0, n)
+    albedo = rng.lognormal(0.0, 0.2, n)
+    ring_of_beam = rng.integers(0, cfg.channels, 30000)
+    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
+           radiometry.ring_r10(cfg, ring_of_beam))
+    for prefix, alpha in ((0.0, 0.0), (-3.25, 0.004)):    # continued from a part before, rain
+        rho, power, carry = hit_power(
+            ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
+            table.transmission, prefix, 2.0 * alpha, r10, cfg.signal_at_10pct_counts / 0.1,
+            cfg.overlap_range_m, weights)
+        ref = hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, 0.4, prefix,
+                                  alpha, ring_of_beam, weights)
+        np.testing.assert_allclose(rho, ref[0], rtol=RTOL_LIBM, atol=1e-300)
+        np.testing.assert_allclose(power, ref[1], rtol=RTOL_LIBM, atol=1e-300)
+        assert carry == ref[2]
+        assert np.mean(rho == ref[0]) > 0.5 and np.any(rho < 0.5 * ref[0].max())
 
 
 def test_the_same_seed_gives_the_same_bytes_through_every_kernel():

@@ -76,7 +76,7 @@ def test_the_quadric_kernel_gives_the_bits_of_the_numpy_fix():
     t = entry + rng.normal(0.0, 0.02, k) * radius           # a facet near the surface
     normal = _unit(rng.normal(size=(k, 3)))
     t_ref, n_ref = quadric_fix_reference(o, d, t, normal, sph, center, axis, radius)
-    got = np.array([quadric_hit(*o[i], *d[i], t[i], *normal[i], sph[i], center[i], axis[i],
+    got = np.array([quadric_hit(*o[i], *d[i], t[i], *normal[i], sph[i], *center[i], *axis[i],
                                 radius[i]) for i in range(k)])
     assert np.sum(t_ref != t) > k // 2          # most hits move onto the surface
     np.testing.assert_array_equal(got[:, 0], t_ref)

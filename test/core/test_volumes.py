@@ -49,7 +49,7 @@ def test_a_segment_meets_a_box_only_where_it_crosses_it():
     o = np.array([[-1.0, 0.5, 0.5]] * 3 + [[0.5, 0.5, 2.0]])
     d = np.array([[1.0, 0.0, 0.0]] * 3 + [[0.0, 0.0, 1.0]])
     t0, t1 = np.array([0.0, 0.0, 2.5, 0.0]), np.array([0.5, 1.5, 3.0, 5.0])
-    assert [segment_meets_box(*o[k], *d[k], t0[k], t1[k], lo[k], hi[k]) for k in range(4)] == [
+    assert [segment_meets_box(*o[k], *d[k], t0[k], t1[k], *lo[k], *hi[k]) for k in range(4)] == [
         False, True, False, False]
 
 

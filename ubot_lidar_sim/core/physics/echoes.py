@@ -109,23 +109,6 @@ class Returns:
         return self.beam.shape[0]
 
 
-def _running_log_t(log_t, prefix=None):
-    """
-    Cumulative sum (F,) of log_t after prefix, the running sum of the parts before (None: none).
-
-    Sequential float sums: continuing from the previous part's last value gives the bits of one
-    cumulative sum over the whole sweep.
-    """
-    if prefix is None or log_t.size == 0:
-        return np.cumsum(log_t)
-    return np.cumsum(np.concatenate([[prefix], log_t]))[1:]
-
-
-def _carry_sum(cs, prefix):
-    """Return (the running sum after these rows: what the next part continues from, cs)."""
-    return (cs[-1] if cs.size else prefix), cs
-
-
 def _range_order_fix(ray, r):
     """
     Rows that lexsort((r, ray)) moves: None (already in order), (None, order) or (rows, src).
@@ -196,26 +179,23 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     if snow_depth_m > 0.0:
         albedo = np.where(ground, 1.0, albedo)
     beam = ray // s
-    fol = np.flatnonzero(foliage)
-    t_fol = table.transmission[material[fol]]
-    rho_app = radiometry.backscatter(table, material, cos, wetness, albedo)
-    rho_app[fol] *= 1.0 - t_fol                   # x 1 elsewhere: exact
-    log_t = np.log(np.maximum(t_fol, 1e-12))
-    # The running sum continues from the parts before; the next part continues from its end.
-    cs, _ = parts.in_turn(peer, 'foliage_log_t', lambda: None, lambda prefix: _carry_sum(
-        _running_log_t(log_t, prefix), prefix))
-    if fol.size:
-        # Behind foliage: x the two-way gap fraction t^2 of the layers in front (exp(2 S), S
-        # the sum of their log transmissions; the first hit of a ray has t^2 = 1 exactly).
-        later, t2 = kernels.front_transmission2(fol, log_t, ray, cs)
-        rho_app[later] *= t2
-    if atm is not None and atm.active:
-        rho_app *= atm.two_way_transmission(r)
-    ring = np.asarray(ring_of_beam)
-    power = radiometry.signal_counts(
-        cfg, rho_app, r, None if radiometry.uniform_r10(cfg) else ring[beam])
-    if s > 1 or weights[0] != 1.0:
-        power = weights[ray - beam * s] * power
+    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
+           radiometry.ring_r10(cfg, np.asarray(ring_of_beam)))
+
+    def one_pass(prefix):
+        """Run the compiled pass from the running foliage sum prefix; (carry, (rho, power))."""
+        rho, power, carry = kernels.hit_power(
+            ray, r, radiometry.valid_materials(table, material), cos, albedo, foliage,
+            min(max(float(wetness), 0.0), 1.0), radiometry.surface_tables(table),
+            table.transmission, prefix, 2.0 * alpha, r10, cfg.signal_at_10pct_counts / 0.1,
+            float(cfg.overlap_range_m), weights)
+        return carry, (rho, power)
+
+    # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
+    # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight. The
+    # running foliage sum continues from the parts before; the next part continues from its end.
+    alpha = atm.alpha if atm is not None and atm.active else 0.0
+    (rho_app, power), _ = parts.in_turn(peer, 'foliage_log_t', lambda: 0.0, one_pass)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
         beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)

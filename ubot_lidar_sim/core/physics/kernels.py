@@ -1,19 +1,23 @@
 """
-Compiled per-echo work of echoes.process_beams (numba, cached on disk, GIL released).
+Compiled per-hit and per-echo work of echoes.py (numba, cached on disk, GIL released).
 
-``form_echoes`` chains contributions sorted by (beam, range) into echoes and sums them;
-``first_max_flags`` ranks each beam's detected echoes for return selection. Both keep numpy's
-summation order (bincount adds in row order from 0.0) and use only +, -, *, /, so they give the
-bits of the numpy code they replace. ``backscatter_rows`` and ``front_transmission2`` are the
-per-hit radiometry; they call libm's pow / acos / exp, which differ from numpy's SIMD results in
-the last bit for a few per cent of inputs (stated tolerance: 4 ulp, rtol 1e-15).
-test/core/test_physics_kernels.py holds the numpy code each kernel replaced.
+``hit_power`` turns hits into contributions in one pass (backscatter, foliage, atmosphere,
+signal law); ``form_echoes`` chains contributions sorted by (beam, range) into echoes and sums
+them; ``first_max_flags`` ranks each beam's detected echoes for return selection. The echo
+kernels keep numpy's summation order (bincount adds in row order from 0.0) and use only +, -,
+*, /, so they give the bits of the numpy code they replace. The radiometry kernels call libm's
+pow / acos / exp / log / expm1, which differ from numpy's SIMD results in the last bit for a few
+per cent of inputs (stated tolerance: relative 1e-12). test/core/test_physics_kernels.py holds
+the numpy code each kernel replaced.
 """
 
 import math
 
 import numba
 import numpy as np
+
+# Ranges are floored at 1 mm in the signal law (radiometry.counts_per_reflectance).
+MIN_RANGE_FLOOR_M = 1e-3
 
 
 @numba.njit(cache=True, nogil=True)
@@ -92,6 +96,27 @@ def first_max_flags(beam, strength, first_flag, strongest_flag, last_flag, secon
     return flags
 
 
+@numba.njit(cache=True, nogil=True, inline='always')
+def _backscatter(c, albedo, wetness, wet_darkening, reflectivity, exponent, specular, width,
+                 lobe):
+    """
+    Backscatter of one hit: cos c, albedo, wetness and its material's table values (floats).
+
+    Floats, not the tables: a helper that takes arrays pays an atomic reference count per array
+    and call.
+    """
+    c = abs(c)
+    c = 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)          # clip; NaN stays NaN
+    wet = 1.0 - wet_darkening * wetness
+    # c^1 = c and c^0 = 1 exactly (IEEE pow): the Lambertian and flat materials skip pow.
+    c_k = c if exponent == 1.0 else (1.0 if exponent == 0.0 else c ** exponent)
+    d = reflectivity * albedo * wet * c_k
+    if lobe:
+        theta_deg = math.acos(c) * (180.0 / math.pi)
+        d += specular * math.exp(-(theta_deg / width) ** 2)
+    return d
+
+
 @numba.njit(cache=True, nogil=True, error_model='numpy')
 def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, exponent, specular,
                      width, lobe):
@@ -107,46 +132,64 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
     one_albedo, one_w = albedo.shape[0] == 1, wetness.shape[0] == 1
     for i in range(m.shape[0]):
         k = m[i]
-        c = abs(cos[i])
-        c = 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)          # clip; NaN stays NaN
-        wet = 1.0 - wet_darkening[k] * wetness[0 if one_w else i]
-        e = exponent[k]
-        # c^1 = c and c^0 = 1 exactly (IEEE pow): the Lambertian and flat materials skip pow.
-        c_k = c if e == 1.0 else (1.0 if e == 0.0 else c ** e)
-        d = reflectivity[k] * albedo[0 if one_albedo else i] * wet * c_k
-        if lobe[k]:
-            theta_deg = math.acos(c) * (180.0 / math.pi)
-            d += specular[k] * math.exp(-(theta_deg / width[k]) ** 2)
-        out[i] = d
+        out[i] = _backscatter(cos[i], albedo[0 if one_albedo else i],
+                              wetness[0 if one_w else i], wet_darkening[k], reflectivity[k],
+                              exponent[k], specular[k], width[k], lobe[k])
     return out
 
 
-@numba.njit(cache=True, nogil=True)
-def front_transmission2(foliage_rows, log_t, ray, cs):
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, prefix,
+              two_alpha, r10, s10_per_rho, overlap_m, weights):
     """
-    Rows (K,) that are not their ray's first hit and their two-way gap fraction t^2 (K,).
+    Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power, carry).
 
-    t^2 = exp(2 S), S the sum of the log transmissions log_t (F,) of the foliage rows (F,)
-    (ascending) before the row in its ray: the running sum cs (F,) at the row minus the row's
-    own term, less the same at the ray's first hit. ray (H,) in (ray, range) order. exp is
-    libm's.
+    One pass of echoes.contributions_from_hits. ray (H,) int64 (beam = ray // S, S =
+    len(weights)); r (H,) range, m (H,) material (valid), cos, albedo (H,), foliage (H,) bool;
+    wetness (clipped to [0, 1]); surface: the backscatter tables of backscatter_rows
+    (wet darkening, reflectivity, exponent, specular, width, lobe); transmission (M,) of
+    foliage. rho_app = rho_bs x (1 - t on foliage) x t^2 of the foliage before the hit in its
+    ray (exp of twice the running sum of log t, continued from prefix) x exp(-two_alpha R);
+    power = weight x rho_app x counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,) or
+    per beam (B,), form factor 1 - exp(-(R / overlap_m)^2) when overlap_m > 0, R floored at
+    1 mm). carry: the running sum after the last hit, where the next part continues.
+    libm's exp / log / pow / expm1 (stated tolerance: test/core/test_physics_kernels.py).
     """
+    wet_darkening, reflectivity, exponent, specular, width, lobe = surface
+    log_transmission = np.log(np.maximum(transmission, 1e-12))
     h = ray.shape[0]
-    rows = np.empty(h, np.int64)
-    t2 = np.empty(h)
-    n, k, f = 0, -1, 0
+    s = weights.shape[0]
+    rho = np.empty(h)
+    power = np.empty(h)
+    one_r10 = r10.shape[0] == 1
+    weighted = s > 1 or weights[0] != 1.0
+    running = prefix            # sum of log t of the foliage hits before this one
     base = 0.0
-    for row in range(h):
-        own = 0.0
-        if f < foliage_rows.shape[0] and foliage_rows[f] == row:
-            k += 1
-            f += 1
-            own = log_t[k]
-        excl = (cs[k] if k >= 0 else 0.0) - own
-        if row == 0 or ray[row] != ray[row - 1]:
-            base = excl
+    for i in range(h):
+        k = m[i]
+        x = _backscatter(cos[i], albedo[i], wetness, wet_darkening[k], reflectivity[k],
+                         exponent[k], specular[k], width[k], lobe[k])
+        # excl: the running sum before this hit, as numpy's cumsum minus the hit's own term.
+        if foliage[i]:
+            x *= 1.0 - transmission[k]
+            own = log_transmission[k]
+            running = running + own
+            excl = running - own
         else:
-            rows[n] = row
-            t2[n] = math.exp(2.0 * (excl - base))
-            n += 1
-    return rows[:n], t2[:n]
+            excl = running
+        if i == 0 or ray[i] != ray[i - 1]:
+            base = excl                 # a ray's first hit: t^2 = 1 exactly
+        # One exp for the air's two-way loss and the foliage's two-way gap fraction in front.
+        loss = -two_alpha * r[i] + 2.0 * (excl - base)
+        if loss != 0.0:
+            x *= math.exp(loss)
+        rho[i] = x
+        rr = max(r[i], MIN_RANGE_FLOOR_M)
+        q = (r10[0] if one_r10 else r10[ray[i] // s]) / rr
+        counts = s10_per_rho * (q * q)
+        if overlap_m > 0.0:
+            y = rr / overlap_m
+            counts *= -math.expm1(-(y * y))
+        p = x * counts
+        power[i] = weights[ray[i] % s] * p if weighted else p
+    return rho, power, running

@@ -17,7 +17,7 @@ from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0
-MIN_RANGE_FLOOR_M = 1e-3
+MIN_RANGE_FLOOR_M = kernels.MIN_RANGE_FLOOR_M
 
 
 def normal_cdf(x):
@@ -60,11 +60,7 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
     range fall back to 'other'; wetness is clipped to [0, 1]; albedo scales the diffuse term only
     (it is the ground's diffuse texture).
     """
-    m = np.asarray(material)
-    n_mat = table.reflectivity.shape[0]
-    if not (m.dtype == np.uint8 and (m.size == 0 or m.max() < n_mat)):
-        m = np.asarray(material, dtype=np.int64)
-        m = np.where((m >= 0) & (m < n_mat), m, OTHER)
+    m = valid_materials(table, material)
     cos = np.asarray(cos, dtype=np.float64)
     w = np.clip(np.asarray(wetness, dtype=np.float64), 0.0, 1.0)
     albedo = np.asarray(albedo, dtype=np.float64)
@@ -74,15 +70,34 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
         """Return x as (H,) rows of the broadcast shape, or (1,) when one value is for all."""
         return x.reshape(1) if x.size == 1 else np.broadcast_to(x, shape).reshape(-1)
 
-    # Without a lobe s exp(...) is +0 exactly (a lobe width > 0 keeps the exponential finite):
-    # it is evaluated only for specular materials. One compiled pass over the hits.
-    width = table.specular_width_deg
+    # One compiled pass over the hits.
     out = kernels.backscatter_rows(
         np.broadcast_to(m, shape).reshape(-1), np.broadcast_to(cos, shape).reshape(-1),
-        rows(albedo), rows(w), table.wet_darkening, table.reflectivity,
-        table.incidence_exponent, table.specular, width,
-        (table.specular != 0.0) | ~(width > 0.0))
+        rows(albedo), rows(w), *surface_tables(table))
     return out.reshape(shape)
+
+
+def valid_materials(table, material):
+    """Return material indices with the bytes out of the table's range turned to 'other'."""
+    m = np.asarray(material)
+    n_mat = table.reflectivity.shape[0]
+    if not (m.dtype == np.uint8 and (m.size == 0 or m.max() < n_mat)):
+        m = np.asarray(material, dtype=np.int64)
+        m = np.where((m >= 0) & (m < n_mat), m, OTHER)
+    return m
+
+
+def surface_tables(table):
+    """
+    Return the per-material arrays of the backscatter kernels (physics/kernels.py).
+
+    (wet darkening, reflectivity, incidence exponent, specular, specular width (deg), lobe): the
+    lobe flag says where s exp(...) is evaluated; without a lobe it is +0 exactly (a width > 0
+    keeps the exponential finite), so it is evaluated only for specular materials.
+    """
+    width = table.specular_width_deg
+    return (table.wet_darkening, table.reflectivity, table.incidence_exponent, table.specular,
+            width, (table.specular != 0.0) | ~(width > 0.0))
 
 
 def ring_r10(cfg, ring=None):

@@ -61,8 +61,9 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
             else:
                 o0, o1, o2 = origins[r, 0] + d0 * s, origins[r, 1] + d1 * s, origins[r, 2] + d2 * s
             t, n0, n1, n2 = quadric_hit(o0, o1, o2, d0, d1, d2, t, n0, n1, n2,
-                                        kind[ob] == KIND_SPHERE, center[ob], axis[ob],
-                                        radius[ob])
+                                        kind[ob] == KIND_SPHERE, center[ob, 0],
+                                        center[ob, 1], center[ob, 2], axis[ob, 0],
+                                        axis[ob, 1], axis[ob, 2], radius[ob])
         rng = t + 0.0 if first else s + t
         lim = limit[0] if uniform else limit[r]
         if not rng <= lim:

@@ -17,16 +17,19 @@ def _dot(a0, a1, a2, b0, b1, b2):
     return ((a0 * b0 + 0.0) + a1 * b1) + a2 * b2
 
 
-@numba.njit(cache=True, nogil=True)
-def quadric_hit(o0, o1, o2, d0, d1, d2, t, n0, n1, n2, sphere, center, axis, radius):
+@numba.njit(cache=True, nogil=True, inline='always')
+def quadric_hit(o0, o1, o2, d0, d1, d2, t, n0, n1, n2, sphere, c0, c1, c2, a0, a1, a2,
+                radius):
     """
     Move one sphere / cylinder-side hit onto the analytic surface; returns (t, n0, n1, n2).
 
-    o the cast origin, d the unit direction, t the facet range, n the facet normal (floats);
-    sphere True for a sphere (else a cylinder side of unit axis (3,)); center (3,), radius.
+    o the cast origin, d the unit direction, t the facet range, n the facet normal; sphere True
+    for a sphere (else a cylinder side of unit axis a); centre c, radius: all floats (arrays
+    would cost an atomic reference count per call).
     """
-    oc0, oc1, oc2 = o0 - center[0], o1 - center[1], o2 - center[2]
-    a0, a1, a2 = (0.0, 0.0, 0.0) if sphere else (axis[0], axis[1], axis[2])
+    oc0, oc1, oc2 = o0 - c0, o1 - c1, o2 - c2
+    if sphere:
+        a0, a1, a2 = 0.0, 0.0, 0.0
     s = _dot(oc0, oc1, oc2, a0, a1, a2)             # a sphere is a cylinder with no axis term
     p0, p1, p2 = oc0 - s * a0, oc1 - s * a1, oc2 - s * a2
     s = _dot(d0, d1, d2, a0, a1, a2)
