@@ -16,6 +16,8 @@ import math
 import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+
 # Ranges are floored at 1 mm in the signal law (radiometry.counts_per_reflectance).
 MIN_RANGE_FLOOR_M = 1e-3
 

@@ -15,6 +15,7 @@ import math
 import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.geometry import KIND_SPHERE
 from ubot_lidar_sim.core.raycast.quadrics import quadric_hit
 from ubot_lidar_sim.core.raycast.volumes import exit_range, free

@@ -10,6 +10,8 @@ import math
 
 import numba
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+
 
 @numba.njit(cache=True, nogil=True, inline='always')
 def _dot(a0, a1, a2, b0, b1, b2):

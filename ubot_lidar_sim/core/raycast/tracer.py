@@ -20,6 +20,7 @@ import numba
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.classes import SMOKE_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows

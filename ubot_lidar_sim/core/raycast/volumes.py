@@ -15,6 +15,7 @@ import math
 import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.geometry import KIND_BOX, KIND_CYLINDER, KIND_SPHERE
 
 _AABB_PAD_M = 1e-4          # bounding boxes grow by this (and 1e-6 of their extent) each way

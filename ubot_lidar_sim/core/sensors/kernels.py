@@ -10,6 +10,8 @@ replace (test/core/test_sensor_kernels.py holds it).
 import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+
 
 @numba.njit(cache=True, nogil=True)
 def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):

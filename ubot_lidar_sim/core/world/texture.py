@@ -12,6 +12,7 @@ import math
 import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.arrays import take_rows
 
 ALBEDO_CELL_M = 0.1
