@@ -1,13 +1,16 @@
 """
 The compiled sweep loops (sensors/kernels.py) against their plain-numpy references.
 
-Stated tolerance: bit for bit (the kernels keep numpy's operation order, + and * only).
+Stated tolerance: bit for bit (the kernels keep numpy's operation order, + and * only); the
+ground-relief kernel's c^-1.5 is 1 / (c sqrt(c)): relative 1e-14 of the range.
 """
 
 import numpy as np
 
+from ubot_lidar_sim.core.physics.radiometry import rough_range_sigma_m
 from ubot_lidar_sim.core.raycast.layer_kernel import first_rays
-from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
+from ubot_lidar_sim.core.sensors.kernels import (min_per_beam, pack_points, rotate_sub_rays,
+                                                 rough_ranges)
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
 
@@ -100,3 +103,23 @@ def test_point_packing_kernel_gives_the_records_of_the_numpy_packing():
                 cols['intensity'], cols['reflectivity'], cols['signal'], cols['return_index'],
                 cols['return_count'], cols['return_flags'], cols['material'], cols['class_id'])
     assert got.tobytes() == ref.tobytes()
+
+
+def test_ground_relief_kernel_moves_only_ground_hits_by_the_numpy_sigma():
+    rng = np.random.default_rng(3)
+    h, n_beams, b0 = 50000, 9000, 1000
+    range_m = rng.uniform(1.0, 60.0, h)
+    ground = rng.random(h) < 0.5
+    material = rng.integers(0, 17, h).astype(np.uint8)
+    cos = rng.uniform(-1.0, 1.0, h).astype(np.float32)
+    cos[:10] = 0.0                                           # floored at 0.01
+    roughness = rng.uniform(0.0, 0.02, 17)
+    z = rng.standard_normal(n_beams + b0)
+    beam = rng.integers(0, n_beams, h)
+    got = rough_ranges(range_m, ground, material, cos, roughness, z, beam, b0)
+    ref = range_m.copy()
+    ref[ground] += rough_range_sigma_m(roughness[material[ground]], cos[ground]) \
+        * z[beam[ground] + b0]
+    np.testing.assert_array_equal(got[~ground], range_m[~ground])
+    np.testing.assert_allclose(got, ref, rtol=1e-14, atol=0.0)     # the sum's last bits
+    assert np.abs(got - range_m)[ground].max() > 0.01 and got is not range_m

@@ -26,7 +26,8 @@ from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.sensors.kernels import min_per_beam, pack_points, rotate_sub_rays
+from ubot_lidar_sim.core.sensors.kernels import (min_per_beam, pack_points, rotate_sub_rays,
+                                                 rough_ranges)
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
                                                       sub_ray_pattern)
 from ubot_lidar_sim.output.layouts import FULL_DTYPE
@@ -263,19 +264,22 @@ class LidarSimulator:
         hit_beam (H,) numbered from beam b0; z is drawn for the whole sweep.
         """
         cfg, table = self.cfg, self.materials
-        g = np.flatnonzero(np.asarray(hits.ground, dtype=bool))
-        if not cfg.noise_enabled or g.size == 0:
+        ground = np.asarray(hits.ground, dtype=bool)
+        if not cfg.noise_enabled or not ground.any():
             return hits
         z = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_ROUGHNESS).standard_normal(
             self.beams.n_beams)
-        # Only ground hits move (the others would add 0.0, exactly nothing).
+        # A ground hit's material under the weather (puddle, then snow), per traced material.
+        traced = np.arange(table.roughness_m.size, dtype=np.uint8)
         material = snow.snow_material(radiometry.pond_material(
-            np.asarray(hits.material)[g], True, weather.puddle_depth_m, cfg.pond_threshold_m),
-            True, weather.snow_depth_m)
-        sigma = radiometry.rough_range_sigma_m(table.roughness_m[material],
-                                               np.asarray(hits.cos_inc)[g])
-        range_m = np.array(hits.range_m, dtype=np.float64)
-        range_m[g] += sigma * z[hit_beam[g] + b0]
+            traced, True, weather.puddle_depth_m, cfg.pond_threshold_m), True,
+            weather.snow_depth_m)
+        # Only ground hits move (the others would add 0.0, exactly nothing).
+        range_m = rough_ranges(np.asarray(hits.range_m, np.float64), ground,
+                               np.asarray(hits.material, np.uint8),
+                               np.asarray(hits.cos_inc),
+                               table.roughness_m[material], z, np.asarray(hit_beam, np.int64),
+                               int(b0))
         return replace(hits, range_m=range_m)
 
     def _pack(self, ret, beam):

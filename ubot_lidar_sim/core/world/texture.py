@@ -130,13 +130,13 @@ def _lookup(points, mat, cell_m, grids, values, out, state):
     state (K,) is set to 0 (gathered), 1 (its tile is not filled yet) or 2 (outside the grids).
     """
     for k in range(mat.shape[0]):
-        g = grids[mat[k]]
-        jx = np.int64(math.floor(points[k, 0] / cell_m)) - g[0]
-        jy = np.int64(math.floor(points[k, 1] / cell_m)) - g[1]
-        if g[4] < 0 or jx < 0 or jx >= g[2] or jy < 0 or jy >= g[3]:
+        m = mat[k]          # (no row view grids[m]: a view costs an atomic reference count)
+        jx = np.int64(math.floor(points[k, 0] / cell_m)) - grids[m, 0]
+        jy = np.int64(math.floor(points[k, 1] / cell_m)) - grids[m, 1]
+        if grids[m, 4] < 0 or jx < 0 or jx >= grids[m, 2] or jy < 0 or jy >= grids[m, 3]:
             state[k] = 2
             continue
-        row = g[4] + jx * g[3] + jy
+        row = grids[m, 4] + jx * grids[m, 3] + jy
         if np.isnan(values[row, 0]):
             state[k] = 1
             continue
