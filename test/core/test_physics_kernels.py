@@ -220,3 +220,81 @@ def test_the_same_seed_gives_the_same_bytes_through_every_kernel():
         scans.append(sim.scan(pose, 0.3, rain, 3).points)
     assert scans[0].size > 1000 and np.any(scans[0]['material'] != scans[0]['material'][0])
     assert scans[0].tobytes() == scans[1].tobytes()
+
+
+def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
+    """Detect as echoes.process_beams did with numpy: (s_meas, d, r_d, too_close)."""
+    from ubot_lidar_sim.core.physics import radiometry
+    if cfg.noise_enabled:
+        s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
+    else:
+        s_meas = peak
+    up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
+    if cfg.noise_enabled:
+        sigma_r = radiometry.range_noise_std(cfg, radiometry.snr(peak[up], cfg.ambient_counts))
+        r_up = r_e[up] + draws[up, 1] * sigma_r
+    else:
+        r_up = r_e[up]
+    too_close = np.zeros(n_beams, dtype=bool)
+    too_close[e_beam[up[r_up < cfg.min_range_m]]] = True
+    in_window = (r_up >= cfg.min_range_m) & (r_up <= cfg.max_range_m)
+    return s_meas, up[in_window], r_up[in_window], too_close
+
+
+@pytest.mark.parametrize('noise', [True, False])
+def test_detection_kernel_gives_the_numpy_detection(noise):
+    import math
+    from ubot_lidar_sim.core.config import LidarConfig
+    from ubot_lidar_sim.core.physics.kernels import detect_echoes
+    cfg = LidarConfig(noise_enabled=noise, min_range_m=0.5, max_range_m=80.0)
+    rng = np.random.default_rng(9)
+    n, n_beams = 50000, 20000
+    peak = rng.exponential(2.0 * cfg.detection_threshold_counts, n)
+    r_e = rng.uniform(0.0, 100.0, n)
+    e_beam = np.sort(rng.integers(0, n_beams, n))
+    draws = rng.standard_normal((n, 2))
+    too_close = np.zeros(n_beams, dtype=bool)
+    s10 = cfg.signal_at_10pct_counts
+    got = detect_echoes(peak, r_e, e_beam, draws, noise, cfg.ambient_counts,
+                        cfg.detection_threshold_counts, cfg.min_range_m, cfg.max_range_m,
+                        s10 / math.sqrt(s10 + cfg.ambient_counts), cfg.range_noise_std_m,
+                        cfg.range_std_low_snr_m, cfg.range_noise_snr_exponent, too_close)
+    ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams)
+    np.testing.assert_array_equal(got[0], ref[0])
+    np.testing.assert_array_equal(got[1], ref[1])
+    np.testing.assert_allclose(got[2], ref[2], rtol=RTOL_LIBM, atol=0.0)
+    np.testing.assert_array_equal(too_close, ref[3])
+    assert 0 < got[1].size < n and too_close.any()
+
+
+@pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32'])
+def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(preset):
+    from ubot_lidar_sim.core.config import from_dict, LidarConfig
+    from ubot_lidar_sim.core.physics import radiometry
+    from ubot_lidar_sim.core.physics.kernels import emitted_values
+    from ubot_lidar_sim.core.presets import load_preset
+    cfg = from_dict(LidarConfig, load_preset(preset))
+    rng = np.random.default_rng(10)
+    n, n_beams = 40000, 9000
+    r_e = rng.uniform(0.0, 150.0, n)
+    peak = rng.exponential(3.0 * cfg.signal_at_10pct_counts, n)
+    peak[:50] = 0.0
+    s_meas = peak + rng.normal(0.0, 5.0, n)
+    energy = peak * rng.uniform(0.5, 1.0, n)
+    p = np.sort(rng.choice(n, 30000, replace=False))
+    ring_of_beam = rng.integers(0, cfg.channels, n_beams)
+    pb = rng.integers(0, n_beams, p.size)
+    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
+           radiometry.ring_r10(cfg, ring_of_beam))
+    refl, signal, byte = emitted_values(p, pb, r_e, peak, energy, s_meas, r10,
+                                        cfg.signal_at_10pct_counts / 0.1, cfg.overlap_range_m,
+                                        float(cfg.saturation_counts))
+    with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
+        g_per = radiometry.counts_per_reflectance(
+            cfg, r_e[p], None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
+        ref = np.where(peak[p] > 0, energy[p] / g_per * s_meas[p] / peak[p], 0.0)
+    np.testing.assert_allclose(refl, ref, rtol=RTOL_LIBM, atol=0.0)
+    clipped = np.clip(s_meas[p], 0.0, cfg.saturation_counts)
+    np.testing.assert_array_equal(signal, np.rint(clipped).astype(np.uint16))
+    np.testing.assert_array_equal(byte, radiometry.reflectivity_byte(refl))
+    assert np.any(refl > 1.0) and np.any((refl > 0) & (refl < 1.0)) and np.any(refl == 0.0)

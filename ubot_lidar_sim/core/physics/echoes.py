@@ -7,6 +7,7 @@ sorted keys and bincounts: no Python loop over beams, hits or echoes.
 """
 
 from dataclasses import dataclass
+import math
 from typing import Optional
 
 import numpy as np
@@ -179,8 +180,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     if snow_depth_m > 0.0:
         albedo = np.where(ground, 1.0, albedo)
     beam = ray // s
-    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
-           radiometry.ring_r10(cfg, np.asarray(ring_of_beam)))
+    r10 = _r10(cfg, ring_of_beam)
 
     def one_pass(prefix):
         """Run the compiled pass from the running foliage sum prefix; (carry, (rho, power))."""
@@ -204,6 +204,13 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     return Contributions(beam, r if fix is not None else r.copy(), power, rho_app, stretch,
                          material, sel(hits.class_id, np.uint8).copy(), ground.copy(),
                          table.roughness_m[material])
+
+
+def _r10(cfg, ring_of_beam):
+    """Return range_at_10pct_m for every beam (B,) float64, or (1,) when all rings share it."""
+    if radiometry.uniform_r10(cfg):
+        return np.array([radiometry.ring_r10(cfg)])
+    return np.ascontiguousarray(radiometry.ring_r10(cfg, np.asarray(ring_of_beam)), np.float64)
 
 
 def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
@@ -268,36 +275,29 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
 
     draws, _ = parts.draw_in_turn(peer, 'noise', noise_rng,
                                   lambda g: g.standard_normal((n_e, 2)))
-    if cfg.noise_enabled:
-        s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
-    else:
-        s_meas = peak
-    up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
-    if cfg.noise_enabled:     # range noise only where an echo can be reported
-        sigma_r = radiometry.range_noise_std(cfg, radiometry.snr(peak[up], cfg.ambient_counts))
-        r_up = r_e[up] + draws[up, 1] * sigma_r
-    else:
-        r_up = r_e[up]
     too_close = np.zeros(n_beams, dtype=bool)
-    too_close[e_beam[up[r_up < cfg.min_range_m]]] = True
-    in_window = (r_up >= cfg.min_range_m) & (r_up <= cfg.max_range_m)
-    d, r_d = up[in_window], r_up[in_window]
+    s10 = cfg.signal_at_10pct_counts
+    # One compiled pass: measured signal, detection, range noise (radiometry.snr and
+    # range_noise_std), too-close beams and the range window.
+    s_meas, d, r_d = kernels.detect_echoes(
+        peak, r_e, e_beam, draws, bool(cfg.noise_enabled), float(cfg.ambient_counts),
+        float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
+        s10 / math.sqrt(s10 + cfg.ambient_counts), float(cfg.range_noise_std_m),
+        float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
 
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d])
     p = d[emit]
     pb = e_beam[p]
-    with np.errstate(invalid='ignore', divide='ignore'):
-        g_per = radiometry.counts_per_reflectance(
-            cfg, r_e[p], None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
-        peak_p = peak[p]
-        refl = np.where(peak_p > 0, energy[p] / g_per * s_meas[p] / peak_p, 0.0)
+    refl, signal, intensity = kernels.emitted_values(
+        p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
+        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m),
+        float(cfg.saturation_counts))
     first_of_beam = np.r_[True, pb[1:] != pb[:-1]] if pb.size else np.zeros(0, bool)
     gstart = np.flatnonzero(first_of_beam)
     run = np.diff(np.r_[gstart, pb.size])
-    signal = np.rint(np.clip(s_meas[p], 0.0, cfg.saturation_counts)).astype(np.uint16)
     return Returns(
         beam=pb, range_m=r_d[emit], reflectivity=refl, signal=signal,
-        intensity=radiometry.reflectivity_byte(refl), class_id=class_id[p], material=material[p],
+        intensity=intensity, class_id=class_id[p], material=material[p],
         return_index=(np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
         return_count=np.repeat(run, run).astype(np.uint8), return_flags=flags[emit],
         n_echoes=n_e, too_close=too_close)

@@ -195,3 +195,81 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
         p = x * counts
         power[i] = weights[ray[i] % s] * p if weighted else p
     return rho, power, running
+
+
+@numba.njit(cache=True, nogil=True)
+def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range_m,
+                  max_range_m, snr_spec, floor_m, low_snr_m, exponent, too_close):
+    """
+    Measure and detect echoes: (s_meas (E,), rows d (D,) in the window, their ranges (D,)).
+
+    The loop of echoes.process_beams: with noise, S' = P + z0 sqrt(P + ambient) and an echo
+    with S' >= threshold moves by z1 sigma_r (radiometry.range_noise_std at its SNR, floor_m
+    and low_snr_m (snr_spec / SNR)^exponent in quadrature); without, S' = P and no move.
+    draws (E, 2) the echoes' standard normals. A detected echo nearer than min_range_m sets
+    too_close (B,) of its beam e_beam; the others within max_range_m are returned.
+    """
+    n = peak.shape[0]
+    s_meas = np.empty(n)
+    d = np.empty(n, np.int64)
+    r_d = np.empty(n)
+    k = 0
+    for i in range(n):
+        p = peak[i]
+        s = p + draws[i, 0] * math.sqrt(p + ambient) if noise else p
+        s_meas[i] = s
+        if not s >= threshold:
+            continue
+        r = r_e[i]
+        if noise:
+            q = max(p, 0.0)
+            q = max(q / math.sqrt(max(q + ambient, 1e-12)), 1e-9)
+            x = snr_spec / q
+            # numpy's power of an array by 1 or 2 copies or squares (no pow): the same here.
+            extra = low_snr_m * (x if exponent == 1.0 else (x * x if exponent == 2.0 else
+                                                            x ** exponent))
+            r = r + draws[i, 1] * math.sqrt(floor_m ** 2 + extra ** 2)
+        if r < min_range_m:
+            too_close[e_beam[i]] = True
+        elif r <= max_range_m:
+            d[k] = i
+            r_d[k] = r
+            k += 1
+    return s_meas, d[:k], r_d[:k]
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m, saturation):
+    """
+    Reflectivity (K,), signal (K,) uint16 and intensity byte (K,) of the emitted echoes p (K,).
+
+    pb (K,) their beams (r10 (1,) or per beam). Reflectivity = energy / counts_per_reflectance
+    x S' / P (0 where P <= 0); signal = S' rounded half to even, clipped to [0, saturation];
+    the byte of radiometry.reflectivity_byte (round(100 rho) up to 1, then 100 + 155 min(1,
+    ln rho / ln 64); 0 for rho <= 0 or NaN). libm's expm1 / log.
+    """
+    k = p.shape[0]
+    refl = np.empty(k)
+    signal = np.empty(k, np.uint16)
+    byte = np.empty(k, np.uint8)
+    one_r10 = r10.shape[0] == 1
+    log64 = math.log(64.0)
+    for j in range(k):
+        e = p[j]
+        rr = max(r_e[e], MIN_RANGE_FLOOR_M)
+        q = (r10[0] if one_r10 else r10[pb[j]]) / rr
+        g = s10_per_rho * (q * q)
+        if overlap_m > 0.0:
+            y = rr / overlap_m
+            g *= -math.expm1(-(y * y))
+        rho = energy[e] / g * s_meas[e] / peak[e] if peak[e] > 0.0 else 0.0
+        refl[j] = rho
+        signal[j] = np.uint16(np.rint(min(max(s_meas[e], 0.0), saturation)))
+        if not (rho > 0.0):                   # <= 0 or NaN
+            b = 0.0
+        elif rho <= 1.0:
+            b = math.floor(100.0 * rho + 0.5)
+        else:
+            b = math.floor(max(100.0 + 155.0 * min(1.0, math.log(rho) / log64), 100.0) + 0.5)
+        byte[j] = np.uint8(min(max(b, 0.0), 255.0))
+    return refl, signal, byte
