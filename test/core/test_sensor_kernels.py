@@ -71,10 +71,13 @@ def test_min_per_beam_kernel_equals_minimum_at_with_nan_and_empty_beams():
     values = rng.uniform(0.0, 90.0, 6000)
     values[::997] = np.nan
     mask = rng.random(6000) < 0.7
-    np.testing.assert_array_equal(min_per_beam(600, beam, values, mask),
+    np.testing.assert_array_equal(min_per_beam(600, beam, values, mask, beam, 1),
                                   min_reference(600, beam, values, mask))
-    np.testing.assert_array_equal(min_per_beam(600, beam, values, np.ones(1, bool)),
+    np.testing.assert_array_equal(min_per_beam(600, beam, values, np.ones(1, bool), beam, 1),
                                   min_reference(600, beam, values, np.ones(6000, bool)))
+    ray = rng.integers(0, 7 * 500, 6000)                # 7 sub-rays: the centre rays only
+    np.testing.assert_array_equal(min_per_beam(600, ray // 7, values, np.ones(1, bool), ray, 7),
+                                  min_reference(600, ray // 7, values, ray % 7 == 0))
 
 
 def test_point_packing_kernel_gives_the_records_of_the_numpy_packing():

@@ -51,17 +51,18 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
 
 
 @numba.njit(cache=True, nogil=True)
-def min_per_beam(n_beams, beam, values, mask):
+def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
     """
     Minimum (B,) of values (H,) per beam (H,) int (inf where none), over rows where mask (H,).
 
-    A mask of another length than beam (the caller's (1,)) takes every row. A NaN value makes
-    its beam's minimum NaN (numpy's minimum).
+    A mask of another length than beam (the caller's (1,)) takes every row. With n_sub > 1 only
+    the rows of sub-ray 0 count (ray (H,) % n_sub == 0: the beam's centre ray). A NaN value
+    makes its beam's minimum NaN (numpy's minimum).
     """
     out = np.full(n_beams, np.inf)
     every = mask.shape[0] != beam.shape[0]
     for h in range(beam.shape[0]):
-        if every or mask[h]:
+        if (every or mask[h]) and (n_sub <= 1 or ray[h] % n_sub == 0):
             b, v = beam[h], values[h]
             if out[b] == out[b] and (v < out[b] or v != v):
                 out[b] = v

@@ -253,8 +253,7 @@ class LidarSimulator:
         ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring, peer, b0)
         t3 = time.perf_counter()
 
-        centre = _min_per_beam(n_beams, hit_beam, hits.range_m,
-                               None if n_sub == 1 else (np.asarray(hits.ray) % n_sub) == 0)
+        centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
         return ret, centre, (t1, t2, t3)
 
     def _roughen(self, hits, hit_beam, weather, scan_index, b0=0):
@@ -293,8 +292,14 @@ class LidarSimulator:
         return pts
 
 
-def _min_per_beam(n_beams, beam, values, mask=None):
-    """Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all)."""
+def _min_per_beam(n_beams, beam, values, mask=None, centre_of=None):
+    """
+    Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all).
+
+    centre_of (ray (H,), S): only the rows of each beam's centre sub-ray (ray % S == 0).
+    """
     beam = np.asarray(beam, np.int64)
     mask = np.ones(1, bool) if mask is None else np.asarray(mask, bool)    # (1,): every row
-    return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask)
+    ray, n_sub = (beam, 1) if centre_of is None else (np.asarray(centre_of[0], np.int64),
+                                                      int(centre_of[1]))
+    return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask, ray, n_sub)
