@@ -128,6 +128,66 @@ def front_transmission2_reference(foliage_rows, log_t, ray, cs):
 RTOL_LIBM = 1e-12
 
 
+def counts_reference(cfg, r, ring=None):
+    """Return radiometry.counts_per_reflectance as it was computed with numpy."""
+    from ubot_lidar_sim.core.physics import radiometry
+    r = np.maximum(np.asarray(r, np.float64), 1e-3)
+    overlap = -np.expm1(-(r / cfg.overlap_range_m) ** 2) if cfg.overlap_range_m > 0.0 else 1.0
+    return cfg.signal_at_10pct_counts / 0.1 * (radiometry.ring_r10(cfg, ring) / r) ** 2 * overlap
+
+
+def snr_reference(s, ambient):
+    """Return radiometry.snr as it was computed with numpy."""
+    s = np.maximum(np.asarray(s, np.float64), 0.0)
+    return s / np.sqrt(np.maximum(s + ambient, 1e-12))
+
+
+def range_noise_reference(cfg, snr):
+    """Return radiometry.range_noise_std as it was computed with numpy."""
+    s10 = cfg.signal_at_10pct_counts
+    snr_spec = s10 / np.sqrt(s10 + cfg.ambient_counts)
+    q = np.maximum(np.asarray(snr, np.float64), 1e-9)
+    extra = cfg.range_std_low_snr_m * (snr_spec / q) ** cfg.range_noise_snr_exponent
+    return np.sqrt(cfg.range_noise_std_m ** 2 + extra ** 2)
+
+
+def reflectivity_byte_reference(rho):
+    """Return radiometry.reflectivity_byte as it was computed with numpy."""
+    r = np.asarray(rho, dtype=np.float64)
+    good = np.isfinite(r) & (r > 0.0) | (r == np.inf)
+    r = np.where(good, r, 0.0)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        log_part = 100.0 + 155.0 * np.minimum(1.0, np.log(np.maximum(r, 1.0)) / np.log(64.0))
+    linear = np.floor(100.0 * np.minimum(r, 1.0) + 0.5)
+    out = np.where(r <= 1.0, linear, np.floor(np.maximum(log_part, 100.0) + 0.5))
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32'])
+def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
+    from ubot_lidar_sim.core.config import from_dict, LidarConfig
+    from ubot_lidar_sim.core.physics import radiometry
+    from ubot_lidar_sim.core.presets import load_preset
+    cfg = from_dict(LidarConfig, {**load_preset(preset), 'range_noise_snr_exponent': 1.3})
+    rng = np.random.default_rng(12)
+    r = np.concatenate([[0.0, 1e-4, 1e-3], rng.uniform(0.0, 200.0, 5000)])
+    ring = rng.integers(-1, cfg.channels + 2, r.size)            # out of range: the scalar
+    np.testing.assert_allclose(radiometry.counts_per_reflectance(cfg, r, ring),
+                               counts_reference(cfg, r, ring), rtol=RTOL_LIBM)
+    s = rng.normal(50.0, 80.0, 5000)
+    np.testing.assert_allclose(radiometry.snr(s, 3.0), snr_reference(s, 3.0), rtol=RTOL_LIBM)
+    q = np.concatenate([[0.0], rng.uniform(0.0, 40.0, 5000)])
+    np.testing.assert_allclose(radiometry.range_noise_std(cfg, q), range_noise_reference(cfg, q),
+                               rtol=RTOL_LIBM)
+    rho = np.concatenate([[np.nan, -1.0, 0.0, 0.005, 0.995, 1.0, 64.0, 1e9, np.inf],
+                          rng.uniform(0.0, 3.0, 5000)])
+    np.testing.assert_array_equal(radiometry.reflectivity_byte(rho),
+                                  reflectivity_byte_reference(rho))
+    # Shapes as numpy's: a scalar gives a scalar, a column against a row a table.
+    assert np.ndim(radiometry.counts_per_reflectance(cfg, 10.0)) == 0
+    assert radiometry.counts_per_reflectance(cfg, r[:4, None], ring[None, :3]).shape == (4, 3)
+
+
 def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance():
     from ubot_lidar_sim.core.physics import radiometry
     from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -162,7 +222,7 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, pr
     rho[later] *= t2
     rho *= np.exp(-2.0 * alpha * r)
     ring = None if radiometry.uniform_r10(cfg) else ring_of_beam[beam]
-    power = weights[ray - beam * s] * radiometry.signal_counts(cfg, rho, r, ring)
+    power = weights[ray - beam * s] * (rho * counts_reference(cfg, r, ring))
     return rho, power, cs[-1] if cs.size else prefix
 
 
@@ -224,14 +284,13 @@ def test_the_same_seed_gives_the_same_bytes_through_every_kernel():
 
 def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
     """Detect as echoes.process_beams did with numpy: (s_meas, d, r_d, too_close)."""
-    from ubot_lidar_sim.core.physics import radiometry
     if cfg.noise_enabled:
         s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
     else:
         s_meas = peak
     up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
     if cfg.noise_enabled:
-        sigma_r = radiometry.range_noise_std(cfg, radiometry.snr(peak[up], cfg.ambient_counts))
+        sigma_r = range_noise_reference(cfg, snr_reference(peak[up], cfg.ambient_counts))
         r_up = r_e[up] + draws[up, 1] * sigma_r
     else:
         r_up = r_e[up]
@@ -290,11 +349,11 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
                                         cfg.signal_at_10pct_counts / 0.1, cfg.overlap_range_m,
                                         float(cfg.saturation_counts))
     with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
-        g_per = radiometry.counts_per_reflectance(
-            cfg, r_e[p], None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
+        g_per = counts_reference(cfg, r_e[p],
+                                 None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
         ref = np.where(peak[p] > 0, energy[p] / g_per * s_meas[p] / peak[p], 0.0)
     np.testing.assert_allclose(refl, ref, rtol=RTOL_LIBM, atol=0.0)
     clipped = np.clip(s_meas[p], 0.0, cfg.saturation_counts)
     np.testing.assert_array_equal(signal, np.rint(clipped).astype(np.uint16))
-    np.testing.assert_array_equal(byte, radiometry.reflectivity_byte(refl))
+    np.testing.assert_array_equal(byte, reflectivity_byte_reference(refl))
     assert np.any(refl > 1.0) and np.any((refl > 0) & (refl < 1.0)) and np.any(refl == 0.0)

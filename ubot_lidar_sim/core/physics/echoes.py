@@ -7,7 +7,6 @@ sorted keys and bincounts: no Python loop over beams, hits or echoes.
 """
 
 from dataclasses import dataclass
-import math
 from typing import Optional
 
 import numpy as np
@@ -276,13 +275,12 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     draws, _ = parts.draw_in_turn(peer, 'noise', noise_rng,
                                   lambda g: g.standard_normal((n_e, 2)))
     too_close = np.zeros(n_beams, dtype=bool)
-    s10 = cfg.signal_at_10pct_counts
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
     # range_noise_std), too-close beams and the range window.
     s_meas, d, r_d = kernels.detect_echoes(
         peak, r_e, e_beam, draws, bool(cfg.noise_enabled), float(cfg.ambient_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
-        s10 / math.sqrt(s10 + cfg.ambient_counts), float(cfg.range_noise_std_m),
+        radiometry.snr_at_spec(cfg), float(cfg.range_noise_std_m),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
 
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d])

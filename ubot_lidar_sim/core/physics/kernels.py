@@ -3,12 +3,13 @@ Compiled per-hit and per-echo work of echoes.py (numba, cached on disk, GIL rele
 
 ``hit_power`` turns hits into contributions in one pass (backscatter, foliage, atmosphere,
 signal law); ``form_echoes`` chains contributions sorted by (beam, range) into echoes and sums
-them; ``first_max_flags`` ranks each beam's detected echoes for return selection. The echo
-kernels keep numpy's summation order (bincount adds in row order from 0.0) and use only +, -,
-*, /, so they give the bits of the numpy code they replace. The radiometry kernels call libm's
-pow / acos / exp / log / expm1, which differ from numpy's SIMD results in the last bit for a few
-per cent of inputs (stated tolerance: relative 1e-12). test/core/test_physics_kernels.py holds
-the numpy code each kernel replaced.
+them; ``detect_echoes`` and ``emitted_values`` measure, detect and value them;
+``first_max_flags`` ranks each beam's detected echoes for return selection. The laws per value
+are physics/rules.py's. The echo kernels keep numpy's summation order (bincount adds in row
+order from 0.0) and use only +, -, *, /, so they give the bits of the numpy code they replace.
+The radiometry kernels call libm's pow / acos / exp / log / expm1, which differ from numpy's
+results in the last bit for a few per cent of inputs (stated tolerance: relative 1e-12).
+test/core/test_physics_kernels.py holds the numpy code each kernel replaced.
 """
 
 import math
@@ -17,9 +18,7 @@ import numba
 import numpy as np
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
-
-# Ranges are floored at 1 mm in the signal law (radiometry.counts_per_reflectance).
-MIN_RANGE_FLOOR_M = 1e-3
+from ubot_lidar_sim.core.physics import rules
 
 
 @numba.njit(cache=True, nogil=True)
@@ -98,45 +97,23 @@ def first_max_flags(beam, strength, first_flag, strongest_flag, last_flag, secon
     return flags
 
 
-@numba.njit(cache=True, nogil=True, inline='always')
-def _backscatter(c, albedo, wetness, wet_darkening, reflectivity, exponent, specular, width,
-                 lobe):
-    """
-    Backscatter of one hit: cos c, albedo, wetness and its material's table values (floats).
-
-    Floats, not the tables: a helper that takes arrays pays an atomic reference count per array
-    and call.
-    """
-    c = abs(c)
-    c = 0.0 if c < 0.0 else (1.0 if c > 1.0 else c)          # clip; NaN stays NaN
-    wet = 1.0 - wet_darkening * wetness
-    # c^1 = c and c^0 = 1 exactly (IEEE pow): the Lambertian and flat materials skip pow.
-    c_k = c if exponent == 1.0 else (1.0 if exponent == 0.0 else c ** exponent)
-    d = reflectivity * albedo * wet * c_k
-    if lobe:
-        theta_deg = math.acos(c) * (180.0 / math.pi)
-        d += specular * math.exp(-(theta_deg / width) ** 2)
-    return d
-
-
 @numba.njit(cache=True, nogil=True, error_model='numpy')
 def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, exponent, specular,
                      width, lobe):
     """
-    Backscatter rho_bs (H,) of hits: the loop of radiometry.backscatter (libm).
+    Backscatter rho_bs (H,) of hits: rules.backscatter per hit (radiometry.backscatter).
 
     m (H,) material indices (valid), cos (H,); albedo and wetness (H,) or (1,): one for all
     (wetness clipped to [0, 1]); per material (M,): wet darkening a, reflectivity, incidence
     exponent, specular, specular width (deg) and lobe (bool: the specular term is evaluated).
-    pow, acos and exp are libm's, which may differ from numpy's SIMD versions in the last bit.
     """
     out = np.empty(m.shape[0])
     one_albedo, one_w = albedo.shape[0] == 1, wetness.shape[0] == 1
     for i in range(m.shape[0]):
         k = m[i]
-        out[i] = _backscatter(cos[i], albedo[0 if one_albedo else i],
-                              wetness[0 if one_w else i], wet_darkening[k], reflectivity[k],
-                              exponent[k], specular[k], width[k], lobe[k])
+        out[i] = rules.backscatter(cos[i], albedo[0 if one_albedo else i],
+                                   wetness[0 if one_w else i], wet_darkening[k],
+                                   reflectivity[k], exponent[k], specular[k], width[k], lobe[k])
     return out
 
 
@@ -152,10 +129,8 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
     (wet darkening, reflectivity, exponent, specular, width, lobe); transmission (M,) of
     foliage. rho_app = rho_bs x (1 - t on foliage) x t^2 of the foliage before the hit in its
     ray (exp of twice the running sum of log t, continued from prefix) x exp(-two_alpha R);
-    power = weight x rho_app x counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,) or
-    per beam (B,), form factor 1 - exp(-(R / overlap_m)^2) when overlap_m > 0, R floored at
-    1 mm). carry: the running sum after the last hit, where the next part continues.
-    libm's exp / log / pow / expm1 (stated tolerance: test/core/test_physics_kernels.py).
+    power = weight x rho_app x rules.counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,)
+    or per beam (B,)). carry: the running sum after the last hit, where the next part continues.
     """
     wet_darkening, reflectivity, exponent, specular, width, lobe = surface
     log_transmission = np.log(np.maximum(transmission, 1e-12))
@@ -169,8 +144,8 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
     base = 0.0
     for i in range(h):
         k = m[i]
-        x = _backscatter(cos[i], albedo[i], wetness, wet_darkening[k], reflectivity[k],
-                         exponent[k], specular[k], width[k], lobe[k])
+        x = rules.backscatter(cos[i], albedo[i], wetness, wet_darkening[k], reflectivity[k],
+                              exponent[k], specular[k], width[k], lobe[k])
         # excl: the running sum before this hit, as numpy's cumsum minus the hit's own term.
         if foliage[i]:
             x *= 1.0 - transmission[k]
@@ -186,12 +161,8 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
         if loss != 0.0:
             x *= math.exp(loss)
         rho[i] = x
-        rr = max(r[i], MIN_RANGE_FLOOR_M)
-        q = (r10[0] if one_r10 else r10[ray[i] // s]) / rr
-        counts = s10_per_rho * (q * q)
-        if overlap_m > 0.0:
-            y = rr / overlap_m
-            counts *= -math.expm1(-(y * y))
+        counts = rules.counts_per_reflectance(r[i], r10[0] if one_r10 else r10[ray[i] // s],
+                                              s10_per_rho, overlap_m)
         p = x * counts
         power[i] = weights[ray[i] % s] * p if weighted else p
     return rho, power, running
@@ -204,8 +175,8 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
     Measure and detect echoes: (s_meas (E,), rows d (D,) in the window, their ranges (D,)).
 
     The loop of echoes.process_beams: with noise, S' = P + z0 sqrt(P + ambient) and an echo
-    with S' >= threshold moves by z1 sigma_r (radiometry.range_noise_std at its SNR, floor_m
-    and low_snr_m (snr_spec / SNR)^exponent in quadrature); without, S' = P and no move.
+    with S' >= threshold moves by z1 sigma_r (rules.range_noise_std at its rules.snr); without,
+    S' = P and no move.
     draws (E, 2) the echoes' standard normals. A detected echo nearer than min_range_m sets
     too_close (B,) of its beam e_beam; the others within max_range_m are returned.
     """
@@ -222,13 +193,9 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
             continue
         r = r_e[i]
         if noise:
-            q = max(p, 0.0)
-            q = max(q / math.sqrt(max(q + ambient, 1e-12)), 1e-9)
-            x = snr_spec / q
-            # numpy's power of an array by 1 or 2 copies or squares (no pow): the same here.
-            extra = low_snr_m * (x if exponent == 1.0 else (x * x if exponent == 2.0 else
-                                                            x ** exponent))
-            r = r + draws[i, 1] * math.sqrt(floor_m ** 2 + extra ** 2)
+            sigma = rules.range_noise_std(rules.snr(p, ambient), snr_spec, floor_m, low_snr_m,
+                                          exponent)
+            r = r + draws[i, 1] * sigma
         if r < min_range_m:
             too_close[e_beam[i]] = True
         elif r <= max_range_m:
@@ -243,33 +210,21 @@ def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m
     """
     Reflectivity (K,), signal (K,) uint16 and intensity byte (K,) of the emitted echoes p (K,).
 
-    pb (K,) their beams (r10 (1,) or per beam). Reflectivity = energy / counts_per_reflectance
-    x S' / P (0 where P <= 0); signal = S' rounded half to even, clipped to [0, saturation];
-    the byte of radiometry.reflectivity_byte (round(100 rho) up to 1, then 100 + 155 min(1,
-    ln rho / ln 64); 0 for rho <= 0 or NaN). libm's expm1 / log.
+    pb (K,) their beams (r10 (1,) or per beam). Reflectivity = energy /
+    rules.counts_per_reflectance x S' / P (0 where P <= 0); signal = S' rounded half to even,
+    clipped to [0, saturation]; the byte of rules.reflectivity_byte.
     """
     k = p.shape[0]
     refl = np.empty(k)
     signal = np.empty(k, np.uint16)
     byte = np.empty(k, np.uint8)
     one_r10 = r10.shape[0] == 1
-    log64 = math.log(64.0)
     for j in range(k):
         e = p[j]
-        rr = max(r_e[e], MIN_RANGE_FLOOR_M)
-        q = (r10[0] if one_r10 else r10[pb[j]]) / rr
-        g = s10_per_rho * (q * q)
-        if overlap_m > 0.0:
-            y = rr / overlap_m
-            g *= -math.expm1(-(y * y))
+        g = rules.counts_per_reflectance(r_e[e], r10[0] if one_r10 else r10[pb[j]], s10_per_rho,
+                                         overlap_m)
         rho = energy[e] / g * s_meas[e] / peak[e] if peak[e] > 0.0 else 0.0
         refl[j] = rho
         signal[j] = np.uint16(np.rint(min(max(s_meas[e], 0.0), saturation)))
-        if not (rho > 0.0):                   # <= 0 or NaN
-            b = 0.0
-        elif rho <= 1.0:
-            b = math.floor(100.0 * rho + 0.5)
-        else:
-            b = math.floor(max(100.0 + 155.0 * min(1.0, math.log(rho) / log64), 100.0) + 0.5)
-        byte[j] = np.uint8(min(max(b, 0.0), 255.0))
+        byte[j] = np.uint8(rules.reflectivity_byte(rho))
     return refl, signal, byte

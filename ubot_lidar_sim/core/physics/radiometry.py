@@ -10,14 +10,14 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core.physics import kernels
+from ubot_lidar_sim.core.physics import kernels, rules
 
 from ubot_lidar_sim.core.sensors.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
 from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0
-MIN_RANGE_FLOOR_M = kernels.MIN_RANGE_FLOOR_M
+MIN_RANGE_FLOOR_M = rules.MIN_RANGE_FLOOR_M
 
 
 def normal_cdf(x):
@@ -77,6 +77,18 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
     return out.reshape(shape)
 
 
+def _elementwise(rows, arrays, *scalars):
+    """
+    Apply a rules.py row loop to float64 arrays broadcast together; shape of the broadcast.
+
+    A 0-d result is returned as a numpy scalar, as numpy's own elementwise functions do.
+    """
+    args = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in arrays))
+    shape = args[0].shape
+    out = rows(*(np.ascontiguousarray(a).reshape(-1) for a in args), *scalars)
+    return out.reshape(shape)[()]
+
+
 def valid_materials(table, material):
     """Return material indices with the bytes out of the table's range turned to 'other'."""
     m = np.asarray(material)
@@ -118,12 +130,8 @@ def ring_r10(cfg, ring=None):
 
 def counts_per_reflectance(cfg, range_m, ring=None):
     """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
-    r = np.maximum(np.asarray(range_m, dtype=np.float64), MIN_RANGE_FLOOR_M)
-    if cfg.overlap_range_m > 0.0:
-        overlap = -np.expm1(-(r / cfg.overlap_range_m) ** 2)
-    else:
-        overlap = 1.0
-    return cfg.signal_at_10pct_counts / 0.1 * (ring_r10(cfg, ring) / r) ** 2 * overlap
+    return _elementwise(rules.counts_per_reflectance_rows, (range_m, ring_r10(cfg, ring)),
+                        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m))
 
 
 def uniform_r10(cfg):
@@ -144,17 +152,10 @@ def reflectivity_byte(rho):
     """
     Return the calibrated reflectivity byte (uint8, shape of ``rho``).
 
-    round(100 rho) up to 100; above, 100 + 155 min(1, ln rho / ln 64); 0 for rho <= 0 or NaN.
+    round(100 rho) up to 100; above, 100 + 155 min(1, ln rho / ln 64); 0 for rho <= 0 or NaN
+    (rules.reflectivity_byte: C round(), halves away from zero).
     """
-    r = np.asarray(rho, dtype=np.float64)
-    good = np.isfinite(r) & (r > 0.0) | (r == np.inf)
-    r = np.where(good, r, 0.0)
-    with np.errstate(divide='ignore', invalid='ignore'):
-        log_part = 100.0 + 155.0 * np.minimum(1.0, np.log(np.maximum(r, 1.0)) / math.log(64.0))
-    # C round(): halves away from zero (np.rint would round 12.5 to 12).
-    linear = np.floor(100.0 * np.minimum(r, 1.0) + 0.5)
-    out = np.where(r <= 1.0, linear, np.floor(np.maximum(log_part, 100.0) + 0.5))
-    return np.clip(out, 0, 255).astype(np.uint8)
+    return _elementwise(rules.reflectivity_byte_rows, (rho,))
 
 
 def pulse_stretch_factor(pulse_length_m, range_m, cos, beta_rad):
@@ -177,8 +178,7 @@ def pulse_stretch_factor(pulse_length_m, range_m, cos, beta_rad):
 
 def snr(signal_counts_, ambient_counts):
     """Return the shot-noise SNR S / sqrt(S + ambient)."""
-    s = np.maximum(np.asarray(signal_counts_, dtype=np.float64), 0.0)
-    return s / np.sqrt(np.maximum(s + ambient_counts, 1e-12))
+    return _elementwise(rules.snr_rows, (signal_counts_,), float(ambient_counts))
 
 
 def range_noise_std(cfg, snr_):
@@ -189,11 +189,15 @@ def range_noise_std(cfg, snr_):
     range_std_low_snr_m (SNR_spec / SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 +
     ambient): independent timing errors add in quadrature, and the floor dominates strong echoes.
     """
+    return _elementwise(rules.range_noise_std_rows, (snr_,), snr_at_spec(cfg),
+                        float(cfg.range_noise_std_m), float(cfg.range_std_low_snr_m),
+                        float(cfg.range_noise_snr_exponent))
+
+
+def snr_at_spec(cfg):
+    """Return SNR_spec = S10 / sqrt(S10 + ambient), the SNR of the 10 % target at R10."""
     s10 = cfg.signal_at_10pct_counts
-    snr_spec = s10 / math.sqrt(s10 + cfg.ambient_counts)
-    q = np.maximum(np.asarray(snr_, dtype=np.float64), 1e-9)
-    extra = cfg.range_std_low_snr_m * (snr_spec / q) ** cfg.range_noise_snr_exponent
-    return np.sqrt(cfg.range_noise_std_m ** 2 + extra ** 2)
+    return s10 / math.sqrt(s10 + cfg.ambient_counts)
 
 
 def wetness_from_rain(rain_mm_h):
@@ -231,5 +235,4 @@ def pond_material(material, ground, puddle_depth_m, pond_threshold_m):
 
 def rough_range_sigma_m(roughness_m, cos):
     """Return the ground-relief range sigma RoughnessM |cos|^-1.5, m (cos floored at 0.01)."""
-    c = np.maximum(np.abs(np.asarray(cos, dtype=np.float64)), 0.01)
-    return np.asarray(roughness_m, dtype=np.float64) * c ** -1.5
+    return _elementwise(rules.rough_range_sigma_rows, (roughness_m, cos))

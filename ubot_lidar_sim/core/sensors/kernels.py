@@ -8,12 +8,11 @@ so they give the bits of the numpy code they replace (test/core/test_sensor_kern
 it); the ground relief is within a few ulp of it.
 """
 
-import math
-
 import numba
 import numpy as np
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.physics import rules
 
 
 @numba.njit(cache=True, nogil=True)
@@ -104,9 +103,8 @@ def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam, b0):
     """
     Return a copy of range_m (H,) with the ground-relief noise on the ground hits.
 
-    A ground hit of material m moves by roughness_m[m] max(|cos|, 0.01)^-1.5 z[beam + b0]
-    (radiometry.rough_range_sigma_m; c^-1.5 as 1 / (c sqrt(c)), within a few ulp of pow, a
-    quarter of its time). ground (H,) bool, material (H,) uint8,
+    A ground hit of material m moves by rules.rough_range_sigma_m(roughness_m[m], cos) x
+    z[beam + b0]. ground (H,) bool, material (H,) uint8,
     cos (H,), beam (H,) numbered from b0, z (B,) one draw per beam of the sweep.
     """
     out = range_m.copy()
@@ -115,6 +113,6 @@ def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam, b0):
             m = material[h]
             if m >= roughness_m.shape[0]:
                 raise IndexError('material byte out of the roughness table')
-            c = max(abs(np.float64(cos[h])), 0.01)
-            out[h] += roughness_m[m] * (1.0 / (c * math.sqrt(c))) * z[beam[h] + b0]
+            sigma = rules.rough_range_sigma_m(roughness_m[m], np.float64(cos[h]))
+            out[h] += sigma * z[beam[h] + b0]
     return out
