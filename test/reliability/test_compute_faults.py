@@ -16,7 +16,7 @@ import time
 
 import numpy as np
 import pytest
-from rel_helpers import node_argv, ROOT, write_params
+from rel_helpers import new_domain, node_argv, ROOT, write_params
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
@@ -324,13 +324,22 @@ def test_sigterm_while_a_node_loads_a_large_world_ends_it_promptly(procs, probe_
                                          'file: hills.npy, cell_m: 0.1}\n')
     params = write_params(tmp_path, 'load', {'lidar_3d': {'world_file': str(tmp_path
                                                                             / 'hills.yaml')}})
-    proc = procs(node_argv('lidar_3d_node', params), domain, 'lidar_3d_node')
-    probe = probe_factory(domain, diagnostics=True)
     # The node joins the graph, declares its parameters, then loads the 4.5 M-triangle world
-    # (~4 s); it publishes /diagnostics only after that.
-    assert probe.wait_for(lambda: 'lidar_3d' in probe.node.get_node_names(), 30.0)
-    time.sleep(0.5)
-    assert proc.popen.poll() is None and probe.diag('lidar_3d') is None, proc.stderr()
+    # (~4 s); it publishes /diagnostics only after that. It must be seen loading: on a busy
+    # machine the probe's discovery can take longer than the load, and then the attempt starts
+    # a new node in a new domain.
+    for attempt in range(3):
+        dom = domain if attempt == 0 else new_domain()
+        proc = procs(node_argv('lidar_3d_node', params), dom, f'lidar_3d_node_{attempt}')
+        probe = probe_factory(dom, diagnostics=True)
+        assert probe.wait_for(lambda: 'lidar_3d' in probe.node.get_node_names(), 30.0)
+        time.sleep(0.2)
+        if proc.popen.poll() is None and probe.diag('lidar_3d') is None:
+            break
+        assert proc.popen.poll() is None, proc.stderr()
+        proc.stop(signal.SIGINT, timeout_s=5.0)
+    else:
+        pytest.fail('the node had loaded its world before the probe saw it, 3 times')
     code, seconds = proc.stop(signal.SIGTERM, timeout_s=10.0)
     assert code == 0 and seconds < 1.5, (code, seconds, proc.stderr()[-2000:])
     assert 'Traceback' not in proc.stderr()
