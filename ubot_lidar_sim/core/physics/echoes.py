@@ -180,6 +180,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
         albedo = np.where(ground, 1.0, albedo)
     beam = ray // s
     r10 = _r10(cfg, ring_of_beam)
+    alpha = atm.alpha if atm is not None and atm.active else 0.0
 
     def one_pass(prefix):
         """Run the compiled pass from the running foliage sum prefix; (carry, (rho, power))."""
@@ -193,7 +194,6 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight. The
     # running foliage sum continues from the parts before; the next part continues from its end.
-    alpha = atm.alpha if atm is not None and atm.active else 0.0
     (rho_app, power), _ = parts.in_turn(peer, 'foliage_log_t', lambda: 0.0, one_pass)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:

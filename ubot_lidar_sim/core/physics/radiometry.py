@@ -17,7 +17,6 @@ from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0
-MIN_RANGE_FLOOR_M = rules.MIN_RANGE_FLOOR_M
 
 
 def normal_cdf(x):
