@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.output.layouts import (FULL_DTYPE, LAYOUT_DTYPES, NUMPY_OF_DATATYPE,
-                                           OUSTER_DTYPE, point_fields, to_layout,
-                                           VELODYNE_DTYPE)
+from ubot_lidar_sim.output.layouts import (concat_records, copy_records, FULL_DTYPE,
+                                           LAYOUT_DTYPES, NUMPY_OF_DATATYPE, OUSTER_DTYPE,
+                                           point_fields, to_layout, VELODYNE_DTYPE)
 
 
 def test_point_dtypes_are_packed_little_endian_with_contract_sizes():
@@ -49,3 +49,20 @@ def test_unknown_layout_and_ouster_before_the_stamp_are_refused():
     pts['time'] = -0.01
     with pytest.raises(ConfigError, match='stamp_at'):
         to_layout(pts, 'ouster')
+
+
+def test_record_concat_and_copy_give_the_records_numpy_gives():
+    rng = np.random.default_rng(3)
+    parts = []
+    for n in (5, 0, 3):
+        pts = np.zeros(n, dtype=FULL_DTYPE)
+        pts['x'], pts['ring'] = rng.normal(size=n), rng.integers(0, 128, n)
+        pts['return_flags'], pts['class_id'] = 7, np.arange(n)
+        parts.append(pts)
+    joined = concat_records(parts)
+    assert joined.dtype == FULL_DTYPE and joined.shape == (8,)
+    assert joined.tobytes() == np.concatenate(parts).tobytes()
+    assert concat_records([parts[2]]) is not parts[2]          # a copy, never a view
+    dst = np.empty(3, dtype=FULL_DTYPE)
+    copy_records(dst, joined[5:])
+    np.testing.assert_array_equal(dst, parts[2])

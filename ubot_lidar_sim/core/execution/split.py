@@ -9,6 +9,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
+from ubot_lidar_sim.output.layouts import concat_records
 
 
 def merge_parts(results: Sequence[ScanResult]) -> ScanResult:
@@ -22,7 +23,7 @@ def merge_parts(results: Sequence[ScanResult]) -> ScanResult:
     first = results[0]
     timing = {key: max(r.timing_ms.get(key, 0.0) for r in results) for key in first.timing_ms}
     return ScanResult(
-        points=np.concatenate([r.points for r in results]),
+        points=concat_records([r.points for r in results]),
         beam=np.concatenate([r.beam for r in results]), stamp_s=first.stamp_s,
         sensor_pose=first.sensor_pose, n_beams=sum(r.n_beams for r in results),
         too_close=np.concatenate([r.too_close for r in results]),

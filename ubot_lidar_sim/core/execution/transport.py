@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
-from ubot_lidar_sim.output.layouts import FULL_DTYPE
+from ubot_lidar_sim.output.layouts import copy_records, FULL_DTYPE
 
 
 class ChannelError(OSError):
@@ -230,10 +230,32 @@ class SharedResults:
             return None
         offset = 0
         for a in arrays:
-            np.frombuffer(self.map, a.dtype, a.size, offset)[...] = a
+            copy_records(np.frombuffer(self.map, a.dtype, a.size, offset), a)
             offset += -(-a.nbytes // 8) * 8
         return (len(result.points), len(result.beam), result.n_beams, result.stamp_s,
                 result.sensor_pose, result.n_echoes, result.timing_ms)
+
+    def store_poses(self, poses):
+        """
+        Write a request's poses (C + 1, 4, 4) float64; returns the message (None: too large).
+
+        Pickled, the 230 kB of a VLP-16 sweep's poses filled the socket buffer and the parent
+        waited ~1.5 ms per child for the child to read them. They go at the block's end, which
+        the child's results may overwrite later: it copies them first (load_poses), and the
+        parent has copied the last results before it writes the next poses.
+        """
+        poses = np.ascontiguousarray(poses, dtype=np.float64)
+        if poses.nbytes > self.n_bytes:
+            return None
+        offset = (self.n_bytes - poses.nbytes) // 8 * 8
+        np.frombuffer(self.map, np.float64, poses.size, offset)[...] = poses.reshape(-1)
+        return poses.shape
+
+    def load_poses(self, shape):
+        """Return a copy of the poses store_poses wrote (shape its message)."""
+        size = int(np.prod(shape))
+        offset = (self.n_bytes - 8 * size) // 8 * 8
+        return np.frombuffer(self.map, np.float64, size, offset).reshape(shape).copy()
 
     def load(self, message):
         """Return the ScanResult that store wrote (views of the block: copy before reuse)."""

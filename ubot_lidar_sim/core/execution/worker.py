@@ -38,6 +38,7 @@ from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, Cha
                                                      read_payload, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.output.layouts import concat_records
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
@@ -98,7 +99,9 @@ def _serve_requests(conn, payload_fd, part, parts, block):
                 sim = LidarSimulator(request[1], world, materials)
                 reply = ('ok', None)
             else:
-                _, poses, stamp_s, weather, scan_index, beam_range = request
+                _, (how, poses), stamp_s, weather, scan_index, beam_range = request
+                if how == 'shared':
+                    poses = results.load_poses(poses)
                 peer = PipePeer(conn, part, parts)
                 t0 = time.perf_counter()
                 result = sim.scan_part(poses, stamp_s, weather, scan_index, beam_range, peer)
@@ -336,7 +339,7 @@ class ScanProcess:
         parts = len(bounds) - 1
         if parts != self.workers:      # fewer beams than workers: the rest get empty ranges
             bounds = np.concatenate([bounds, np.full(self.workers - parts, bounds[-1])])
-        messages = [('scan', poses, float(stamp_s), weather, int(scan_index),
+        messages = [('scan', self._poses(k, poses), float(stamp_s), weather, int(scan_index),
                      (int(bounds[k]), int(bounds[k + 1]))) for k in range(self.workers)]
         t0 = time.monotonic()
         replies = self._request(messages, 'a scan', self.scan_timeout_s())
@@ -353,6 +356,12 @@ class ScanProcess:
         # Copies: the blocks are written again by the next sweep.
         kept = [r for r in results if r.n_beams > 0] or results[:1]
         return _owned(merge_parts(kept), len(kept) > 1)
+
+    def _poses(self, part, poses):
+        """Return the poses' message to a part: ('shared', shape) in its block, or inline."""
+        block = self._blocks[part] if part < len(self._blocks) else None
+        shape = block.store_poses(poses) if block is not None else None
+        return ('inline', poses) if shape is None else ('shared', shape)
 
     def close(self, timeout_s=2.0, kill=False):
         """Stop the children (asks, then kills after timeout_s; kill: at once); safe twice."""
@@ -383,5 +392,5 @@ def _owned(result, merged):
     """Return result with arrays of its own (merge_parts of several parts already copied)."""
     if merged:
         return result
-    return replace(result, points=result.points.copy(), beam=result.beam.copy(),
+    return replace(result, points=concat_records([result.points]), beam=result.beam.copy(),
                    too_close=result.too_close.copy(), hit_range_m=result.hit_range_m.copy())
