@@ -2,15 +2,18 @@
 A sweep computed in parts: contiguous beam ranges that give the bytes of the whole sweep.
 
 Almost everything in a sweep is per beam, so a part (beams b0..b1) can be computed on its own.
-Four things cross the part boundaries, and a part gets them from a *peer*:
+Three things cross the part boundaries, and a part gets them from a *peer*:
 
-- the running float sum of the foliage log transmissions (a cumulative sum in hit order);
-- the clutter stream: one Poisson array over every clutter cell of the sweep, then one
-  exponential array over every drop; a part draws its share when the part before it is done;
-- the noise stream: (n_echoes, 2) normals in beam order, drawn the same way;
-- the global minimum and maximum contribution range (the (beam, range) sort key).
+- the running float sum of the foliage log transmissions (a cumulative sum in hit order),
+  handed on as soon as the part has summed its own, before its contributions pass;
+- the clutter streams: one Poisson array over every clutter cell of the sweep, and one
+  exponential array over every drop (from a stream of its own); a part draws its share when
+  the part before it is done with that stream;
+- the noise stream: (n_echoes, 2) normals in beam order, drawn the same way.
 
-Part k receives a carried value from part k - 1 and sends its own on to part k + 1. With one
+Values only go forward, from part k - 1 to part k, so no part waits for a later one (a
+wait that went back, part 0 for the last part's Poisson draws, and a minimum and maximum
+gathered from every part cost A 4 ms of 48; docs/performance.md, session 7). With one
 part (``Solo``) nothing is sent and each value starts from its initial state: that is the plain
 sweep. ``worker.ScanProcess`` runs the parts in child processes and routes the values between
 them. Floating-point sums are sequential and generators draw in order, so the parts reproduce the
@@ -30,10 +33,6 @@ class Solo:
     def send(self, name, part, value):
         """Never called for one part (there is no part after it)."""
         raise RuntimeError(f'a single part has no peer to send {name!r} to')
-
-    def minmax(self, lo, hi):
-        """Return (lo, hi): this part is the whole sweep."""
-        return lo, hi
 
 
 SOLO = Solo()
@@ -65,17 +64,3 @@ def draw_in_turn(peer, name, rng, draw):
         return generator, values
 
     return in_turn(peer, name, lambda: rng, step)
-
-
-def wrap_to_first(peer, name, value):
-    """
-    Hand the last part's final value of a stream to part 0, which continues the stream from it.
-
-    value is this part's final value. Returns what part 0 continues from: with one part its own
-    value, in part 0 the last part's, in the other parts None.
-    """
-    if peer.parts == 1:
-        return value
-    if peer.part == peer.parts - 1:
-        peer.send(name, 0, value)
-    return peer.receive(name) if peer.part == 0 else None

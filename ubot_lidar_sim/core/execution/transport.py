@@ -177,13 +177,6 @@ class PipePeer:
         """Send value to the part with index part."""
         self._conn.send(('send', name, part, value))
 
-    def minmax(self, lo, hi):
-        """Return the minimum of lo and the maximum of hi over every part."""
-        if self.parts == 1:
-            return lo, hi
-        self._conn.send(('minmax', lo, hi))
-        return self.receive('minmax')
-
 
 class SharedResults:
     """

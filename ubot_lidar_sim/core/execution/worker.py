@@ -277,10 +277,9 @@ class ScanProcess:
         """
         Route the parts' messages until every child answered; returns their values in order.
 
-        'send' forwards a carried value to its part, 'minmax' is gathered from every part and
-        its result sent to all of them.
+        'send' forwards a carried value to its part.
         """
-        values, gathered = [None] * self.workers, []
+        values = [None] * self.workers
         waiting = dict(enumerate(self._chans))
         index = {id(chan): part for part, chan in waiting.items()}
         while waiting:
@@ -294,13 +293,6 @@ class ScanProcess:
                 if kind == 'send':
                     _, name, target, value = message
                     self._send(target, ('token', name, value), deadline, what)
-                elif kind == 'minmax':
-                    gathered.append(message[1:])
-                    if len(gathered) == self.workers:
-                        lo = min(item[0] for item in gathered)
-                        hi = max(item[1] for item in gathered)
-                        for other in range(self.workers):
-                            self._send(other, ('token', 'minmax', (lo, hi)), deadline, what)
                 elif kind == 'ok':
                     values[part] = message[1]
                     del waiting[part]

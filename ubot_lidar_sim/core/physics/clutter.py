@@ -49,9 +49,11 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
     rho = pi beta dR sum(X) / (n A dR). Power includes exp(-2 alpha r) and the form factor. Slabs
     whose mean signal is hopeless (soft_target.hopeless) are skipped before any draw. Each
     granular medium draws one Poisson array and one exponential array, beam-major then slab
-    order, from streams[medium.name] when given (snow: its own stream), else from rng (the
-    clutter stream) in medium order. For a part of a sweep (parts.py) the beams are the part's
-    and peer hands the streams on, so the draws are those of the whole sweep.
+    order: the Poisson counts from streams[medium.name] when given (snow: its own stream),
+    else the first shared medium's from rng (the clutter stream) and the others' from jumps of
+    rng; the exponentials from a jump of the Poisson stream. For a part of a sweep (parts.py)
+    the beams are the part's and peer hands the streams on, so the draws are those of the
+    whole sweep.
     """
     if atm is None or not atm.active or not cfg.weather:
         return Contributions.empty()
@@ -108,42 +110,49 @@ def _granular(cfg, atm, n_beams, limit, beam_ring, rng, peer, streams, discrete)
     gain = gain_rj.reshape(-1)[ring_of.reshape(n_beams)[b_idx] * n_slab + j_idx]
     rho = np.zeros(b_idx.shape)
     area_j = beam_area_m2(cfg, centre)
-    shared = 0
+    # Each medium's Poisson and exponential draws come from streams of their own, all derived
+    # before any draw (jumps of the given stream's state), so that every stream of a sweep in
+    # parts is handed forward only. The first shared medium's Poisson draws are rng's own.
+    tags, gens, shared = [], [], 0
     for medium in discrete:
         own = streams.get(medium.name)
         if own is not None:
-            rho_k, _ = _particles(peer, medium.name, own, medium, area_j, b_idx, j_idx, dr)
+            tags.append(medium.name)
+            gens.append((own, _jumped(own, 1)))
         else:
-            tag = f'clutter{shared}' if shared else 'clutter'
-            if shared:   # the stream goes on from where the last part's draws left it
-                rng = parts.wrap_to_first(peer, f'{tag}_start', rng)
-            rho_k, rng = _particles(peer, tag, rng, medium, area_j, b_idx, j_idx, dr)
+            tags.append(f'clutter{shared}' if shared else 'clutter')
+            gens.append((_jumped(rng, 2 * shared), _jumped(rng, 2 * shared + 1)))
             shared += 1
-        rho += rho_k
+    for medium, tag, (poisson_rng, exponential_rng) in zip(discrete, tags, gens):
+        rho += _particles(peer, tag, poisson_rng, exponential_rng, medium, area_j, b_idx,
+                          j_idx, dr)
     power = rho * gain
     nz = np.flatnonzero(power > 0.0)
     j_nz = j_idx[nz]
     return _contributions(atm, b_idx[nz], centre[j_nz], power[nz], rho[nz] * two_way[j_nz])
 
 
-def _particles(peer, tag, rng, medium, area_j, b_idx, j_idx, dr):
+def _jumped(rng, jumps):
+    """Return rng itself (jumps 0) or a new Generator jumps x 2^128 x phi draws ahead of it."""
+    return rng if jumps == 0 else np.random.Generator(rng.bit_generator.jumped(jumps))
+
+
+def _particles(peer, tag, poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr):
     """
-    Return the rho (cells,) of one discrete medium and the generator after this part's draws.
+    Return the rho (cells,) of one discrete medium.
 
     area_j (slabs,) beam cross-section at the slab centres, m^2; cells are (b_idx, j_idx).
     Every part takes part in the hand-on, also with no cells (empty draws take nothing).
     """
     expected = (medium.particles_per_m3 * area_j * dr)[j_idx]
-    count, after = parts.draw_in_turn(peer, f'{tag}_poisson', rng,
-                                      lambda g: g.poisson(expected))
-    # The exponentials follow the last part's Poisson draws, again from part 0 on.
-    e, after = parts.draw_in_turn(
-        peer, f'{tag}_exponential', parts.wrap_to_first(peer, f'{tag}_wrap', after),
-        lambda g: g.exponential(size=int(count.sum())))
+    count, _ = parts.draw_in_turn(peer, f'{tag}_poisson', poisson_rng,
+                                  lambda g: g.poisson(expected))
+    e, _ = parts.draw_in_turn(peer, f'{tag}_exponential', exponential_rng,
+                              lambda g: g.exponential(size=int(count.sum())))
     sum_x = np.bincount(np.repeat(np.arange(b_idx.size), count), 0.5 * e * e, b_idx.size)
     with np.errstate(invalid='ignore', divide='ignore'):
         return np.where(expected > 0, math.pi * medium.beta_per_m_sr * dr
-                        * sum_x / expected, 0.0), after
+                        * sum_x / expected, 0.0)
 
 
 def describe_air(cfg):

@@ -182,19 +182,18 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     r10 = _r10(cfg, ring_of_beam)
     alpha = atm.alpha if atm is not None and atm.active else 0.0
 
-    def one_pass(prefix):
-        """Run the compiled pass from the running foliage sum prefix; (carry, (rho, power))."""
-        rho, power, carry = kernels.hit_power(
-            ray, r, radiometry.valid_materials(table, material), cos, albedo, foliage,
-            min(max(float(wetness), 0.0), 1.0), radiometry.surface_tables(table),
-            table.transmission, prefix, 2.0 * alpha, r10, cfg.signal_at_10pct_counts / 0.1,
-            float(cfg.overlap_range_m), weights)
-        return carry, (rho, power)
-
+    valid = radiometry.valid_materials(table, material)
+    # The running foliage sum continues from the parts before; the next part continues from
+    # its end, handed on before this part's pass (a cheap sum of the same bits) so that it
+    # need not wait for the pass.
+    prefix, _ = parts.in_turn(peer, 'foliage_log_t', lambda: 0.0, lambda start: (
+        kernels.foliage_log_sum(start, valid, foliage, table.transmission), start))
     # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
-    # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight. The
-    # running foliage sum continues from the parts before; the next part continues from its end.
-    (rho_app, power), _ = parts.in_turn(peer, 'foliage_log_t', lambda: 0.0, one_pass)
+    # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
+    rho_app, power, _ = kernels.hit_power(
+        ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
+        radiometry.surface_tables(table), table.transmission, prefix, 2.0 * alpha, r10,
+        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
         beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
@@ -228,6 +227,12 @@ def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
     return np.hypot(bh * np.sum(p * u, axis=1), bv * np.sum(p * v, axis=1))
 
 
+def _sort_key_span(cfg):
+    """Return (origin, span) of process_beams' sort key, m: the trace's and clutter's ranges."""
+    far = max(float(cfg.max_range_m), float(cfg.clutter_max_range_m)) + 1.0
+    return -far, 3.0 * far
+
+
 def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOLO,
                   beam_offset=0):
     """
@@ -242,7 +247,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor. For a part of a sweep (parts.py), beams are numbered
     from the part's first, beam_offset is that beam's index in the sweep and peer carries the
-    noise stream and the sweep's range extent.
+    noise stream.
     """
     ring_of_beam = np.asarray(ring_of_beam)
     beam = np.asarray(contrib.beam, dtype=np.int64)
@@ -250,14 +255,16 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     pw = np.asarray(contrib.power_counts, dtype=np.float64)
     st = np.asarray(contrib.stretch, dtype=np.float64)
     order = None
-    # The sort key's origin and span are those of the whole sweep (every part asks).
-    r_min, r_max = peer.minmax(r.min() if r.size else np.inf, r.max() if r.size else -np.inf)
     if r.size:
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
         # several times faster on millions of contributions; a key already in order (one
-        # sub-ray, no clutter) is the identity of the stable sort.
-        span = float(r_max - r_min) + 1.0
-        key = (beam + beam_offset if beam_offset else beam) * span + (r - r_min)
+        # sub-ray, no clutter) is the identity of the stable sort. Its origin and span come
+        # from the config, not the data, so that every part of a sweep keys alike without
+        # asking the others; a range outside them (ground relief at grazing incidence, far
+        # beyond the window) is clipped and keeps its row order.
+        r_lo, span = _sort_key_span(cfg)
+        key = (beam + beam_offset if beam_offset else beam) * span + np.clip(
+            r - r_lo, 0.0, span - 1.0)
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
             beam, r, pw, st = beam[order], r[order], pw[order], st[order]
