@@ -93,4 +93,6 @@ def describe_models(cfg) -> Dict[str, str]:
             'intensity': intensity, 'weather': weather, 'material': material,
             'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at),
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
-                              'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes.'}
+                              'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes; '
+                              'the exponentials of a clutter medium from a jump of its '
+                              'Poisson stream.'}
