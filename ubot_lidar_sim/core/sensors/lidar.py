@@ -260,14 +260,16 @@ class LidarSimulator:
         """
         Ground-relief range noise: RoughnessM |cos|^-1.5 z, one z ~ N(0, 1) per beam.
 
-        hit_beam (H,) numbered from beam b0; z is drawn for the whole sweep.
+        hit_beam (H,) numbered from beam b0; z is the sweep's stream of one draw per beam,
+        drawn up to the part's last beam (a stream's first draws do not depend on how many
+        follow, so every part reads the same z as the whole sweep).
         """
         cfg, table = self.cfg, self.materials
         ground = np.asarray(hits.ground, dtype=bool)
         if not cfg.noise_enabled or not ground.any():
             return hits
         z = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_ROUGHNESS).standard_normal(
-            self.beams.n_beams)
+            b0 + int(hit_beam.max()) + 1)
         # A ground hit's material under the weather (puddle, then snow), per traced material.
         traced = np.arange(table.roughness_m.size, dtype=np.uint8)
         material = snow.snow_material(radiometry.pond_material(
