@@ -105,7 +105,8 @@ def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam, b0):
 
     A ground hit of material m moves by rules.rough_range_sigma_m(roughness_m[m], cos) x
     z[beam + b0]. ground (H,) bool, material (H,) uint8,
-    cos (H,), beam (H,) numbered from b0, z (B,) one draw per beam of the sweep.
+    cos (H,), beam (H,) numbered from b0, z one draw per beam of the sweep, from beam 0 up to
+    at least the part's last hit beam.
     """
     out = range_m.copy()
     for h in range(out.shape[0]):
