@@ -54,12 +54,14 @@ def _transform(msg_type, parent, child, pose, stamp):
     return t
 
 
-def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_workers=1):
+def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_workers=1,
+        trigger='timer', column_blocks=1):
     """
     Run the node for `seconds` and return one bench.json row (`case`).
 
     compute_process, compute_workers: the node's parameters (sweeps in a child process, or
-    split over several); the peak RSS is then the node's plus its children's (each one's own
+    split over several); trigger, column_blocks: 'stream' computes each sweep in blocks while it
+    fires (ros/stream.py); the peak RSS is then the node's plus its children's (each one's own
     peak: an upper bound of the group's).
     """
     import rclpy
@@ -79,7 +81,8 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
             '-p', 'rain_override_mm_h:=10.0', '-p', 'visibility_override_m:=1000.0',
             '-p', f'rate_hz:={rate_hz}', '-p', 'motion_distortion:=true',
             '-p', f'compute_process:={str(bool(compute_process)).lower()}',
-            '-p', f'compute_workers:={int(compute_workers)}']
+            '-p', f'compute_workers:={int(compute_workers)}', '-p', f'trigger:={trigger}',
+            '-p', f'column_blocks:={int(column_blocks)}']
     before = cpu_times()
     node_proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
@@ -148,7 +151,8 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
     latency = [r - s for r, s in steady]
     return [{
         'case': case, 'compute_process': bool(compute_process),
-        'compute_workers': int(compute_workers), 'preset': 'velodyne_vlp16',
+        'compute_workers': int(compute_workers), 'trigger': trigger,
+        'column_blocks': int(column_blocks), 'preset': 'velodyne_vlp16',
         'sub_rays': 7,
         'return_mode': 'dual_strongest_last', 'weather': 'rain 10 mm/h + visibility 1 km',
         'configured_rate_hz': rate_hz, 'achieved_rate_hz': round(achieved, 3),

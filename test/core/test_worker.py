@@ -13,6 +13,7 @@ from ubot_lidar_sim.core.execution.transport import SharedResults
 from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -176,3 +177,23 @@ def test_the_shared_block_hands_a_result_over_whole_and_refuses_one_too_large(de
         del copy
         block.close()
         small.close()
+
+
+def test_a_sweep_in_column_blocks_gives_the_same_bytes_over_processes_and_block_by_block(
+        demo):
+    cfg = LidarConfig(**CFG, column_blocks=5)
+    sim = LidarSimulator(cfg, *demo)
+    proc = ScanProcess(cfg, *demo, workers=2)
+    try:
+        for k in range(2):      # the whole sweep: blocks 0-2 in one child, 3-4 in the other
+            _assert_same(*_both(sim, proc, k))
+        stamp = 0.1 * 7
+        here = sim.scan(PATH, stamp, RAIN, 7)
+        # One block per request, as trigger stream sends them, in the order the columns fire.
+        blocks = [proc.scan_blocks(PATH(sim.block_pose_times(stamp, j, j + 1)), stamp, RAIN, 7,
+                                   j, j + 1) for j in range(5)]
+        there, union = merge_columns(blocks, sim.block_columns, cfg.channels)
+        np.testing.assert_array_equal(union, np.arange(cfg.horizontal_samples))
+        _assert_same(here, there)
+    finally:
+        proc.close()

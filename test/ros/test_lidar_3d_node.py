@@ -21,6 +21,7 @@ from sensor_msgs.msg import PointCloud2, PointField
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import pointcloud2_dtype, pointcloud2_to_array, stamp_to_s
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
@@ -359,3 +360,27 @@ def test_use_sim_time_stamps_follow_the_clock_topic(rig_factory):
     assert 1000.0 < stamp < 1010.0
     pts = pointcloud2_to_array(msg)
     np.testing.assert_allclose(pts[pts['material'] == CONCRETE]['x'], WALL_FACE_X, atol=0.02)
+
+
+def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_factory, world):
+    rig = rig_factory({'trigger': 'stream', 'column_blocks': 4}, speed_m_s=2.0)
+    clouds = rig.clouds_after(5)
+    stamps = [c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in clouds]
+    # Each sweep starts where the one before ended: stamps exactly one period apart.
+    assert np.diff(stamps).tolist() == [100_000_000] * 4
+    # The cloud is the core's sweep in 4 column blocks, from the poses TF interpolates (the
+    # draws of SMALL's noise-free model do not change its points).
+    sim = LidarSimulator(rig.node.config, world, rig.node.materials)
+
+    def pose_at(times_s):
+        poses = np.tile(np.eye(4), (len(times_s), 1, 1))
+        poses[:, 0, 3] = rig.base_x(np.asarray(times_s))
+        poses[:, 2, 3] = SENSOR_Z
+        return poses
+
+    core = sim.scan(pose_at, stamps[-1] * 1e-9).points
+    got = pointcloud2_to_array(clouds[-1])
+    assert len(got) == len(core) > 100
+    for name in ('x', 'y', 'z'):
+        np.testing.assert_allclose(got[name], core[name], atol=1e-4)
+    np.testing.assert_array_equal(got['ring'], core['ring'])

@@ -189,8 +189,14 @@ class LidarConfig(_Shared, _Model):
                        nonempty=True)
     sensor_id: str = _p('lidar_3d', 'Sensor id (also keys the random streams).',
                         read_only=True, nonempty=True)
-    trigger: str = _p('timer', "'timer': scan at rate_hz; 'service': scan on ~/sample.",
-                      choices=('timer', 'service'), read_only=True)
+    trigger: str = _p('timer', "'timer': scan at rate_hz; 'service': scan on ~/sample; "
+                      "'stream': back-to-back sweeps, each block of columns computed as soon as "
+                      'the poses of its columns arrive, published at its last block.',
+                      choices=('timer', 'service', 'stream'), read_only=True)
+    column_blocks: int = _p(1, 'Cut each sweep by firing time into this many blocks of columns, '
+                            'each traced with random streams of its own (trigger stream starts '
+                            'a block while the sweep fires); 1 = whole sweeps.', min=1, max=64,
+                            read_only=True)
     compute_process: bool = _p(False, 'Compute each sweep in a child process with its own copy '
                                'of the world (same bytes; frees the node from the GIL).',
                                read_only=True)
@@ -226,6 +232,11 @@ class LidarConfig(_Shared, _Model):
             if value and len(value) != self.channels:
                 raise ConfigError(name, value,
                                   f'empty or a list of channels ({self.channels}) values')
+        if self.column_blocks > 1 and (self.pattern_type == 'rosette'
+                                       or self.column_blocks > self.horizontal_samples):
+            raise ConfigError('column_blocks', self.column_blocks,
+                              '1 with pattern_type rosette, else at most horizontal_samples '
+                              f'({self.horizontal_samples})')
         if self.pattern_type == 'rosette':
             self._check_rosette()
         elif self.ring_time_offsets_us:

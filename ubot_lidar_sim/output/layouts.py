@@ -56,6 +56,13 @@ def concat_records(arrays) -> np.ndarray:
     return out
 
 
+def take_records(records: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Return records[index] of a packed record array (P,), each record moved as its bytes."""
+    records = np.ascontiguousarray(records)
+    raw = records.view(np.dtype((np.void, records.dtype.itemsize)))
+    return raw[np.asarray(index, dtype=np.intp)].view(records.dtype)
+
+
 def copy_records(dst: np.ndarray, src: np.ndarray) -> None:
     """Write the record array src (P,) into dst (P,) of the same packed dtype, as bytes."""
     dst.view(np.uint8)[...] = np.ascontiguousarray(src).view(np.uint8)

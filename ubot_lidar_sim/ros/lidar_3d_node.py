@@ -8,11 +8,14 @@ Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud):
 ros/services.py.
 """
 
+import functools
+
 from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
                                                   ScanProcessHung, ScanProcessStarting, sweep)
+from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.output.layouts import to_layout
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
@@ -20,8 +23,9 @@ from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
-from ubot_lidar_sim.ros.sensor_node import SensorNode
+from ubot_lidar_sim.ros.sensor_node import SensorNode, TF_MAX_AGE_S, TF_MAX_GAP_S
 from ubot_lidar_sim.ros.services import LatestMessage
+from ubot_lidar_sim.ros.stream import SweepStream
 from ubot_lidar_sim_msgs.srv import GetLatestCloud
 from visualization_msgs.msg import MarkerArray
 
@@ -54,6 +58,7 @@ class Lidar3DNode(SensorNode):
         self._core_ms = {}
         self._in_process = 0        # sweeps computed here while compute processes restarted
         self._restarting = False    # the last sweep was one of them
+        self._stream = SweepStream(self, TF_MAX_AGE_S, TF_MAX_GAP_S)
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):
@@ -73,30 +78,61 @@ class Lidar3DNode(SensorNode):
             self._fov.update(self.config)       # drawn on its own thread
 
     def scan_once(self, now_ns):
-        """Trace the newest sweep the TF covers, publish it, return the point count."""
+        """Trace the newest sweep the TF covers (stream: the next), publish it; point count."""
         cfg = self.config
+        if cfg.trigger == 'stream':
+            return self._stream_once()
         start_ns, end_ns = self.sweep_window(cfg.frame_id, now_ns, cfg.period_s)
         stamp_ns = start_ns if cfg.stamp_at == 'start' else end_ns
-        world, frame = cfg.world_frame, cfg.frame_id
+        world, frame, weather = cfg.world_frame, cfg.frame_id, self.weather
 
         def pose_at(times_s):
             return self.lookup_many(world, frame, times_s)
 
+        result = self._compute(lambda proc: sweep(self._sim, proc, pose_at, stamp_ns * 1e-9,
+                                                  weather, self.scan_index))
+        return self._publish(result, stamp_ns)
+
+    def _stream_once(self):
+        """Compute the next sweep block by block as its poses arrive (ros/stream.py)."""
+        cfg, sim = self.config, self._sim
+        period_ns = int(round(cfg.period_s * 1e9))
+        start_ns = self._stream.window(cfg.frame_id, period_ns)
+        stamp_ns = start_ns if cfg.stamp_at == 'start' else start_ns + period_ns
+        stamp_s, weather, results = stamp_ns * 1e-9, self.weather, []
+        for j in range(len(sim.block_columns)):
+            times = sim.block_pose_times(stamp_s, j, j + 1)
+            self._stream.await_pose(cfg.frame_id, float(times.max()), cfg.period_s)
+            poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
+            results.append(self._compute(functools.partial(
+                _scan_block, sim, poses, stamp_s, weather, self.scan_index, j)))
+        self._stream.finish(cfg.frame_id, start_ns, start_ns + period_ns)
+        result, _ = merge_columns(results, sim.block_columns, cfg.channels)
+        return self._publish(result, stamp_ns)
+
+    def _compute(self, run):
+        """
+        Return run(compute processes) or, while they restart, run(None) in this process.
+
+        A failed compute process skips the sweep (COMPUTE_SKIPS).
+        """
         try:
-            result = sweep(self._sim, self._proc, pose_at, stamp_ns * 1e-9, self.weather,
-                           self.scan_index)
+            result = run(self._proc)
         except ScanProcessStarting:
             self._in_process += 1
             self._restarting = True
-            result = sweep(self._sim, None, pose_at, stamp_ns * 1e-9, self.weather,
-                           self.scan_index)
+            return run(None)
         except tuple(kind for kind, _ in COMPUTE_SKIPS) as exc:
             reason = next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind))
             raise SkipScan(reason, str(exc)) from None
-        else:
-            self._restarting = False
+        self._restarting = False
+        return result
+
+    def _publish(self, result, stamp_ns):
+        """Pack the sweep's points in the configured layout and publish them; point count."""
+        cfg = self.config
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
-        msg = array_to_pointcloud2(points, frame, stamp_ns)
+        msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
         self._points_pub.publish(msg)
         self.latest.remember(msg, f'{len(points)} points')
         self._beams = result.n_beams
@@ -148,6 +184,12 @@ class Lidar3DNode(SensorNode):
             ('compute_last_failure', self._proc.last_failure if self._proc is not None else ''),
             ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}'),
             ('snowfall_mm_h', f'{w.snowfall_rate_mm_h:g}')]
+
+
+def _scan_block(sim, poses, stamp_s, weather, scan_index, j, proc):
+    """Return column block j of a sweep, computed by proc (a ScanProcess) or here (None)."""
+    return (sim if proc is None else proc).scan_blocks(poses, stamp_s, weather, scan_index, j,
+                                                       j + 1)
 
 
 def main(args=None):

@@ -30,6 +30,7 @@ from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
 TF_MAX_GAP_S = 1.0         # no pose is interpolated between transforms further apart than this
+STREAM_RETRY_S = 0.05     # trigger stream: a skipped sweep is tried again this much later
 MIN_RATE_HZ = 0.01         # a node's sweep (and so its TF history) spans at most 100 s
 NAMESPACED = ('frame_id', 'sensor_id')     # in a namespace their defaults go under it
 NO_CLOCK = ('waiting for /clock: use_sim_time is true and no clock message has arrived; '
@@ -131,7 +132,9 @@ class SensorNode(Node):
         cycle; a timer that is always due would starve /tf). The timer (node clock: wall or
         /clock) wakes it at rate_hz, a ~/sample call in 'service' mode wakes it at once. At
         most one tick waits for a busy worker (it scans right after); further ticks count as
-        'overrun' and are dropped.
+        'overrun' and are dropped. With 'stream' there is no timer: the worker scans back to
+        back (``scan_once`` waits for the poses of its sweep; ros/stream.py), and after a skip
+        it tries again STREAM_RETRY_S later.
         """
         rate_hz = rate_hz or getattr(self.config, 'rate_hz')
         self._period_s = 1.0 / rate_hz
@@ -142,7 +145,9 @@ class SensorNode(Node):
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
-        if trigger == 'timer':
+        if trigger == 'stream':
+            self._wake.set()
+        elif trigger == 'timer':
             self._timer = self.create_timer(self._period_s, self._on_timer,
                                             callback_group=self._work_group)
 
@@ -191,6 +196,10 @@ class SensorNode(Node):
             self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
             if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
                 self._wake.set()        # calls that wait for a newer transform: try again
+            elif self._trigger == 'stream':
+                # The next sweep at once; after a skip (no subscriber, no pose) shortly.
+                if ok or not self._stop.wait(min(STREAM_RETRY_S, self._period_s)):
+                    self._wake.set()
 
     def destroy_node(self):
         """Stop the scan worker (waits up to 1 s for a running scan), then destroy the node."""

@@ -26,18 +26,18 @@ from dataclasses import replace
 import multiprocessing
 from multiprocessing.connection import wait
 import os
-import signal
 import time
 
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ScanError
+from ubot_lidar_sim.core.execution.child import serve
 from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
-                                                     InheritedFd, payload_file, PipePeer,
-                                                     read_payload, SharedResults)
+                                                     InheritedFd, payload_file, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
+from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 from ubot_lidar_sim.output.layouts import concat_records
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
@@ -60,60 +60,6 @@ class ScanProcessHung(ScanProcessError):
 
 class ScanProcessStarting(ScanProcessError):
     """The compute processes are still starting (only with wait_for_start false)."""
-
-
-def _serve(conn, payload_fd, part=0, parts=1, block=None):
-    """
-    Child main: read (cfg, world, materials), build the simulator, answer requests.
-
-    block (fd, bytes): the SharedResults block the results go through. A parent that is gone
-    (end of file, broken pipe) ends the child quietly, without a traceback.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        _serve_requests(conn, payload_fd, part, parts, block)
-    except (EOFError, OSError):
-        pass
-
-
-def _serve_requests(conn, payload_fd, part, parts, block):
-    try:
-        cfg, world, materials = read_payload(payload_fd)
-        os.close(payload_fd)
-        results = SharedResults(block[1], block[0]) if block is not None else None
-        sim = LidarSimulator(cfg, world, materials)
-        # One ray builds the scene of the sweeps now, so that the first sweep costs what the
-        # others do (its deadline follows theirs after a restart).
-        world.cast(np.zeros((1, 3)), np.array([[0.0, 0.0, 1.0]]), 1.0, cfg.ignored_objects)
-    except Exception as exc:  # reported to the caller, which raises it
-        conn.send(('error', f'{type(exc).__name__}: {exc}'))
-        return
-    conn.send(('ready', None))
-    while True:
-        request = conn.recv()
-        kind = request[0]
-        if kind == 'stop':
-            return
-        try:
-            if kind == 'config':
-                sim = LidarSimulator(request[1], world, materials)
-                reply = ('ok', None)
-            else:
-                _, (how, poses), stamp_s, weather, scan_index, beam_range = request
-                if how == 'shared':
-                    poses = results.load_poses(poses)
-                peer = PipePeer(conn, part, parts)
-                t0 = time.perf_counter()
-                result = sim.scan_part(poses, stamp_s, weather, scan_index, beam_range, peer)
-                busy_s = time.perf_counter() - t0 - peer.waited_s
-                stored = results.store(result) if results is not None else None
-                reply = ('ok', (('inline', result) if stored is None else ('shared', stored),
-                                busy_s))
-        except (EOFError, OSError):
-            raise                   # the parent is gone
-        except Exception as exc:  # a bad scan must not end the child: report it
-            reply = ('error', f'{type(exc).__name__}: {exc}')
-        conn.send(reply)
 
 
 def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
@@ -147,6 +93,7 @@ class ScanProcess:
         self._procs, self._chans, self._blocks = [], [], []
         self._starting = None          # (deadline, payload fd, parts ready) while starting
         self._bounds = None            # the beam split, (workers + 1,)
+        self._columns = None           # (config, its column blocks) with column_blocks > 1
         self._durations = deque(maxlen=20)
         self._request_t0 = None
         self._limit_s = START_TIMEOUT_S    # the deadline of what is in progress, s
@@ -187,7 +134,7 @@ class ScanProcess:
                 except OSError:     # no room for the block: this child's results take the socket
                     block = None
                 chan, child = Channel.pair()
-                proc = self._ctx.Process(target=_serve, args=(
+                proc = self._ctx.Process(target=serve, args=(
                     child, InheritedFd(payload), part, self.workers,
                     None if block is None else (InheritedFd(block.fd), n_bytes)),
                     name=f'ubot_lidar_sim scan {part}', daemon=True)
@@ -273,14 +220,14 @@ class ScanProcess:
         self.last_failure = text
         raise error(text)
 
-    def _replies(self, deadline, what):
+    def _replies(self, deadline, what, sent):
         """
-        Route the parts' messages until every child answered; returns their values in order.
+        Route the parts' messages until every child in sent answered; returns their values.
 
         'send' forwards a carried value to its part.
         """
         values = [None] * self.workers
-        waiting = dict(enumerate(self._chans))
+        waiting = {k: chan for k, chan in enumerate(self._chans) if k in sent}
         index = {id(chan): part for part, chan in waiting.items()}
         while waiting:
             ready = wait(list(waiting.values()), max(0.0, deadline - time.monotonic()))
@@ -307,10 +254,11 @@ class ScanProcess:
             self._await_start(self.wait_for_start)
         self._request_t0, self._limit_s = time.monotonic(), timeout_s
         deadline = self._request_t0 + timeout_s
+        sent = [k for k in range(self.workers) if messages[k] is not None]
         try:
-            for part in range(self.workers):
+            for part in sent:
                 self._send(part, messages[part], deadline, what)
-            return self._replies(deadline, what)
+            return self._replies(deadline, what, sent)
         finally:
             self._request_t0 = None
 
@@ -326,6 +274,8 @@ class ScanProcess:
 
     def scan(self, poses, stamp_s, weather, scan_index):
         """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
+        if self.cfg.column_blocks > 1:
+            return self._scan_blocks(poses, stamp_s, weather, scan_index)
         n_beams = self.cfg.channels * self.cfg.horizontal_samples
         bounds = self._bounds if self._bounds is not None else split_beams(n_beams, self.workers)
         parts = len(bounds) - 1
@@ -348,6 +298,53 @@ class ScanProcess:
         # Copies: the blocks are written again by the next sweep.
         kept = [r for r in results if r.n_beams > 0] or results[:1]
         return _owned(merge_parts(kept), len(kept) > 1)
+
+    def _scan_blocks(self, poses, stamp_s, weather, scan_index):
+        """Compute a sweep in column blocks, a run of blocks in each child (none crosses)."""
+        n_blocks = self.cfg.column_blocks
+        bounds = split_beams(n_blocks, self.workers)
+        runs = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+        columns = self._block_columns()
+        messages, spans = [], []
+        for k, (j0, j1) in enumerate(runs):
+            cols = np.sort(np.concatenate(columns[j0:j1]))
+            spans.append(cols)
+            rows = np.concatenate([[0], 1 + cols])
+            messages.append(('blocks', self._poses(k, poses[rows]), float(stamp_s), weather,
+                             int(scan_index), (j0, j1)))
+        messages += [None] * (self.workers - len(messages))
+        results = self._timed_request(messages)
+        merged, _ = merge_columns(results, spans, self.cfg.channels, timing='max')
+        return _owned(merged, len(results) > 1)
+
+    def scan_blocks(self, poses, stamp_s, weather, scan_index, j0, j1):
+        """
+        Return the ScanResult of column blocks j0..j1, computed by one child.
+
+        LidarSimulator.scan_blocks in child j0 % workers; poses at block_pose_times(stamp_s,
+        j0, j1).
+        """
+        part = j0 % self.workers
+        messages = [None] * self.workers
+        messages[part] = ('blocks', self._poses(part, poses), float(stamp_s), weather,
+                          int(scan_index), (int(j0), int(j1)))
+        return _owned(self._timed_request(messages)[0], False)
+
+    def _timed_request(self, messages):
+        """Send scan messages (None: that child idles); return the results of those sent."""
+        t0 = time.monotonic()
+        replies = self._request(messages, 'a scan', self.scan_timeout_s())
+        self._durations.append(time.monotonic() - t0)
+        return [self._blocks[k].load(reply[0][1]) if reply[0][0] == 'shared' else reply[0][1]
+                for k, reply in enumerate(replies) if messages[k] is not None]
+
+    def _block_columns(self):
+        """Return the column blocks of the config (column_blocks.block_columns)."""
+        if self._columns is None or self._columns[0] is not self.cfg:
+            beams = build_beams(self.cfg)
+            self._columns = (self.cfg, block_columns(beams.column_time_s,
+                                                     self.cfg.column_blocks))
+        return self._columns[1]
 
     def _poses(self, part, poses):
         """Return the poses' message to a part: ('shared', shape) in its block, or inline."""

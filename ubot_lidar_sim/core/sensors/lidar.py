@@ -10,7 +10,7 @@ a spinning LiDAR. Randomness comes from scan_rng's streams only.
 
 from dataclasses import dataclass, field, replace
 import time
-from typing import Dict
+from typing import Dict, Optional
 import zlib
 
 import numpy as np
@@ -26,6 +26,7 @@ from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.sensors import column_blocks
 from ubot_lidar_sim.core.sensors.kernels import (min_per_beam, pack_points, rotate_sub_rays,
                                                  rough_ranges)
 from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
@@ -35,9 +36,16 @@ from ubot_lidar_sim.output.layouts import FULL_DTYPE
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
 
 
-def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int) -> np.random.Generator:
-    """Return the Generator of one random stream of one scan (docs/core-interfaces.md)."""
+def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
+             block: Optional[int] = None) -> np.random.Generator:
+    """
+    Return the Generator of one random stream of one scan (docs/core-interfaces.md).
+
+    block: the column block of a sweep cut in blocks (column_blocks.py), a fifth key entry.
+    """
     key = [int(seed), zlib.crc32(sensor_id.encode('utf-8')), int(scan_index), int(stream)]
+    if block is not None:
+        key.append(int(block))
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
 
 
@@ -70,9 +78,11 @@ class LidarSimulator:
 
     beams: fixed Beams to use instead of the config's pattern (the 2D scanner's planar rays).
     A rosette's beams change every sweep (build_beams(cfg, scan_index)); a grid's never do.
+    With column_blocks n > 1, ``blocks`` holds one simulator per column block (block: its
+    index, keying its random streams) and ``block_columns`` their columns (column_blocks.py).
     """
 
-    def __init__(self, cfg, world, materials, beams=None):
+    def __init__(self, cfg, world, materials, beams=None, block=None):
         if cfg.point_layout == 'ouster' and cfg.stamp_at == 'end':
             raise ConfigError('stamp_at', cfg.stamp_at,
                               "'start' with point_layout 'ouster' (t is uint32 ns)")
@@ -87,6 +97,17 @@ class LidarSimulator:
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
+        self._block = block
+        self.blocks, self.block_columns = [], [np.arange(self.beams.columns)]
+        n_blocks = getattr(cfg, 'column_blocks', 1)
+        if n_blocks > 1 and beams is None and block is None:
+            self.block_columns = column_blocks.block_columns(self.beams.column_time_s, n_blocks)
+            self.blocks = [LidarSimulator(cfg, world, materials, column_blocks.column_beams(
+                self.beams, cols), block=j) for j, cols in enumerate(self.block_columns)]
+
+    def _rng(self, scan_index, stream):
+        """Return the Generator of one random stream of sweep scan_index (of this block)."""
+        return scan_rng(self.cfg.seed, self.cfg.sensor_id, scan_index, stream, self._block)
 
     def _use_beams(self, beams, scan_index):
         """Make ``beams`` the geometry of sweep ``scan_index``."""
@@ -144,7 +165,33 @@ class LidarSimulator:
         """
         t0 = time.perf_counter()
         poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
+        if self.blocks:
+            return self.scan_blocks(poses, stamp_s, weather, scan_index)
         return self.scan_part(poses, stamp_s, weather, scan_index, t0=t0)
+
+    def block_pose_times(self, stamp_s, j0, j1):
+        """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
+        cols = np.sort(np.concatenate(self.block_columns[j0:j1]))
+        return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
+
+    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None):
+        """
+        Simulate the column blocks j0..j1 (None: all) of a sweep; their merged ScanResult.
+
+        poses at block_pose_times(stamp_s, j0, j1), or (C + 1, 4, 4) at pose_times for the
+        whole sweep. The result covers the blocks' columns (sorted): beams ring-major over
+        them; for all blocks it is the sweep. Without blocks: scan_part of the whole sweep.
+        """
+        if not self.blocks:
+            return self.scan_part(poses, stamp_s, weather, scan_index)
+        j1 = len(self.blocks) if j1 is None else j1
+        columns = self.block_columns[j0:j1]
+        union = np.sort(np.concatenate(columns))
+        results = []
+        for blk, cols in zip(self.blocks[j0:j1], columns):
+            rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
+            results.append(blk.scan_part(poses[rows], stamp_s, weather, scan_index))
+        return column_blocks.merge_columns(results, columns, self.beams.channels)[0]
 
     def scan_part(self, poses, stamp_s, weather=None, scan_index=0, beam_range=None,
                   peer=parts.SOLO, t0=None):
@@ -241,15 +288,15 @@ class LidarSimulator:
             == radiometry.WATER)
         limit = _min_per_beam(n_beams, hit_beam, hits.range_m, solid)
         if atm.active:
-            clutter_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_CLUTTER)
+            clutter_rng = self._rng(scan_index, STREAM_CLUTTER)
             # Flakes draw from their own stream: snow leaves the rain draws as they were.
-            snow_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_SNOW)
+            snow_rng = self._rng(scan_index, STREAM_SNOW)
             contrib = echoes.Contributions.concat(
                 contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng, peer,
                                  streams={'snow': snow_rng}))
         t2 = time.perf_counter()
 
-        noise_rng = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_NOISE)
+        noise_rng = self._rng(scan_index, STREAM_NOISE)
         ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring, peer, b0)
         t3 = time.perf_counter()
 
@@ -268,7 +315,7 @@ class LidarSimulator:
         ground = np.asarray(hits.ground, dtype=bool)
         if not cfg.noise_enabled or not ground.any():
             return hits
-        z = scan_rng(cfg.seed, cfg.sensor_id, scan_index, STREAM_ROUGHNESS).standard_normal(
+        z = self._rng(scan_index, STREAM_ROUGHNESS).standard_normal(
             b0 + int(hit_beam.max()) + 1)
         # A ground hit's material under the weather (puddle, then snow), per traced material.
         traced = np.arange(table.roughness_m.size, dtype=np.uint8)

@@ -1,0 +1,72 @@
+"""
+The main of a compute process (worker.py's ScanProcess): build the simulator, answer requests.
+
+A request is a sweep's part (a beam range, parts.py), its column blocks (column_blocks.py), a
+new config or 'stop'. Results go back through the child's SharedResults block.
+"""
+
+import os
+import signal
+import time
+
+import numpy as np
+
+from ubot_lidar_sim.core.execution.transport import PipePeer, read_payload, SharedResults
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+
+
+def serve(conn, payload_fd, part=0, parts=1, block=None):
+    """
+    Child main: read (cfg, world, materials), build the simulator, answer requests.
+
+    block (fd, bytes): the SharedResults block the results go through. A parent that is gone
+    (end of file, broken pipe) ends the child quietly, without a traceback.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _serve_requests(conn, payload_fd, part, parts, block)
+    except (EOFError, OSError):
+        pass
+
+
+def _serve_requests(conn, payload_fd, part, parts, block):
+    try:
+        cfg, world, materials = read_payload(payload_fd)
+        os.close(payload_fd)
+        results = SharedResults(block[1], block[0]) if block is not None else None
+        sim = LidarSimulator(cfg, world, materials)
+        # One ray builds the scene of the sweeps now, so that the first sweep costs what the
+        # others do (its deadline follows theirs after a restart).
+        world.cast(np.zeros((1, 3)), np.array([[0.0, 0.0, 1.0]]), 1.0, cfg.ignored_objects)
+    except Exception as exc:  # reported to the caller, which raises it
+        conn.send(('error', f'{type(exc).__name__}: {exc}'))
+        return
+    conn.send(('ready', None))
+    while True:
+        request = conn.recv()
+        kind = request[0]
+        if kind == 'stop':
+            return
+        try:
+            if kind == 'config':
+                sim = LidarSimulator(request[1], world, materials)
+                reply = ('ok', None)
+            else:
+                _, (how, poses), stamp_s, weather, scan_index, span = request
+                if how == 'shared':
+                    poses = results.load_poses(poses)
+                peer = PipePeer(conn, part, parts)
+                t0 = time.perf_counter()
+                if kind == 'blocks':    # column blocks span[0]..span[1]: nothing crosses
+                    result = sim.scan_blocks(poses, stamp_s, weather, scan_index, *span)
+                else:
+                    result = sim.scan_part(poses, stamp_s, weather, scan_index, span, peer)
+                busy_s = time.perf_counter() - t0 - peer.waited_s
+                stored = results.store(result) if results is not None else None
+                reply = ('ok', (('inline', result) if stored is None else ('shared', stored),
+                                busy_s))
+        except (EOFError, OSError):
+            raise                   # the parent is gone
+        except Exception as exc:  # a bad scan must not end the child: report it
+            reply = ('error', f'{type(exc).__name__}: {exc}')
+        conn.send(reply)

@@ -1,0 +1,89 @@
+"""
+lidar_3d's ``trigger: stream``: back-to-back sweeps, each column block computed as it is fired.
+
+A spinning LiDAR's sweeps follow one another without a gap, and its driver receives each sweep
+column by column while it fires. With trigger 'stream' the node does the same: a sweep starts
+where the last one ended, and each column block (core/sensors/column_blocks.py) is computed as
+soon as the /tf history covers the block's last column, so that only the last block is left to
+compute when the sweep ends; the cloud is published then, not at a timer tick. A node that has
+fallen two sweeps behind the newest transform goes on with the sweep that ends there (the sweeps
+in between count as 'overrun'); the first sweep is that one too.
+"""
+
+import math
+import time
+
+from ubot_lidar_sim.ros.diagnostics import SkipScan
+from ubot_lidar_sim.ros.tf_buffer import TransformError
+
+POSE_POLL_S = 0.001     # how often a block waiting for its poses looks at /tf
+POSE_WAIT_S = 2.0       # a block waits at most max(this, 4 periods), steady (a paused clock)
+
+
+class SweepStream:
+    """The sweep windows and pose waits of a node streaming its sweeps (see the module)."""
+
+    def __init__(self, node, max_age_s, max_gap_s):
+        self._node = node
+        self._max_age_s, self._max_gap_s = max_age_s, max_gap_s
+
+    def _latest_s(self, frame_id):
+        node, world = self._node, self._node.config.world_frame
+        with node.intake.lock:
+            try:
+                return node.tf_buffer.latest_common_time(world, frame_id)
+            except TransformError as exc:
+                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
+                               f'{exc}') from None
+
+    def _check_fresh(self, frame_id, latest_s):
+        now_s = self._node.get_clock().now().nanoseconds * 1e-9
+        if latest_s < now_s - self._max_age_s:
+            raise SkipScan('stale_transform', f'newest {self._node.config.world_frame} -> '
+                           f'{frame_id} is {now_s - latest_s:.3f} s old (limit '
+                           f'{self._max_age_s} s)')
+
+    def window(self, frame_id, period_ns):
+        """Return the start (ns) of the next sweep: where the last ended, or see the module."""
+        node = self._node
+        latest_s = self._latest_s(frame_id)
+        self._check_fresh(frame_id, latest_s)
+        latest_ns = int(math.floor(latest_s * 1e9))
+        last = node._last_end_ns
+        if last is None:
+            start_ns = latest_ns - period_ns
+        elif latest_ns >= last + 2 * period_ns:
+            node.stats.count('overrun', (latest_ns - last) // period_ns - 1)
+            start_ns = latest_ns - period_ns
+        else:
+            start_ns = last
+        if start_ns <= 0:
+            raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        return start_ns
+
+    def await_pose(self, frame_id, t_s, period_s):
+        """Return once /tf covers world -> frame_id at t_s (s); SkipScan when it stays old."""
+        node = self._node
+        limit_s = time.monotonic() + max(POSE_WAIT_S, 4.0 * period_s)
+        while True:
+            latest_s = self._latest_s(frame_id)
+            if latest_s >= t_s:
+                return
+            self._check_fresh(frame_id, latest_s)
+            if time.monotonic() > limit_s:
+                raise SkipScan('no_new_transform', f'no {node.config.world_frame} -> '
+                               f'{frame_id} newer than {latest_s:.3f} s arrived', warn=False)
+            if node._stop.wait(POSE_POLL_S):
+                raise SkipScan('shutting_down', 'the node stops', warn=False)
+            node.intake.take()      # the transforms queued since: at once, not at the poll
+
+    def finish(self, frame_id, start_ns, end_ns):
+        """Close the sweep start_ns..end_ns: refuse a gap in its /tf, then remember its end."""
+        node, world = self._node, self._node.config.world_frame
+        with node.intake.lock:
+            gap_s = node.tf_buffer.largest_gap(world, frame_id, start_ns * 1e-9, end_ns * 1e-9)
+        if gap_s > self._max_gap_s:
+            node._last_end_ns = None        # start again at the newest transform
+            raise SkipScan('transform_gap', f'{world} -> {frame_id} has no transform for '
+                           f'{gap_s:.3f} s around the sweep (limit {self._max_gap_s} s)')
+        node._last_end_ns = end_ns
