@@ -26,8 +26,9 @@ COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beam
            'cpu_steal_pct')
 
 
-E2E_COLUMNS = ('case', 'compute_process', 'compute_workers', 'configured_rate_hz',
-               'achieved_rate_hz', 'achieved_over_configured', 'latency_periods_median',
+E2E_COLUMNS = ('case', 'compute_process', 'compute_workers', 'trigger', 'column_blocks',
+               'configured_rate_hz', 'achieved_rate_hz', 'achieved_over_configured',
+               'latency_periods_median',
                'node_peak_rss_mb', 'cpu_steal_pct', 'error')
 
 
@@ -113,6 +114,10 @@ def main(argv=None):
         # (sweeps in the node's process) and with one compute process (as `python -m
         # ubot_lidar_sim run` does), for comparison.
         rows += bench_e2e.run(seconds, compute_workers=2)
+        # The same with trigger stream: back-to-back sweeps in 8 column blocks, each computed
+        # as soon as /tf covers it (the latency of a real driver: one sweep and a block).
+        rows += bench_e2e.run(seconds, compute_workers=2, case='E2E_stream', trigger='stream',
+                              column_blocks=8)
         rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
         # The reliability load (1 kHz /tf, three sensors): scans skipped for CPU vs the target.

@@ -49,7 +49,10 @@ ARGUMENTS = {
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
                      ('lidar_3d',), 'point_layout'),
-    'trigger': ('', 'lidar_3d trigger: timer or service (timer)', ('lidar_3d',), 'trigger'),
+    'trigger': ('', 'lidar_3d trigger: timer, service or stream (back-to-back sweeps '
+                'computed block by block as they fire) (timer)', ('lidar_3d',), 'trigger'),
+    'column_blocks': ('', 'lidar_3d blocks of columns per sweep, each with random streams of '
+                      'its own (1)', ('lidar_3d',), 'column_blocks'),
     'frame_id': ('', 'lidar_3d frame (lidar_3d; <namespace>/lidar_3d in a namespace)',
                  ('lidar_3d',), 'frame_id'),
     'laser_frame_id': ('', 'laser_scan frame (laser; <namespace>/laser in a namespace)',

@@ -158,7 +158,7 @@ def test_a_bad_world_file_exits_2_before_any_sequence(tmp_path, capsys):
 
 def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path):
     lidar = {'type': 'lidar_3d', 'params': {'channels': 16, 'horizontal_samples': 720}}
-    data = {**SPEC, 'frames': 30, 'seeds': [0], 'sensors': [lidar]}   # 2 sequences of ~1 s
+    data = {**SPEC, 'frames': 60, 'seeds': [0], 'sensors': [lidar]}   # 2 sequences of ~2 s
     spec, out = _spec(tmp_path, data), tmp_path / 'out'
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT),
                                                         os.environ.get('PYTHONPATH', '')])}

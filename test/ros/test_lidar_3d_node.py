@@ -362,8 +362,14 @@ def test_use_sim_time_stamps_follow_the_clock_topic(rig_factory):
     np.testing.assert_allclose(pts[pts['material'] == CONCRETE]['x'], WALL_FACE_X, atol=0.02)
 
 
-def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_factory, world):
-    rig = rig_factory({'trigger': 'stream', 'column_blocks': 4}, speed_m_s=2.0)
+@pytest.mark.parametrize('workers', [1, 2])
+def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_factory, world,
+                                                                         workers):
+    # workers 2: block j is computed by compute process j % 2 (in the node while they start).
+    rig = rig_factory({'trigger': 'stream', 'column_blocks': 4, 'compute_workers': workers},
+                      speed_m_s=2.0)
+    if workers > 1:
+        assert rig.spin_until(lambda: rig.node._in_process < rig.node.scan_index - 5, 20.0)
     clouds = rig.clouds_after(5)
     stamps = [c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in clouds]
     # Each sweep starts where the one before ended: stamps exactly one period apart.

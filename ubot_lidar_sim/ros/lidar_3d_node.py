@@ -58,6 +58,7 @@ class Lidar3DNode(SensorNode):
         self._core_ms = {}
         self._in_process = 0        # sweeps computed here while compute processes restarted
         self._restarting = False    # the last sweep was one of them
+        self._here = False          # this sweep was (partly) computed here
         self._stream = SweepStream(self, TF_MAX_AGE_S, TF_MAX_GAP_S)
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
@@ -80,6 +81,7 @@ class Lidar3DNode(SensorNode):
     def scan_once(self, now_ns):
         """Trace the newest sweep the TF covers (stream: the next), publish it; point count."""
         cfg = self.config
+        self._here = False
         if cfg.trigger == 'stream':
             return self._stream_once()
         start_ns, end_ns = self.sweep_window(cfg.frame_id, now_ns, cfg.period_s)
@@ -119,8 +121,7 @@ class Lidar3DNode(SensorNode):
         try:
             result = run(self._proc)
         except ScanProcessStarting:
-            self._in_process += 1
-            self._restarting = True
+            self._restarting = self._here = True
             return run(None)
         except tuple(kind for kind, _ in COMPUTE_SKIPS) as exc:
             reason = next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind))
@@ -131,6 +132,8 @@ class Lidar3DNode(SensorNode):
     def _publish(self, result, stamp_ns):
         """Pack the sweep's points in the configured layout and publish them; point count."""
         cfg = self.config
+        self._in_process += self._here      # a sweep (or a block of it) computed here
+        self._here = False
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
         msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
         self._points_pub.publish(msg)

@@ -7,7 +7,8 @@ where the last one ended, and each column block (core/sensors/column_blocks.py) 
 soon as the /tf history covers the block's last column, so that only the last block is left to
 compute when the sweep ends; the cloud is published then, not at a timer tick. A node that has
 fallen two sweeps behind the newest transform goes on with the sweep that ends there (the sweeps
-in between count as 'overrun'); the first sweep is that one too.
+in between count as 'overrun'); the first sweep, and the first after a skip, is that one too.
+The time a sweep waits for its poses is not counted in its compute time.
 """
 
 import math
@@ -50,7 +51,11 @@ class SweepStream:
         self._check_fresh(frame_id, latest_s)
         latest_ns = int(math.floor(latest_s * 1e9))
         last = node._last_end_ns
-        if last is None:
+        if last is not None and node.stats.counts['last_status'] != 'ok':
+            # After a skip (nobody listened, no pose): start at the newest transform again,
+            # never before the last published sweep's end; the time between is not overrun.
+            start_ns = max(latest_ns - period_ns, last)
+        elif last is None:
             start_ns = latest_ns - period_ns
         elif latest_ns >= last + 2 * period_ns:
             node.stats.count('overrun', (latest_ns - last) // period_ns - 1)
@@ -64,10 +69,12 @@ class SweepStream:
     def await_pose(self, frame_id, t_s, period_s):
         """Return once /tf covers world -> frame_id at t_s (s); SkipScan when it stays old."""
         node = self._node
-        limit_s = time.monotonic() + max(POSE_WAIT_S, 4.0 * period_s)
+        t0 = time.monotonic()
+        limit_s = t0 + max(POSE_WAIT_S, 4.0 * period_s)
         while True:
             latest_s = self._latest_s(frame_id)
             if latest_s >= t_s:
+                node.waited_s += time.monotonic() - t0     # not compute time
                 return
             self._check_fresh(frame_id, latest_s)
             if time.monotonic() > limit_s:

@@ -88,6 +88,9 @@ def describe_models(cfg) -> Dict[str, str]:
         '(1 - t) and passes t per layer (two-way t^2 behind it); ground texture (albedo sd per '
         '0.1 m cell, micro-slope per 0.25 m cell) and roughness range noise '
         'RoughnessM |cos|^-1.5 z per beam.')
+    n_blocks = getattr(cfg, 'column_blocks', 1)
+    blocks = (f'; {n_blocks} column blocks: block j appends j to the key.' if n_blocks > 1
+              else '.')
     return {'model': 'physical: the radiometric model of document 001.', 'beam': beam,
             'echo': echo, 'signal': signal, 'return_selection': selection,
             'intensity': intensity, 'weather': weather, 'material': material,
@@ -95,4 +98,4 @@ def describe_models(cfg) -> Dict[str, str]:
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
                               'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes; '
                               'the exponentials of a clutter medium from a jump of its '
-                              'Poisson stream.'}
+                              'Poisson stream' + blocks}
