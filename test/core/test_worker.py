@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.transport import SharedResults
 from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -189,10 +190,14 @@ def test_a_sweep_in_column_blocks_gives_the_same_bytes_over_processes_and_block_
             _assert_same(*_both(sim, proc, k))
         stamp = 0.1 * 7
         here = sim.scan(PATH, stamp, RAIN, 7)
-        # One block per request, as trigger stream sends them, in the order the columns fire.
-        blocks = [proc.scan_blocks(PATH(sim.block_pose_times(stamp, j, j + 1)), stamp, RAIN, 7,
-                                   j, j + 1) for j in range(5)]
-        there, union = merge_columns(blocks, sim.block_columns, cfg.channels)
+        # One block per request, as trigger stream hands them in while the columns fire: block
+        # j to child j % 2, two in progress at once.
+        pipeline = BlockPipeline(sim, proc)
+        for j in range(5):
+            pipeline.submit(j, PATH(sim.block_pose_times(stamp, j, j + 1)), stamp, RAIN, 7)
+        assert len(proc._pending) == 2
+        there, union = merge_columns(pipeline.results(), sim.block_columns, cfg.channels)
+        assert pipeline.here == 0 and not proc._pending
         np.testing.assert_array_equal(union, np.arange(cfg.horizontal_samples))
         _assert_same(here, there)
     finally:

@@ -8,11 +8,10 @@ Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud):
 ros/services.py.
 """
 
-import functools
-
 from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
                                                   ScanProcessHung, ScanProcessStarting, sweep)
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
@@ -33,6 +32,13 @@ from visualization_msgs.msg import MarkerArray
 # 'overrun'); the next sweeps run in new processes. While those start, the sweeps are computed
 # in this process (the same bytes), so a failed child costs one sweep.
 COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'))
+FAILED_CHILD = tuple(kind for kind, _ in COMPUTE_SKIPS)
+
+
+def _skip(exc):
+    """Return the SkipScan of a failed compute process (COMPUTE_SKIPS)."""
+    return SkipScan(next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind)),
+                    str(exc))
 
 
 class Lidar3DNode(SensorNode):
@@ -101,13 +107,20 @@ class Lidar3DNode(SensorNode):
         period_ns = int(round(cfg.period_s * 1e9))
         start_ns = self._stream.window(cfg.frame_id, period_ns)
         stamp_ns = start_ns if cfg.stamp_at == 'start' else start_ns + period_ns
-        stamp_s, weather, results = stamp_ns * 1e-9, self.weather, []
-        for j in range(len(sim.block_columns)):
-            times = sim.block_pose_times(stamp_s, j, j + 1)
-            self._stream.await_pose(cfg.frame_id, float(times.max()), cfg.period_s)
-            poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
-            results.append(self._compute(functools.partial(
-                _scan_block, sim, poses, stamp_s, weather, self.scan_index, j)))
+        stamp_s, weather = stamp_ns * 1e-9, self.weather
+        blocks = BlockPipeline(sim, self._proc)
+        try:
+            for j in range(len(sim.block_columns)):
+                times = sim.block_pose_times(stamp_s, j, j + 1)
+                self._stream.await_pose(cfg.frame_id, float(times.max()), cfg.period_s)
+                poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
+                blocks.submit(j, poses, stamp_s, weather, self.scan_index)
+            results = blocks.results()
+        except FAILED_CHILD as exc:
+            raise _skip(exc) from None
+        finally:
+            blocks.abandon()
+        self._here = self._restarting = blocks.here > 0
         self._stream.finish(cfg.frame_id, start_ns, start_ns + period_ns)
         result, _ = merge_columns(results, sim.block_columns, cfg.channels)
         return self._publish(result, stamp_ns)
@@ -123,9 +136,8 @@ class Lidar3DNode(SensorNode):
         except ScanProcessStarting:
             self._restarting = self._here = True
             return run(None)
-        except tuple(kind for kind, _ in COMPUTE_SKIPS) as exc:
-            reason = next(name for kind, name in COMPUTE_SKIPS if isinstance(exc, kind))
-            raise SkipScan(reason, str(exc)) from None
+        except FAILED_CHILD as exc:
+            raise _skip(exc) from None
         self._restarting = False
         return result
 
@@ -187,12 +199,6 @@ class Lidar3DNode(SensorNode):
             ('compute_last_failure', self._proc.last_failure if self._proc is not None else ''),
             ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}'),
             ('snowfall_mm_h', f'{w.snowfall_rate_mm_h:g}')]
-
-
-def _scan_block(sim, poses, stamp_s, weather, scan_index, j, proc):
-    """Return column block j of a sweep, computed by proc (a ScanProcess) or here (None)."""
-    return (sim if proc is None else proc).scan_blocks(poses, stamp_s, weather, scan_index, j,
-                                                       j + 1)
 
 
 def main(args=None):

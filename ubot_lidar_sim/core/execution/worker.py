@@ -30,36 +30,20 @@ import time
 
 import numpy as np
 
-from ubot_lidar_sim.core.errors import ScanError
+from ubot_lidar_sim.core.execution.blocks import scan_in_blocks
 from ubot_lidar_sim.core.execution.child import serve
+from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProcessExited,
+                                                    ScanProcessHung, ScanProcessStarting)
 from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
-from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 from ubot_lidar_sim.output.layouts import concat_records
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
 SCAN_TIMEOUT_MIN_S = 1.0    # later sweeps: this, or 10 x the slowest of the last 20 if longer
 SCAN_TIMEOUT_FACTOR = 10.0
-
-
-class ScanProcessError(ScanError):
-    """The compute process failed (exited, hung or refused a request)."""
-
-
-class ScanProcessExited(ScanProcessError):
-    """A compute process exited or was killed; the next call starts new ones."""
-
-
-class ScanProcessHung(ScanProcessError):
-    """A compute process did not answer in time (stopped, hung); it was killed."""
-
-
-class ScanProcessStarting(ScanProcessError):
-    """The compute processes are still starting (only with wait_for_start false)."""
 
 
 def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
@@ -93,7 +77,7 @@ class ScanProcess:
         self._procs, self._chans, self._blocks = [], [], []
         self._starting = None          # (deadline, payload fd, parts ready) while starting
         self._bounds = None            # the beam split, (workers + 1,)
-        self._columns = None           # (config, its column blocks) with column_blocks > 1
+        self._pending = {}             # child -> (t0, deadline) of its submitted blocks
         self._durations = deque(maxlen=20)
         self._request_t0 = None
         self._limit_s = START_TIMEOUT_S    # the deadline of what is in progress, s
@@ -247,11 +231,14 @@ class ScanProcess:
                     self._fail(kind, message[1], what, part)
         return values
 
-    def _request(self, messages, what, timeout_s):
+    def _ensure_started(self):
         if not self._procs:
             self._spawn()
         if self._starting is not None:
             self._await_start(self.wait_for_start)
+
+    def _request(self, messages, what, timeout_s):
+        self._ensure_started()
         self._request_t0, self._limit_s = time.monotonic(), timeout_s
         deadline = self._request_t0 + timeout_s
         sent = [k for k in range(self.workers) if messages[k] is not None]
@@ -274,8 +261,8 @@ class ScanProcess:
 
     def scan(self, poses, stamp_s, weather, scan_index):
         """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
-        if self.cfg.column_blocks > 1:
-            return self._scan_blocks(poses, stamp_s, weather, scan_index)
+        if self.cfg.column_blocks > 1:     # a run of blocks per child (none crosses)
+            return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
         n_beams = self.cfg.channels * self.cfg.horizontal_samples
         bounds = self._bounds if self._bounds is not None else split_beams(n_beams, self.workers)
         parts = len(bounds) - 1
@@ -299,52 +286,36 @@ class ScanProcess:
         kept = [r for r in results if r.n_beams > 0] or results[:1]
         return _owned(merge_parts(kept), len(kept) > 1)
 
-    def _scan_blocks(self, poses, stamp_s, weather, scan_index):
-        """Compute a sweep in column blocks, a run of blocks in each child (none crosses)."""
-        n_blocks = self.cfg.column_blocks
-        bounds = split_beams(n_blocks, self.workers)
-        runs = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
-        columns = self._block_columns()
-        messages, spans = [], []
-        for k, (j0, j1) in enumerate(runs):
-            cols = np.sort(np.concatenate(columns[j0:j1]))
-            spans.append(cols)
-            rows = np.concatenate([[0], 1 + cols])
-            messages.append(('blocks', self._poses(k, poses[rows]), float(stamp_s), weather,
-                             int(scan_index), (j0, j1)))
-        messages += [None] * (self.workers - len(messages))
-        results = self._timed_request(messages)
-        merged, _ = merge_columns(results, spans, self.cfg.channels, timing='max')
-        return _owned(merged, len(results) > 1)
-
-    def scan_blocks(self, poses, stamp_s, weather, scan_index, j0, j1):
+    def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None):
         """
-        Return the ScanResult of column blocks j0..j1, computed by one child.
+        Send column blocks j0..j1 to child part (None: j0 % workers) and return at once.
 
-        LidarSimulator.scan_blocks in child j0 % workers; poses at block_pose_times(stamp_s,
-        j0, j1).
+        LidarSimulator.scan_blocks there; poses at block_pose_times(stamp_s, j0, j1). One
+        request per child at a time: collect_blocks(j0, part) takes the result.
         """
-        part = j0 % self.workers
-        messages = [None] * self.workers
-        messages[part] = ('blocks', self._poses(part, poses), float(stamp_s), weather,
-                          int(scan_index), (int(j0), int(j1)))
-        return _owned(self._timed_request(messages)[0], False)
-
-    def _timed_request(self, messages):
-        """Send scan messages (None: that child idles); return the results of those sent."""
+        part = j0 % self.workers if part is None else part
+        if part in self._pending:
+            raise ScanProcessError(f'compute process {part} still has blocks in progress')
+        self._ensure_started()
         t0 = time.monotonic()
-        replies = self._request(messages, 'a scan', self.scan_timeout_s())
-        self._durations.append(time.monotonic() - t0)
-        return [self._blocks[k].load(reply[0][1]) if reply[0][0] == 'shared' else reply[0][1]
-                for k, reply in enumerate(replies) if messages[k] is not None]
+        deadline = t0 + self.scan_timeout_s()
+        self._send(part, ('blocks', self._poses(part, poses), float(stamp_s), weather,
+                          int(scan_index), (int(j0), int(j1))), deadline, 'a scan')
+        self._pending[part] = (t0, deadline)
 
-    def _block_columns(self):
-        """Return the column blocks of the config (column_blocks.block_columns)."""
-        if self._columns is None or self._columns[0] is not self.cfg:
-            beams = build_beams(self.cfg)
-            self._columns = (self.cfg, block_columns(beams.column_time_s,
-                                                     self.cfg.column_blocks))
-        return self._columns[1]
+    def collect_blocks(self, j0, part=None):
+        """Wait for the ScanResult of the blocks submitted as j0 (ScanProcessError if failed)."""
+        part = j0 % self.workers if part is None else part
+        if part not in self._pending:   # the children were restarted after a failure
+            raise ScanProcessError(f'blocks {j0}.. were lost with their compute process')
+        t0, deadline = self._pending.pop(part)
+        self._request_t0, self._limit_s = t0, deadline - t0
+        try:
+            (how, value), _ = self._replies(deadline, 'a scan', [part])[part]
+        finally:
+            self._request_t0 = None
+        self._durations.append(time.monotonic() - t0)
+        return _owned(self._blocks[part].load(value) if how == 'shared' else value, False)
 
     def _poses(self, part, poses):
         """Return the poses' message to a part: ('shared', shape) in its block, or inline."""
@@ -356,6 +327,7 @@ class ScanProcess:
         """Stop the children (asks, then kills after timeout_s; kill: at once); safe twice."""
         procs, chans, blocks = self._procs, self._chans, self._blocks
         self._procs, self._chans, self._blocks = [], [], []
+        self._pending.clear()
         if self._starting is not None:
             os.close(self._starting[1])
             self._starting = None
