@@ -55,13 +55,13 @@ def _transform(msg_type, parent, child, pose, stamp):
 
 
 def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_workers=1,
-        trigger='timer', column_blocks=1):
+        trigger='timer', column_blocks=1, params=None):
     """
     Run the node for `seconds` and return one bench.json row (`case`).
 
     compute_process, compute_workers: the node's parameters (sweeps in a child process, or
     split over several); trigger, column_blocks: 'stream' computes each sweep in blocks while it
-    fires (ros/stream.py); the peak RSS is then the node's plus its children's (each one's own
+    fires (ros/stream.py); params: other node parameters (name: value); the peak RSS is then the node's plus its children's (each one's own
     peak: an upper bound of the group's).
     """
     import rclpy
@@ -83,6 +83,8 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
             '-p', f'compute_process:={str(bool(compute_process)).lower()}',
             '-p', f'compute_workers:={int(compute_workers)}', '-p', f'trigger:={trigger}',
             '-p', f'column_blocks:={int(column_blocks)}']
+    for name, value in (params or {}).items():
+        args += ['-p', f'{name}:={value}']
     before = cpu_times()
     node_proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.PIPE, text=True)
