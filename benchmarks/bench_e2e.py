@@ -60,9 +60,9 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
     Run the node for `seconds` and return one bench.json row (`case`).
 
     compute_process, compute_workers: the node's parameters (sweeps in a child process, or
-    split over several); trigger, column_blocks: 'stream' computes each sweep in blocks while it
-    fires (ros/stream.py); params: other node parameters (name: value); the peak RSS is then the node's plus its children's (each one's own
-    peak: an upper bound of the group's).
+    split over several; the peak RSS is then the node's plus its children's, each one's own
+    peak: an upper bound of the group's); trigger, column_blocks: 'stream' computes each sweep
+    in blocks while it fires (ros/stream.py); params: other node parameters (name: value).
     """
     import rclpy
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -154,7 +154,8 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
     return [{
         'case': case, 'compute_process': bool(compute_process),
         'compute_workers': int(compute_workers), 'trigger': trigger,
-        'column_blocks': int(column_blocks), 'preset': 'velodyne_vlp16',
+        'column_blocks': int(column_blocks),
+        'preset': (params or {}).get('preset', 'velodyne_vlp16'), 'params': params or {},
         'sub_rays': 7,
         'return_mode': 'dual_strongest_last', 'weather': 'rain 10 mm/h + visibility 1 km',
         'configured_rate_hz': rate_hz, 'achieved_rate_hz': round(achieved, 3),
