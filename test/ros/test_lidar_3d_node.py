@@ -391,3 +391,10 @@ def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_fac
     for name in ('x', 'y', 'z'):
         np.testing.assert_allclose(got[name], core[name], atol=1e-4)
     np.testing.assert_array_equal(got['ring'], core['ring'])
+
+
+def test_stream_trigger_serves_sample_with_its_next_sweep(rig_factory):
+    rig = rig_factory({'trigger': 'stream', 'column_blocks': 2})
+    rig.clouds_after(2)
+    result = _call_sample(rig)
+    assert result.success and 'published' in result.message

@@ -11,7 +11,9 @@ ScanResult.
 With ``workers`` > 1 each child computes one contiguous beam range of the sweep
 (``LidarSimulator.scan_part``) and the parent routes the few values that cross the part
 boundaries between them (parts.py), so a sweep uses every core and still gives the bytes of
-``LidarSimulator.scan``. The split follows the cost of the last sweep's parts.
+``LidarSimulator.scan``. The split follows the cost of the last sweep's parts. A config with
+``column_blocks`` > 1 is split by blocks instead (blocks.py: nothing crosses them), and
+``submit_blocks`` / ``collect_blocks`` let a caller keep one block in progress per child.
 
 No fault of a child blocks the caller beyond a deadline (transport.py): a child that exits is
 reported at once, one that does not answer in time (stopped, hung) is killed, and either way
