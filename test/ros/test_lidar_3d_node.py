@@ -371,10 +371,13 @@ def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_fac
     rig.clouds_after(2)         # the first sweep loads the compiled kernels (~0.5 s): a jump
     if workers > 1:
         assert rig.spin_until(lambda: rig.node._in_process < rig.node.scan_index - 5, 20.0)
+    overruns = rig.node._stats['skipped'].get('overrun', 0)
     clouds = rig.clouds_after(5)
     stamps = [c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in clouds]
-    # Each sweep starts where the one before ended: stamps exactly one period apart.
-    assert np.diff(stamps).tolist() == [100_000_000] * 4, rig.node._stats
+    # Each sweep starts where the one before ended: stamps exactly one period apart, unless the
+    # node fell two sweeps behind (a stalled CI machine), which counts as overrun.
+    assert np.diff(stamps).tolist() == [100_000_000] * 4 or \
+        rig.node._stats['skipped'].get('overrun', 0) > overruns, rig.node._stats
     # The cloud is the core's sweep in 4 column blocks, from the poses TF interpolates (the
     # draws of SMALL's noise-free model do not change its points).
     sim = LidarSimulator(rig.node.config, world, rig.node.materials)
