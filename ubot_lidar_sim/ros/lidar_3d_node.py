@@ -22,7 +22,7 @@ from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
-from ubot_lidar_sim.ros.sensor_node import SensorNode, TF_MAX_AGE_S, TF_MAX_GAP_S
+from ubot_lidar_sim.ros.sensor_node import SensorNode
 from ubot_lidar_sim.ros.services import LatestMessage
 from ubot_lidar_sim.ros.stream import SweepStream
 from ubot_lidar_sim_msgs.srv import GetLatestCloud
@@ -65,7 +65,7 @@ class Lidar3DNode(SensorNode):
         self._in_process = 0        # sweeps computed here while compute processes restarted
         self._restarting = False    # the last sweep was one of them
         self._here = False          # this sweep was (partly) computed here
-        self._stream = SweepStream(self, TF_MAX_AGE_S, TF_MAX_GAP_S)
+        self._stream = SweepStream(self)
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):

@@ -269,16 +269,8 @@ class SensorNode(Node):
         or older than TF_MAX_AGE_S.
         """
         world = self.config.world_frame
-        with self.intake.lock:
-            try:
-                latest_s = self.tf_buffer.latest_common_time(world, frame_id)
-            except TransformError as exc:
-                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
-                               f'{exc}') from None
         now_s = now_ns * 1e-9
-        if latest_s < now_s - TF_MAX_AGE_S:
-            raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
-                           f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
+        latest_s = self.newest_pose_s(frame_id, now_s)
         end_ns = now_ns if latest_s >= now_s else int(math.floor(latest_s * 1e9))
         if self._last_end_ns is not None and end_ns <= self._last_end_ns:
             # No transform newer than the last sweep: never publish an old stamp again.
@@ -287,6 +279,32 @@ class SensorNode(Node):
         start_ns = end_ns - int(round(period_s * 1e9))
         if start_ns <= 0:
             raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        self.check_gap(frame_id, start_ns, end_ns)
+        self._last_end_ns = end_ns
+        return start_ns, end_ns
+
+    def newest_pose_s(self, frame_id, now_s):
+        """
+        Return the stamp (s) of the newest world_frame -> frame_id pose.
+
+        SkipScan 'no_transform' without one, 'stale_transform' when it is more than
+        TF_MAX_AGE_S older than now_s.
+        """
+        world = self.config.world_frame
+        with self.intake.lock:
+            try:
+                latest_s = self.tf_buffer.latest_common_time(world, frame_id)
+            except TransformError as exc:
+                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
+                               f'{exc}') from None
+        if latest_s < now_s - TF_MAX_AGE_S:
+            raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
+                           f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
+        return latest_s
+
+    def check_gap(self, frame_id, start_ns, end_ns):
+        """Raise SkipScan 'transform_gap' when /tf leaves > TF_MAX_GAP_S of a sweep undescribed."""
+        world = self.config.world_frame
         with self.intake.lock:
             gap_s = self.tf_buffer.largest_gap(world, frame_id, start_ns * 1e-9, end_ns * 1e-9)
         if gap_s > TF_MAX_GAP_S:
@@ -294,8 +312,6 @@ class SensorNode(Node):
             # one (or an outage) leaves a stretch that no transform describes.
             raise SkipScan('transform_gap', f'{world} -> {frame_id} has no transform for '
                            f'{gap_s:.3f} s around the sweep (limit {TF_MAX_GAP_S} s)')
-        self._last_end_ns = end_ns
-        return start_ns, end_ns
 
     def lookup_many(self, target, source, times_s):
         """Thread-safe TransformBuffer.lookup_many: (C,) s -> (C, 4, 4) target-from-source."""

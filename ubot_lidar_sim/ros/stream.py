@@ -15,7 +15,6 @@ import math
 import time
 
 from ubot_lidar_sim.ros.diagnostics import SkipScan
-from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 POSE_POLL_S = 0.001     # how often a block waiting for its poses looks at /tf
 POSE_WAIT_S = 2.0       # a block waits at most max(this, 4 periods), steady (a paused clock)
@@ -24,32 +23,19 @@ POSE_WAIT_S = 2.0       # a block waits at most max(this, 4 periods), steady (a 
 class SweepStream:
     """The sweep windows and pose waits of a node streaming its sweeps (see the module)."""
 
-    def __init__(self, node, max_age_s, max_gap_s):
+    def __init__(self, node):
         self._node = node
-        self._max_age_s, self._max_gap_s = max_age_s, max_gap_s
 
-    def _latest_s(self, frame_id):
-        node, world = self._node, self._node.config.world_frame
-        with node.intake.lock:
-            try:
-                return node.tf_buffer.latest_common_time(world, frame_id)
-            except TransformError as exc:
-                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
-                               f'{exc}') from None
-
-    def _check_fresh(self, frame_id, latest_s):
-        now_s = self._node.get_clock().now().nanoseconds * 1e-9
-        if latest_s < now_s - self._max_age_s:
-            raise SkipScan('stale_transform', f'newest {self._node.config.world_frame} -> '
-                           f'{frame_id} is {now_s - latest_s:.3f} s old (limit '
-                           f'{self._max_age_s} s)')
+    def _newest_s(self, frame_id, fresh=True):
+        """Return SensorNode.newest_pose_s at the node's now (fresh false: never stale)."""
+        node = self._node
+        now_s = node.get_clock().now().nanoseconds * 1e-9 if fresh else -math.inf
+        return node.newest_pose_s(frame_id, now_s)
 
     def window(self, frame_id, period_ns):
         """Return the start (ns) of the next sweep: where the last ended, or see the module."""
         node = self._node
-        latest_s = self._latest_s(frame_id)
-        self._check_fresh(frame_id, latest_s)
-        latest_ns = int(math.floor(latest_s * 1e9))
+        latest_ns = int(math.floor(self._newest_s(frame_id) * 1e9))
         last = node._last_end_ns
         if last is not None and node.stats.counts['last_status'] != 'ok':
             # After a skip (nobody listened, no pose): start at the newest transform again,
@@ -72,11 +58,11 @@ class SweepStream:
         t0 = time.monotonic()
         limit_s = t0 + max(POSE_WAIT_S, 4.0 * period_s)
         while True:
-            latest_s = self._latest_s(frame_id)
+            latest_s = self._newest_s(frame_id, fresh=False)    # a covered block goes on
             if latest_s >= t_s:
                 node.waited_s += time.monotonic() - t0     # not compute time
                 return
-            self._check_fresh(frame_id, latest_s)
+            self._newest_s(frame_id)        # SkipScan once the newest pose is stale
             if time.monotonic() > limit_s:
                 raise SkipScan('no_new_transform', f'no {node.config.world_frame} -> '
                                f'{frame_id} newer than {latest_s:.3f} s arrived', warn=False)
@@ -86,11 +72,10 @@ class SweepStream:
 
     def finish(self, frame_id, start_ns, end_ns):
         """Close the sweep start_ns..end_ns: refuse a gap in its /tf, then remember its end."""
-        node, world = self._node, self._node.config.world_frame
-        with node.intake.lock:
-            gap_s = node.tf_buffer.largest_gap(world, frame_id, start_ns * 1e-9, end_ns * 1e-9)
-        if gap_s > self._max_gap_s:
+        node = self._node
+        try:
+            node.check_gap(frame_id, start_ns, end_ns)
+        except SkipScan:
             node._last_end_ns = None        # start again at the newest transform
-            raise SkipScan('transform_gap', f'{world} -> {frame_id} has no transform for '
-                           f'{gap_s:.3f} s around the sweep (limit {self._max_gap_s} s)')
+            raise
         node._last_end_ns = end_ns
