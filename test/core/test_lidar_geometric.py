@@ -7,8 +7,6 @@ import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.execution import parts
-from ubot_lidar_sim.core.execution.split import merge_parts
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
@@ -114,20 +112,6 @@ def test_a_moving_sensor_traces_each_column_from_its_own_pose(world):
     wall = pts[pts['material'] == 5]
     assert np.ptp(wall['time']) > 0.01
     np.testing.assert_allclose(wall['x'], 10.0 - 20.0 * wall['time'], atol=1e-4)
-
-
-def test_beam_ranges_computed_apart_merge_into_the_whole_sweep(world):
-    cfg = LidarConfig(**FAN)
-    sim = LidarSimulator(cfg, world, world.materials)
-    still = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
-    poses = still(sim.pose_times(0.0))
-    whole = sim.scan_part(poses, 0.0)
-    halves = [sim.scan_part(poses, 0.0, beam_range=r, peer=parts.SOLO)
-              for r in ((0, 13), (13, 27))]
-    merged = merge_parts(halves)
-    assert merged.points.tobytes() == whole.points.tobytes()
-    np.testing.assert_array_equal(merged.too_close, whole.too_close)
-    np.testing.assert_array_equal(merged.hit_range_m, whole.hit_range_m)
 
 
 def test_physical_is_the_default_and_another_model_is_refused_by_name():

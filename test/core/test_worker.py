@@ -112,12 +112,13 @@ def test_close_ends_the_compute_process_within_2_s(demo):
     proc.close()        # twice is harmless
 
 
-def test_sweeps_split_over_three_compute_processes_are_byte_identical_to_in_process(demo):
-    sim = LidarSimulator(LidarConfig(**CFG), *demo)
-    proc = ScanProcess(LidarConfig(**CFG), *demo, workers=3)
+def test_column_blocks_over_three_compute_processes_are_byte_identical_to_in_process(demo):
+    cfg = LidarConfig(**CFG, column_blocks=7)      # runs of 2, 3 and 2 blocks
+    sim = LidarSimulator(cfg, *demo)
+    proc = ScanProcess(cfg, *demo, workers=3)
     try:
         assert len(set(proc.pids)) == 3
-        for k in range(4):      # the split moves after every sweep (it follows the cost)
+        for k in range(2):
             _assert_same(*_both(sim, proc, k))
         for k, weather in enumerate((Weather(), Weather(visibility_m=120.0)), start=4):
             _assert_same(*_both(sim, proc, k, weather))
@@ -125,9 +126,10 @@ def test_sweeps_split_over_three_compute_processes_are_byte_identical_to_in_proc
         proc.close()
 
 
-def test_a_killed_part_process_fails_one_scan_then_all_restart_with_the_same_bytes(demo):
-    sim = LidarSimulator(LidarConfig(**CFG), *demo)
-    proc = ScanProcess(LidarConfig(**CFG), *demo, workers=2)
+def test_a_killed_compute_process_of_two_fails_one_scan_then_both_restart_same_bytes(demo):
+    cfg = LidarConfig(**CFG, column_blocks=4)      # blocks 0-1 in child 0, 2-3 in child 1
+    sim = LidarSimulator(cfg, *demo)
+    proc = ScanProcess(cfg, *demo, workers=2)
     try:
         os.kill(proc.pids[1], signal.SIGKILL)
         with pytest.raises(ScanProcessError, match='exited'):
@@ -197,7 +199,7 @@ def test_a_sweep_in_column_blocks_gives_the_same_bytes_over_processes_and_block_
             pipeline.submit(j, PATH(sim.block_pose_times(stamp, j, j + 1)), stamp, RAIN, 7)
         assert len(proc._pending) == 2
         there, union = merge_columns(pipeline.results(), sim.block_columns, cfg.channels)
-        assert pipeline.here == 0 and not proc._pending
+        assert proc.in_process_blocks == 0 and not proc._pending
         np.testing.assert_array_equal(union, np.arange(cfg.horizontal_samples))
         _assert_same(here, there)
     finally:

@@ -189,20 +189,20 @@ class LidarConfig(_Shared, _Model):
                        nonempty=True)
     sensor_id: str = _p('lidar_3d', 'Sensor id (also keys the random streams).',
                         read_only=True, nonempty=True)
-    trigger: str = _p('timer', "'timer': scan at rate_hz; 'service': scan on ~/sample; "
-                      "'stream': back-to-back sweeps, each block of columns computed as soon as "
-                      'the poses of its columns arrive, published at its last block.',
+    trigger: str = _p('timer', "'timer': contiguous sweeps at rate_hz, stamps one period apart, "
+                      'each block of columns computed as soon as /tf covers it; '
+                      "'stream': the same (round 2 name); 'service': scan on ~/sample.",
                       choices=('timer', 'service', 'stream'), read_only=True)
     column_blocks: int = _p(1, 'Cut each sweep by firing time into this many blocks of columns, '
-                            'each traced with random streams of its own (trigger stream starts '
-                            'a block while the sweep fires); 1 = whole sweeps.', min=1, max=64,
-                            read_only=True)
-    compute_process: bool = _p(False, 'Compute each sweep in a child process with its own copy '
+                            'each traced with random streams of its own: the unit of parallel '
+                            'work, computed while the sweep fires; 1 = whole sweeps.', min=1,
+                            max=64, read_only=True)
+    compute_process: bool = _p(False, 'Compute the sweeps in a child process with its own copy '
                                'of the world (same bytes; frees the node from the GIL).',
                                read_only=True)
-    compute_workers: int = _p(1, 'Split each sweep over this many child processes, one range of '
-                              'beams each (same bytes; uses more cores); 1 = no split.', min=1,
-                              max=8, read_only=True)
+    compute_workers: int = _p(1, 'Compute the column blocks in this many child processes (same '
+                              'bytes; more cores with column_blocks > 1); 1 = one child if '
+                              'compute_process, else none.', min=1, max=8, read_only=True)
     ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',

@@ -12,6 +12,10 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.execution.worker import compute_pool, sweep
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.dataset.trajectory import Mounted
 
 SENSOR_KINDS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -77,11 +81,6 @@ class Rig:
     """The simulators of ``sensors`` (list of RigSensor) in one world, built once."""
 
     def __init__(self, sensors, world, materials):
-        from ubot_lidar_sim.core.execution.worker import ScanProcess
-        from ubot_lidar_sim.core.sensors.laser import LaserScanner
-        from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-        from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
-
         self.sensors = list(sensors)
         self._sims, self._pools = [], []
         try:
@@ -89,8 +88,7 @@ class Rig:
                 pool = None
                 if s.kind == 'lidar_3d':
                     sim = LidarSimulator(s.cfg, world, materials)
-                    if s.cfg.compute_workers > 1:  # the same sweeps over processes, same bytes
-                        pool = ScanProcess(s.cfg, world, materials, s.cfg.compute_workers)
+                    pool = compute_pool(s.cfg, world, materials)   # same bytes
                 elif s.kind == 'laser_scan':
                     sim = LaserScanner(s.cfg, world, materials)
                 else:
@@ -102,7 +100,7 @@ class Rig:
             raise
 
     def close(self):
-        """Stop the compute processes of lidar sensors with compute_workers > 1."""
+        """Stop the compute processes of the lidar sensors (if any)."""
         for pool in self._pools:
             if pool is not None:
                 pool.close()
@@ -122,8 +120,6 @@ class Rig:
 
         base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather.
         """
-        from ubot_lidar_sim.core.execution.worker import sweep
-
         for _, i, k in schedule(self.sensors, frames):
             s, sim = self.sensors[i], self._sims[i]
             stamp, publish = sweep_times(s.cfg, s.kind, k)

@@ -52,12 +52,11 @@ class LaserScanNode(SensorNode):
         self.scanner = LaserScanner(self.config, self.world, self.materials)
 
     def scan_once(self, now_ns):
-        """Trace one sweep ending at the newest pose and publish it; return the ray count."""
+        """Trace the next sweep (ros/sweep_clock.py) and publish it; return the ray count."""
         cfg = self.config
         if not cfg.enabled:
             raise SkipScan('disabled', 'parameter enabled is false')
-        scan_time_s = 1.0 / cfg.rate_hz
-        start_ns, _ = self.sweep_window(cfg.frame_id, now_ns, scan_time_s)
+        start_ns, end_ns = self.sweep_window(cfg.frame_id, now_ns)
         stamp_s = start_ns * 1e-9
         seen = {}
 
@@ -80,6 +79,7 @@ class LaserScanNode(SensorNode):
         msg.range_max = float(res.range_max)
         msg.ranges = array('f', ranges.tobytes())
         msg.intensities = array('f', np.asarray(res.intensities, np.float32).tobytes())
+        self.end_sweep(cfg.frame_id, start_ns, end_ns)
         self._pub.publish(msg)
         self.latest.remember(msg, f'{len(ranges)} rays')
         if self._rays_wanted() and 'poses' in seen:

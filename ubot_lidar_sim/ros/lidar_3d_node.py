@@ -12,8 +12,8 @@ from sensor_msgs.msg import PointCloud2
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.blocks import BlockPipeline
-from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
-                                                  ScanProcessHung, ScanProcessStarting, sweep)
+from ubot_lidar_sim.core.execution.failures import ScanProcessExited, ScanProcessHung
+from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.output.layouts import to_layout
@@ -24,13 +24,12 @@ from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
 from ubot_lidar_sim.ros.services import LatestMessage
-from ubot_lidar_sim.ros.stream import SweepStream
 from ubot_lidar_sim_msgs.srv import GetLatestCloud
 from visualization_msgs.msg import MarkerArray
 
 # A compute process that failed skips the sweep under a name of its own (not 'error' or
-# 'overrun'); the next sweeps run in new processes. While those start, the sweeps are computed
-# in this process (the same bytes), so a failed child costs one sweep.
+# 'overrun'); the next sweeps run in new processes. While those start, the pool computes the
+# blocks in this process (the same bytes), so a failed child costs one sweep.
 COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'))
 FAILED_CHILD = tuple(kind for kind, _ in COMPUTE_SKIPS)
 
@@ -50,22 +49,18 @@ class Lidar3DNode(SensorNode):
         super().__init__(node_name, LidarConfig, **kwargs)
         cfg = self.config
         self._sim = LidarSimulator(cfg, self.world, self.materials)
-        # The child processes (compute_process, compute_workers) run the same simulator on
-        # their own GILs; with several, each computes a range of beams of every sweep. While
-        # new ones start after a failure, timer sweeps are skipped; a ~/sample call waits.
-        self._proc = ScanProcess(cfg, self.world, self.materials, cfg.compute_workers,
-                                 wait_for_start=cfg.trigger == 'service') \
-            if cfg.compute_process or cfg.compute_workers > 1 else None
+        # The child processes (compute_process, compute_workers) compute the column blocks on
+        # their own GILs. While new ones start after a failure, continuous sweeps are computed
+        # here by the pool; a ~/sample call waits for them.
+        self._proc = compute_pool(cfg, self.world, self.materials,
+                                  wait_for_start=cfg.trigger == 'service')
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
         self._fov = FovMarkerThread(self._marker_pub.publish, cfg)
         self.latest = LatestMessage(self, GetLatestCloud, 'cloud', self._input_group)
         self._beams = cfg.channels * cfg.horizontal_samples
         self._core_ms = {}
-        self._in_process = 0        # sweeps computed here while compute processes restarted
-        self._restarting = False    # the last sweep was one of them
-        self._here = False          # this sweep was (partly) computed here
-        self._stream = SweepStream(self)
+        self._in_process = 0        # sweeps computed (partly) here while children restarted
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):
@@ -85,34 +80,18 @@ class Lidar3DNode(SensorNode):
             self._fov.update(self.config)       # drawn on its own thread
 
     def scan_once(self, now_ns):
-        """Trace the newest sweep the TF covers (stream: the next), publish it; point count."""
-        cfg = self.config
-        self._here = False
-        if cfg.trigger == 'stream':
-            return self._stream_once()
-        start_ns, end_ns = self.sweep_window(cfg.frame_id, now_ns, cfg.period_s)
-        stamp_ns = start_ns if cfg.stamp_at == 'start' else end_ns
-        world, frame, weather = cfg.world_frame, cfg.frame_id, self.weather
-
-        def pose_at(times_s):
-            return self.lookup_many(world, frame, times_s)
-
-        result = self._compute(lambda proc: sweep(self._sim, proc, pose_at, stamp_ns * 1e-9,
-                                                  weather, self.scan_index))
-        return self._publish(result, stamp_ns)
-
-    def _stream_once(self):
-        """Compute the next sweep block by block as its poses arrive (ros/stream.py)."""
+        """Compute the next sweep block by block as its poses arrive, publish it; point count."""
         cfg, sim = self.config, self._sim
-        period_ns = int(round(cfg.period_s * 1e9))
-        start_ns = self._stream.window(cfg.frame_id, period_ns)
-        stamp_ns = start_ns if cfg.stamp_at == 'start' else start_ns + period_ns
+        start_ns, end_ns = (self.sweep_clock.window(cfg.frame_id) if self.continuous else
+                            self.sweep_clock.newest_window(cfg.frame_id, now_ns))
+        stamp_ns = start_ns if cfg.stamp_at == 'start' else end_ns
         stamp_s, weather = stamp_ns * 1e-9, self.weather
         blocks = BlockPipeline(sim, self._proc)
+        here = self._proc.in_process_blocks if self._proc is not None else 0
         try:
             for j in range(len(sim.block_columns)):
                 times = sim.block_pose_times(stamp_s, j, j + 1)
-                self._stream.await_pose(cfg.frame_id, float(times.max()), cfg.period_s)
+                self.sweep_clock.await_pose(cfg.frame_id, float(times.max()))
                 poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
                 blocks.submit(j, poses, stamp_s, weather, self.scan_index)
             results = blocks.results()
@@ -120,32 +99,15 @@ class Lidar3DNode(SensorNode):
             raise _skip(exc) from None
         finally:
             blocks.abandon()
-        self._here = self._restarting = blocks.here > 0
-        self._stream.finish(cfg.frame_id, start_ns, start_ns + period_ns)
+        if self._proc is not None and self._proc.in_process_blocks > here:
+            self._in_process += 1
+        self.end_sweep(cfg.frame_id, start_ns, end_ns)
         result, _ = merge_columns(results, sim.block_columns, cfg.channels)
         return self._publish(result, stamp_ns)
-
-    def _compute(self, run):
-        """
-        Return run(compute processes) or, while they restart, run(None) in this process.
-
-        A failed compute process skips the sweep (COMPUTE_SKIPS).
-        """
-        try:
-            result = run(self._proc)
-        except ScanProcessStarting:
-            self._restarting = self._here = True
-            return run(None)
-        except FAILED_CHILD as exc:
-            raise _skip(exc) from None
-        self._restarting = False
-        return result
 
     def _publish(self, result, stamp_ns):
         """Pack the sweep's points in the configured layout and publish them; point count."""
         cfg = self.config
-        self._in_process += self._here      # a sweep (or a block of it) computed here
-        self._here = False
         points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
         msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
         self._points_pub.publish(msg)
@@ -167,21 +129,9 @@ class Lidar3DNode(SensorNode):
             if proc is not None:
                 proc.close(timeout_s=0.5)   # a stopped child is killed, not waited for
 
-    def busy_reason(self):
-        """Name a wait on a compute process that does not answer, instead of an overrun."""
-        waiting = self._proc.waiting() if self._proc is not None else None
-        if waiting is not None and waiting[0] > self._period_s:
-            return 'compute_waiting', (f'compute process {" ".join(map(str, self._proc.pids))} '
-                                       f'has not answered for {waiting[0]:.1f} s (killed at '
-                                       f'{waiting[1]:.1f} s)')
-        if self._restarting:
-            return 'compute_restarting', ('a sweep computed in the node while compute processes '
-                                          f'restart (after: {self._proc.last_failure})')
-        return super().busy_reason()
-
     def status_warnings(self):
         """Say that compute processes restart while the node computes the sweeps itself."""
-        if not self._restarting:
+        if self._proc is None or not self._proc.restarting:
             return []
         return [f'compute processes restarting after: {self._proc.last_failure}; the node '
                 'computes the sweeps meanwhile']

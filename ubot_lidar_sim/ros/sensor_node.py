@@ -2,13 +2,14 @@
 Base class of the three sensor nodes: parameters, world, trigger, sweep window, diagnostics.
 
 A sensor subclasses SensorNode, creates its publishers, implements ``scan_once(now_ns)`` and
-``has_subscribers()``, and calls ``start_trigger()`` last in its ``__init__``. The base counts
+``has_subscribers()``, and calls ``start_trigger()`` last in its ``__init__``. The windows of its
+sweeps come from one SweepClock (ros/sweep_clock.py): contiguous sweeps, stamps one period
+apart. The base counts
 every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py); its inputs
 (/tf, environment) come through ros/intake.py; see docs/core-interfaces.md.
 """
 
 import dataclasses
-import math
 import threading
 import time
 
@@ -24,13 +25,14 @@ from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
-from ubot_lidar_sim.ros.schedule import ClockWatch, TimerSchedule
+from ubot_lidar_sim.ros.schedule import ClockWatch
 from ubot_lidar_sim.ros.services import SampleRequests
+from ubot_lidar_sim.ros.sweep_clock import SweepClock
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
 TF_MAX_GAP_S = 1.0         # no pose is interpolated between transforms further apart than this
-STREAM_RETRY_S = 0.05     # trigger stream: a skipped sweep is tried again this much later
+RETRY_S = 0.05            # continuous triggers: a skipped sweep is tried again this much later
 MIN_RATE_HZ = 0.01         # a node's sweep (and so its TF history) spans at most 100 s
 NAMESPACED = ('frame_id', 'sensor_id')     # in a namespace their defaults go under it
 NO_CLOCK = ('waiting for /clock: use_sim_time is true and no clock message has arrived; '
@@ -80,11 +82,11 @@ class SensorNode(Node):
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
-        self._schedule = TimerSchedule(self._period_s)
         self._clock_watch = ClockWatch()
         self._namesakes = 1             # nodes on the graph with this node's full name
         self._last_scan_ns = None
-        self._last_end_ns = None
+        self.sweep_clock = SweepClock(self, self._period_s, self._period_s)
+        self.continuous = True
         self.waited_s = 0.0
         # Diagnostics on wall time so that they flow while a simulated clock is paused.
         self.create_timer(1.0, self._publish_diagnostics, callback_group=self._input_group,
@@ -115,66 +117,40 @@ class SensorNode(Node):
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
 
-    def busy_reason(self):
-        """Return (reason, detail) of a timer tick dropped while the scan thread is busy."""
-        return 'overrun', f'a scan takes longer than the period {self._period_s} s'
-
     def status_warnings(self):
         """Return texts that make the /diagnostics status WARN (subclasses may extend)."""
         return []
 
     # -- trigger ----------------------------------------------------------------------------
-    def start_trigger(self, rate_hz=None, trigger='timer'):
+    def start_trigger(self, rate_hz=None, trigger='timer', duration_s=None):
         """
-        Start the scan thread, ~/sample (ros/services.py) and, for 'timer', the rate_hz timer.
+        Start the scan thread and ~/sample (ros/services.py).
 
         Scans run on a worker thread of this node, so the executor keeps taking /tf while a
         scan computes (a single-threaded executor takes one message per subscription per
-        cycle; a timer that is always due would starve /tf). The timer (node clock: wall or
-        /clock) wakes it at rate_hz, a ~/sample call in 'service' mode wakes it at once. At
-        most one tick waits for a busy worker (it scans right after); further ticks count as
-        'overrun' and are dropped. With 'stream' there is no timer: the worker scans back to
-        back (``scan_once`` waits for the poses of its sweep; ros/stream.py), and after a skip
-        it tries again STREAM_RETRY_S later.
+        cycle). With a continuous trigger ('timer', or 'stream', its alias) the worker scans
+        back to back: ``scan_once`` takes the next window of the sweep clock (duration_s long,
+        None: one period) and waits for its poses; after a skip it tries again RETRY_S later.
+        With 'service' a ~/sample call wakes it and it scans the newest window /tf covers.
         """
         rate_hz = rate_hz or getattr(self.config, 'rate_hz')
         self._period_s = 1.0 / rate_hz
+        self.sweep_clock = SweepClock(self, self._period_s,
+                                      self._period_s if duration_s is None else duration_s)
         self._trigger = trigger
+        self.continuous = trigger != 'service'
         self._wake, self._stop = threading.Event(), threading.Event()
         self._samples = SampleRequests(
             self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group)
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
-        if trigger == 'stream':
+        if self.continuous:
             self._wake.set()
-        elif trigger == 'timer':
-            self._timer = self.create_timer(self._period_s, self._on_timer,
-                                            callback_group=self._work_group)
 
-    @tolerate_destroyed
-    def _on_timer(self):
-        # rcl keeps a timer on its schedule: a tick that runs late still scans, and only a
-        # tick more than a period late makes rcl move the next call past the periods it
-        # missed. Those skipped periods are the dropped sweeps (ros/schedule.py); a jump of
-        # the clock restarts the schedule and is reported once, not as missed periods.
-        until_ns = self._timer.time_until_next_call()
-        if until_ns is not None:
-            next_ns = self.get_clock().now().nanoseconds + until_ns
-            missed, jump_s = self._schedule.tick(next_ns, time.monotonic_ns())
-            if missed > 0:
-                self.stats.count('overrun', missed)
-            if jump_s:
-                self.stats.clock_jumped()
-            if jump_s > 0:      # a backward jump is reported where it clears the TF buffer
-                self.get_logger().warning(
-                    f'clock jumped forward by {jump_s:.1f} s: the scan schedule restarts there '
-                    '(the periods in between are not counted as overrun)')
-        if self._wake.is_set():
-            # One tick already waits for the busy worker: this one is dropped, not queued.
-            self.stats.skip(*self.busy_reason())
-            return
-        self._wake.set()
+    def stopping(self, wait_s=0.0):
+        """Return True once the node stops (waits up to wait_s s for it)."""
+        return self._stop.wait(wait_s)
 
     def _work_loop(self):
         while not self._stop.is_set():
@@ -197,9 +173,9 @@ class SensorNode(Node):
             self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
             if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
                 self._wake.set()        # calls that wait for a newer transform: try again
-            elif self._trigger == 'stream':
+            elif self.continuous:
                 # The next sweep at once; after a skip (no subscriber, no pose) shortly.
-                if ok or not self._stop.wait(min(STREAM_RETRY_S, self._period_s)):
+                if ok or not self._stop.wait(min(RETRY_S, self._period_s)):
                     self._wake.set()
 
     def destroy_node(self):
@@ -234,13 +210,13 @@ class SensorNode(Node):
             return self.stats.skip('clock_not_started', 'the clock reads 0 (no /clock yet)')
         if self._last_scan_ns is not None and now_ns < self._last_scan_ns - 1_000_000_000:
             self.intake.clear()
-            self._last_end_ns = None
+            self.sweep_clock.reset()
             self.get_logger().warning('clock jumped backwards: transform buffer cleared')
         self._last_scan_ns = now_ns
         if not on_demand and not self.has_subscribers():
             return self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
         t0 = time.perf_counter()
-        self.waited_s = 0.0             # s the scan waited for poses (trigger stream)
+        self.waited_s = 0.0             # s the scan waited for poses (not compute time)
         self.intake.take()
         try:
             changed = self.params.take_changes()
@@ -260,28 +236,19 @@ class SensorNode(Node):
         return True, f'published {n} points in {ms:.1f} ms'
 
     # -- poses --------------------------------------------------------------------------------
-    def sweep_window(self, frame_id, now_ns, period_s):
+    def sweep_window(self, frame_id, now_ns):
         """
-        Return (start_ns, end_ns) of the newest sweep world_frame -> frame_id can cover.
+        Return (start_ns, end_ns) of this node's next sweep once /tf covers it.
 
-        The sweep ends at now or at the newest transform, whichever is earlier, so every column
-        time is interpolated, never extrapolated. Raises SkipScan when the transform is missing
-        or older than TF_MAX_AGE_S.
+        Continuous triggers: the next window of the sweep clock, contiguous with the last;
+        'service': the newest window /tf covers. The caller computes the sweep, then calls
+        ``end_sweep``. Raises SkipScan (no or stale transform, a gap, the node stops).
         """
-        world = self.config.world_frame
-        now_s = now_ns * 1e-9
-        latest_s = self.newest_pose_s(frame_id, now_s)
-        end_ns = now_ns if latest_s >= now_s else int(math.floor(latest_s * 1e9))
-        if self._last_end_ns is not None and end_ns <= self._last_end_ns:
-            # No transform newer than the last sweep: never publish an old stamp again.
-            raise SkipScan('no_new_transform', f'newest {world} -> {frame_id} is the one the '
-                           'last sweep used', warn=False)
-        start_ns = end_ns - int(round(period_s * 1e9))
-        if start_ns <= 0:
-            raise SkipScan('clock_not_started', 'the clock is younger than one period')
-        self.check_gap(frame_id, start_ns, end_ns)
-        self._last_end_ns = end_ns
-        return start_ns, end_ns
+        return self.sweep_clock.covered_window(frame_id, now_ns, self.continuous)
+
+    def end_sweep(self, frame_id, start_ns, end_ns):
+        """Close a computed sweep: SkipScan on a gap in its /tf, else the clock moves on."""
+        self.sweep_clock.finish(frame_id, start_ns, end_ns)
 
     def newest_pose_s(self, frame_id, now_s):
         """

@@ -50,7 +50,7 @@ class TerrainSensorNode(SensorNode):
                                  callback_group=self._input_group)
         self.create_subscription(Float64MultiArray, '~/tire_radii', self._on_radii, 10,
                                  callback_group=self._input_group)
-        self.start_trigger()
+        self.start_trigger(duration_s=0.0)     # a sample is an instant
 
     # -- external inputs ----------------------------------------------------------------------
     def _refuse(self, topic, why):
@@ -125,9 +125,9 @@ class TerrainSensorNode(SensorNode):
         return centres, disabled
 
     def scan_once(self, now_ns):
-        """Sample the rays at the newest pose of base_frame and publish; return rays traced."""
+        """Sample the rays at the next instant of the clock and publish; return rays traced."""
         cfg = self.config
-        _, stamp_ns = self.sweep_window(cfg.base_frame, now_ns, 0.0)
+        _, stamp_ns = self.sweep_window(cfg.base_frame, now_ns)
         t_s = stamp_ns * 1e-9
         pose = self.lookup_many(cfg.world_frame, cfg.base_frame, [t_s])[0]
         centres, disabled = self._tire_centres(t_s)
@@ -148,6 +148,7 @@ class TerrainSensorNode(SensorNode):
         msg.start_loc = _points(start_loc)
         msg.veh_hit_dist = float(res.veh_hit_dist) if enabled[0] else math.nan
         msg.tire_hit_dist = tire.astype(np.float64)
+        self.end_sweep(cfg.base_frame, stamp_ns, stamp_ns)
         self._pub.publish(msg)
         if cfg.trace_visualization and self._rays_pub.get_subscription_count() > 0:
             ends = np.where(hit_flg.astype(bool)[:, None], hit_loc, res.end_loc)

@@ -1,40 +1,46 @@
 """
-The column blocks of a sweep on the compute processes: handed in as they fire, or all at once.
+The column blocks of a sweep on a ScanProcess: handed in as they fire, or a whole sweep at once.
 
-A block is handed in as soon as its poses are known. With compute processes, block j goes to
-child j % workers without waiting for it, so that two blocks compute side by side while the
-sweep fires (a child has one block in progress: handing in its next one first takes the
-result of its last). Without them, or while they start, a block is computed here at once. The
-results are the blocks' ScanResults in block order, for column_blocks.merge_columns.
-``scan_in_blocks`` computes a whole sweep of column blocks on the children, a run of blocks
-each: nothing crosses from one block to another, so no child waits for another.
+Column blocks (column_blocks.py) are the one unit of parallel work: nothing crosses from one
+block to another, so any set of blocks can be computed anywhere, in any order, and the merged
+result is the sweep's bytes. ``BlockPipeline`` hands a block in as soon as its poses are known:
+block j goes to child j % workers without waiting for it, so that two blocks compute side by
+side while the sweep fires (a child has one request in progress: handing in its next one first
+takes the result of its last). ``scan_in_blocks`` computes a whole sweep on the children, a run
+of blocks each. Without compute processes (pool None) the blocks are computed in this process.
 """
 
 import numpy as np
 
-from ubot_lidar_sim.core.execution.failures import ScanProcessError, ScanProcessStarting
-from ubot_lidar_sim.core.execution.split import split_beams
-from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
-from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
+from ubot_lidar_sim.core.execution.failures import ScanProcessError
+from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
+
+
+def block_runs(n_blocks, workers):
+    """Return [(j0, j1)]: n_blocks blocks in min(workers, n_blocks) runs of about equal count."""
+    runs = max(1, min(int(workers), int(n_blocks)))
+    cuts = np.linspace(0, int(n_blocks), runs + 1).round().astype(np.int64)
+    return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
 def scan_in_blocks(pool, poses, stamp_s, weather, scan_index):
     """
-    Return the ScanResult of one sweep of pool.cfg (column_blocks > 1) computed by pool.
+    Return the ScanResult of one sweep of pool.cfg computed by pool (a ScanProcess).
 
-    pool a ScanProcess; poses (C + 1, 4, 4) at LidarSimulator.pose_times(stamp_s). Child k
-    computes the k-th run of about equal blocks; the timings are the slowest child's.
+    poses (C + 1, 4, 4) at LidarSimulator.pose_times(stamp_s). Child k computes the k-th run
+    of about equal blocks (block_runs); the timings are the slowest child's.
     """
-    cfg = pool.cfg
-    columns = block_columns(build_beams(cfg).column_time_s, cfg.column_blocks)
-    bounds = split_beams(len(columns), pool.workers)
-    runs = [(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
+    columns = pool.block_columns
+    if len(columns) == 1:
+        pool.submit_blocks(poses, stamp_s, weather, scan_index, 0, 1, 0)
+        return pool.collect_blocks(0, 0)
+    runs = block_runs(len(columns), pool.workers)
     spans = [np.sort(np.concatenate(columns[j0:j1])) for j0, j1 in runs]
     for part, ((j0, j1), cols) in enumerate(zip(runs, spans)):
         pool.submit_blocks(poses[np.concatenate([[0], 1 + cols])], stamp_s, weather,
                            scan_index, j0, j1, part)
     results = [pool.collect_blocks(j0, part) for part, (j0, _) in enumerate(runs)]
-    return merge_columns(results, spans, cfg.channels, timing='max')[0]
+    return merge_columns(results, spans, pool.cfg.channels, timing='max')[0]
 
 
 class BlockPipeline:
@@ -44,25 +50,21 @@ class BlockPipeline:
         self._sim, self._pool = sim, pool
         self._done = {}         # block -> ScanResult
         self._out = {}          # child -> block in progress there
-        self.here = 0           # blocks computed in this process while the children start
 
     def submit(self, j, poses, stamp_s, weather, scan_index):
         """Hand in block j, its poses at block_pose_times; ScanProcessError if a child failed."""
-        if self._pool is not None:
-            part = j % self._pool.workers
-            if part in self._out:
-                self._collect(part)
-            try:
-                self._pool.submit_blocks(poses, stamp_s, weather, scan_index, j, j + 1)
-                self._out[part] = j
-                return
-            except ScanProcessStarting:
-                self.here += 1
-        self._done[j] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j, j + 1)
+        if self._pool is None:
+            self._done[j] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j, j + 1)
+            return
+        part = j % self._pool.workers
+        if part in self._out:
+            self._collect(part)
+        self._pool.submit_blocks(poses, stamp_s, weather, scan_index, j, j + 1, part)
+        self._out[part] = j
 
     def _collect(self, part):
         j = self._out.pop(part)
-        self._done[j] = self._pool.collect_blocks(j)
+        self._done[j] = self._pool.collect_blocks(j, part)
 
     def results(self):
         """Return the ScanResults of the blocks handed in, in block order (waits for them)."""

@@ -1,8 +1,8 @@
 """
 The main of a compute process (worker.py's ScanProcess): build the simulator, answer requests.
 
-A request is a sweep's part (a beam range, parts.py), its column blocks (column_blocks.py), a
-new config or 'stop'. Results go back through the child's SharedResults block.
+A request is a run of a sweep's column blocks (column_blocks.py), a new config or 'stop'.
+Results go back through the child's SharedResults block.
 """
 
 import os
@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 
-from ubot_lidar_sim.core.execution.transport import PipePeer, read_payload, SharedResults
+from ubot_lidar_sim.core.execution.transport import read_payload, SharedResults
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 
-def serve(conn, payload_fd, part=0, parts=1, block=None):
+def serve(conn, payload_fd, block=None):
     """
     Child main: read (cfg, world, materials), build the simulator, answer requests.
 
@@ -24,12 +24,12 @@ def serve(conn, payload_fd, part=0, parts=1, block=None):
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        _serve_requests(conn, payload_fd, part, parts, block)
+        _serve_requests(conn, payload_fd, block)
     except (EOFError, OSError):
         pass
 
 
-def _serve_requests(conn, payload_fd, part, parts, block):
+def _serve_requests(conn, payload_fd, block):
     try:
         cfg, world, materials = read_payload(payload_fd)
         os.close(payload_fd)
@@ -52,16 +52,12 @@ def _serve_requests(conn, payload_fd, part, parts, block):
                 sim = LidarSimulator(request[1], world, materials)
                 reply = ('ok', None)
             else:
-                _, (how, poses), stamp_s, weather, scan_index, span = request
+                _, (how, poses), stamp_s, weather, scan_index, (j0, j1) = request
                 if how == 'shared':
                     poses = results.load_poses(poses)
-                peer = PipePeer(conn, part, parts)
                 t0 = time.perf_counter()
-                if kind == 'blocks':    # column blocks span[0]..span[1]: nothing crosses
-                    result = sim.scan_blocks(poses, stamp_s, weather, scan_index, *span)
-                else:
-                    result = sim.scan_part(poses, stamp_s, weather, scan_index, span, peer)
-                busy_s = time.perf_counter() - t0 - peer.waited_s
+                result = sim.scan_blocks(poses, stamp_s, weather, scan_index, j0, j1)
+                busy_s = time.perf_counter() - t0
                 stored = results.store(result) if results is not None else None
                 reply = ('ok', (('inline', result) if stored is None else ('shared', stored),
                                 busy_s))

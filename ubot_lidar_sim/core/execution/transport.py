@@ -13,8 +13,7 @@ ever (multiprocessing's spawn writes its payload while it still holds the pipe's
 write into a file cannot. The world goes to a child in an anonymous file (``payload_file``) and
 the results come back in a ``SharedResults`` block. The child inherits both descriptors
 (``InheritedFd``). The files have no name (memfd, or a temporary file unlinked at once), so
-nothing is left in /dev/shm when either side is killed. In a child, ``PipePeer`` carries the
-values of parts.py between the parts of a sweep through the parent.
+nothing is left in /dev/shm when either side is killed.
 """
 
 import mmap
@@ -154,28 +153,6 @@ class Channel:
             raise ChannelTimeout('deadline passed') from None
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ChannelClosed(f'the compute process closed its end ({exc.strerror})') from None
-
-
-class PipePeer:
-    """The parts.py peer of one part in a child: values go through the parent's router."""
-
-    def __init__(self, conn, part, parts):
-        self.part, self.parts = part, parts
-        self._conn, self._held = conn, {}
-        self.waited_s = 0.0
-
-    def receive(self, name):
-        """Block until the value named name arrives (values of later steps are kept)."""
-        t0 = time.perf_counter()
-        while name not in self._held:
-            _, key, value = self._conn.recv()
-            self._held[key] = value
-        self.waited_s += time.perf_counter() - t0
-        return self._held.pop(name)
-
-    def send(self, name, part, value):
-        """Send value to the part with index part."""
-        self._conn.send(('send', name, part, value))
 
 
 class SharedResults:

@@ -4,16 +4,15 @@ A LidarSimulator in child processes: sweeps compute beside the caller's Python t
 One Python process has one GIL. A node that takes /tf at hundreds of Hz, or several sensor
 nodes in one process (``python -m ubot_lidar_sim run``), stall the numpy work of a sweep with
 their callbacks and are stalled by it in turn. ``ScanProcess`` keeps a copy of the world and the
-config in child processes and runs the sweep there: the caller looks the poses up, sends them
-(C + 1, 4, 4) with the weather and the scan index, and waits (without the GIL) for the
-ScanResult.
+config in ``workers`` child processes and computes column blocks there (blocks.py): the caller
+looks the poses up, sends them with the weather and the scan index, and waits (without the GIL)
+for the ScanResult. Column blocks are the one unit of parallel work, so a config gives the same
+bytes in this process and on any number of children. ``uses_processes`` is the one rule that
+says when a config asks for children.
 
-With ``workers`` > 1 each child computes one contiguous beam range of the sweep
-(``LidarSimulator.scan_part``) and the parent routes the few values that cross the part
-boundaries between them (parts.py), so a sweep uses every core and still gives the bytes of
-``LidarSimulator.scan``. The split follows the cost of the last sweep's parts. A config with
-``column_blocks`` > 1 is split by blocks instead (blocks.py: nothing crosses them), and
-``submit_blocks`` / ``collect_blocks`` let a caller keep one block in progress per child.
+While the children start (the first time, or after a failure) and the caller does not wait for
+them (``wait_for_start`` false: a node keeps publishing), the pool computes the blocks handed
+in itself, with the same bytes, and counts them in ``in_process_blocks``.
 
 No fault of a child blocks the caller beyond a deadline (transport.py): a child that exits is
 reported at once, one that does not answer in time (stopped, hung) is killed, and either way
@@ -30,22 +29,34 @@ from multiprocessing.connection import wait
 import os
 import time
 
-import numpy as np
-
 from ubot_lidar_sim.core.execution.blocks import scan_in_blocks
 from ubot_lidar_sim.core.execution.child import serve
 from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProcessExited,
                                                     ScanProcessHung, ScanProcessStarting)
-from ubot_lidar_sim.core.execution.split import merge_parts, split_beams
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.sensors.column_blocks import block_columns
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 from ubot_lidar_sim.output.layouts import concat_records
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
 SCAN_TIMEOUT_MIN_S = 1.0    # later sweeps: this, or 10 x the slowest of the last 20 if longer
 SCAN_TIMEOUT_FACTOR = 10.0
+
+
+def uses_processes(cfg):
+    """Return True when a lidar config computes its sweeps in child processes."""
+    return bool(cfg.compute_process) or cfg.compute_workers > 1
+
+
+def compute_pool(cfg, world, materials, wait_for_start=True):
+    """Return the ScanProcess of cfg (compute_workers children) or None (uses_processes)."""
+    if not uses_processes(cfg):
+        return None
+    return ScanProcess(cfg, world, materials, cfg.compute_workers, wait_for_start)
 
 
 def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
@@ -61,32 +72,41 @@ def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
 
 class ScanProcess:
     """
-    Run ``LidarSimulator(cfg, world, materials)`` in ``workers`` child processes.
+    Compute the column blocks of ``LidarSimulator(cfg, world, materials)`` in child processes.
 
     ``scan(poses, stamp_s, weather, scan_index)`` takes the poses (C + 1, 4, 4) at
-    ``LidarSimulator.pose_times(stamp_s)`` and returns the ScanResult. A failed call raises a
-    ScanProcessError subclass and the next call starts new children; with wait_for_start
-    false it does not wait for them but raises ScanProcessStarting until they are ready (a
-    node keeps ticking meanwhile). Not thread-safe: one caller thread at a time.
+    ``LidarSimulator.pose_times(stamp_s)`` and returns the sweep's ScanResult;
+    ``submit_blocks`` / ``collect_blocks`` keep one request in progress per child. A failed
+    call raises a ScanProcessError subclass and the next call starts new children; with
+    wait_for_start false the blocks handed in while they start are computed here (see the
+    module). Not thread-safe: one caller thread at a time.
     """
 
     def __init__(self, cfg, world, materials, workers=1, wait_for_start=True):
-        self.cfg = cfg
         self.workers = max(1, int(workers))
         self.wait_for_start = wait_for_start
         self._world, self._materials = world, materials
         self._ctx = multiprocessing.get_context('spawn')
         self._procs, self._chans, self._blocks = [], [], []
-        self._starting = None          # (deadline, payload fd, parts ready) while starting
-        self._bounds = None            # the beam split, (workers + 1,)
+        self._starting = None          # (deadline, payload fd, children ready) while starting
         self._pending = {}             # child -> (t0, deadline) of its submitted blocks
+        self._here = {}                # child -> ScanResult computed here while they start
         self._durations = deque(maxlen=20)
         self._request_t0 = None
         self._limit_s = START_TIMEOUT_S    # the deadline of what is in progress, s
         self.restarts = 0
         self.last_failure = ''
+        self.in_process_blocks = 0     # blocks computed here while the children started
+        self.restarting = False        # the last block handed in was computed here
+        self._use_config(cfg)
         self._spawn()
         self._await_start(True)
+
+    def _use_config(self, cfg):
+        self.cfg = cfg
+        self._sim = None               # this process's simulator, built when first needed
+        self.block_columns = (block_columns(build_beams(cfg).column_time_s, cfg.column_blocks)
+                              if cfg.column_blocks > 1 else [None])
 
     @property
     def pid(self):
@@ -121,7 +141,7 @@ class ScanProcess:
                     block = None
                 chan, child = Channel.pair()
                 proc = self._ctx.Process(target=serve, args=(
-                    child, InheritedFd(payload), part, self.workers,
+                    child, InheritedFd(payload),
                     None if block is None else (InheritedFd(block.fd), n_bytes)),
                     name=f'ubot_lidar_sim scan {part}', daemon=True)
                 try:
@@ -182,10 +202,11 @@ class ScanProcess:
         """
         Raise the ScanProcessError of a failed request, stopping the children first.
 
-        A single child that reported an error keeps serving; with parts the others may wait
-        for a value the failed part never sends, so they are all restarted on the next call.
+        A child that reported an error for a request keeps serving (the children never wait
+        for each other); one that exited or did not answer stops them all, and the next call
+        starts new ones.
         """
-        if kind == 'error' and self.workers == 1 and what != 'start':
+        if kind == 'error' and what != 'start':
             raise ScanProcessError(value)
         proc = self._procs[part] if part < len(self._procs) else None
         self.close(kill=kind != 'error')
@@ -206,99 +227,63 @@ class ScanProcess:
         self.last_failure = text
         raise error(text)
 
-    def _replies(self, deadline, what, sent):
-        """
-        Route the parts' messages until every child in sent answered; returns their values.
-
-        'send' forwards a carried value to its part.
-        """
-        values = [None] * self.workers
-        waiting = {k: chan for k, chan in enumerate(self._chans) if k in sent}
-        index = {id(chan): part for part, chan in waiting.items()}
-        while waiting:
-            ready = wait(list(waiting.values()), max(0.0, deadline - time.monotonic()))
-            if not ready:
-                self._fail('timeout', None, what, next(iter(waiting)))
-            for chan in ready:
-                part = index[id(chan)]
-                message = self._recv(chan, deadline, what, part)
-                kind = message[0]
-                if kind == 'send':
-                    _, name, target, value = message
-                    self._send(target, ('token', name, value), deadline, what)
-                elif kind == 'ok':
-                    values[part] = message[1]
-                    del waiting[part]
-                else:
-                    self._fail(kind, message[1], what, part)
-        return values
+    def _reply(self, part, deadline, what):
+        """Return the value of child part's answer to its request in progress."""
+        kind, value = self._recv(self._chans[part], deadline, what, part)
+        if kind != 'ok':
+            self._fail(kind, value, what, part)
+        return value
 
     def _ensure_started(self):
+        """Start the children if needed; ScanProcessStarting while they start (no waiting)."""
         if not self._procs:
             self._spawn()
         if self._starting is not None:
             self._await_start(self.wait_for_start)
 
-    def _request(self, messages, what, timeout_s):
-        self._ensure_started()
-        self._request_t0, self._limit_s = time.monotonic(), timeout_s
-        deadline = self._request_t0 + timeout_s
-        sent = [k for k in range(self.workers) if messages[k] is not None]
-        try:
-            for part in sent:
-                self._send(part, messages[part], deadline, what)
-            return self._replies(deadline, what, sent)
-        finally:
-            self._request_t0 = None
-
     def set_config(self, cfg):
         """Rebuild the children's simulators with a new config (checked by the caller)."""
-        self.cfg = cfg
-        self._bounds = None
+        self._use_config(cfg)
         self._durations.clear()
         if self._procs and self._starting is None:
-            self._request([('config', cfg)] * self.workers, 'reconfiguration', SCAN_TIMEOUT_S)
+            self._request_t0, self._limit_s = time.monotonic(), SCAN_TIMEOUT_S
+            deadline = self._request_t0 + SCAN_TIMEOUT_S
+            try:
+                for part in range(self.workers):
+                    self._send(part, ('config', cfg), deadline, 'reconfiguration')
+                for part in range(self.workers):
+                    self._reply(part, deadline, 'reconfiguration')
+            finally:
+                self._request_t0 = None
         elif self._procs:
             self.close(kill=True)      # still starting with the old config: start again
 
     def scan(self, poses, stamp_s, weather, scan_index):
         """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
-        if self.cfg.column_blocks > 1:     # a run of blocks per child (none crosses)
-            return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
-        n_beams = self.cfg.channels * self.cfg.horizontal_samples
-        bounds = self._bounds if self._bounds is not None else split_beams(n_beams, self.workers)
-        parts = len(bounds) - 1
-        if parts != self.workers:      # fewer beams than workers: the rest get empty ranges
-            bounds = np.concatenate([bounds, np.full(self.workers - parts, bounds[-1])])
-        messages = [('scan', self._poses(k, poses), float(stamp_s), weather, int(scan_index),
-                     (int(bounds[k]), int(bounds[k + 1]))) for k in range(self.workers)]
-        t0 = time.monotonic()
-        replies = self._request(messages, 'a scan', self.scan_timeout_s())
-        self._durations.append(time.monotonic() - t0)
-        results = [self._blocks[k].load(value) if how == 'shared' else value
-                   for k, ((how, value), _) in enumerate(replies)]
-        # The next split: equal compute time per part, each part's cost spread evenly over its
-        # beams, half-way from the present split (timings are noisy).
-        if self.workers > 1 and n_beams >= self.workers:
-            sizes = np.diff(bounds)
-            density = [busy / max(size, 1) for (_, busy), size in zip(replies, sizes)]
-            target = split_beams(n_beams, self.workers, np.repeat(density, sizes))
-            self._bounds = np.round(0.5 * (bounds + target)).astype(np.int64)
-        # Copies: the blocks are written again by the next sweep.
-        kept = [r for r in results if r.n_beams > 0] or results[:1]
-        return _owned(merge_parts(kept), len(kept) > 1)
+        return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
 
     def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None):
         """
         Send column blocks j0..j1 to child part (None: j0 % workers) and return at once.
 
         LidarSimulator.scan_blocks there; poses at block_pose_times(stamp_s, j0, j1). One
-        request per child at a time: collect_blocks(j0, part) takes the result.
+        request per child at a time: collect_blocks(j0, part) takes the result. While the
+        children start (wait_for_start false) the blocks are computed here, now.
         """
         part = j0 % self.workers if part is None else part
-        if part in self._pending:
+        if part in self._pending or part in self._here:
             raise ScanProcessError(f'compute process {part} still has blocks in progress')
-        self._ensure_started()
+        try:
+            self._ensure_started()
+        except ScanProcessStarting:
+            if self._sim is None:
+                self._sim = LidarSimulator(self.cfg, self._world, self._materials)
+            self._here[part] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j0,
+                                                     j1)
+            self.in_process_blocks += 1
+            self.restarting = True
+            return
+        self.restarting = False
         t0 = time.monotonic()
         deadline = t0 + self.scan_timeout_s()
         self._send(part, ('blocks', self._poses(part, poses), float(stamp_s), weather,
@@ -308,16 +293,22 @@ class ScanProcess:
     def collect_blocks(self, j0, part=None):
         """Wait for the ScanResult of the blocks submitted as j0 (ScanProcessError if failed)."""
         part = j0 % self.workers if part is None else part
+        if part in self._here:
+            return self._here.pop(part)
         if part not in self._pending:   # the children were restarted after a failure
             raise ScanProcessError(f'blocks {j0}.. were lost with their compute process')
         t0, deadline = self._pending.pop(part)
         self._request_t0, self._limit_s = t0, deadline - t0
         try:
-            (how, value), _ = self._replies(deadline, 'a scan', [part])[part]
+            how, value = self._reply(part, deadline, 'a scan')[0]
         finally:
             self._request_t0 = None
         self._durations.append(time.monotonic() - t0)
-        return _owned(self._blocks[part].load(value) if how == 'shared' else value, False)
+        result = self._blocks[part].load(value) if how == 'shared' else value
+        # Copies: the shared block is written again by the child's next request.
+        return replace(result, points=concat_records([result.points]), beam=result.beam.copy(),
+                       too_close=result.too_close.copy(),
+                       hit_range_m=result.hit_range_m.copy())
 
     def _poses(self, part, poses):
         """Return the poses' message to a part: ('shared', shape) in its block, or inline."""
@@ -349,11 +340,3 @@ class ScanProcess:
         for block in blocks:
             if block is not None:
                 block.close()
-
-
-def _owned(result, merged):
-    """Return result with arrays of its own (merge_parts of several parts already copied)."""
-    if merged:
-        return result
-    return replace(result, points=concat_records([result.points]), beam=result.beam.copy(),
-                   too_close=result.too_close.copy(), hit_range_m=result.hit_range_m.copy())

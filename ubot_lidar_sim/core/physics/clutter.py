@@ -3,8 +3,7 @@ Clutter: the backscatter of the air itself as echoes (document 001 with the phys
 
 Continuous media (fog, haze) return one pulse-integrated soft echo per beam (soft_target.py);
 granular ones (rain drops, snow flakes) a Poisson number of particles of random brightness per
-slab along each beam. Randomness only from the Generators passed (and, for a sweep in parts, the
-peer that hands them on).
+slab along each beam. Randomness only from the Generators passed.
 """
 
 import math
@@ -12,7 +11,6 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics import soft_target
@@ -37,7 +35,7 @@ def beam_area_m2(cfg, range_m) -> np.ndarray:
 
 
 def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np.ndarray,
-            beam_ring: np.ndarray, rng: np.random.Generator, peer=parts.SOLO,
+            beam_ring: np.ndarray, rng: np.random.Generator,
             streams: Optional[Dict[str, np.random.Generator]] = None) -> Contributions:
     """
     Return the backscatter Contributions of the air of a scan (material other, atm's class).
@@ -51,9 +49,7 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
     granular medium draws one Poisson array and one exponential array, beam-major then slab
     order: the Poisson counts from streams[medium.name] when given (snow: its own stream),
     else the first shared medium's from rng (the clutter stream) and the others' from jumps of
-    rng; the exponentials from a jump of the Poisson stream. For a part of a sweep (parts.py)
-    the beams are the part's and peer hands the streams on, so the draws are those of the
-    whole sweep.
+    rng; the exponentials from a jump of the Poisson stream.
     """
     if atm is None or not atm.active or not cfg.weather:
         return Contributions.empty()
@@ -70,7 +66,7 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
         out.append(_contributions(atm, b, r, s, s / gain))
     discrete = [m for m in atm.media if m.granular and m.beta_per_m_sr > 0.0]
     if discrete:
-        out.append(_granular(cfg, atm, n_beams, limit, ring, rng, peer, streams, discrete))
+        out.append(_granular(cfg, atm, n_beams, limit, ring, rng, streams, discrete))
     return Contributions.concat(*out) if out else Contributions.empty()
 
 
@@ -90,7 +86,7 @@ def _contributions(atm, beam, range_m, power, rho_app):
         material=np.full(m, OTHER, np.uint8), class_id=np.full(m, atm.clutter_class, np.uint8))
 
 
-def _granular(cfg, atm, n_beams, limit, beam_ring, rng, peer, streams, discrete):
+def _granular(cfg, atm, n_beams, limit, beam_ring, rng, streams, discrete):
     """Return the Contributions of the granular media (drops, flakes) in slabs."""
     dr = cfg.min_separation_m
     n_slab = int(math.ceil((cfg.clutter_max_range_m - cfg.min_range_m) / dr))
@@ -111,21 +107,18 @@ def _granular(cfg, atm, n_beams, limit, beam_ring, rng, peer, streams, discrete)
     rho = np.zeros(b_idx.shape)
     area_j = beam_area_m2(cfg, centre)
     # Each medium's Poisson and exponential draws come from streams of their own, all derived
-    # before any draw (jumps of the given stream's state), so that every stream of a sweep in
-    # parts is handed forward only. The first shared medium's Poisson draws are rng's own.
-    tags, gens, shared = [], [], 0
+    # before any draw (jumps of the given stream's state), so that adding a medium leaves the
+    # others' draws as they were. The first shared medium's Poisson draws are rng's own.
+    gens, shared = [], 0
     for medium in discrete:
         own = streams.get(medium.name)
         if own is not None:
-            tags.append(medium.name)
             gens.append((own, _jumped(own, 1)))
         else:
-            tags.append(f'clutter{shared}' if shared else 'clutter')
             gens.append((_jumped(rng, 2 * shared), _jumped(rng, 2 * shared + 1)))
             shared += 1
-    for medium, tag, (poisson_rng, exponential_rng) in zip(discrete, tags, gens):
-        rho += _particles(peer, tag, poisson_rng, exponential_rng, medium, area_j, b_idx,
-                          j_idx, dr)
+    for medium, (poisson_rng, exponential_rng) in zip(discrete, gens):
+        rho += _particles(poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr)
     power = rho * gain
     nz = np.flatnonzero(power > 0.0)
     j_nz = j_idx[nz]
@@ -137,18 +130,15 @@ def _jumped(rng, jumps):
     return rng if jumps == 0 else np.random.Generator(rng.bit_generator.jumped(jumps))
 
 
-def _particles(peer, tag, poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr):
+def _particles(poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr):
     """
     Return the rho (cells,) of one discrete medium.
 
     area_j (slabs,) beam cross-section at the slab centres, m^2; cells are (b_idx, j_idx).
-    Every part takes part in the hand-on, also with no cells (empty draws take nothing).
     """
     expected = (medium.particles_per_m3 * area_j * dr)[j_idx]
-    count, _ = parts.draw_in_turn(peer, f'{tag}_poisson', poisson_rng,
-                                  lambda g: g.poisson(expected))
-    e, _ = parts.draw_in_turn(peer, f'{tag}_exponential', exponential_rng,
-                              lambda g: g.exponential(size=int(count.sum())))
+    count = poisson_rng.poisson(expected)
+    e = exponential_rng.exponential(size=int(count.sum()))
     sum_x = np.bincount(np.repeat(np.arange(b_idx.size), count), 0.5 * e * e, b_idx.size)
     with np.errstate(invalid='ignore', divide='ignore'):
         return np.where(expected > 0, math.pi * medium.beta_per_m_sr * dr

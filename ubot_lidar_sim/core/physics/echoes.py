@@ -11,7 +11,6 @@ from typing import Optional
 
 import numpy as np
 
-from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.physics import kernels
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
@@ -134,8 +133,7 @@ def _range_order_fix(ray, r):
 
 
 def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, wetness=0.0,
-                            puddle_depth_m=0.0, ray_dirs=None, peer=parts.SOLO,
-                            snow_depth_m=0.0):
+                            puddle_depth_m=0.0, ray_dirs=None, snow_depth_m=0.0):
     """
     Turn sub-ray hits into Contributions (the per-hit part of ProcessBeam).
 
@@ -146,8 +144,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
     them, ground hits use the vertical and other hits the horizontal divergence).
     A foliage hit returns (1 - t) of what reaches it; every later hit of the sub-ray is scaled by
-    the two-way gap fraction t^2 of each foliage layer in front of it. peer: the parts.py peer of
-    a sweep computed in beam ranges (it carries the running foliage sum).
+    the two-way gap fraction t^2 of each foliage layer in front of it.
     """
     weights = np.asarray(weights, dtype=np.float64)
     s = weights.shape[0]
@@ -183,16 +180,11 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     alpha = atm.alpha if atm is not None and atm.active else 0.0
 
     valid = radiometry.valid_materials(table, material)
-    # The running foliage sum continues from the parts before; the next part continues from
-    # its end, handed on before this part's pass (a cheap sum of the same bits) so that it
-    # need not wait for the pass.
-    prefix, _ = parts.in_turn(peer, 'foliage_log_t', lambda: 0.0, lambda start: (
-        kernels.foliage_log_sum(start, valid, foliage, table.transmission), start))
     # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
     rho_app, power, _ = kernels.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
-        radiometry.surface_tables(table), table.transmission, prefix, 2.0 * alpha, r10,
+        radiometry.surface_tables(table), table.transmission, 0.0, 2.0 * alpha, r10,
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
@@ -233,8 +225,7 @@ def _sort_key_span(cfg):
     return -far, 3.0 * far
 
 
-def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOLO,
-                  beam_offset=0):
+def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     """
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 
@@ -245,9 +236,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
     (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
-    losses stay in, as on a real sensor. For a part of a sweep (parts.py), beams are numbered
-    from the part's first, beam_offset is that beam's index in the sweep and peer carries the
-    noise stream.
+    losses stay in, as on a real sensor.
     """
     ring_of_beam = np.asarray(ring_of_beam)
     beam = np.asarray(contrib.beam, dtype=np.int64)
@@ -259,11 +248,10 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
         # several times faster on millions of contributions; a key already in order (one
         # sub-ray, no clutter) is the identity of the stable sort. Its origin and span come
-        # from the config, not the data, so that every part of a sweep keys alike without
-        # asking the others; a range outside them (ground relief at grazing incidence, far
+        # from the config; a range outside them (ground relief at grazing incidence, far
         # beyond the window) is clipped and keeps its row order.
         r_lo, span = _sort_key_span(cfg)
-        key = (beam + beam_offset if beam_offset else beam) * span + np.clip(
+        key = beam * span + np.clip(
             r - r_lo, 0.0, span - 1.0)
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
@@ -279,8 +267,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, peer=parts.SOL
     material = np.asarray(contrib.material, dtype=np.uint8)[src]
     class_id = np.asarray(contrib.class_id, dtype=np.uint8)[src]
 
-    draws, _ = parts.draw_in_turn(peer, 'noise', noise_rng,
-                                  lambda g: g.standard_normal((n_e, 2)))
+    draws = noise_rng.standard_normal((n_e, 2))
     too_close = np.zeros(n_beams, dtype=bool)
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
     # range_noise_std), too-close beams and the range window.

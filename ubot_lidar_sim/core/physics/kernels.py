@@ -169,22 +169,6 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
 
 
 @numba.njit(cache=True, nogil=True)
-def foliage_log_sum(prefix, m, foliage, transmission):
-    """
-    Return prefix + the sum of log t of the foliage hits, in row order: hit_power's carry.
-
-    The same float additions as hit_power's running sum, so the same bits; a part of a sweep
-    hands it on before its own hit_power pass, and the next part need not wait for that pass.
-    """
-    log_transmission = np.log(np.maximum(transmission, 1e-12))
-    running = prefix
-    for i in range(m.shape[0]):
-        if foliage[i]:
-            running = running + log_transmission[m[i]]
-    return running
-
-
-@numba.njit(cache=True, nogil=True)
 def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range_m,
                   max_range_m, snr_spec, floor_m, low_snr_m, exponent, too_close):
     """

@@ -99,14 +99,13 @@ def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s
 
 
 @numba.njit(cache=True, nogil=True)
-def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam, b0):
+def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam):
     """
     Return a copy of range_m (H,) with the ground-relief noise on the ground hits.
 
     A ground hit of material m moves by rules.rough_range_sigma_m(roughness_m[m], cos) x
-    z[beam + b0]. ground (H,) bool, material (H,) uint8,
-    cos (H,), beam (H,) numbered from b0, z one draw per beam of the sweep, from beam 0 up to
-    at least the part's last hit beam.
+    z[beam]. ground (H,) bool, material (H,) uint8, cos (H,), beam (H,), z one draw per beam
+    of the sweep, from beam 0 up to at least the last hit beam.
     """
     out = range_m.copy()
     for h in range(out.shape[0]):
@@ -115,5 +114,5 @@ def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam, b0):
             if m >= roughness_m.shape[0]:
                 raise IndexError('material byte out of the roughness table')
             sigma = rules.rough_range_sigma_m(roughness_m[m], np.float64(cos[h]))
-            out[h] += sigma * z[beam[h] + b0]
+            out[h] += sigma * z[beam[h]]
     return out

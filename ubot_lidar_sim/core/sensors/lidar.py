@@ -1,7 +1,7 @@
 """
 One 3D LiDAR sweep: beams -> poses -> world.trace -> contributions -> echoes -> points.
 
-LidarSimulator wires a sweep (or a range of its beams, parts.py) through the physics
+LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through the physics
 (physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
 points in the full layout (output/layouts.py); the other layouts are converted from it. Points
 are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
@@ -16,7 +16,6 @@ import zlib
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.execution import parts
 from ubot_lidar_sim.core.execution.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
@@ -135,26 +134,23 @@ class LidarSimulator:
         pose_at is called once with [stamp, stamp + column times] and returns (C + 1, 4, 4).
         """
         poses = poses_at(pose_at, self.pose_times(stamp_s))
-        origins, dirs = self._part_rays(poses, 0, self.beams.n_beams)
+        origins, dirs = self._sub_rays(poses)
         return origins, dirs, poses[0]
 
-    def _part_rays(self, poses, b0, b1, rays32=None):
+    def _sub_rays(self, poses, rays32=None):
         """
-        Origins and directions ((b1 - b0) * S, 3) of the sub-rays of beams b0..b1.
+        Origins and directions (B * S, 3) of the sweep's sub-rays, from poses (C + 1, 4, 4).
 
-        rays32 ((b1 - b0) * S, 6) float32, when given, receives their first cast's rays.
+        rays32 (B * S, 6) float32, when given, receives their first cast's rays.
         """
-        cols, n_sub = self.beams.columns, len(self.weights)
+        cols = self.beams.columns
         if poses.shape != (cols + 1, 4, 4):     # the compiled rotation does not check indices
             raise ValueError(f'poses of shape {poses.shape}: expected ({cols + 1}, 4, 4), the '
                              'pose at the stamp and at each column')
-        r0, r1 = b0 // cols, -(-b1 // cols)     # the rings the beams lie in (beams ring-major)
-        col = np.ascontiguousarray(poses[1:])
-        dx, dy, dz = (plane[r0:r1] for plane in self._sub_planes)
-        # The beams asked for within the block of rings (the whole block for whole rings);
-        # world component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
-        lo, hi = (b0 - r0 * cols) * n_sub, (b1 - r0 * cols) * n_sub
-        return rotate_sub_rays(dx, dy, dz, col, lo, hi, rays32)
+        # World component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
+        dx, dy, dz = self._sub_planes
+        return rotate_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), 0,
+                               self.beams.n_beams * len(self.weights), rays32)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
         """
@@ -167,7 +163,7 @@ class LidarSimulator:
         poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
         if self.blocks:
             return self.scan_blocks(poses, stamp_s, weather, scan_index)
-        return self.scan_part(poses, stamp_s, weather, scan_index, t0=t0)
+        return self._scan_beams(poses, stamp_s, weather, scan_index, t0)
 
     def block_pose_times(self, stamp_s, j0, j1):
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
@@ -180,48 +176,37 @@ class LidarSimulator:
 
         poses at block_pose_times(stamp_s, j0, j1), or (C + 1, 4, 4) at pose_times for the
         whole sweep. The result covers the blocks' columns (sorted): beams ring-major over
-        them; for all blocks it is the sweep. Without blocks: scan_part of the whole sweep.
+        them; for all blocks it is the sweep. Without blocks: the whole sweep.
         """
         if not self.blocks:
-            return self.scan_part(poses, stamp_s, weather, scan_index)
+            return self._scan_beams(poses, stamp_s, weather, scan_index)
         j1 = len(self.blocks) if j1 is None else j1
         columns = self.block_columns[j0:j1]
         union = np.sort(np.concatenate(columns))
         results = []
         for blk, cols in zip(self.blocks[j0:j1], columns):
             rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
-            results.append(blk.scan_part(poses[rows], stamp_s, weather, scan_index))
+            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index))
         return column_blocks.merge_columns(results, columns, self.beams.channels)[0]
 
-    def scan_part(self, poses, stamp_s, weather=None, scan_index=0, beam_range=None,
-                  peer=parts.SOLO, t0=None):
-        """
-        Simulate beams b0..b1 (beam_range; None: all) of a sweep; returns their ScanResult.
-
-        poses (C + 1, 4, 4) at pose_times(stamp_s). The result's beams are numbered in the
-        sweep; too_close and hit_range_m cover b0..b1. peer (parts.py) carries what crosses the
-        part boundaries, so merge_parts of the parts in order is the sweep, bit for bit.
-        """
+    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None):
+        """Simulate every beam of this simulator (a sweep or one column block): ScanResult."""
         self._sweep_geometry(scan_index)
         cfg, beams = self.cfg, self.beams
         weather = scan_weather(cfg, weather)
-        b0, b1 = (0, beams.n_beams) if beam_range is None else (int(beam_range[0]),
-                                                                int(beam_range[1]))
-        n_beams, n_sub = b1 - b0, len(self.weights)
+        n_beams, n_sub = beams.n_beams, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
-        geometric = cfg.model == 'geometric'
         rays32 = np.empty((n_beams * n_sub, 6), np.float32)   # the first cast's, in one pass
-        origins, dirs = self._part_rays(poses, b0, b1, rays32)
+        origins, dirs = self._sub_rays(poses, rays32)
         sensor_pose = poses[0]
-        ring = beams.ring[b0:b1]
         t_rays = time.perf_counter()
-        if geometric:
+        if cfg.model == 'geometric':
             ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams)
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index, b0, peer)
-        beam = ret.beam + b0 if b0 else ret.beam
+                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index)
+        beam = ret.beam
         points = self._pack(ret, beam)
         t4 = time.perf_counter()
         timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
@@ -244,7 +229,7 @@ class LidarSimulator:
             origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects))
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
-        centre[beam] = r                                  # one ray per beam, numbered from b0
+        centre[beam] = r                                  # one ray per beam
         hits = beam.size
         near = r < cfg.min_range_m
         too_close = np.zeros(n_beams, dtype=bool)
@@ -261,8 +246,7 @@ class LidarSimulator:
             n_echoes=hits, too_close=too_close)
         return ret, centre, t1
 
-    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index, b0,
-                  peer):
+    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index):
         """Run the radiometric model of document 001: (Returns, centre range (B,), times)."""
         cfg, table = self.cfg, self.materials
         hits = self.world.trace(
@@ -275,12 +259,12 @@ class LidarSimulator:
             with_normals=cfg.pulse_length_m > 0.0, rays32=rays32)
         t1 = time.perf_counter()
 
-        hit_beam = np.asarray(hits.ray) // n_sub          # numbered from b0
-        hits = self._roughen(hits, hit_beam, weather, scan_index, b0)
+        hit_beam = np.asarray(hits.ray) // n_sub
+        hits = self._roughen(hits, hit_beam, weather, scan_index)
         atm = atmosphere(cfg, weather)
         contrib = echoes.contributions_from_hits(
             cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
-            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs, peer=peer,
+            puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs,
             snow_depth_m=weather.snow_depth_m)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
@@ -292,31 +276,29 @@ class LidarSimulator:
             # Flakes draw from their own stream: snow leaves the rain draws as they were.
             snow_rng = self._rng(scan_index, STREAM_SNOW)
             contrib = echoes.Contributions.concat(
-                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng, peer,
+                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng,
                                  streams={'snow': snow_rng}))
         t2 = time.perf_counter()
 
         noise_rng = self._rng(scan_index, STREAM_NOISE)
-        ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring, peer, b0)
+        ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring)
         t3 = time.perf_counter()
 
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
         return ret, centre, (t1, t2, t3)
 
-    def _roughen(self, hits, hit_beam, weather, scan_index, b0=0):
+    def _roughen(self, hits, hit_beam, weather, scan_index):
         """
         Ground-relief range noise: RoughnessM |cos|^-1.5 z, one z ~ N(0, 1) per beam.
 
-        hit_beam (H,) numbered from beam b0; z is the sweep's stream of one draw per beam,
-        drawn up to the part's last beam (a stream's first draws do not depend on how many
-        follow, so every part reads the same z as the whole sweep).
+        hit_beam (H,); z is the sweep's stream of one draw per beam, drawn up to the last hit
+        beam (a stream's first draws do not depend on how many follow).
         """
         cfg, table = self.cfg, self.materials
         ground = np.asarray(hits.ground, dtype=bool)
         if not cfg.noise_enabled or not ground.any():
             return hits
-        z = self._rng(scan_index, STREAM_ROUGHNESS).standard_normal(
-            b0 + int(hit_beam.max()) + 1)
+        z = self._rng(scan_index, STREAM_ROUGHNESS).standard_normal(int(hit_beam.max()) + 1)
         # A ground hit's material under the weather (puddle, then snow), per traced material.
         traced = np.arange(table.roughness_m.size, dtype=np.uint8)
         material = snow.snow_material(radiometry.pond_material(
@@ -326,8 +308,7 @@ class LidarSimulator:
         range_m = rough_ranges(np.asarray(hits.range_m, np.float64), ground,
                                np.asarray(hits.material, np.uint8),
                                np.asarray(hits.cos_inc),
-                               table.roughness_m[material], z, np.asarray(hit_beam, np.int64),
-                               int(b0))
+                               table.roughness_m[material], z, np.asarray(hit_beam, np.int64))
         return replace(hits, range_m=range_m)
 
     def _pack(self, ret, beam):

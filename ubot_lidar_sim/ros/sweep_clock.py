@@ -1,0 +1,140 @@
+"""
+The one sweep clock of the sensor nodes: contiguous sweeps, as a spinning sensor fires them.
+
+A spinning LiDAR's sweeps follow one another without a gap or an overlap, and a deskewing
+pipeline takes the header stamps at face value. So every continuous trigger ('timer', and
+'stream', its alias) publishes sweep k + 1 starting where sweep k ended: stamps exactly one
+period apart. A sweep is computed once /tf covers its window (a column block of lidar_3d as
+soon as /tf covers the block's last column, so that only the last block is left when the
+sweep ends). A node that has fallen behind the newest transform by a period or more skips
+whole periods, counted as 'overrun', so the stamps stay on the grid; after a skipped sweep
+(nobody listened, no pose) it goes on from the grid point at the newest transform, not counted
+as overrun (the skip was counted). The first sweep, and the first after a clock jump or
+``reset``, ends at the newest transform. A jump of the node's clock (an NTP step, a /clock
+that seeks; ros/schedule.py tells it from a stall) is reported once, not as missed periods.
+'service' sweeps are not continuous: a ~/sample call takes the newest window /tf covers.
+The time a sweep waits for its poses is not counted in its compute time.
+"""
+
+import math
+import time
+
+from ubot_lidar_sim.ros.diagnostics import SkipScan
+from ubot_lidar_sim.ros.schedule import TimerSchedule
+
+POSE_POLL_S = 0.001     # how often a sweep waiting for its poses looks at /tf
+POSE_WAIT_S = 2.0       # a sweep waits at most max(this, 4 periods), steady (a paused clock)
+
+
+def next_start_ns(next_ns, latest_ns, period_ns, duration_ns):
+    """
+    Return (start ns, whole periods skipped) of the sweep after one that ended at next_ns.
+
+    latest_ns: the newest pose. The sweep starts at next_ns unless the newest pose is a period
+    or more past that sweep's end: then it starts k whole periods later, at the last grid point
+    whose sweep /tf covers. next_ns None: the first sweep, ending at latest_ns.
+    """
+    if next_ns is None:
+        return latest_ns - duration_ns, 0
+    behind = latest_ns - (next_ns + duration_ns)
+    k = behind // period_ns if behind >= period_ns else 0
+    return next_ns + k * period_ns, int(k)
+
+
+class SweepClock:
+    """The sweep windows and pose waits of a SensorNode (see the module)."""
+
+    def __init__(self, node, period_s, duration_s):
+        self._node = node
+        self.period_ns = int(round(period_s * 1e9))
+        self.duration_ns = int(round(duration_s * 1e9))
+        self._next_ns = None            # start of the next continuous sweep
+        self._last_end_ns = None        # end of the last sweep ('service': never again)
+        self._schedule = TimerSchedule(period_s)
+
+    def reset(self):
+        """Forget the grid (a backward clock jump): the next sweep ends at the newest pose."""
+        self._next_ns = self._last_end_ns = None
+        self._schedule.reset()
+
+    def _newest_ns(self, frame_id, fresh=True):
+        """Return SensorNode.newest_pose_s in ns at the node's now (fresh false: never stale)."""
+        node = self._node
+        now_s = node.get_clock().now().nanoseconds * 1e-9 if fresh else -math.inf
+        return int(math.floor(node.newest_pose_s(frame_id, now_s) * 1e9))
+
+    def window(self, frame_id):
+        """Return (start_ns, end_ns) of the next continuous sweep (see the module)."""
+        node = self._node
+        latest_ns = self._newest_ns(frame_id)
+        _, jump_s = self._schedule.tick(latest_ns, time.monotonic_ns())
+        if jump_s:
+            node.stats.clock_jumped()
+            if jump_s > 0:      # a backward jump is reported where it clears the TF buffer
+                node.get_logger().warning(
+                    f'clock jumped forward by {jump_s:.1f} s: the sweeps restart there (the '
+                    'periods in between are not counted as overrun)')
+            self._next_ns = None
+        start_ns, skipped = next_start_ns(self._next_ns, latest_ns, self.period_ns,
+                                          self.duration_ns)
+        if skipped and node.stats.counts['last_status'] == 'ok':
+            node.stats.count('overrun', skipped)
+        if start_ns <= 0:
+            raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        return start_ns, start_ns + self.duration_ns
+
+    def newest_window(self, frame_id, now_ns):
+        """
+        Return (start_ns, end_ns) of the newest window /tf covers ('service' sweeps).
+
+        It ends at now or at the newest transform, whichever is earlier, so every column time
+        is interpolated, never extrapolated. SkipScan when no transform is newer than the last
+        sweep's end.
+        """
+        node = self._node
+        latest_ns = self._newest_ns(frame_id)
+        end_ns = min(now_ns, latest_ns)
+        if self._last_end_ns is not None and end_ns <= self._last_end_ns:
+            raise SkipScan('no_new_transform', f'newest {node.config.world_frame} -> '
+                           f'{frame_id} is the one the last sweep used', warn=False)
+        start_ns = end_ns - self.duration_ns
+        if start_ns <= 0:
+            raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        return start_ns, end_ns
+
+    def await_pose(self, frame_id, t_s):
+        """Return once /tf covers world -> frame_id at t_s (s); SkipScan when it stays old."""
+        node = self._node
+        t0 = time.monotonic()
+        limit_s = t0 + max(POSE_WAIT_S, 4.0 * self.period_ns * 1e-9)
+        while True:
+            latest_ns = self._newest_ns(frame_id, fresh=False)  # a covered block goes on
+            if latest_ns * 1e-9 >= t_s:
+                node.waited_s += time.monotonic() - t0     # not compute time
+                return
+            self._newest_ns(frame_id)        # SkipScan once the newest pose is stale
+            if time.monotonic() > limit_s:
+                raise SkipScan('no_new_transform', f'no {node.config.world_frame} -> '
+                               f'{frame_id} newer than {latest_ns * 1e-9:.3f} s arrived',
+                               warn=False)
+            if node.stopping(POSE_POLL_S):
+                raise SkipScan('shutting_down', 'the node stops', warn=False)
+            node.intake.take()      # the transforms queued since: at once, not at the poll
+
+    def covered_window(self, frame_id, now_ns, continuous):
+        """Return the next window (continuous) or the newest one, once /tf covers it."""
+        if not continuous:
+            return self.newest_window(frame_id, now_ns)
+        start_ns, end_ns = self.window(frame_id)
+        self.await_pose(frame_id, end_ns * 1e-9)
+        return start_ns, end_ns
+
+    def finish(self, frame_id, start_ns, end_ns):
+        """Close the sweep start_ns..end_ns: refuse a gap in its /tf, then remember its end."""
+        try:
+            self._node.check_gap(frame_id, start_ns, end_ns)
+        except SkipScan:
+            self._next_ns = None        # start again at the newest transform
+            raise
+        self._next_ns = start_ns + self.period_ns
+        self._last_end_ns = end_ns
