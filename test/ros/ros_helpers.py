@@ -21,12 +21,22 @@ def stamp_ns(msg):
 
 def trigger_scan(node, spin_until, attempts=10):
     """
-    Run one on-demand scan of a sensor node; return its (ok, why).
+    Return (ok, why) of the next scan of a sensor node.
 
-    The node's own timer sweep (on its worker thread) can take the newest transform first; the
-    node then refuses to sweep that transform again ('no_new_transform'), which is right, so
-    the test waits 50 ms for a newer one and asks again.
+    A continuous trigger scans back to back on the node's worker thread: this waits (spinning)
+    for its next published sweep, or its next skip and the skip's reason. A 'service' node
+    scans now; a newest transform that the last sweep used already is refused
+    ('no_new_transform', which is right), so the test waits 50 ms for a newer one and asks
+    again.
     """
+    if node.continuous:
+        counts = node.stats.counts
+        published, skipped = counts['published'], sum(counts['skipped'].values())
+        spin_until(lambda: counts['published'] > published
+                   or sum(counts['skipped'].values()) > skipped, 10.0)
+        if counts['published'] > published:
+            return True, 'published'
+        return False, counts['last_skip']
     ok, why = node.run_scan(on_demand=True)
     for _ in range(attempts):
         if ok or not why.startswith('no_new_transform'):

@@ -262,7 +262,7 @@ def test_rain_reduces_returns_from_a_dark_far_wall(context):
 
 def test_disabled_scanner_publishes_nothing_and_says_why(context, room):
     rig = Rig(context, room, {**IDEAL, 'enabled': False})
-    ok, why = rig.node.run_scan(on_demand=True)
+    ok, why = trigger_scan(rig.node, rig.spin_until)
     rig.executor.spin_once(timeout_sec=0.1)
     rig.close()
     assert not ok and why.startswith('disabled')

@@ -2,6 +2,8 @@
 
 import math
 import os
+import subprocess
+import sys
 import time
 
 from builtin_interfaces.msg import Time
@@ -21,6 +23,7 @@ from sensor_msgs.msg import PointCloud2, PointField
 from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import pointcloud2_dtype, pointcloud2_to_array, stamp_to_s
@@ -360,6 +363,29 @@ def test_use_sim_time_stamps_follow_the_clock_topic(rig_factory):
     assert 1000.0 < stamp < 1010.0
     pts = pointcloud2_to_array(msg)
     np.testing.assert_allclose(pts[pts['material'] == CONCRETE]['x'], WALL_FACE_X, atol=0.02)
+
+
+def test_default_sweeps_are_stamped_whole_periods_apart_under_load(rig_factory):
+    # The default config and trigger (a VLP-16-sized sweep, 'timer'), two busy processes on a
+    # two-core machine: every stamp lies on the period grid of the first, and a gap longer
+    # than one period is a skipped sweep that /diagnostics counts.
+    default = LidarConfig()
+    hogs = [subprocess.Popen([sys.executable, '-c', 'while True: pass']) for _ in range(2)]
+    try:
+        rig = rig_factory({name: getattr(default, name) for name in SMALL}, speed_m_s=2.0)
+        rig.clouds_after(2, timeout_s=20.0)     # the first sweep loads the compiled kernels
+        skipped0 = sum(rig.node._stats['skipped'].values())
+        clouds = rig.clouds_after(10, timeout_s=30.0)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    stamps = np.array([c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in clouds])
+    gaps = np.diff(stamps)
+    assert np.all(gaps > 0) and np.all(gaps % 100_000_000 == 0), gaps
+    extra = int(gaps.sum() // 100_000_000) - len(gaps)
+    assert extra == 0 or sum(rig.node._stats['skipped'].values()) > skipped0, \
+        (gaps, rig.node._stats)
 
 
 @pytest.mark.parametrize('workers', [1, 2])

@@ -206,8 +206,9 @@ class SensorNode(Node):
 
     def _run_scan(self, on_demand):
         now_ns = self.get_clock().now().nanoseconds
-        if now_ns == 0:
-            return self.stats.skip('clock_not_started', 'the clock reads 0 (no /clock yet)')
+        if now_ns == 0:     # /diagnostics and the log say NO_CLOCK already
+            return self.stats.skip('clock_not_started', NO_CLOCK if self._clock_missing()
+                                   else 'the clock reads 0 (no /clock yet)', warn=False)
         if self._last_scan_ns is not None and now_ns < self._last_scan_ns - 1_000_000_000:
             self.intake.clear()
             self.sweep_clock.reset()

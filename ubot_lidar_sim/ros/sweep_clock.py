@@ -58,10 +58,16 @@ class SweepClock:
         self._schedule.reset()
 
     def _newest_ns(self, frame_id, fresh=True):
-        """Return SensorNode.newest_pose_s in ns at the node's now (fresh false: never stale)."""
+        """
+        Return the time (ns) up to which sweeps are covered: the newest pose or now if earlier.
+
+        A static transform (newest pose +inf) covers every time up to now: a sweep never ends
+        after the node's clock. fresh false: a stale newest pose is no SkipScan here.
+        """
         node = self._node
-        now_s = node.get_clock().now().nanoseconds * 1e-9 if fresh else -math.inf
-        return int(math.floor(node.newest_pose_s(frame_id, now_s) * 1e9))
+        now_ns = node.get_clock().now().nanoseconds
+        latest_s = node.newest_pose_s(frame_id, now_ns * 1e-9 if fresh else -math.inf)
+        return now_ns if latest_s * 1e9 >= now_ns else int(math.floor(latest_s * 1e9))
 
     def window(self, frame_id):
         """Return (start_ns, end_ns) of the next continuous sweep (see the module)."""
@@ -92,8 +98,7 @@ class SweepClock:
         sweep's end.
         """
         node = self._node
-        latest_ns = self._newest_ns(frame_id)
-        end_ns = min(now_ns, latest_ns)
+        end_ns = min(now_ns, self._newest_ns(frame_id))
         if self._last_end_ns is not None and end_ns <= self._last_end_ns:
             raise SkipScan('no_new_transform', f'newest {node.config.world_frame} -> '
                            f'{frame_id} is the one the last sweep used', warn=False)
