@@ -98,3 +98,26 @@ def test_pitched_vehicle_tilts_both_rays(world):
     # Tire rays along -z of the base run 10 deg off vertical, towards -x: h / cos(p).
     np.testing.assert_allclose(res.tire_hit_dist, h / math.cos(p) - 0.3, atol=1e-5)
     np.testing.assert_allclose(res.hit_loc[1], [-20 - h * math.tan(p), 0.0, 0.0], atol=1e-5)
+
+
+@pytest.mark.parametrize('fallback', [False, True])
+def test_unknown_tire_centre_is_disabled_or_falls_back_to_its_position(world, fallback):
+    # Base 1 m above the ground; FR's centre unknown (NaN), FL's given 0.2 m lower.
+    centres = np.reshape(TIRES, (4, 3)).copy()
+    centres[0, 2] = -0.2
+    centres[1] = np.nan
+    res = TerrainSensor(_cfg(tire_frames_fallback=fallback), world).sample(
+        pose_matrix_deg([0, 0, 1.0], [0, 0, 0]), tire_centres_base=centres)
+    if fallback:   # FR at tire_positions_m (1, -0.6, 0): 1 m - 0.3 m radius
+        np.testing.assert_array_equal(res.enabled, [1, 1, 1, 1, 1])
+        np.testing.assert_array_equal(res.hit_flg, [1, 1, 1, 1, 1])
+        np.testing.assert_allclose(res.tire_hit_dist, [0.5, 0.7, 0.7, 0.7], atol=1e-5)
+        np.testing.assert_allclose(res.start_loc[2], [1.0, -0.6, 1.0])
+    else:
+        np.testing.assert_array_equal(res.enabled, [1, 1, 0, 1, 1])
+        np.testing.assert_array_equal(res.hit_flg, [1, 1, 0, 1, 1])
+        np.testing.assert_allclose(res.tire_hit_dist[[0, 2, 3]], [0.5, 0.7, 0.7], atol=1e-5)
+        assert np.isnan(res.tire_hit_dist[1])
+        assert np.all(np.isnan(res.hit_loc[2])) and np.all(np.isnan(res.start_loc[2]))
+        assert np.all(np.isnan(res.end_loc[2]))
+    np.testing.assert_allclose(res.start_loc[1], [1.0, 0.6, 0.8])

@@ -1,4 +1,9 @@
-"""Tests of the message conversions: PointCloud2 layouts, TF, Environment, poses."""
+"""
+Tests of the message conversions: PointCloud2 layouts, TF, Environment, poses.
+
+Also the one description of LaserScan, TerrainSensor and Environment built for rclpy and
+rosbags alike (output/messages.py).
+"""
 
 import math
 import struct
@@ -6,17 +11,24 @@ import struct
 from geometry_msgs.msg import Point, TransformStamped
 import numpy as np
 import pytest
-from rclpy.serialization import serialize_message
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import PointField
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.cli import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.poses import pose_matrix_deg
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+from ubot_lidar_sim.core.world.world import load_for_config
+from ubot_lidar_sim.output import messages, rosbag
 from ubot_lidar_sim.output.layouts import LAYOUT_DTYPES, POINT_FIELD_DATATYPES, to_layout
 from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointcloud2,
                                             environment_to_weather, matrix_to_pose,
-                                            matrix_to_transform, pointcloud2_to_array,
-                                            pose_to_matrix, tf_items, tf_items_from_cdr,
-                                            transform_to_matrix)
+                                            matrix_to_transform, ns_to_stamp,
+                                            pointcloud2_to_array, pose_to_matrix, tf_items,
+                                            tf_items_from_cdr, to_rclpy, transform_to_matrix)
 from ubot_lidar_sim.ros.rigid import to_matrix
 from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
@@ -171,6 +183,69 @@ def test_smoke_in_another_frame_is_refused():
     msg.header.frame_id = 'odom'
     with pytest.raises(ConfigError, match='frame_id'):
         environment_to_weather(msg, 'map')
+
+
+WEATHER = Weather(rain_mm_h=4.0, visibility_m=800.0, surface_wetness=0.25, puddle_depth_m=0.01,
+                  snowfall_rate_mm_h=0.5, snow_depth_m=0.02,
+                  smoke=[[30.0, 0.0, 1.0, 0.5], [-2.0, 1.0, 0.5, 2.0]], smoke_density=[0.5, 1.0])
+
+
+def _core_results():
+    """Return a core LaserScanResult (4 deg rays, rain) and TerrainResult (FR tire unknown)."""
+    laser_cfg = effective_config('laser_scan', None, {'resolution_deg': 4.0,
+                                                      'model': 'physical'})
+    world, materials = load_for_config(laser_cfg)
+    pose = pose_matrix_deg((0.3, 0.0, 0.7), (0, 20, 90))    # pitched down: half hit the ground
+    scan = LaserScanner(laser_cfg, world, materials).scan(
+        lambda t: np.broadcast_to(pose, (len(t), 4, 4)), 1.25, WEATHER)
+    terrain_cfg = effective_config('terrain_sensor', None, {})
+    centres = np.reshape(terrain_cfg.tire_positions_m, (4, 3)).copy()
+    centres[1] = np.nan
+    terrain = TerrainSensor(terrain_cfg, world).sample(pose_matrix_deg((0, 0, 0.5), (0, 0, 0)),
+                                                       tire_centres_base=centres)
+    return scan, terrain
+
+
+def _values(msg):
+    """Return an rclpy message's field values as nested lists and dicts (repr: NaN == NaN)."""
+    if hasattr(msg, 'get_fields_and_field_types'):
+        return {name: _values(getattr(msg, name)) for name in msg.get_fields_and_field_types()}
+    if isinstance(msg, (list, tuple)):
+        return [_values(v) for v in msg]
+    return np.asarray(msg).tolist() if hasattr(msg, '__len__') and not isinstance(msg, str) \
+        else msg
+
+
+def test_rclpy_and_rosbags_messages_of_one_description_are_equal():
+    """Both paths carry equal field values: rclpy reads equal messages off both CDRs."""
+    scan, terrain = _core_results()
+    stamp_ns = 1_250_000_042
+    described = {messages.SCAN: messages.laser_scan(scan, 'laser', stamp_ns),
+                 messages.TERRAIN: messages.terrain(terrain, 'map', stamp_ns),
+                 messages.ENVIRONMENT: messages.environment(WEATHER, 'map', stamp_ns)}
+    store = rosbag.typestore()
+    for type_name, description in described.items():
+        ours = to_rclpy(description)
+        theirs = bytes(store.serialize_cdr(rosbag.to_rosbags(description), type_name))
+        assert repr(_values(deserialize_message(theirs, type(ours)))) == repr(
+            _values(deserialize_message(serialize_message(ours), type(ours)))), type_name
+        assert set(description.fields) == set(ours.get_fields_and_field_types()), type_name
+    msg = to_rclpy(described[messages.SCAN])
+    assert (msg.header.stamp.sec, msg.header.stamp.nanosec) == (1, 250_000_042)
+    assert msg.ranges.tolist() == scan.ranges.tolist() and len(msg.ranges) == 90
+    assert 0 < np.count_nonzero(np.isfinite(scan.ranges)) < 90 and len(msg.intensities) == 90
+    msg = to_rclpy(described[messages.TERRAIN])
+    assert list(msg.enabled) == [1, 1, 0, 1, 1] and math.isnan(msg.tire_hit_dist[1])
+    assert ns_to_stamp(stamp_ns) == msg.header.stamp
+
+
+def test_environment_and_weather_map_both_ways():
+    back = environment_to_weather(to_rclpy(messages.environment(WEATHER, 'map', 0)), 'map')
+    for name in ('rain_mm_h', 'visibility_m', 'surface_wetness', 'puddle_depth_m',
+                 'snowfall_rate_mm_h', 'snow_depth_m', 'smoke', 'smoke_density'):
+        np.testing.assert_array_equal(getattr(back, name), getattr(WEATHER, name), name)
+    bag_msg = rosbag.environment_msg(WEATHER, 'map', 0)
+    assert environment_to_weather(bag_msg, 'map').snow_depth_m == WEATHER.snow_depth_m
 
 
 def _tf_message(transforms):

@@ -19,20 +19,18 @@ import tempfile
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.output import messages
 
-MSG_PACKAGE = 'ubot_lidar_sim_msgs'
+MSG_PACKAGE = messages.MSG_PACKAGE
 #: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
 CLOCK_START_NS = 1_000_000_000
-ENVIRONMENT_MSG = f'{MSG_PACKAGE}/msg/Environment'
-TERRAIN_MSG = f'{MSG_PACKAGE}/msg/TerrainSensor'
+ENVIRONMENT_MSG = messages.ENVIRONMENT
+TERRAIN_MSG = messages.TERRAIN
 POINTS_MSG = 'sensor_msgs/msg/PointCloud2'
-SCAN_MSG = 'sensor_msgs/msg/LaserScan'
+SCAN_MSG = messages.SCAN
 TF_MSG = 'tf2_msgs/msg/TFMessage'
 CLOCK_MSG = 'rosgraph_msgs/msg/Clock'
 COMPRESSIONS = ('none', 'zstd')
-# Environment.msg fields whose Weather attribute has another name; any other field is read from
-# the Weather attribute of its own name (0 when Weather has none), so a new field needs no edit.
-_ENV_RENAMED = {'rain_rate_mm_h': 'rain_mm_h'}
 
 
 def msg_dir():
@@ -158,15 +156,15 @@ class BagWriter:
         return False
 
 
-def _time(ns):
-    t = typestore().types['builtin_interfaces/msg/Time']
-    ns = int(ns)
-    return t(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+def to_rosbags(message):
+    """Return the rosbags message object of an output/messages.Message."""
+    types = typestore().types
+    return messages.build(message, lambda name, fields: types[name](**fields))
 
 
 def header(frame_id, stamp_ns):
     """Return a std_msgs/Header."""
-    return typestore().types['std_msgs/msg/Header'](stamp=_time(stamp_ns), frame_id=frame_id)
+    return to_rosbags(messages.header(frame_id, stamp_ns))
 
 
 def points_msg(array, fields, frame_id, stamp_ns):
@@ -187,27 +185,13 @@ def points_msg(array, fields, frame_id, stamp_ns):
 
 
 def scan_msg(res, frame_id, stamp_ns):
-    """Return a LaserScan of a core LaserScanResult."""
-    return typestore().types[SCAN_MSG](
-        header=header(frame_id, stamp_ns), angle_min=res.angle_min, angle_max=res.angle_max,
-        angle_increment=res.angle_increment, time_increment=res.time_increment,
-        scan_time=res.scan_time, range_min=res.range_min, range_max=res.range_max,
-        ranges=np.asarray(res.ranges, dtype=np.float32),
-        intensities=np.asarray(res.intensities, dtype=np.float32))
-
-
-def _points(rows):
-    point = typestore().types['geometry_msgs/msg/Point']
-    return [point(x=float(r[0]), y=float(r[1]), z=float(r[2])) for r in np.asarray(rows)]
+    """Return a LaserScan of a core LaserScanResult (messages.laser_scan)."""
+    return to_rosbags(messages.laser_scan(res, frame_id, stamp_ns))
 
 
 def terrain_msg(res, frame_id, stamp_ns):
-    """Return a ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult."""
-    return typestore().types[TERRAIN_MSG](
-        header=header(frame_id, stamp_ns), hit_flg=np.asarray(res.hit_flg, dtype=np.uint8),
-        enabled=np.asarray(res.enabled, dtype=np.uint8), hit_loc=_points(res.hit_loc),
-        start_loc=_points(res.start_loc), veh_hit_dist=float(res.veh_hit_dist),
-        tire_hit_dist=np.asarray(res.tire_hit_dist, dtype=np.float64))
+    """Return a ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult (messages.terrain)."""
+    return to_rosbags(messages.terrain(res, frame_id, stamp_ns))
 
 
 def tf_msg(transforms, quaternion_of):
@@ -232,28 +216,13 @@ def tf_msg(transforms, quaternion_of):
 
 
 def environment_msg(weather, frame_id, stamp_ns):
-    """
-    Return a ubot_lidar_sim_msgs/Environment of a core Weather.
-
-    Every number field is the Weather attribute of the same name (rain_rate_mm_h: rain_mm_h),
-    0 where Weather has no such attribute; smoke from Weather.smoke and smoke_density.
-    """
-    store = typestore()
-    volume = store.types[f'{MSG_PACKAGE}/msg/SmokeVolume']
-    values = {'header': header(frame_id, stamp_ns),
-              'smoke': [volume(center=_points([s[:3]])[0], radius_m=float(s[3]),
-                               density=float(d))
-                        for s, d in zip(weather.smoke, weather.smoke_density)]}
-    for name, (_, kind) in store.fielddefs[ENVIRONMENT_MSG][1]:
-        if name not in values:
-            value = getattr(weather, _ENV_RENAMED.get(name, name), 0)
-            values[name] = float(value) if kind[0].startswith('float') else int(value)
-    return store.types[ENVIRONMENT_MSG](**values)
+    """Return a ubot_lidar_sim_msgs/Environment of a core Weather (messages.environment)."""
+    return to_rosbags(messages.environment(weather, frame_id, stamp_ns))
 
 
 def clock_msg(stamp_ns):
     """Return a rosgraph_msgs/Clock."""
-    return typestore().types[CLOCK_MSG](clock=_time(stamp_ns))
+    return to_rosbags(messages.Message(CLOCK_MSG, {'clock': messages.stamp(stamp_ns)}))
 
 
 def ns(t_s):

@@ -1,21 +1,26 @@
 """
 Messages <-> numpy: PointCloud2 (layouts from output/layouts.py), TF, Environment, poses.
 
+The other messages' content is described once in output/messages.py; ``to_rclpy`` builds the
+rclpy object of such a description (the Environment -> Weather mapping is also there,
+re-exported as ``environment_to_weather``).
+
 PointCloud2 packing is vectorised: the points are copied field by field into a packed structured
 array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x faster).
 """
 
+from array import array
+from functools import lru_cache
+import importlib
 import math
 import struct
 
-from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Pose, Transform
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
-from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.weather import weather_from
-from ubot_lidar_sim.output import layouts
+from ubot_lidar_sim.output import layouts, messages
+from ubot_lidar_sim.output.messages import environment_to_weather  # noqa: F401 (one mapping)
 from ubot_lidar_sim.ros.rigid import matrix_to_quaternion, to_matrix
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
@@ -26,10 +31,31 @@ def point_fields(dtype):
             for name, offset, datatype, count in layouts.point_fields(dtype)]
 
 
+@lru_cache(maxsize=None)
+def _rclpy_class(type_name):
+    """Return the rclpy message class of 'pkg/msg/Name'."""
+    package, _, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{package}.msg'), name)
+
+
+def _rclpy_make(type_name, fields):
+    """Construct a message; numpy arrays for unbounded sequences become array.array."""
+    cls = _rclpy_class(type_name)
+    kinds = cls.get_fields_and_field_types()
+    for name, value in fields.items():
+        if isinstance(value, np.ndarray) and kinds[name].startswith('sequence<'):
+            fields[name] = array(value.dtype.char, value.tobytes())
+    return cls(**fields)
+
+
+def to_rclpy(message):
+    """Return the rclpy message object of an output/messages.Message."""
+    return messages.build(message, _rclpy_make)
+
+
 def ns_to_stamp(stamp_ns):
     """Return builtin_interfaces/Time of an integer time in ns (>= 0)."""
-    stamp_ns = int(stamp_ns)
-    return Time(sec=stamp_ns // 1_000_000_000, nanosec=stamp_ns % 1_000_000_000)
+    return to_rclpy(messages.stamp(stamp_ns))
 
 
 def stamp_to_s(stamp):
@@ -179,31 +205,3 @@ def apply_transforms(buffer, items, static=False):
 def apply_tf_message(buffer, msg, static=False):
     """Insert every transform of a tf2_msgs/TFMessage into a TransformBuffer (apply_transforms)."""
     return apply_transforms(buffer, tf_items(msg), static)
-
-
-#: Weather field -> Environment message field, for the names in a refusal.
-_ENVIRONMENT_NAMES = {'rain_mm_h': 'environment.rain_rate_mm_h',
-                      'visibility_m': 'environment.visibility_m',
-                      'surface_wetness': 'environment.surface_wetness',
-                      'puddle_depth_m': 'environment.puddle_depth_m',
-                      'snowfall_rate_mm_h': 'environment.snowfall_rate_mm_h',
-                      'snow_depth_m': 'environment.snow_depth_m',
-                      'smoke': 'environment.smoke'}
-
-
-def environment_to_weather(msg, world_frame):
-    """
-    Return the core Weather of an ubot_lidar_sim_msgs/Environment, or raise ConfigError.
-
-    The limits are the Weather's (core/physics/weather.py), the error names the message field;
-    smoke given in a frame other than the world frame is refused too.
-    """
-    if len(msg.smoke) and msg.header.frame_id not in ('', world_frame):
-        raise ConfigError('environment.header.frame_id', msg.header.frame_id,
-                          f"'' or the world frame {world_frame!r}")
-    smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
-    return weather_from(_ENVIRONMENT_NAMES, rain_mm_h=msg.rain_rate_mm_h,
-                        visibility_m=msg.visibility_m, surface_wetness=msg.surface_wetness,
-                        puddle_depth_m=msg.puddle_depth_m, smoke=np.array(smoke).reshape(-1, 4),
-                        smoke_density=[s.density for s in msg.smoke],
-                        snowfall_rate_mm_h=msg.snowfall_rate_mm_h, snow_depth_m=msg.snow_depth_m)

@@ -9,14 +9,13 @@ pose interpolated from TF at its own firing time. Services ``~/sample`` (timer m
 the next sweep) and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestScan): ros/services.py.
 """
 
-from array import array
-
 import numpy as np
 from sensor_msgs.msg import LaserScan
 
 from ubot_lidar_sim.core.config import LaserScanConfig
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
-from ubot_lidar_sim.ros.conversions import ns_to_stamp
+from ubot_lidar_sim.output import messages
+from ubot_lidar_sim.ros.conversions import to_rclpy
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import ray_markers
 from ubot_lidar_sim.ros.run import run_node
@@ -66,19 +65,9 @@ class LaserScanNode(SensorNode):
             return poses
 
         res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index)
-        ranges = np.asarray(res.ranges, dtype=np.float32)
-        msg = LaserScan()
-        msg.header.stamp = ns_to_stamp(start_ns)
-        msg.header.frame_id = cfg.frame_id
-        msg.angle_min = float(res.angle_min)
-        msg.angle_max = float(res.angle_max)
-        msg.angle_increment = float(res.angle_increment)
-        msg.time_increment = float(res.time_increment)
-        msg.scan_time = float(res.scan_time)
-        msg.range_min = float(res.range_min)
-        msg.range_max = float(res.range_max)
-        msg.ranges = array('f', ranges.tobytes())
-        msg.intensities = array('f', np.asarray(res.intensities, np.float32).tobytes())
+        description = messages.laser_scan(res, cfg.frame_id, start_ns)
+        ranges = description.fields['ranges']
+        msg = to_rclpy(description)
         self.end_sweep(cfg.frame_id, start_ns, end_ns)
         self._pub.publish(msg)
         self.latest.remember(msg, f'{len(ranges)} rays')

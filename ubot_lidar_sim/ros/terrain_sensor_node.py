@@ -10,13 +10,13 @@ warning and the last good value stays.
 
 import math
 
-from geometry_msgs.msg import Point
 import numpy as np
 from std_msgs.msg import Float64, Float64MultiArray
 
 from ubot_lidar_sim.core.config import TerrainConfig
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
-from ubot_lidar_sim.ros.conversions import ns_to_stamp
+from ubot_lidar_sim.output import messages
+from ubot_lidar_sim.ros.conversions import to_rclpy
 from ubot_lidar_sim.ros.markers import ray_markers
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
@@ -26,10 +26,6 @@ from visualization_msgs.msg import MarkerArray
 
 _TIRES = ('front left', 'front right', 'rear left', 'rear right')
 _WARN_S = 5.0
-
-
-def _points(rows):
-    return [Point(x=float(x), y=float(y), z=float(z)) for x, y, z in np.asarray(rows).tolist()]
 
 
 class TerrainSensorNode(SensorNode):
@@ -95,14 +91,13 @@ class TerrainSensorNode(SensorNode):
 
     def _tire_centres(self, t_s):
         """
-        Return (centres (4, 3) in base_frame, disabled (4,) bool) at time t_s.
+        Return the tire centres (4, 3) in base_frame at time t_s; NaN rows for missing frames.
 
-        A missing tire frame is reported once; it falls back to tire_positions_m when
-        tire_frames_fallback is true, otherwise that ray is disabled for this sample.
+        A missing tire frame is reported once; the core sensor then uses tire_positions_m
+        (tire_frames_fallback) or disables that ray.
         """
         cfg = self.config
         centres = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3).copy()
-        disabled = np.zeros(4, dtype=bool)
         for k, frame in enumerate(cfg.tire_frames):  # four tires, not a per-ray loop
             if not frame:
                 continue
@@ -111,18 +106,15 @@ class TerrainSensorNode(SensorNode):
                 if frame in self._missing:
                     self._missing.discard(frame)
                     self.get_logger().info(f'tire frame {frame!r} is available again')
-                continue
             except TransformError as exc:
+                centres[k] = np.nan
                 if frame not in self._missing:
                     self._missing.add(frame)
                     action = ('using tire_positions_m' if cfg.tire_frames_fallback
                               else 'the ray is reported disabled')
                     self.get_logger().warning(
                         f'tire frame {frame!r} ({_TIRES[k]}) not available: {exc}; {action}')
-            if not cfg.tire_frames_fallback:
-                disabled[k] = True
-                centres[k] = np.nan
-        return centres, disabled
+        return centres
 
     def scan_once(self, now_ns):
         """Sample the rays at the next instant of the clock and publish; return rays traced."""
@@ -130,30 +122,17 @@ class TerrainSensorNode(SensorNode):
         _, stamp_ns = self.sweep_window(cfg.base_frame, now_ns)
         t_s = stamp_ns * 1e-9
         pose = self.lookup_many(cfg.world_frame, cfg.base_frame, [t_s])[0]
-        centres, disabled = self._tire_centres(t_s)
         res = self.sensor.sample(pose, self.vehicle_center_to_front_m, self.tire_radii_m,
-                                 centres)
-        enabled = res.enabled.astype(bool)
-        enabled[1:] &= ~disabled
-        hit_flg = np.where(enabled, res.hit_flg, 0).astype(np.uint8)
-        hit_loc = np.where(enabled[:, None], res.hit_loc, np.nan)
-        start_loc = np.where(enabled[:, None], res.start_loc, np.nan)
-        tire = np.where(enabled[1:], res.tire_hit_dist, np.nan)
-        msg = TerrainSensorMsg()
-        msg.header.stamp = ns_to_stamp(stamp_ns)
-        msg.header.frame_id = cfg.world_frame
-        msg.hit_flg = hit_flg
-        msg.enabled = enabled.astype(np.uint8)
-        msg.hit_loc = _points(hit_loc)
-        msg.start_loc = _points(start_loc)
-        msg.veh_hit_dist = float(res.veh_hit_dist) if enabled[0] else math.nan
-        msg.tire_hit_dist = tire.astype(np.float64)
+                                 self._tire_centres(t_s))
+        msg = to_rclpy(messages.terrain(res, cfg.world_frame, stamp_ns))
         self.end_sweep(cfg.base_frame, stamp_ns, stamp_ns)
         self._pub.publish(msg)
+        enabled = res.enabled.astype(bool)
         if cfg.trace_visualization and self._rays_pub.get_subscription_count() > 0:
-            ends = np.where(hit_flg.astype(bool)[:, None], hit_loc, res.end_loc)
+            hit = res.hit_flg.astype(bool)
+            ends = np.where(hit[:, None], res.hit_loc, res.end_loc)
             self._rays_pub.publish(ray_markers(
-                start_loc[enabled], ends[enabled], hit_flg.astype(bool)[enabled],
+                res.start_loc[enabled], ends[enabled], hit[enabled],
                 cfg.world_frame, msg.header.stamp, lifetime_s=max(2.0 / cfg.rate_hz, 0.1),
                 width_m=0.03))
         return int(np.count_nonzero(enabled))

@@ -4,7 +4,9 @@ Vehicle terrain sensor of document 004: one forward body ray and four downward t
 Ray order (TerrainSensor.msg): vehicle, FL, FR, RL, RR. The body ray runs along +x of the base
 frame, the tire rays along -z. start = centre - offset x axis, end = start + length x axis;
 VehHitDist = |CntrLocVh - HitLocVh| - VehCntrLngthVal, TireHitDist = |CntrLocTr - HitLocTr| -
-TireRadiiVal. A miss reports the end of the trace and +inf; a disabled ray NaN.
+TireRadiiVal. A miss reports the end of the trace and +inf; a disabled ray NaN. A tire whose
+centre is unknown (a NaN row of tire_centres_base, e.g. its TF frame missing) takes
+tire_positions_m when cfg.tire_frames_fallback, else its ray is disabled.
 """
 
 from dataclasses import dataclass
@@ -50,7 +52,8 @@ class TerrainSensor:
 
         vehicle_center_to_front_m and tire_radii_m (4,) default to the config's constants;
         tire_centres_base (4, 3) base-frame tire centres (e.g. from TF), default
-        tire_positions_m. A NaN row (tire frame missing) makes that ray a miss at NaN.
+        tire_positions_m. A NaN row (centre unknown) takes that tire's tire_positions_m when
+        cfg.tire_frames_fallback, else disables that ray (enabled 0, NaN like trace_enabled).
         """
         cfg = self.cfg
         pose = np.asarray(base_pose, dtype=np.float64)
@@ -62,10 +65,15 @@ class TerrainSensor:
             raise ConfigError('tire_radii_m', radii.tolist(), 'a list of 4 values')
         if not np.all(np.isfinite(radii)) or np.any(radii < 0.0):
             raise ConfigError('tire_radii_m', radii.tolist(), '4 finite values >= 0 m')
-        tires = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3) \
-            if tire_centres_base is None else np.asarray(tire_centres_base, dtype=np.float64)
+        positions = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3)
+        tires = positions if tire_centres_base is None \
+            else np.asarray(tire_centres_base, dtype=np.float64)
         if tires.shape != (4, 3):
             raise ConfigError('tire_centres_base', tires.tolist(), 'a (4, 3) array')
+        unknown = ~np.all(np.isfinite(tires), axis=1)
+        if cfg.tire_frames_fallback:
+            tires = np.where(unknown[:, None], positions, tires)
+            unknown[:] = False
         centres_base = np.vstack([np.asarray(cfg.vehicle_center_m, dtype=np.float64), tires])
         rot = pose[:3, :3]
         centres = centres_base @ rot.T + pose[:3, 3]
@@ -74,7 +82,7 @@ class TerrainSensor:
         lengths = np.asarray(cfg.trace_lengths_m, dtype=np.float64)
         starts = centres - offsets[:, None] * axes
         ends = starts + lengths[:, None] * axes
-        enabled = np.asarray(cfg.trace_enabled, dtype=bool)
+        enabled = np.asarray(cfg.trace_enabled, dtype=bool) & ~np.concatenate([[False], unknown])
         castable = enabled & np.all(np.isfinite(starts), axis=1)
 
         hit = np.zeros(N_RAYS, dtype=bool)

@@ -13,7 +13,8 @@ near the path -> snow ramping to ``snow_max_mm_h`` on ``snow_depth_m`` of cover,
 import functools
 import math
 
-from geometry_msgs.msg import Point, Quaternion, Transform, TransformStamped, Vector3
+from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
+import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.time import Time
@@ -21,12 +22,15 @@ from std_msgs.msg import Header, String
 from tf2_msgs.msg import TFMessage
 import transforms3d
 
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.output import messages
+from ubot_lidar_sim.ros.conversions import to_rclpy
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig, loop_pose, scenario_at
 from ubot_lidar_sim.ros.intake import ENVIRONMENT_TOPIC
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
-from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
+from ubot_lidar_sim_msgs.msg import Environment
 
 
 def _on_clock(publish):
@@ -106,18 +110,13 @@ class DemoDriverNode(Node):
         phase, rain, vis, frac, snow = scenario_at(
             t_s, cfg.phase_durations_s, cfg.rain_max_mm_h, cfg.fog_min_visibility_m,
             rain_haze_visibility_m=cfg.rain_haze_visibility_m, snow_max_mm_h=cfg.snow_max_mm_h)
-        env = Environment()
-        env.header.stamp = stamp
-        env.header.frame_id = cfg.world_frame
-        env.rain_rate_mm_h = float(rain)
-        env.visibility_m = float(vis)
-        env.surface_wetness = -1.0
-        env.puddle_depth_m = 0.0
-        env.snowfall_rate_mm_h = float(snow)
-        env.snow_depth_m = cfg.snow_depth_m if phase == 'snow' else 0.0
-        if phase == 'smoke':
-            env.smoke = self._smoke_near_path(t_s - frac * cfg.phase_durations_s[3])
-        self._env_pub.publish(env)
+        smoke = self._smoke_near_path(t_s - frac * cfg.phase_durations_s[3]) \
+            if phase == 'smoke' else np.zeros((0, 4))
+        weather = Weather(rain_mm_h=rain, visibility_m=vis, snowfall_rate_mm_h=snow,
+                          snow_depth_m=cfg.snow_depth_m if phase == 'snow' else 0.0,
+                          smoke=smoke, smoke_density=np.full(len(smoke), cfg.smoke_density))
+        self._env_pub.publish(to_rclpy(messages.environment(
+            weather, cfg.world_frame, stamp.sec * 1_000_000_000 + stamp.nanosec)))
         if phase != self._phase:
             self._phase = phase
             self._phase_pub.publish(String(data=phase))
@@ -125,7 +124,7 @@ class DemoDriverNode(Node):
 
     def _smoke_near_path(self, start_s):
         """
-        Puffs 1 m above ground placed along the loop ahead of where the smoke phase began.
+        Puffs (3, 4) x, y, z, radius_m 1 m above ground along the loop ahead of the phase start.
 
         Fixed for the whole phase, so the robot drives up to and through them: (metres ahead
         along the loop, metres outward from it) = (6, 0), (10, 3), (14, -3).
@@ -137,10 +136,8 @@ class DemoDriverNode(Node):
         for ahead_m, out_m in ((6.0, 0.0), (10.0, 3.0), (14.0, -3.0)):
             x, y, _ = loop_pose(start_s + ahead_m / speed, cfg.loop_radius_m, speed, (cx, cy))
             scale = 1.0 + out_m / cfg.loop_radius_m
-            puffs.append(SmokeVolume(
-                center=Point(x=cx + (x - cx) * scale, y=cy + (y - cy) * scale, z=1.0),
-                radius_m=cfg.smoke_radius_m, density=cfg.smoke_density))
-        return puffs
+            puffs.append((cx + (x - cx) * scale, cy + (y - cy) * scale, 1.0, cfg.smoke_radius_m))
+        return np.array(puffs)
 
     @property
     def phase(self):

@@ -1,0 +1,141 @@
+"""
+The content of each message, described once for rclpy (ros/) and rosbags (output/rosbag.py).
+
+A ``Message`` is a ROS type name ('sensor_msgs/msg/LaserScan') and its field values as plain
+Python and numpy: numbers, str, numpy arrays, nested Messages and lists of them.
+``build(message, make)`` turns it into an object of either library, ``make(type_name, fields)``
+being that library's constructor (``ros/conversions.to_rclpy``, ``output/rosbag.to_rosbags``).
+Described here: Time and Header, LaserScan of a core LaserScanResult, TerrainSensor of a core
+TerrainResult, and Environment <-> core Weather (both ways). No rclpy or rosbags import.
+"""
+
+from typing import Any, Callable, Mapping, NamedTuple
+
+import numpy as np
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics.weather import weather_from
+
+MSG_PACKAGE = 'ubot_lidar_sim_msgs'
+TIME = 'builtin_interfaces/msg/Time'
+HEADER = 'std_msgs/msg/Header'
+POINT = 'geometry_msgs/msg/Point'
+SCAN = 'sensor_msgs/msg/LaserScan'
+TERRAIN = f'{MSG_PACKAGE}/msg/TerrainSensor'
+ENVIRONMENT = f'{MSG_PACKAGE}/msg/Environment'
+SMOKE_VOLUME = f'{MSG_PACKAGE}/msg/SmokeVolume'
+
+#: Environment number field -> core Weather field (smoke: SmokeVolume[] <-> smoke, density).
+ENVIRONMENT_TO_WEATHER = {'rain_rate_mm_h': 'rain_mm_h', 'visibility_m': 'visibility_m',
+                          'surface_wetness': 'surface_wetness',
+                          'puddle_depth_m': 'puddle_depth_m',
+                          'snowfall_rate_mm_h': 'snowfall_rate_mm_h',
+                          'snow_depth_m': 'snow_depth_m'}
+
+
+class Message(NamedTuple):
+    """A message of type ``type_name`` ('pkg/msg/Name') with ``fields`` {name: value}."""
+
+    type_name: str
+    fields: Mapping[str, Any]
+
+
+def build(message: Message, make: Callable[[str, dict], Any]) -> Any:
+    """
+    Return make(type_name, fields) of a Message, nested Messages (also in lists) built first.
+
+    make receives a fresh dict it may change; numpy arrays are passed as they are.
+    """
+    def value(v):
+        if isinstance(v, Message):
+            return build(v, make)
+        if isinstance(v, list):
+            return [value(x) for x in v]
+        return v
+
+    return make(message.type_name, {k: value(v) for k, v in message.fields.items()})
+
+
+def stamp(stamp_ns) -> Message:
+    """Return the builtin_interfaces/Time of an integer time in ns (>= 0)."""
+    stamp_ns = int(stamp_ns)
+    return Message(TIME, {'sec': stamp_ns // 1_000_000_000, 'nanosec': stamp_ns % 1_000_000_000})
+
+
+def header(frame_id, stamp_ns) -> Message:
+    """Return a std_msgs/Header: frame_id, stamp of int ns."""
+    return Message(HEADER, {'stamp': stamp(stamp_ns), 'frame_id': frame_id})
+
+
+def points(rows) -> list:
+    """Return the geometry_msgs/Point Messages of rows (N, 3) in m."""
+    return [Message(POINT, {'x': x, 'y': y, 'z': z})
+            for x, y, z in np.asarray(rows, dtype=np.float64).reshape(-1, 3).tolist()]
+
+
+def laser_scan(res, frame_id, stamp_ns) -> Message:
+    """
+    Return the sensor_msgs/LaserScan of a core LaserScanResult.
+
+    Angles in rad, times in s, ranges (N,) and intensities (N,) as float32.
+    """
+    return Message(SCAN, {
+        'header': header(frame_id, stamp_ns), 'angle_min': float(res.angle_min),
+        'angle_max': float(res.angle_max), 'angle_increment': float(res.angle_increment),
+        'time_increment': float(res.time_increment), 'scan_time': float(res.scan_time),
+        'range_min': float(res.range_min), 'range_max': float(res.range_max),
+        'ranges': np.asarray(res.ranges, dtype=np.float32),
+        'intensities': np.asarray(res.intensities, dtype=np.float32)})
+
+
+def terrain(res, frame_id, stamp_ns) -> Message:
+    """
+    Return the ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult.
+
+    hit_flg, enabled (5,) uint8; hit_loc, start_loc 5 Points (m); veh_hit_dist float m;
+    tire_hit_dist (4,) float64 m. Disabled rays are NaN already in the result.
+    """
+    return Message(TERRAIN, {
+        'header': header(frame_id, stamp_ns),
+        'hit_flg': np.asarray(res.hit_flg, dtype=np.uint8),
+        'enabled': np.asarray(res.enabled, dtype=np.uint8),
+        'hit_loc': points(res.hit_loc), 'start_loc': points(res.start_loc),
+        'veh_hit_dist': float(res.veh_hit_dist),
+        'tire_hit_dist': np.asarray(res.tire_hit_dist, dtype=np.float64)})
+
+
+def environment(weather, frame_id, stamp_ns) -> Message:
+    """
+    Return the ubot_lidar_sim_msgs/Environment of a core Weather.
+
+    Number fields through ENVIRONMENT_TO_WEATHER; one SmokeVolume per row of Weather.smoke
+    (x, y, z, radius_m) with its smoke_density.
+    """
+    fields = {'header': header(frame_id, stamp_ns)}
+    fields.update({name: float(getattr(weather, attr))
+                   for name, attr in ENVIRONMENT_TO_WEATHER.items()})
+    fields['smoke'] = [Message(SMOKE_VOLUME, {'center': points([s[:3]])[0], 'radius_m': s[3],
+                                              'density': d})
+                       for s, d in zip(np.asarray(weather.smoke, dtype=np.float64).tolist(),
+                                       np.asarray(weather.smoke_density,
+                                                  dtype=np.float64).tolist())]
+    return Message(ENVIRONMENT, fields)
+
+
+def environment_to_weather(msg, world_frame):
+    """
+    Return the core Weather of an Environment message (rclpy or rosbags), or raise ConfigError.
+
+    The limits are the Weather's (core/physics/weather.py), the error names the message field
+    ('environment.rain_rate_mm_h'); smoke given in a frame other than the world frame is
+    refused too.
+    """
+    if len(msg.smoke) and msg.header.frame_id not in ('', world_frame):
+        raise ConfigError('environment.header.frame_id', msg.header.frame_id,
+                          f"'' or the world frame {world_frame!r}")
+    names = {attr: f'environment.{name}' for name, attr in ENVIRONMENT_TO_WEATHER.items()}
+    names['smoke'] = 'environment.smoke'
+    values = {attr: getattr(msg, name) for name, attr in ENVIRONMENT_TO_WEATHER.items()}
+    smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
+    return weather_from(names, smoke=np.array(smoke, dtype=np.float64).reshape(-1, 4),
+                        smoke_density=[s.density for s in msg.smoke], **values)
