@@ -118,7 +118,7 @@ def primary_rays(cfg, pose):
 
 def row(case, preset, sub_rays, return_mode, weather, beams, points, ms, bare_ms, rate_hz,
         **extra):
-    """One bench.json entry with the fields of CONTRACT §9 (plus extra keys)."""
+    """One bench.json entry with the fields of docs/performance.md (plus extra keys)."""
     out = {
         'case': case, 'preset': preset, 'sub_rays': int(sub_rays), 'return_mode': return_mode,
         'weather': weather, 'beams_per_scan': int(beams), 'points_per_scan': int(points),

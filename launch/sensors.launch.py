@@ -45,7 +45,7 @@ ARGUMENTS = {
                         ('lidar_3d',), 'compute_process'),
     'compute_workers': ('', 'lidar_3d sweeps split over this many child processes (1)',
                         ('lidar_3d',), 'compute_workers'),
-    'lidar_model': ('', 'lidar_3d model: physical (document 001) or geometric (the first '
+    'lidar_model': ('', 'lidar_3d model: physical (docs/physics.md) or geometric (the first '
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
                      ('lidar_3d',), 'point_layout'),

@@ -1,4 +1,4 @@
-"""One parameter-file rule for ``scan --params`` and ``run --params`` (README, params_file)."""
+"""One parameter-file rule for ``scan --params`` and ``run --params`` (docs/parameters.md)."""
 
 from pathlib import Path
 import re
@@ -11,12 +11,12 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.params_file import key_applies, load_blocks, read_params_file
 from ubot_lidar_sim.ros.demo.runner import _DEFAULTS, node_parameters
 
-README = Path(__file__).resolve().parents[1] / 'README.md'
+PAGE = Path(__file__).resolve().parents[1] / 'docs' / 'parameters.md'
 
 
 def readme_two_sensor_file():
-    """Return the YAML of the README's parameter-file example (the block after its intro)."""
-    text = README.read_text(encoding='utf-8')
+    """Return the YAML of the docs' parameter-file example (the block after its intro)."""
+    text = PAGE.read_text(encoding='utf-8')
     section = text[text.index('## Parameter files (`--params`)'):]
     return re.search(r'```yaml\n(.*?)```', section, re.S).group(1)
 

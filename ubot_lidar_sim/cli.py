@@ -1,5 +1,7 @@
 """
-Offline command line (CONTRACT §3): ``scan``, ``presets``, ``describe``, ``dataset``; no ROS.
+Offline command line: ``scan``, ``presets``, ``describe``, ``dataset``; no ROS.
+
+docs/cli-and-datasets.md describes every command.
 
 Every bad parameter, world file or argument ends with exit code 2 and one line on stderr naming
 the parameter, the value given and what is allowed. The --out extension picks the writer

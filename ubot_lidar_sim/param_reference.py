@@ -1,10 +1,10 @@
 """
-The README's parameter reference, generated from the config dataclasses the nodes declare.
+The parameter reference in docs/parameters.md, generated from the configs the nodes declare.
 
 Every node parameter is a field of a core config (ros/params.py declares them 1:1 with these
-descriptors), so this table cannot drift from what the nodes accept: test_readme_reference.py
-fails when the README block differs from `markdown()`.
-Usage: python -m ubot_lidar_sim.param_reference [--write README.md]
+descriptors), so this table cannot drift from what the nodes accept: test_parameters_reference.py
+fails when the block in docs/parameters.md differs from `markdown()`.
+Usage: python -m ubot_lidar_sim.param_reference [--write docs/parameters.md]
 """
 
 import argparse
@@ -58,15 +58,16 @@ def replace_block(text):
     """Return text with the block between BEGIN and END replaced by the current reference."""
     head, sep, rest = text.partition(BEGIN)
     if not sep or END not in rest:
-        raise ValueError('README has no param-reference block markers')
+        raise ValueError('the file has no param-reference block markers')
     tail = rest.split(END, 1)[1]
     return f'{head}{BEGIN}\n{markdown()}{END}{tail}'
 
 
 def main(argv=None):
-    """Print the reference, or rewrite its block in a README with --write."""
+    """Print the reference, or rewrite its block in a markdown file with --write."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument('--write', metavar='README')
+    parser.add_argument('--write', metavar='FILE',
+                        help='rewrite the marked block of FILE (docs/parameters.md)')
     args = parser.parse_args(argv)
     if args.write:
         with open(args.write) as f:

@@ -1,8 +1,8 @@
 """
 Class ids the simulator gives returns of its own (world objects carry theirs from the world file).
 
-An object's default class_id is its material index (0-16, CONTRACT §8); the ids below are beyond
-them, so a labelled cloud tells weather returns from surfaces.
+An object's default class_id is its material index (docs/worlds.md, "Materials"); the ids below
+are beyond them, so a labelled cloud tells weather returns from surfaces.
 """
 
 #: Rain and fog/haze clutter: the backscatter of the air itself (core/physics/clutter.py).

@@ -1,5 +1,5 @@
 """
-Point layouts of CONTRACT §7: packed little-endian dtypes, conversion, PointField specs.
+Point layouts (docs/nodes.md): packed little-endian dtypes, conversion, PointField specs.
 
 The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne, ouster
 or livox one. ``point_fields`` gives the PointField list of any such dtype as plain tuples (no
@@ -44,7 +44,7 @@ def concat_records(arrays) -> np.ndarray:
     Return np.concatenate(arrays) of record arrays (P_i,) of one packed dtype, copied as bytes.
 
     numpy copies a packed structured array field by field: 3.9 ms for the 68k points of an
-    OS1-128 sweep here, against 0.07 ms for the same bytes (docs/performance.md, session 7).
+    OS1-128 sweep here, against 0.07 ms for the same bytes (docs/dev/performance-log.md).
     """
     arrays = [np.ascontiguousarray(a) for a in arrays]
     dtype = arrays[0].dtype

@@ -1,7 +1,7 @@
 """
 Debug and preview markers (visualization_msgs/MarkerArray) of the sensor nodes.
 
-``fov_markers``: the 3D LiDAR's field of view (document 002's editor preview), in its frame; at
+``fov_markers``: the 3D LiDAR's field of view (a range preview), in its frame; at
 most MAX_RINGS distance rings whatever max_range_m, so ~12,500 points. ``FovMarkerThread``
 builds and publishes them off the scan thread, the latest config only, at most once per
 FOV_MIN_INTERVAL_S. ``ray_markers``: traced rays as two LINE_LISTs, hits green and misses red
@@ -17,10 +17,10 @@ import numpy as np
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-PREVIEW_RGB = (0.05, 0.65, 1.0)     # document 002: Range Preview Color
-PREVIEW_OPACITY = 0.12              # document 002: Range Preview Opacity (the fill)
-ANGULAR_GRID_DEG = 15.0             # document 002: Angular Grid Interval Degrees
-DISTANCE_GRID_M = 5.0               # document 002: Distance Grid Interval Meters
+PREVIEW_RGB = (0.05, 0.65, 1.0)     # range preview colour
+PREVIEW_OPACITY = 0.12              # range preview opacity (the fill)
+ANGULAR_GRID_DEG = 15.0             # angular grid interval, deg
+DISTANCE_GRID_M = 5.0               # distance grid interval, m
 MAX_LABELS = 20
 MAX_RINGS = 20      # beyond 100 m of range the distance grid steps 10, 25, 50, 100, ... m
 FOV_MIN_INTERVAL_S = 0.5
@@ -49,7 +49,7 @@ def ring_step_m(range_m):
     """
     Return the distance grid interval (m) that keeps range_m within MAX_RINGS rings.
 
-    5 m (document 002) up to 100 m of range, then the first of 10, 25, 50, 100, 250, ... m.
+    DISTANCE_GRID_M (5 m) up to 100 m of range, then the first of 10, 25, 50, 100, 250, ... m.
     """
     step = DISTANCE_GRID_M
     for factor in (2.0, 2.5, 2.0):      # 5 -> 10 -> 25 -> 50 -> 100 -> 250 -> ...

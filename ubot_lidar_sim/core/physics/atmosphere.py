@@ -1,5 +1,5 @@
 """
-The air along the beams (document 001 with the physics-notes fix): extinction and backscatter.
+The air along the beams (docs/physics-weather.md): extinction and backscatter.
 
 Each scatterer is a Medium with its extinction alpha and backscatter beta at the laser
 wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar ratio and drops from
@@ -51,8 +51,9 @@ def rain_part_550(cfg, rain_mm_h):
     """
     Return the rain part of the 550 nm extinction the visibility contains, 1/m.
 
-    'rain_law' (default, physics-notes fix): the same law as rain_extinction (drops are large,
-    extinction is wavelength-neutral). 'acres': document 001's V_rain = 11.1 km R^-0.63.
+    'rain_law' (default): the same law as rain_extinction (drops are large, extinction is
+    wavelength-neutral). 'acres': V_rain = 11.1 km R^-0.63 (docs/physics-weather.md, "Fog and
+    haze").
     """
     if rain_mm_h <= 0.0:
         return 0.0

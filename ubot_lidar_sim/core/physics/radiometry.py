@@ -1,5 +1,5 @@
 """
-Radiometry of document 001, vectorised over hits.
+Radiometry (docs/physics.md), vectorised over hits.
 
 Backscatter, signal, detection threshold, reflectivity byte, pulse stretching, range noise, surface
 wetness and the pond rule. Functions take numpy arrays (any broadcastable shape) and a config
@@ -53,7 +53,7 @@ def detection_threshold_from_z(signal_at_10pct_counts, ambient_counts, z):
 
 def backscatter(table, material, cos, wetness, albedo=1.0):
     """
-    Lambertian-equivalent backscatter rho_bs of document 001 (any broadcast shape).
+    Lambertian-equivalent backscatter rho_bs (docs/physics.md, "Surfaces and materials").
 
     rho_bs = rho albedo (1 - a w) |cos|^k + s exp(-(theta / width)^2); material bytes out of
     range fall back to 'other'; wetness is clipped to [0, 1]; albedo scales the diffuse term only

@@ -1,8 +1,8 @@
 """
 Return selection: which detected echoes of a beam become points, and the flags they carry.
 
-Flags (CONTRACT §7 return_flags): bit 0 first, 1 strongest, 2 last, 3 second strongest. A
-multi-return mode emits the union of its echoes (one point when they coincide).
+Flags (docs/physics.md, "Return selection"): bit 0 first, 1 strongest, 2 last, 3 second
+strongest. A multi-return mode emits the union of its echoes (one point when they coincide).
 """
 
 import numpy as np

@@ -1,5 +1,5 @@
 """
-The per-value laws of document 001 that the compiled kernels and radiometry.py share, written once.
+The per-value laws of docs/physics.md that the kernels and radiometry.py share, written once.
 
 Each law is a compiled scalar function (numba): the kernels of physics/kernels.py and
 sensors/kernels.py inline it per hit or echo, and radiometry.py applies it to arrays (numpy

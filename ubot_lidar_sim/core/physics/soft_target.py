@@ -2,8 +2,9 @@
 Pulse-integrated return of a continuous scattering volume (fog, haze): one soft echo per beam.
 
 Hahner et al. (ICCV 2021, LiDAR_fog_sim): the power received from a volume of backscatter beta
-is the emitted pulse convolved with beta T^2(r) O(r) / r^2. In the calibration of document 001
-(a rho = 1 Lambertian target gives counts_per_reflectance(R) = S10 / 0.1 (R10 / R)^2 O(R)):
+is the emitted pulse convolved with beta T^2(r) O(r) / r^2. In the signal calibration of
+docs/physics.md, "Signal" (a rho = 1 Lambertian target gives counts_per_reflectance(R) =
+S10 / 0.1 (R10 / R)^2 O(R)):
 
     S(R) = pi beta int_0^{2L} g(x) G(R - x) dx,   g(x) = sin^2(pi x / (2 L)),   int g = L,
 
@@ -30,8 +31,8 @@ def soft_pulse_length_m(cfg):
     """
     Return L, the pulse length in range of the soft return, m.
 
-    pulse_length_m when set (> 0), else min_separation_m: document 001 defines the echo
-    separation as roughly the pulse length.
+    pulse_length_m when set (> 0), else min_separation_m, the echo separation, which is roughly
+    the pulse length (docs/physics-weather.md, "Soft return of fog and haze").
     """
     return cfg.pulse_length_m if cfg.pulse_length_m > 0.0 else cfg.min_separation_m
 

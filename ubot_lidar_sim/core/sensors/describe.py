@@ -91,7 +91,7 @@ def describe_models(cfg) -> Dict[str, str]:
     n_blocks = getattr(cfg, 'column_blocks', 1)
     blocks = (f'; {n_blocks} column blocks: block j appends j to the key.' if n_blocks > 1
               else '.')
-    return {'model': 'physical: the radiometric model of document 001.', 'beam': beam,
+    return {'model': 'physical: the radiometric model of docs/physics.md.', 'beam': beam,
             'echo': echo, 'signal': signal, 'return_selection': selection,
             'intensity': intensity, 'weather': weather, 'material': material,
             'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at),

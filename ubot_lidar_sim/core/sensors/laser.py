@@ -1,8 +1,8 @@
 """
-2D laser scanner: document 003's line trace (model geometric) or a one-channel LiDAR (physical).
+2D laser scanner: a line trace (model geometric) or a one-channel LiDAR (physical).
 
-Rays every resolution_deg, ceil(fov / resolution) of them (document 003: ``for i = 0; i < 360;
-i += Resolution``; patterns.planar_azimuths_rad): a full circle from 0 deg, a partial field of
+Rays every resolution_deg, ceil(fov / resolution) of them (docs/presets.md, "laser_scan: two
+models"; patterns.planar_azimuths_rad): a full circle from 0 deg, a partial field of
 view centred on +x. angle_increment is the resolution, len(ranges) = round((angle_max -
 angle_min) / angle_increment) + 1, and ray k is traced at exactly angle_min + k angle_increment.
 The scanner spins counter-clockwise, ray k firing k x time_increment after the header stamp
@@ -13,7 +13,7 @@ geometric: the first surface each ray meets (World.cast, foliage included, smoke
 detection statistics, noise or weather; the range is the cast's, rounded once to float32, so
 it is exact to the float on spheres and cylinders (float64 roots) and within a few float32 ulps
 on flat faces (open3d intersects float32 rays with float32 triangles; test_laser_models.py).
-physical: LidarSimulator with the radiometric model of document 001 on these rays.
+physical: LidarSimulator with the radiometric model of docs/physics.md on these rays.
 """
 
 from dataclasses import dataclass, field
@@ -147,19 +147,19 @@ def describe_laser(cfg):
     n = cfg.n_rays
     az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg)
     beam = (f'{n} rays every {cfg.resolution_deg:g} deg (ceil({cfg.fov_deg:g} / '
-            f'{cfg.resolution_deg:g}), document 003) from {math.degrees(az[0]):g} to '
+            f'{cfg.resolution_deg:g})) from {math.degrees(az[0]):g} to '
             f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
             'fires k x time_increment after the stamp, motion distortion '
             f'{"on" if cfg.motion_distortion else "off"}; REP 117: +inf no return, -inf nearer '
             f'than {cfg.min_range_m:g} m, readings in [{cfg.min_range_m:g}, '
             f'{cfg.max_range_m:g}] m.')
     if cfg.model == 'geometric':
-        return {'model': "geometric: document 003's line trace. The first surface each ray "
+        return {'model': 'geometric: a line trace. The first surface each ray '
                          'meets (foliage included, smoke not) gives the range, rounded once '
                          'to float32; no detection statistics, noise, weather or intensities.',
                 'beam': beam}
     out = describe_models(replace(cfg.to_lidar_config(), min_range_m=cfg.min_range_m))
     rays = 'one pencil ray.' if cfg.sub_rays == 1 else '7 sub-rays (centre + hexagon).'
-    out.update(model='physical: the radiometric model of document 001 on one channel.',
+    out.update(model='physical: the radiometric model of docs/physics.md on one channel.',
                beam=f'{beam} Each beam is {rays}')
     return out

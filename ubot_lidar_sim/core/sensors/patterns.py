@@ -1,5 +1,5 @@
 """
-Beam patterns beside the spinning grid: document 003's planar rays and the Livox rosette.
+Beam patterns beside the spinning grid: the 2D scanner's planar rays and the Livox rosette.
 
 The planar rays are a ray every resolution degrees (LaserScan); the Risley-prism rosette of Livox
 sensors is non-repetitive and fires every point at its own time.
@@ -31,7 +31,7 @@ def planar_azimuths_rad(fov_deg, resolution_deg):
     """
     Return the ray azimuths (N,), counter-clockwise from +x, one resolution apart (REP 117).
 
-    A full circle starts at 0 like document 003 (its rays at 0, res, 2 res, ...); a partial field
+    A full circle starts at 0 (rays at 0, res, 2 res, ...; docs/presets.md); a partial field
     of view is centred on +x: angle_min = -(N - 1) res / 2, so one ray looks along +x. Ray k is
     exactly angle_min + k angle_increment, as a LaserScan consumer computes it.
     """

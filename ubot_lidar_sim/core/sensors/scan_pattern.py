@@ -1,9 +1,10 @@
 """
 Scan geometry of one sweep: beam directions, rings, columns and firing times.
 
-The spinning grid follows document 002 (channels spread uniformly from -down to +up, samples
-centred on +x, a 360 deg field of view not repeating its first column); the timing is
-ColumnTimeOffset of document 001 converted to the ``stamp_at`` convention of CONTRACT §6, plus
+The spinning grid (docs/physics.md, "Scan geometry and motion distortion"): channels spread
+uniformly from -down to +up, samples centred on +x, a 360 deg field of view not repeating its
+first column; the timing is
+each column's firing time after the sweep's first firing (the ``stamp_at`` convention), plus
 each ring's firing offset inside its column. ``pattern_type: rosette`` (Livox) and the planar rays
 of the 2D scanner come from patterns.py in the same Beams.
 """
@@ -61,7 +62,7 @@ class Beams:
 
 def check_ray_budget(channels, horizontal_samples, max_rays_per_scan):
     """
-    Raise ScanError when channels x horizontal_samples exceeds max_rays_per_scan (document 002).
+    Raise ScanError when channels x horizontal_samples exceeds max_rays_per_scan.
 
     The scan is refused, never truncated.
     """
@@ -223,7 +224,9 @@ def planar_beams(azimuth_rad, ray_time_s):
 
 def sub_ray_pattern(sub_rays, divergence_mrad):
     """
-    Return the SubRayPattern of document 001: offsets (S, 2) rad and weights (S,).
+    Return the sub-ray pattern: offsets (S, 2) rad and weights (S,).
+
+    docs/physics.md, "Beam divergence and sub-rays".
 
     The offsets lie in the beam's perpendicular plane (see sub_ray_directions).
 

@@ -1,8 +1,8 @@
 """
-Built-in worlds generated in code, as world-file mappings (CONTRACT §5) for World.from_dict.
+Built-in worlds generated in code, as world-file mappings (docs/worlds.md) for World.from_dict.
 
 'flat': a 200 m x 200 m grass plane at z = 0. 'demo': a 64 m x 64 m farm yard centred on the origin
-with every material of CONTRACT §8, laid out from a fixed numpy seed. The ring 9-15 m from the
+with every material (docs/worlds.md), laid out from a fixed numpy seed. The ring 9-15 m from the
 origin holds only ground (a mud patch, a puddle) so a robot can drive a loop of radius ~12 m.
 Ground patches are planes a few millimetres above the grass so the nearest patch wins.
 """

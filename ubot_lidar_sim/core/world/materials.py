@@ -1,5 +1,5 @@
 """
-Material table at the laser wavelength (CONTRACT §8, document 001 FAcresLidarMaterial).
+Material table at the laser wavelength (docs/physics.md, "Surfaces and materials").
 
 Defaults live in config/materials.yaml; a materials_file overrides only the properties it lists.
 """
@@ -21,7 +21,7 @@ FOLIAGE_MATERIALS = ('corn_leaf', 'soybean_leaf', 'tree_foliage', 'shrub', 'pota
 OTHER = 0
 WATER = MATERIAL_NAMES.index('water')
 
-# Allowed range of each property (inclusive), document 001.
+# Allowed range of each property (inclusive).
 PROPERTY_RANGES = {
     'reflectivity': (0.0, 1.0),
     'specular': (0.0, 100.0),

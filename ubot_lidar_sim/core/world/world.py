@@ -1,5 +1,5 @@
 """
-The world of CONTRACT §5: objects from a YAML file (or a built-in world) traced by rays.
+The world (docs/worlds.md): objects from a YAML file (or a built-in world) traced by rays.
 
 ``World.load('demo' | 'flat' | path)`` reads the file (core/yaml_io.py), checks it (schema.py),
 turns every object into world-frame triangles (objects.py, shapes.py, loaders.py, occupancy.py)

@@ -95,7 +95,7 @@ def run(args):
     try:
         params = node_parameters(args.params, args.preset, args.set)
     except (OSError, ValueError, yaml.YAMLError) as exc:
-        # YAML errors span several lines (position, context): one line, CONTRACT §3.
+        # YAML errors span several lines (position, context): one line (exit 2).
         print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
         return 2
     stop = {'signal': None}
@@ -149,7 +149,7 @@ def run(args):
             print('snapshots skipped: interrupted (they take ~2 s to draw)')
         return 0
     except (SimError, ParameterException, ValueError, TypeError) as exc:
-        # A bad parameter, world or preset: one line naming it, no traceback (CONTRACT §3).
+        # A bad parameter, world or preset: one line naming it, no traceback (exit 2).
         print(f'run: {exc}', file=sys.stderr)
         return 2
     finally:
