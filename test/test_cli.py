@@ -1,4 +1,4 @@
-"""Offline CLI (CONTRACT §3): outputs, determinism, frames and one-line errors (exit 2)."""
+"""Offline CLI (docs/cli-and-datasets.md): outputs, determinism, frames and one-line errors (exit 2)."""
 
 import json
 
@@ -104,7 +104,7 @@ def test_laser_scan_json_and_npz(tmp_path, world):
     js = tmp_path / 'l.json'
     assert main(['scan', '--sensor', 'laser_scan', '--world', world, '--out', str(js)]) == 0
     data = json.loads(js.read_text())
-    # Rays from 0 deg (document 003): the wall 8 m ahead at index 0, nothing behind (180 deg).
+    # Rays from 0 deg (docs/presets.md): the wall 8 m ahead at index 0, nothing behind (180 deg).
     assert len(data['ranges']) == 360 and data['ranges'][180] == float('inf')
     np.testing.assert_allclose(data['ranges'][0], 8.0 - 0.0, atol=0.05)
     npz = tmp_path / 'l.npz'

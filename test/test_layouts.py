@@ -1,4 +1,4 @@
-"""Point layouts (CONTRACT §7): packed dtypes, conversion from the full layout, field specs."""
+"""Point layouts (docs/nodes.md, "Point layouts"): packed dtypes, conversion from the full layout, field specs."""
 
 import numpy as np
 import pytest

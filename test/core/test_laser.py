@@ -37,7 +37,7 @@ def _pose(yaw=0.0):
     (90.0, 0.7, 129), (0.5, 1.0, 1)])
 @pytest.mark.parametrize('model', ['geometric', 'physical'])
 def test_ranges_length_follows_the_laserscan_rule(setup, fov, res, n, model):
-    # ceil(fov / res) rays (document 003's loop); the geometric model has no intensities.
+    # ceil(fov / res) rays (docs/presets.md); the geometric model has no intensities.
     world, materials = setup
     scan = LaserScanner(LaserScanConfig(fov_deg=fov, resolution_deg=res, model=model), world,
                         materials).scan(_pose(), 0.0)
@@ -61,7 +61,7 @@ def test_partial_fov_is_centred_on_x_with_resolution_steps(setup):
 def test_full_circle_starts_ahead_and_does_not_repeat_the_endpoint(setup):
     world, materials = setup
     scan = LaserScanner(LaserScanConfig(resolution_deg=1.0), world, materials).scan(_pose(), 0.0)
-    assert scan.angle_min == 0.0   # document 003: i = 0, 1, ... 359
+    assert scan.angle_min == 0.0   # rays from 0 deg: 0, 1, ... 359
     np.testing.assert_allclose(scan.angle_max, 2.0 * math.pi - math.radians(1.0))
     np.testing.assert_allclose(scan.time_increment, scan.scan_time / 360.0)
 

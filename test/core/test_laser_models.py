@@ -1,4 +1,4 @@
-"""laser_scan models: geometric (document 003's line trace) against an analytic trace, physical."""
+"""laser_scan models: geometric (a line trace) against an analytic trace, physical."""
 
 import math
 
@@ -96,7 +96,7 @@ def test_geometric_mode_is_deterministic_and_ignores_weather_and_seed(scene):
 
 
 def test_geometric_mode_stops_at_the_first_surface_even_foliage(scene):
-    # A crown before the east wall: document 003's trace stops at its entry, the radiometric
+    # A crown before the east wall: the line trace stops at its entry, the radiometric
     # model sees partly through foliage.
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'east', 'type': 'box', 'size_m': [0.2, 30, 3], 'pose': {'xyz': [5.1, 0, 1.5]},

@@ -1,4 +1,4 @@
-"""Beam patterns: document 003's planar rays and the Livox Risley rosette, against hand values."""
+"""Beam patterns: the 2D scanner's planar rays and the Livox Risley rosette, against hand values."""
 
 import math
 
@@ -55,7 +55,7 @@ def test_partial_fov_is_centred_and_one_resolution_apart():
     assert len(az) == 1081
     np.testing.assert_allclose(az[[0, 540, -1]], [-135.0, 0.0, 135.0], atol=1e-9)
     np.testing.assert_allclose(np.diff(az), 0.25, atol=1e-9)
-    # 180 deg at 1 deg: ceil(180) = 180 rays, -89.5 .. 89.5 (the half-open window of doc 003).
+    # 180 deg at 1 deg: ceil(180) = 180 rays, -89.5 .. 89.5 (a half-open window, docs/presets.md).
     az = np.degrees(planar_azimuths_rad(180.0, 1.0))
     np.testing.assert_allclose(az[[0, -1]], [-89.5, 89.5])
 

@@ -3,7 +3,7 @@ Bad inputs at the library entrances: each gets a typed error whose message names
 
 Entrances: the transform buffer (what /tf feeds), the Environment conversion (what the
 environment topic feeds), the core Weather and configs (what parameters feed), world, mesh,
-materials and parameter files. the README Reliability section lists every case with what it gets.
+materials and parameter files. docs/reliability.md lists every case with what it gets.
 """
 
 import math

@@ -88,7 +88,7 @@ CASES = {
 }
 
 
-# Open defects (the README Reliability section): the test stays, marked until the code is fixed.
+# Open defects (docs/reliability.md): the test stays, marked until the code is fixed.
 KNOWN_DEFECTS = {}
 
 

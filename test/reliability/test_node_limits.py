@@ -45,7 +45,7 @@ def test_the_fov_markers_of_any_range_have_at_most_max_rings_distance_rings():
     assert counts[0] == counts[1] == 3024 + 816 + MAX_RINGS * 3 * 72 * 2
     labels = [m.text for m in far.markers if m.ns == 'range_labels']
     assert labels[0] == '500 m' and labels[-1] == '10000 m' and len(labels) == MAX_RINGS
-    # 100 m keeps document 002's 5 m grid.
+    # 100 m keeps the 5 m distance grid (ros/markers.py).
     assert [m.text for m in near.markers if m.ns == 'range_labels'][:2] == ['5 m', '10 m']
 
 

@@ -146,7 +146,7 @@ def test_box_room_gives_the_known_ranges_at_the_known_angles(context, room):
     rays = rig.rays_of(msg)
     rig.close()
     assert msg.header.frame_id == 'laser' and len(msg.ranges) == 360
-    assert msg.angle_min == 0.0    # document 003's rays: 0, 1, ... 359 deg
+    assert msg.angle_min == 0.0    # rays from 0 deg: 0, 1, ... 359 deg
     np.testing.assert_allclose(msg.angle_increment, math.radians(1.0))
     np.testing.assert_allclose(msg.scan_time, 0.2)
     np.testing.assert_allclose(msg.time_increment, 0.2 / 360, rtol=1e-6)
@@ -194,7 +194,7 @@ def test_moving_laser_traces_each_ray_from_its_own_interpolated_pose(context, ro
     (360.0, 1.0, 360), (270.0, 0.25, 1080), (180.0, 0.5, 360), (90.0, 0.7, 129),
     (360.0, 0.33, 1091), (0.01, 1.0, 1)])
 def test_array_length_rule_holds(context, room, fov_deg, res_deg, n):
-    # ceil(fov / resolution) rays, angle_increment = resolution (document 003).
+    # ceil(fov / resolution) rays, angle_increment = resolution (docs/presets.md).
     rig = Rig(context, room, {**IDEAL, 'fov_deg': fov_deg, 'resolution_deg': res_deg})
     msg = rig.scan()
     rig.close()

@@ -22,7 +22,7 @@ from ubot_lidar_sim.core.sensors import patterns
 
 @dataclass(frozen=True)
 class _Shared(Validated):
-    """Parameters every sensor node declares (CONTRACT §6)."""
+    """Parameters every sensor node declares (docs/parameters.md)."""
 
     world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
                          read_only=True, nonempty=True)
@@ -39,7 +39,7 @@ class _Shared(Validated):
 
 @dataclass(frozen=True)
 class _Model(Validated):
-    """Radiometric model of document 001 shared by the 3D LiDAR and the 2D scanner."""
+    """Radiometric model (docs/physics.md) shared by the 3D LiDAR and the 2D scanner."""
 
     noise_enabled: bool = _p(True, 'Signal and range noise on (the draws happen either way).')
     range_noise_std_m: float = _p(0.0, 'Range-noise floor (1 sigma).', 'm', min=0.0, max=10.0)
@@ -78,7 +78,7 @@ class _Model(Validated):
     range_std_low_snr_m: float = _p(0.03, 'Extra range noise at the spec SNR.', 'm',
                                     min=0.0, max=10.0)
     range_noise_snr_exponent: float = _p(1.0, 'Extra range noise scales as (SNR_spec/SNR)^this '
-                                         '(1 = document 001; ~0.6 fits datasheets).',
+                                         '(1 = default; ~0.6 fits datasheets).',
                                          min=0.0, max=3.0)
     pond_threshold_m: float = _p(0.003, 'Standing water deeper than this turns ground into '
                                  'water.', 'm', min=0.0, max=1.0)
@@ -88,8 +88,8 @@ class _Model(Validated):
                                'dB/km', min=0.0, max=100.0)
     rain_exponent: float = _p(0.67, 'Rain law exponent b (Carbonneau 1998).', min=0.0, max=2.0)
     rain_visibility_model: str = _p('rain_law', 'Rain part of the visibility removed before the '
-                                    'fog term: rain_law (same law, physics-notes fix) or '
-                                    'acres (11.1 km R^-0.63 of document 001).',
+                                    'fog term: rain_law (the same law) or '
+                                    'acres (11.1 km R^-0.63).',
                                     choices=('rain_law', 'acres'))
     fog_lidar_ratio_sr: float = _p(18.8, "Lidar ratio of fog droplets (O'Connor et al. 2004).",
                                    'sr', min=1.0, max=200.0)
@@ -156,12 +156,12 @@ class _Model(Validated):
 
 @dataclass(frozen=True)
 class LidarConfig(_Shared, _Model):
-    """Every lidar_3d parameter of CONTRACT §6 (geometry of document 002, model of 001)."""
+    """Every lidar_3d parameter (docs/parameters.md; model: docs/physics.md)."""
 
     preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
-    model: str = _p('physical', "'physical': the radiometric model of document 001; "
+    model: str = _p('physical', "'physical': the radiometric model of docs/physics.md; "
                     "'geometric': the first surface each beam's centre ray meets (exact range; "
                     'no sub-rays, detection statistics, noise or weather; intensity 0).',
                     choices=('physical', 'geometric'))
@@ -274,7 +274,7 @@ class LidarConfig(_Shared, _Model):
 @dataclass(frozen=True)
 class LaserScanConfig(_Shared, _Model):
     """
-    laser_scan parameters: document 003's line trace, or a one-channel radiometric LiDAR.
+    laser_scan parameters: a line trace, or a one-channel radiometric LiDAR.
 
     Rays every resolution_deg, ceil(fov / resolution) of them (patterns.planar_azimuths_rad).
     """
@@ -282,9 +282,9 @@ class LaserScanConfig(_Shared, _Model):
     preset_node: ClassVar[str] = 'laser_scan'   # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
-    model: str = _p('geometric', "'geometric': document 003's line trace (first hit, exact "
+    model: str = _p('geometric', "'geometric': a line trace (first hit, exact "
                     "range, no detection statistics or weather); 'physical': the radiometric "
-                    'model of document 001 on one channel.', choices=('geometric', 'physical'))
+                    'model of docs/physics.md on one channel.', choices=('geometric', 'physical'))
     fov_deg: float = _p(360.0, 'Field of view: a full circle from 0 deg, else centred on +x.',
                         'deg', min=0.01, max=360.0, read_only=True)
     resolution_deg: float = _p(1.0, 'Angle between rays (angle_increment); ceil(fov / '
@@ -308,7 +308,7 @@ class LaserScanConfig(_Shared, _Model):
 
     @property
     def n_rays(self):
-        """Return the rays per scan, ceil(fov / resolution) (document 003's loop)."""
+        """Return the rays per scan, ceil(fov / resolution) (docs/presets.md)."""
         return patterns.planar_ray_count(self.fov_deg, self.resolution_deg)
 
     def _check_cross(self):
@@ -343,7 +343,7 @@ _TIRES = (1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0)
 
 @dataclass(frozen=True)
 class TerrainConfig(_Shared):
-    """terrain_sensor parameters (document 004); ray order vehicle, FL, FR, RL, RR."""
+    """terrain_sensor parameters (docs/physics.md, "Terrain sensor"); ray order vehicle, FL, FR, RL, RR."""
 
     base_frame: str = _p('base_link', 'Vehicle frame of the centre and tire positions.',
                          read_only=True, nonempty=True)

@@ -1,9 +1,9 @@
 """
-The lidar_3d node (CONTRACT §6, §7): a spinning 3D LiDAR publishing PointCloud2.
+The lidar_3d node (docs/nodes.md): a spinning 3D LiDAR publishing PointCloud2.
 
 Each sweep looks up world_frame -> frame_id at every column's firing time (vectorised), calls
 the core LidarSimulator once, packs the requested point layout and publishes it. The field of
-view is published once, latched, on ~/fov_markers (document 002's editor preview).
+view is published once, latched, on ~/fov_markers (a range preview, ros/markers.py).
 Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud): see
 ros/services.py.
 """

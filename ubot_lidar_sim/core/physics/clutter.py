@@ -1,5 +1,5 @@
 """
-Clutter: the backscatter of the air itself as echoes (document 001 with the physics-notes fix).
+Clutter: the backscatter of the air itself as echoes (docs/physics-weather.md).
 
 Continuous media (fog, haze) return one pulse-integrated soft echo per beam (soft_target.py);
 granular ones (rain drops, snow flakes) a Poisson number of particles of random brightness per

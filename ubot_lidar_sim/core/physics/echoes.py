@@ -1,5 +1,5 @@
 """
-Echo formation, detection and return selection (ProcessBeam of document 001) for a whole scan.
+Echo formation, detection and return selection (docs/physics.md, "Echoes", "Detection") for a whole scan.
 
 Surface hits (and clutter slabs) become Contributions; process_beams clusters them into echoes
 per beam, draws the noise, detects against the threshold and applies the return mode, all with

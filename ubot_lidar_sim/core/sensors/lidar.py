@@ -247,7 +247,7 @@ class LidarSimulator:
         return ret, centre, t1
 
     def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index):
-        """Run the radiometric model of document 001: (Returns, centre range (B,), times)."""
+        """Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times)."""
         cfg, table = self.cfg, self.materials
         hits = self.world.trace(
             origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
