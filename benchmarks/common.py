@@ -19,10 +19,11 @@ import numpy as np
 sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
                 or str(Path(__file__).resolve().parents[1]))
 
+from ubot_lidar_sim.core.beams import firing  # noqa: E402
 from ubot_lidar_sim.core.config import from_dict, LidarConfig  # noqa: E402
-from ubot_lidar_sim.core.physics.radiometry import sub_ray_pattern  # noqa: E402
+from ubot_lidar_sim.core.physics import footprint  # noqa: E402
+from ubot_lidar_sim.core.physics.footprint import sub_ray_pattern  # noqa: E402
 from ubot_lidar_sim.core.presets import load_preset  # noqa: E402
-from ubot_lidar_sim.core.sensors import scan_pattern  # noqa: E402
 
 WARMUP = 3
 # CPU time the hypervisor gave to other guests (%, /proc/stat 'steal') during the last
@@ -107,11 +108,11 @@ def primary_rays(cfg, pose):
 
     All from the same pose: the reference needs the rays, not their timing.
     """
-    beams = scan_pattern.build_beams(cfg)
+    beams = firing.build_beams(cfg)
     # The geometric model casts each beam's centre ray only.
     sub_rays = 1 if getattr(cfg, 'model', 'physical') == 'geometric' else cfg.sub_rays
     offsets, _ = sub_ray_pattern(sub_rays, cfg.divergence_mrad)
-    dirs = scan_pattern.sub_ray_directions(beams.dir_sensor, offsets) @ pose[:3, :3].T
+    dirs = footprint.sub_ray_directions(beams.dir_sensor, offsets) @ pose[:3, :3].T
     origins = np.broadcast_to(pose[:3, 3], dirs.shape)
     return origins.astype(np.float32), dirs.astype(np.float32)
 

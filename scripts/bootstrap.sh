@@ -99,7 +99,7 @@ colcon build --base-paths "${base_paths[@]}" --cmake-args -DBUILD_TESTING=OFF \
 # (From $LOG_DIR: python -m puts the working directory first on sys.path, and here it must find
 # the installed package, not the source tree.)
 (set +u; . "$ROOT/scripts/env.sh" >/dev/null 2>&1 && cd "$LOG_DIR" \
-  && python -m ubot_lidar_sim.core.kernel_cache) \
+  && python -m ubot_lidar_sim.compile_kernels) \
   >"$LOG_DIR/kernel-cache.log" 2>&1 \
   || echo "bootstrap: numba kernel cache not compiled (see $LOG_DIR/kernel-cache.log): the first scan compiles it" >&2
 echo "bootstrap: build ok"

@@ -1,4 +1,4 @@
-"""Offline CLI (docs/cli-and-datasets.md): outputs, determinism, frames and one-line errors (exit 2)."""
+"""Offline CLI (docs/cli-and-datasets.md): outputs, determinism, frames, one-line errors (2)."""
 
 import json
 
@@ -7,8 +7,8 @@ import open3d as o3d
 import pytest
 
 from ubot_lidar_sim.cli import main
+from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.output import files
-from ubot_lidar_sim.output.layouts import FULL_DTYPE
 
 WORLD = """frame: map
 objects:

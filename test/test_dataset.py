@@ -92,7 +92,7 @@ def test_labels_align_with_each_cloud_and_count_its_points(serial):
     assert total == row['points'] > 0
     # The full layout carries class_id itself: the label array is the same column.
     from mcap_ros2.decoder import DecoderFactory
-    from ubot_lidar_sim.output.layouts import LAYOUT_DTYPES
+    from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
     with open(out / row['mcap'], 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
         clouds = [m for _, _, _, m in reader.iter_decoded_messages(topics=['/points'])]

@@ -17,12 +17,12 @@ import pytest
 from ubot_lidar_sim.cli import effective_config, main
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.record import record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.layouts import LAYOUT_DTYPES
 
 LIDAR = {'channels': 4, 'horizontal_samples': 90, 'point_layout': 'velodyne'}
 MOUNT_Z = 1.2

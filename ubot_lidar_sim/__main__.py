@@ -2,14 +2,15 @@
 
 import sys
 
+from ubot_lidar_sim.cli import main as cli_main
+from ubot_lidar_sim.ros.demo.runner import main as run_main
+
 
 def main(argv=None):
     """Dispatch ``run`` to the ROS runner (imported lazily) and the rest to the offline CLI."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == 'run':
-        from ubot_lidar_sim.ros.demo.runner import main as run_main
         return run_main(argv[1:])
-    from ubot_lidar_sim.cli import main as cli_main
     return cli_main(argv)
 
 

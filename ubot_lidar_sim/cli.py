@@ -17,20 +17,24 @@ import sys
 
 from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core import presets as presets_mod
-from ubot_lidar_sim.core import yaml_io
+from ubot_lidar_sim.core.beams.firing import build_beams
+from ubot_lidar_sim.core.configure import effective_config, one_line, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.params_file import read_params_file
+from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
+from ubot_lidar_sim.core.sensors.describe import describe_models
+from ubot_lidar_sim.core.sensors.laser import describe_laser
+from ubot_lidar_sim.core.world.world import load_for_config
+from ubot_lidar_sim.dataset.command import add_parser as add_dataset_parser, run_command
+from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
 from ubot_lidar_sim.output import files
+import yaml
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
-CONFIG_CLASSES = {'lidar_3d': 'LidarConfig', 'laser_scan': 'LaserScanConfig',
-                  'terrain_sensor': 'TerrainConfig'}
 DEFAULT_POSE = {'lidar_3d': (0, 0, 1.5, 0, 0, 0), 'laser_scan': (0, 0, 1.5, 0, 0, 0),
                 'terrain_sensor': (0, 0, 0.5, 0, 0, 0)}
-# ROS-only keys a node parameter file may carry; they mean nothing offline.
-_ROS_ONLY = ('use_sim_time',)
 
 
 class UsageError(Exception):
@@ -69,47 +73,8 @@ def build_parser():
     scan.add_argument('--out', required=True, metavar='FILE')
     sub.add_parser('presets', help='list the sensor presets')
     sub.add_parser('describe', parents=[common], help='print the effective settings as JSON')
-    from ubot_lidar_sim.dataset.command import add_parser as add_dataset_parser
     add_dataset_parser(sub)
     return p
-
-
-def parse_overrides(items):
-    """Return {name: value} from NAME=VALUE strings, values parsed as YAML."""
-    import yaml
-
-    out = {}
-    for item in items:
-        name, sep, text = item.partition('=')
-        if not sep or not name.strip():
-            raise ConfigError('--set', item, 'NAME=VALUE')
-        try:
-            out[name.strip()] = yaml_io.parse(text) if text.strip() else ''
-        except yaml.YAMLError as e:
-            raise ConfigError(name.strip(), text, f'a YAML value ({_one_line(e)})') from e
-    return out
-
-
-def effective_config(sensor, params_file=None, overrides=None, extra=None):
-    """Return the sensor's config: preset < params file < --set < explicit flags (``extra``)."""
-    import yaml
-
-    file_params = {}
-    if params_file:
-        try:
-            file_params = read_params_file(params_file, sensor)
-        except OSError as e:
-            raise ConfigError('--params', params_file,
-                              f'a readable parameter file ({e.strerror or e})') from e
-        except yaml.YAMLError as e:
-            raise ConfigError('--params', params_file, f'valid YAML ({_one_line(e)})') from e
-    for key in _ROS_ONLY:
-        file_params.pop(key, None)
-    merged = {**(overrides or {}), **(extra or {})}
-    params = presets_mod.merge_params(file_params, merged,
-                                      use_presets=sensor in presets_mod.PRESET_NODES, node=sensor)
-    cls = getattr(config_mod, CONFIG_CLASSES[sensor])
-    return config_mod.from_dict(cls, params)
 
 
 def frame_path(out, k, frames):
@@ -140,7 +105,6 @@ def _rig_sensors(kinds, cfgs):
     With --sensor all, --pose places base_link (default: the terrain sensor's) and each sensor
     sits at its own default pose's offset from it (lidar_3d and laser_scan 1 m above).
     """
-    from ubot_lidar_sim.dataset.rig import MESSAGE_OF, RigSensor
     base = DEFAULT_POSE[kinds[-1]][:3]
     return [RigSensor(k, k, c, pose_matrix_deg([a - b for a, b in zip(DEFAULT_POSE[k][:3], base)],
                                                (0, 0, 0)), f'/{MESSAGE_OF[k]}')
@@ -149,7 +113,6 @@ def _rig_sensors(kinds, cfgs):
 
 def _weather(args):
     """Return the Weather of --rain, --visibility, --snow, --snow-depth (errors name the flag)."""
-    from ubot_lidar_sim.core.physics.weather import weather_from
     return weather_from({'rain_mm_h': '--rain', 'visibility_m': '--visibility',
                          'snowfall_rate_mm_h': '--snow', 'snow_depth_m': '--snow-depth'},
                         rain_mm_h=args.rain, visibility_m=args.visibility,
@@ -179,20 +142,17 @@ def run_scan(args):
             for k in kinds]
     cfg = cfgs[0]
     weather = _weather(args)
-    from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
     for kind, c in zip(kinds, cfgs):
         if kind == 'lidar_3d':
             build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
-    from ubot_lidar_sim.core.world.world import load_for_config
-    from ubot_lidar_sim.dataset.rig import Rig
     world, materials = load_for_config(cfg)
     # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py).
     with Rig(_rig_sensors(kinds, cfgs), world, materials) as rig:
-        if files.WRITERS[ext].record is not None:
+        if files.WRITERS[ext].recording:
             try:
-                files.WRITERS[ext].record(Path(args.out), rig, trajectory, weather, args.frames)
+                record(Path(args.out), rig, trajectory, weather, args.frames)
             except OSError as exc:      # e.g. a full disk: name the file
                 if exc.filename is not None:
                     raise
@@ -216,12 +176,10 @@ def run_describe(args):
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
     out = {'sensor': args.sensor, 'settings': config_mod.to_dict(cfg)}
     if args.sensor == 'lidar_3d':
-        from ubot_lidar_sim.core.sensors.describe import describe_models
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z
         out['models'] = describe_models(cfg)
     elif args.sensor == 'laser_scan':
-        from ubot_lidar_sim.core.sensors.laser import describe_laser
         if cfg.model == 'physical':
             out['detection_threshold_counts'] = cfg.detection_threshold_counts
             out['detection_z'] = cfg.detection_z
@@ -240,27 +198,19 @@ def run_presets():
                      for n, s, p, text in rows)
 
 
-def _one_line(err):
-    return ' '.join(str(err).split())
-
-
 def _describe_error(err):
-    import yaml
-
     if isinstance(err, files.WriteError):
         return f'--out: {err}'
     if isinstance(err, OSError) and err.filename is not None:
         return (f'file: got {str(err.filename)!r}, allowed a readable/writable path '
-                f'({err.strerror or _one_line(err)})')
+                f'({err.strerror or one_line(err)})')
     if isinstance(err, yaml.YAMLError):
-        return f'params: got a file that is not valid YAML, allowed YAML ({_one_line(err)})'
-    return _one_line(err)
+        return f'params: got a file that is not valid YAML, allowed YAML ({one_line(err)})'
+    return one_line(err)
 
 
 def main(argv=None):
     """Entry point of ``python -m ubot_lidar_sim``; returns the exit code."""
-    import yaml
-
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
@@ -269,14 +219,13 @@ def main(argv=None):
         elif args.command == 'describe':
             print(run_describe(args))
         elif args.command == 'dataset':
-            from ubot_lidar_sim.dataset.command import run_command
             return run_command(args)
         else:
             for path in run_scan(args):
                 print(path)
         return 0
     except UsageError as e:
-        print(f'ubot_lidar_sim: argument error: {_one_line(e)}', file=sys.stderr)
+        print(f'ubot_lidar_sim: argument error: {one_line(e)}', file=sys.stderr)
         return 2
     except (SimError, ValueError, OSError, yaml.YAMLError) as e:
         print(f'ubot_lidar_sim: error: {_describe_error(e)}', file=sys.stderr)

@@ -5,9 +5,10 @@ import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import atmosphere as atm_mod
-from ubot_lidar_sim.core.physics.atmosphere import (
-    Atmosphere, atmosphere, drop_density, fog_extinction, fog_lidar_ratio, kim_q,
-    marshall_palmer_drops, Medium, rain_extinction, rain_part_550)
+from ubot_lidar_sim.core.physics.atmosphere import (Atmosphere, atmosphere, drop_density,
+                                                    fog_extinction, fog_lidar_ratio, kim_q,
+                                                    marshall_palmer_drops, Medium, rain_extinction,
+                                                    rain_part_550)
 from ubot_lidar_sim.core.physics.weather import scan_weather, Weather
 
 CFG = LidarConfig()

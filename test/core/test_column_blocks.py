@@ -26,7 +26,8 @@ def demo():
 
 
 def test_blocks_cut_the_columns_in_firing_order_into_equal_counts():
-    # 10 columns firing cw from 180 deg: column 0 first, then 9, 8, ..., 1 (docs/physics.md, "Scan geometry and motion distortion").
+    # 10 columns firing cw from 180 deg: column 0 first, then 9, 8, ..., 1 (docs/physics.md,
+    # "Scan geometry and motion distortion").
     times = np.array([0.0, 9, 8, 7, 6, 5, 4, 3, 2, 1]) * 0.01
     blocks = block_columns(times, 3)
     assert [b.tolist() for b in blocks] == [[0, 8, 9], [4, 5, 6, 7], [1, 2, 3]]   # cuts 0 3 7 10

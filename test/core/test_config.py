@@ -4,11 +4,11 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.config import (
-    descriptors, from_dict, LaserScanConfig, LidarConfig, replace, TerrainConfig, to_dict)
+from ubot_lidar_sim.core.beams.firing import planar_beams
+from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad
+from ubot_lidar_sim.core.config import (descriptors, from_dict, LaserScanConfig, LidarConfig,
+                                        replace, TerrainConfig, to_dict)
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.sensors.patterns import planar_azimuths_rad
-from ubot_lidar_sim.core.sensors.scan_pattern import planar_beams
 
 
 def test_lidar_defaults_match_contract():

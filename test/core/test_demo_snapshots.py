@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.output.layouts import FULL_DTYPE, to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
 from ubot_lidar_sim.ros.demo.snapshots import intensity_byte
 
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.echoes import (Contributions, contributions_from_hits,
@@ -173,7 +174,7 @@ def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
     hits = _hits([1, 7], [10.0, 10.0], [1, 1], [1, 1], [False, False], [True, False])
     cfg = LidarConfig(**QUIET)
     atm = atmosphere(cfg, Weather(rain_mm_h=25.0))
-    _, w = rad.sub_ray_pattern(7, cfg.divergence_mrad)
+    _, w = footprint.sub_ray_pattern(7, cfg.divergence_mrad)
     c = contributions_from_hits(cfg, table, hits, w, [0, 0], atm, puddle_depth_m=0.01)
     np.testing.assert_array_equal(c.beam, [0, 1])
     np.testing.assert_array_equal(c.material, [material_index('water'), 1])

@@ -6,9 +6,10 @@ from ubot_lidar_sim.core.config import from_dict, LidarConfig, replace
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.point_layouts import (FULL_DTYPE, LIVOX_DTYPE, point_fields,
+                                                       to_layout)
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
-from ubot_lidar_sim.output.layouts import FULL_DTYPE, LIVOX_DTYPE, point_fields, to_layout
 
 FLOAT32, UINT8, FLOAT64 = 7, 2, 8
 # livox_ros_driver2 src/lddc.cpp (commit bf4d062), InitPointcloud2MsgHeader: name, offset,

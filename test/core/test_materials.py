@@ -3,8 +3,8 @@ import pytest
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.resources import config_path
-from ubot_lidar_sim.core.world.materials import (
-    FOLIAGE_MATERIALS, material_index, MATERIAL_NAMES, MaterialTable, PROPERTIES, WATER)
+from ubot_lidar_sim.core.world.materials import (FOLIAGE_MATERIALS, material_index, MATERIAL_NAMES,
+                                                 MaterialTable, PROPERTIES, WATER)
 
 
 def test_table_has_18_materials_in_contract_order():

@@ -1,17 +1,19 @@
-"""Beam patterns: the 2D scanner's planar rays and the Livox Risley rosette, against hand values."""
+"""Beam patterns: the 2D scanner's planar rays and the Livox Risley rosette, by hand values."""
 
 import math
 
 import numpy as np
 import pytest
 
+from ubot_lidar_sim.core.beams.firing import build_beams
+from ubot_lidar_sim.core.beams.planar_and_rosette import (azimuth_elevation_rad,
+                                                          planar_azimuths_rad, planar_ray_count,
+                                                          planar_times_s, risley_directions,
+                                                          rosette_cone_half_angle_rad,
+                                                          rosette_line_elevations_deg,
+                                                          rosette_times_s)
 from ubot_lidar_sim.core.config import from_dict, LidarConfig
 from ubot_lidar_sim.core.presets import load_preset
-from ubot_lidar_sim.core.sensors.patterns import (
-    azimuth_elevation_rad, planar_azimuths_rad, planar_ray_count, planar_times_s,
-    risley_directions, rosette_cone_half_angle_rad, rosette_line_elevations_deg,
-    rosette_times_s)
-from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
 
 # Livox Avia: six lines stacked 1.36 deg apart (70.4 deg circle, 77.2 deg tall), 240,000
 # points/s; prisms at 7294 and -4664 rpm (the Livox Mid-70 Risley pair of HELIOS++,

@@ -3,6 +3,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
 from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, WATER
 
@@ -10,13 +11,13 @@ TABLE = MaterialTable.load()
 
 
 def test_one_sub_ray_is_the_centre_with_weight_one():
-    off, w = rad.sub_ray_pattern(1, 3.0)
+    off, w = footprint.sub_ray_pattern(1, 3.0)
     np.testing.assert_array_equal(off, [[0.0, 0.0]])
     np.testing.assert_array_equal(w, [1.0])
 
 
 def test_seven_sub_rays_are_centre_plus_hexagon_at_035_divergence():
-    off, w = rad.sub_ray_pattern(7, 3.0)
+    off, w = footprint.sub_ray_pattern(7, 3.0)
     assert off.shape == (7, 2)
     np.testing.assert_allclose(w, [0.25] + [0.125] * 6)
     np.testing.assert_allclose(w.sum(), 1.0)

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.classes import SMOKE_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.labels import SMOKE_CLASS
+from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
-from ubot_lidar_sim.core.world.texture import ground_albedo
 from ubot_lidar_sim.core.world.world import World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})

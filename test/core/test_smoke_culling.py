@@ -2,10 +2,10 @@
 
 import numpy as np
 
+from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.raycast.smoke import cells_that_can_stop, smoke_entry
-from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
-                                                      sub_ray_pattern)
 from ubot_lidar_sim.core.world.world import World
 
 

@@ -1,4 +1,4 @@
-"""Terrain sensor (docs/physics.md, "Terrain sensor"): distances from the centres, misses, disabled rays, pitch."""
+"""Terrain sensor (docs/physics.md): distances from the centres, misses, disabled rays, pitch."""
 
 import math
 

@@ -7,8 +7,8 @@ exactly, so they must give the very bits of the numpy code they replaced.
 
 import numpy as np
 
+from ubot_lidar_sim.core.raycast.ground_texture import _tilt, ground_albedo, GroundTexture
 from ubot_lidar_sim.core.raycast.quadrics import quadric_hit
-from ubot_lidar_sim.core.world.texture import _tilt, ground_albedo, GroundTexture
 
 
 def _dot3(a, b):

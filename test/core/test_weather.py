@@ -7,8 +7,7 @@ import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.weather import (RAIN_MAX_MM_H, scan_weather, Weather,
-                                                 weather_from)
+from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, scan_weather, Weather, weather_from
 
 
 @pytest.mark.parametrize('kw, message', [

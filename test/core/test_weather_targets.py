@@ -10,8 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.classes import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg

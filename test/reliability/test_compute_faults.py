@@ -19,8 +19,7 @@ import pytest
 from rel_helpers import new_domain, node_argv, ROOT, write_params
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.execution.worker import (ScanProcess, ScanProcessExited,
-                                                  ScanProcessHung)
+from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessExited, ScanProcessHung
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator

@@ -168,7 +168,8 @@ def test_soak_fresh_random_configs_and_weather_give_only_valid_points(params, we
 @given(**_DRAWS)
 def test_return_index_follows_the_published_range_order(
         params, weather, pose, twist, scan_index):
-    # docs/physics.md, "Return selection": return_index is 1-based in range order, so within a beam the published
+    # docs/physics.md, "Return selection": return_index is 1-based in range order, so within a
+    # beam the published
     # ranges must grow with it (and 'first' / 'last' sit on the nearest / farthest point).
     cfg, res = _scan(params, weather, pose, twist, scan_index)
     pts = res.points

@@ -124,7 +124,7 @@ def test_a_killed_compute_child_costs_at_most_a_few_scans(procs, probe_factory, 
     assert probe.wait_for(lambda: clouds.since(t_kill + 0.05), 10.0), proc.stderr()[-2000:]
     before = [c[0] for c in clouds.items[:published0]]
     gap_s = clouds.since(t_kill + 0.05)[0][0] - before[-1]
-    print(f'killed compute child: {gap_s:.2f} s between two clouds')   # docs/reliability.md's figure
+    print(f'killed compute child: {gap_s:.2f} s between two clouds')   # docs/reliability.md
     # The failed sweep is skipped; while new children start, sweeps are computed in the node
     # (the first one there loads the compiled kernels, ~0.4 s).
     assert gap_s < 3.0, gap_s
@@ -176,7 +176,8 @@ def test_a_bad_node_parameter_file_exits_2_with_one_line_naming_it(procs, domain
 @pytest.mark.ros
 def test_another_sensors_parameter_in_a_shared_block_is_ignored(procs, probe_factory, domain,
                                                                 tmp_path):
-    # The two-sensor file of docs/parameters.md gives /** to every node: resolution_deg is laser_scan's.
+    # The two-sensor file of docs/parameters.md gives /** to every node: resolution_deg is
+    # laser_scan's.
     path = write_params(tmp_path, 'shared', {'/**': {'world_file': 'flat',
                                                      'resolution_deg': 2.0}})
     proc = procs(node_argv('lidar_3d_node', path), domain, 'lidar_3d_node')

@@ -67,7 +67,7 @@ def test_same_seed_world_poses_and_weather_give_byte_identical_clouds(demo):
 
 def test_another_seed_with_noise_off_changes_only_the_rain_clutter(demo):
     # Clutter only up to 3 m and every surface beyond 5 m: no clutter merges into a surface echo.
-    # A 1 m form factor (the model's former default) lets the rain clutter through, as it must here.
+    # A 1 m form factor (the old default) lets the rain clutter through, as it must here.
     cfg = {'noise_enabled': False, 'clutter_max_range_m': 3.0, 'return_mode': 'last',
            'overlap_range_m': 1.0}
     a = _sweeps(demo, 1, RAIN, frames=2, **cfg)

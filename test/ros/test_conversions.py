@@ -19,17 +19,18 @@ from ubot_lidar_sim.cli import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import pose_matrix_deg
+from ubot_lidar_sim.core.poses import to_matrix
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.point_layouts import (LAYOUT_DTYPES, POINT_FIELD_DATATYPES,
+                                                       to_layout)
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.output import messages, rosbag
-from ubot_lidar_sim.output.layouts import LAYOUT_DTYPES, POINT_FIELD_DATATYPES, to_layout
 from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointcloud2,
                                             environment_to_weather, matrix_to_pose,
-                                            matrix_to_transform, ns_to_stamp,
-                                            pointcloud2_to_array, pose_to_matrix, tf_items,
-                                            tf_items_from_cdr, to_rclpy, transform_to_matrix)
-from ubot_lidar_sim.ros.rigid import to_matrix
+                                            matrix_to_transform, ns_to_stamp, pointcloud2_to_array,
+                                            pose_to_matrix, tf_items, tf_items_from_cdr, to_rclpy,
+                                            transform_to_matrix)
 from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 

@@ -4,7 +4,7 @@ import numpy as np
 from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import PointCloud2, PointField
 
-from ubot_lidar_sim.output.layouts import FULL_DTYPE, to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
 
 # livox_ros_driver2 src/lddc.cpp (commit bf4d062) InitPointcloud2MsgHeader, field by field.

@@ -14,8 +14,7 @@ from std_msgs.msg import String
 
 from ubot_lidar_sim.ros import rclpy_compat
 from ubot_lidar_sim.ros.rclpy_compat import (INTERNALS, parameter_overrides, patient_executor,
-                                             PolledGroup, queued_messages, RCLError,
-                                             rclpy_version)
+                                             PolledGroup, queued_messages, RCLError, rclpy_version)
 
 
 def _resolve(path):

@@ -1,4 +1,4 @@
-"""terrain_sensor node over real rclpy + DDS: the terrain sensor's distances, misses, inputs, TF."""
+"""terrain_sensor node over real rclpy + DDS: the sensor's distances, misses, inputs, TF."""
 
 import math
 import time

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.ros.rigid import matrix_to_quaternion, quaternion_to_matrix, slerp
+from ubot_lidar_sim.core.poses import matrix_to_quaternion, quaternion_to_matrix, slerp
 from ubot_lidar_sim.ros.tf_buffer import (CycleError, ExtrapolationError, FrameNotFoundError,
                                           InvalidTransformError, TransformBuffer)
 

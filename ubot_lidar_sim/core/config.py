@@ -12,12 +12,12 @@ from functools import cached_property
 import math
 from typing import ClassVar
 
+from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
-from ubot_lidar_sim.core.sensors import patterns
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ class LidarConfig(_Shared, _Model):
                                        'deg', min=-360.0, max=360.0)
     pattern_type: str = _p('spinning', "'spinning': rings x columns; 'rosette': Risley prisms "
                            '(Livox), channels = lines, horizontal_samples = shots per line.',
-                           choices=patterns.PATTERN_TYPES, read_only=True)
+                           choices=planar_and_rosette.PATTERN_TYPES, read_only=True)
     ring_time_offsets_us: tuple = _p((), 'Firing time of each ring after its column (the '
                                      'firing order), ring order; empty = all at once.', 'us',
                                      item_type=float, min=0.0, max=1e6, read_only=True)
@@ -255,9 +255,10 @@ class LidarConfig(_Shared, _Model):
         prism = self.rosette_prism_hz
         if prism[0] == 0.0 or prism[1] == 0.0 or prism[0] * prism[1] > 0.0:
             raise ConfigError('rosette_prism_hz', prism, 'two non-zero rates of opposite sign')
-        el = patterns.rosette_line_elevations_deg(self.channels, self.vertical_fov_up_deg,
-                                                  self.vertical_fov_down_deg, self.elevations_deg)
-        theta = math.degrees(patterns.rosette_cone_half_angle_rad(
+        el = planar_and_rosette.rosette_line_elevations_deg(
+            self.channels, self.vertical_fov_up_deg, self.vertical_fov_down_deg,
+            self.elevations_deg)
+        theta = math.degrees(planar_and_rosette.rosette_cone_half_angle_rad(
             self.vertical_fov_up_deg, self.vertical_fov_down_deg, el))
         if theta <= 0.0 or el.max() + theta > 90.0 or el.min() - theta < -90.0:
             raise ConfigError('vertical_fov_up_deg', self.vertical_fov_up_deg,
@@ -276,7 +277,8 @@ class LaserScanConfig(_Shared, _Model):
     """
     laser_scan parameters: a line trace, or a one-channel radiometric LiDAR.
 
-    Rays every resolution_deg, ceil(fov / resolution) of them (patterns.planar_azimuths_rad).
+    Rays every resolution_deg, ceil(fov / resolution) of them
+    (planar_and_rosette.planar_azimuths_rad).
     """
 
     preset_node: ClassVar[str] = 'laser_scan'   # whose block of a preset file applies
@@ -309,7 +311,7 @@ class LaserScanConfig(_Shared, _Model):
     @property
     def n_rays(self):
         """Return the rays per scan, ceil(fov / resolution) (docs/presets.md)."""
-        return patterns.planar_ray_count(self.fov_deg, self.resolution_deg)
+        return planar_and_rosette.planar_ray_count(self.fov_deg, self.resolution_deg)
 
     def _check_cross(self):
         super()._check_cross()
@@ -343,7 +345,7 @@ _TIRES = (1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0)
 
 @dataclass(frozen=True)
 class TerrainConfig(_Shared):
-    """terrain_sensor parameters (docs/physics.md, "Terrain sensor"); ray order vehicle, FL, FR, RL, RR."""
+    """terrain_sensor parameters (docs/physics.md); ray order vehicle, FL, FR, RL, RR."""
 
     base_frame: str = _p('base_link', 'Vehicle frame of the centre and tire positions.',
                          read_only=True, nonempty=True)

@@ -10,6 +10,8 @@ import os
 import sys
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.dataset import runner
+from ubot_lidar_sim.dataset.spec import load_spec
 
 
 def add_parser(sub):
@@ -67,9 +69,6 @@ def interrupted(exc):
 
 def run_command(args):
     """Run the ``dataset`` command; returns the exit code (130 after Ctrl-C)."""
-    from ubot_lidar_sim.dataset import runner
-    from ubot_lidar_sim.dataset.spec import load_spec
-
     spec = load_spec(args.spec)
     workers = workers_of(args)
     try:

@@ -15,8 +15,11 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.poses import matrix_to_quaternion
+from ubot_lidar_sim.core.sensors.point_layouts import point_fields, to_layout
 from ubot_lidar_sim.dataset.rig import schedule
 from ubot_lidar_sim.output import rosbag
+from ubot_lidar_sim.output.files import write_npz
 
 ENVIRONMENT_PERIOD_S = 1.0
 MSG_TYPES = {'lidar_3d': rosbag.POINTS_MSG, 'laser_scan': rosbag.SCAN_MSG,
@@ -46,10 +49,6 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
     base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather. Both files are
     atomic (temporary name, then rename). Returns RecordStats.
     """
-    from ubot_lidar_sim.output.files import write_npz
-    from ubot_lidar_sim.output.layouts import point_fields, to_layout
-    from ubot_lidar_sim.ros.rigid import matrix_to_quaternion
-
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
     end_s = schedule(rig.sensors, frames)[-1][0]

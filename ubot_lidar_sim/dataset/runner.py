@@ -16,8 +16,15 @@ from pathlib import Path
 import shutil
 import time
 
+from ubot_lidar_sim.core.config import to_dict
+from ubot_lidar_sim.core.configure import effective_config
+from ubot_lidar_sim.core.poses import pose_matrix_deg
+from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
+from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import spec as spec_mod
 from ubot_lidar_sim.dataset.progress import Progress
+from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 
 MANIFEST = 'manifest.jsonl'
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
@@ -39,11 +46,6 @@ def sequence_files(out_dir, seq):
 
 def rig_sensors(spec, world_file, seed):
     """Return the RigSensors of the spec's rig in one world with one seed (configs checked)."""
-    from ubot_lidar_sim.core.config import to_dict
-    from ubot_lidar_sim.core.poses import pose_matrix_deg
-    from ubot_lidar_sim.dataset.rig import RigSensor
-    from ubot_lidar_sim.cli import effective_config
-
     out = []
     for i, s in enumerate(spec.sensors):
         extra = {'world_file': world_file, 'seed': seed}
@@ -76,8 +78,6 @@ def load_world(cfg, cast_threads=0):
     """
     from functools import partial
 
-    from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
-    from ubot_lidar_sim.core.world.world import load_for_config
     key = (cfg.world_file, getattr(cfg, 'materials_file', ''), cast_threads)
     if key not in _WORLDS:
         _WORLDS.clear()          # one world per worker process at a time
@@ -91,9 +91,6 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
 
     cast_threads: see load_world; the bytes do not depend on it (a cast's hits are per ray).
     """
-    from ubot_lidar_sim.dataset.record import record
-    from ubot_lidar_sim.dataset.rig import Rig
-
     t0, cpu0 = time.perf_counter(), time.process_time()
     mcap, labels = sequence_files(out_dir, seq)
     try:

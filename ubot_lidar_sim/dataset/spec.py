@@ -14,9 +14,12 @@ import math
 from pathlib import Path
 
 from ubot_lidar_sim.core import yaml_io
-from ubot_lidar_sim.core.errors import SimError
+from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.physics.weather import Weather, weather_from
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
+from ubot_lidar_sim.dataset.trajectory import WaypointPath
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
              'tf_rate_hz', 'compression')
@@ -86,13 +89,11 @@ class DatasetSpec:
 
 def weather_fields():
     """Weather entry keys: core Weather's field names, with smoke as a list of volumes."""
-    from ubot_lidar_sim.core.physics.weather import Weather
     return tuple(f.name for f in fields(Weather) if f.name != 'smoke_density')
 
 
 def make_weather(entry, where='weather'):
     """Return the core Weather of a weather entry; ConfigError names '<where>.<field>'."""
-    from ubot_lidar_sim.core.physics.weather import weather_from
     kw = {k: v for k, v in entry.items() if k != 'smoke'}
     smoke = entry.get('smoke', [])
     names = {name: f'{where}.{name}' for name in weather_fields()}
@@ -124,7 +125,6 @@ def _name(ctx, value, where):
 
 
 def _weather_entry(ctx, entry, where):
-    from ubot_lidar_sim.core.errors import ConfigError
     names = weather_fields()
     _keys(ctx, entry, names, where)
     out = {}
@@ -180,7 +180,6 @@ def _trajectory(ctx, entry, i):
             raise ctx.error(f'{where}.speed_m_s', 'only with waypoints (a twist has its speed)')
         out['pose'] = ctx.vector(entry, 'pose', where, 6, default=list(DEFAULT_POSE)).tolist()
         out['twist'] = ctx.vector(entry, 'twist', where, 6, default=[0.0] * 6).tolist()
-    from ubot_lidar_sim.core.errors import ConfigError
     try:
         make_trajectory(out)
     except ConfigError as e:
@@ -191,8 +190,6 @@ def _trajectory(ctx, entry, i):
 
 def make_trajectory(entry):
     """Return the base trajectory (pose_at) of a trajectory entry."""
-    from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
-    from ubot_lidar_sim.dataset.trajectory import WaypointPath
     if 'waypoints' in entry:
         return WaypointPath(entry['waypoints'], entry['speed_m_s'], name='waypoints')
     pose = entry['pose']

@@ -11,7 +11,7 @@ written through (its target file is replaced, the link stays); files get the mod
 allows, as open() would give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
 ``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
-run, every sensor and topic, in one file: its ``record`` takes the run instead of one result.
+run, every sensor and topic, in one file: dataset/record.py writes it from the whole run.
 """
 
 import contextlib
@@ -23,20 +23,17 @@ from pathlib import Path
 import shutil
 import tempfile
 import threading
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, TYPE_CHECKING, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
 import zipfile
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover - annotations only, no import cost at run time
-    from ubot_lidar_sim.core.sensors.laser import LaserScanResult
-    from ubot_lidar_sim.core.sensors.lidar import ScanResult
-    from ubot_lidar_sim.core.sensors.terrain import TerrainResult
+from ubot_lidar_sim.core.sensors.laser import LaserScanResult
+from ubot_lidar_sim.core.sensors.lidar import ScanResult
+from ubot_lidar_sim.core.sensors.terrain import TerrainResult
 
-Result = Union['ScanResult', 'LaserScanResult', Tuple[float, 'TerrainResult']]
+Result = Union[ScanResult, LaserScanResult, Tuple[float, TerrainResult]]
 Writer = Callable[[Path, Result, Any, str], None]
-#: (path, rig, base pose_at, weather, frames) -> stats: dataset/record.py record.
-Recorder = Callable[..., Any]
 Fields = Dict[str, Any]
 
 LASER_FIELDS = ('ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increment',
@@ -51,7 +48,7 @@ class OutputFormat:
 
     write: Optional[Writer]
     sensors: Tuple[str, ...]
-    record: Optional[Recorder] = None   # a recording: the whole run in one file
+    recording: bool = False     # the whole run in one file (dataset/record.py writes it)
 
 
 def jsonable(value: Any) -> Any:
@@ -219,18 +216,12 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     write_ply(path, result.points)
 
 
-def record_mcap(path: Path, rig: Any, base_at: Any, weather: Any, frames: int) -> Any:
-    """Record a run as rosbag2 MCAP (dataset/record.py, output/rosbag.py)."""
-    from ubot_lidar_sim.dataset.record import record
-    return record(path, rig, base_at, weather, frames)
-
-
 WRITERS: Dict[str, OutputFormat] = {
     '.npz': OutputFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
     '.ply': OutputFormat(write_ply_result, ('lidar_3d',)),
     '.json': OutputFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
     '.mcap': OutputFormat(None, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
-                          record=record_mcap),
+                          recording=True),
 }
 
 

@@ -1,5 +1,5 @@
 """
-Messages <-> numpy: PointCloud2 (layouts from output/layouts.py), TF, Environment, poses.
+Messages <-> numpy: PointCloud2 (core/sensors/point_layouts.py), TF, Environment, poses.
 
 The other messages' content is described once in output/messages.py; ``to_rclpy`` builds the
 rclpy object of such a description (the Environment -> Weather mapping is also there,
@@ -19,16 +19,17 @@ from geometry_msgs.msg import Pose, Transform
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
-from ubot_lidar_sim.output import layouts, messages
+from ubot_lidar_sim.core.poses import matrix_to_quaternion, to_matrix
+from ubot_lidar_sim.core.sensors import point_layouts
+from ubot_lidar_sim.output import messages
 from ubot_lidar_sim.output.messages import environment_to_weather  # noqa: F401 (one mapping)
-from ubot_lidar_sim.ros.rigid import matrix_to_quaternion, to_matrix
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 
 def point_fields(dtype):
-    """Return the PointField messages of a structured dtype (layouts.point_fields specs)."""
+    """Return the PointField messages of a structured dtype (point_layouts.point_fields specs)."""
     return [PointField(name=name, offset=offset, datatype=datatype, count=count)
-            for name, offset, datatype, count in layouts.point_fields(dtype)]
+            for name, offset, datatype, count in point_layouts.point_fields(dtype)]
 
 
 @lru_cache(maxsize=None)
@@ -85,7 +86,7 @@ def pointcloud2_dtype(msg):
     names, formats, offsets = [], [], []
     for f in msg.fields:
         names.append(f.name)
-        base = layouts.NUMPY_OF_DATATYPE[f.datatype]
+        base = point_layouts.NUMPY_OF_DATATYPE[f.datatype]
         formats.append(base if f.count == 1 else (base, f.count))
         offsets.append(f.offset)
     dtype = np.dtype({'names': names, 'formats': formats, 'offsets': offsets,

@@ -1,5 +1,5 @@
 """
-laser_scan node: the 2D scanner (docs/presets.md, "laser_scan: two models") as a one-channel radiometric LiDAR.
+laser_scan node: the 2D scanner as a one-channel radiometric LiDAR (docs/presets.md).
 
 Publishes ``scan`` (sensor_msgs/LaserScan, REP 117: +inf no return, -inf nearer than
 range_min; the stamp is the first ray; time_increment and scan_time from rate_hz) and, while

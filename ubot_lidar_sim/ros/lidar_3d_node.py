@@ -16,7 +16,7 @@ from ubot_lidar_sim.core.execution.failures import ScanProcessExited, ScanProces
 from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.output.layouts import to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import to_layout
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread

@@ -21,9 +21,10 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
-from ubot_lidar_sim.core.config import from_dict
+from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.presets import load_preset
+from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
 
 _SCALAR_TYPES = {
@@ -259,9 +260,6 @@ class ConfigParameters:
 
 def _package_names():
     """Return the parameter names of every node of this package."""
-    from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
-    from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
-
     return {f.name for cls in (LidarConfig, LaserScanConfig, TerrainConfig, DemoDriverConfig)
             for f in dataclasses.fields(cls)}
 

@@ -1,5 +1,5 @@
 """
-terrain_sensor node: one forward body ray and four downward tire rays (docs/physics.md, "Terrain sensor").
+terrain_sensor node: one forward body ray and four downward tire rays (docs/physics.md).
 
 Publishes ``terrain`` (ubot_lidar_sim_msgs/TerrainSensor, world frame) and, when
 ``trace_visualization``, ``~/rays`` (MarkerArray: hit rays green, misses red). With the

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.errors import SimError
-from ubot_lidar_sim.ros.rigid import invert, slerp, to_matrix
+from ubot_lidar_sim.core.poses import invert, slerp, to_matrix
 
 
 class TransformError(SimError):

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
-from ubot_lidar_sim.output.layouts import copy_records, FULL_DTYPE
+from ubot_lidar_sim.core.sensors.point_layouts import copy_records, FULL_DTYPE
 
 
 class ChannelError(OSError):

@@ -29,6 +29,7 @@ from multiprocessing.connection import wait
 import os
 import time
 
+from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.execution.blocks import scan_in_blocks
 from ubot_lidar_sim.core.execution.child import serve
 from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProcessExited,
@@ -38,8 +39,7 @@ from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, Cha
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.column_blocks import block_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.scan_pattern import build_beams
-from ubot_lidar_sim.output.layouts import concat_records
+from ubot_lidar_sim.core.sensors.point_layouts import concat_records
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config

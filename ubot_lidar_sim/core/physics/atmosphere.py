@@ -16,7 +16,7 @@ from typing import Callable, Tuple
 
 import numpy as np
 
-from ubot_lidar_sim.core.classes import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.weather import Weather
 

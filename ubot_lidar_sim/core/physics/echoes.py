@@ -1,5 +1,5 @@
 """
-Echo formation, detection and return selection (docs/physics.md, "Echoes", "Detection") for a whole scan.
+Echo formation, detection and return selection for a whole scan (docs/physics.md, "Echoes").
 
 Surface hits (and clutter slabs) become Contributions; process_beams clusters them into echoes
 per beam, draws the noise, detects against the threshold and applies the return mode, all with
@@ -11,11 +11,11 @@ from typing import Optional
 
 import numpy as np
 
-from ubot_lidar_sim.core.physics import kernels
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics import radiometry_passes
 from ubot_lidar_sim.core.physics import snow
+from ubot_lidar_sim.core.physics.footprint import perpendicular_basis
 from ubot_lidar_sim.core.physics.return_selection import select_returns
-from ubot_lidar_sim.core.sensors.scan_pattern import perpendicular_basis
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,7 +182,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     valid = radiometry.valid_materials(table, material)
     # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
-    rho_app, power, _ = kernels.hit_power(
+    rho_app, power, _ = radiometry_passes.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
         radiometry.surface_tables(table), table.transmission, 0.0, 2.0 * alpha, r10,
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m), weights)
@@ -259,7 +259,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     # Document 001: contributions *closer* than min_separation_m merge, so a gap of exactly
     # min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
-    start, energy, r_e, peak, big = kernels.form_echoes(
+    start, energy, r_e, peak, big = radiometry_passes.form_echoes(
         beam, r, pw, st, cfg.min_separation_m * (1.0 - 1e-9))
     n_e = start.size
     e_beam = beam[start]
@@ -271,7 +271,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     too_close = np.zeros(n_beams, dtype=bool)
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
     # range_noise_std), too-close beams and the range window.
-    s_meas, d, r_d = kernels.detect_echoes(
+    s_meas, d, r_d = radiometry_passes.detect_echoes(
         peak, r_e, e_beam, draws, bool(cfg.noise_enabled), float(cfg.ambient_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
         radiometry.snr_at_spec(cfg), float(cfg.range_noise_std_m),
@@ -280,7 +280,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d])
     p = d[emit]
     pb = e_beam[p]
-    refl, signal, intensity = kernels.emitted_values(
+    refl, signal, intensity = radiometry_passes.emitted_values(
         p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m),
         float(cfg.saturation_counts))

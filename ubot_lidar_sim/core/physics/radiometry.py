@@ -10,9 +10,7 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core.physics import kernels, rules
-
-from ubot_lidar_sim.core.sensors.scan_pattern import sub_ray_pattern  # noqa: F401  (re-export)
+from ubot_lidar_sim.core.physics import radiometry_passes, rules
 from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
@@ -70,7 +68,7 @@ def backscatter(table, material, cos, wetness, albedo=1.0):
         return x.reshape(1) if x.size == 1 else np.broadcast_to(x, shape).reshape(-1)
 
     # One compiled pass over the hits.
-    out = kernels.backscatter_rows(
+    out = radiometry_passes.backscatter_rows(
         np.broadcast_to(m, shape).reshape(-1), np.broadcast_to(cos, shape).reshape(-1),
         rows(albedo), rows(w), *surface_tables(table))
     return out.reshape(shape)
@@ -100,7 +98,7 @@ def valid_materials(table, material):
 
 def surface_tables(table):
     """
-    Return the per-material arrays of the backscatter kernels (physics/kernels.py).
+    Return the per-material arrays of the backscatter kernels (physics/radiometry_passes.py).
 
     (wet darkening, reflectivity, incidence exponent, specular, specular width (deg), lobe): the
     lobe flag says where s exp(...) is evaluated; without a lobe it is +0 exactly (a width > 0

@@ -7,7 +7,7 @@ strongest. A multi-return mode emits the union of its echoes (one point when the
 
 import numpy as np
 
-from ubot_lidar_sim.core.physics import kernels
+from ubot_lidar_sim.core.physics import radiometry_passes
 
 FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
 
@@ -34,8 +34,8 @@ def select_returns(mode: str, beam: np.ndarray, strength: np.ndarray):
     """
     # Rank 0 and 1 by strength, nearest first among ties (what a stable sort by
     # (beam, -strength) gives), in one compiled pass over each beam's echoes.
-    flags = kernels.first_max_flags(np.asarray(beam, np.int64),
-                                    np.asarray(strength, np.float64), FLAG_FIRST,
-                                    FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST)
+    flags = radiometry_passes.first_max_flags(
+        np.asarray(beam, np.int64), np.asarray(strength, np.float64), FLAG_FIRST,
+        FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST)
     return flags, _EMIT[mode]((flags & FLAG_FIRST) != 0, (flags & FLAG_STRONGEST) != 0,
                               (flags & FLAG_LAST) != 0)

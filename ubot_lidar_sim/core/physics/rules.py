@@ -1,8 +1,8 @@
 """
 The per-value laws of docs/physics.md that the kernels and radiometry.py share, written once.
 
-Each law is a compiled scalar function (numba): the kernels of physics/kernels.py and
-sensors/kernels.py inline it per hit or echo, and radiometry.py applies it to arrays (numpy
+Each law is a compiled scalar function (numba): the kernels of physics/radiometry_passes.py and
+sensors/sweep_passes.py inline it per hit or echo, and radiometry.py applies it to arrays (numpy
 broadcasting) through the row loop below it. They take floats, never
 arrays: a compiled helper that takes arrays pays an atomic reference count per array and call.
 libm's exp / expm1 / log / pow / acos may differ from numpy's results in the last bit

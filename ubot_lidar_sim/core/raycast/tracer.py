@@ -4,7 +4,8 @@ The multi-hit trace: rays through foliage to the first solid surface, with smoke
 ``Tracer`` casts through a ``Caster`` (raycast/backend.py) and adds what a LiDAR needs on top of a
 first-hit cast: foliage is passed (the ray goes on from the hit), up to max_hits surfaces per ray;
 a smoke entry ends the ray; sphere and cylinder-side hits move onto the analytic surface
-(raycast/quadrics.py); ground hits get their cell's albedo and micro-slope (world/texture.py).
+(raycast/quadrics.py); ground hits get their cell's albedo and micro-slope
+(raycast/ground_texture.py).
 
 Closed foliage volumes (box, sphere, cylinder) record only the face where the ray enters: the face
 where it leaves is passed without a hit, so a crown in front of a wall gives two hits (crown,
@@ -21,16 +22,16 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
-from ubot_lidar_sim.core.classes import SMOKE_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
+from ubot_lidar_sim.core.raycast.ground_texture import GroundTexture
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.layer_kernel import (assemble_hits, finish_layer, first_rays,
                                                       ground_rows)
 from ubot_lidar_sim.core.raycast.volumes import ClosedVolumes
-from ubot_lidar_sim.core.world.texture import GroundTexture
 
 _EXIT_STEP_M = 1e-3       # re-cast offset after passing a closed foliage volume's far face
 # Where a ray leaves a closed foliage volume: found analytically (raycast/volumes.py) when True,
@@ -170,7 +171,7 @@ class Tracer:
         """
         Hits of the recorded layers (tuples ray, slot, range, object, outward normal, n . d).
 
-        Ground hits get their cells' albedo and micro-slope tilt (world/texture.py); every hit
+        Ground hits get their cells' albedo and micro-slope tilt (ground_texture.py); every hit
         is scattered to its row in (ray, range) order by layer_kernel.assemble_hits.
         """
         sd, slope, with_points, with_normals = tex

@@ -15,8 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ubot_lidar_sim.core.sensors.scan_pattern import Beams
-from ubot_lidar_sim.output.layouts import concat_records, take_records
+from ubot_lidar_sim.core.beams.firing import Beams
+from ubot_lidar_sim.core.sensors.point_layouts import concat_records, take_records
 
 
 def block_columns(column_time_s, n_blocks):

@@ -3,17 +3,17 @@
 import math
 from typing import Dict
 
+from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.physics.clutter import describe_air
 
 
 def _pattern_text(cfg) -> str:
     """Return the scan pattern of a LidarConfig in words (its beams and their firing times)."""
-    from ubot_lidar_sim.core.sensors import patterns
-
     if cfg.pattern_type == 'rosette':
         up, down = cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg
-        el = patterns.rosette_line_elevations_deg(cfg.channels, up, down, cfg.elevations_deg)
-        theta = math.degrees(patterns.rosette_cone_half_angle_rad(up, down, el))
+        el = planar_and_rosette.rosette_line_elevations_deg(cfg.channels, up, down,
+                                                            cfg.elevations_deg)
+        theta = math.degrees(planar_and_rosette.rosette_cone_half_angle_rad(up, down, el))
         f1, f2 = cfg.rosette_prism_hz
         rate = cfg.channels * cfg.horizontal_samples * cfg.rate_hz
         return (f'Risley rosette (non-repetitive): {cfg.channels} lines x '

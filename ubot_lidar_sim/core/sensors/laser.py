@@ -2,7 +2,7 @@
 2D laser scanner: a line trace (model geometric) or a one-channel LiDAR (physical).
 
 Rays every resolution_deg, ceil(fov / resolution) of them (docs/presets.md, "laser_scan: two
-models"; patterns.planar_azimuths_rad): a full circle from 0 deg, a partial field of
+models"; planar_and_rosette.planar_azimuths_rad): a full circle from 0 deg, a partial field of
 view centred on +x. angle_increment is the resolution, len(ranges) = round((angle_max -
 angle_min) / angle_increment) + 1, and ray k is traced at exactly angle_min + k angle_increment.
 The scanner spins counter-clockwise, ray k firing k x time_increment after the header stamp
@@ -22,12 +22,12 @@ import time
 
 import numpy as np
 
+from ubot_lidar_sim.core.beams.firing import planar_beams
+from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, planar_times_s
 from ubot_lidar_sim.core.config import replace
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.patterns import planar_azimuths_rad, planar_times_s
-from ubot_lidar_sim.core.sensors.scan_pattern import planar_beams
 
 
 @dataclass(frozen=True, eq=False)

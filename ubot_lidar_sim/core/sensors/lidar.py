@@ -3,7 +3,7 @@ One 3D LiDAR sweep: beams -> poses -> world.trace -> contributions -> echoes -> 
 
 LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through the physics
 (physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
-points in the full layout (output/layouts.py); the other layouts are converted from it. Points
+points in the full layout (point_layouts.py); the other layouts are converted from it. Points
 are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
 a spinning LiDAR. Randomness comes from scan_rng's streams only.
 """
@@ -15,22 +15,22 @@ import zlib
 
 import numpy as np
 
+from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.execution.memory import keep_freed_memory
+from ubot_lidar_sim.core.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
+from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors import column_blocks
-from ubot_lidar_sim.core.sensors.kernels import (min_per_beam, pack_points, rotate_sub_rays,
-                                                 rough_ranges)
-from ubot_lidar_sim.core.sensors.scan_pattern import (build_beams, sub_ray_directions,
-                                                      sub_ray_pattern)
-from ubot_lidar_sim.output.layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
+                                                      rough_ranges)
 
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
 

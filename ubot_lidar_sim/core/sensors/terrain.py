@@ -1,5 +1,5 @@
 """
-Vehicle terrain sensor (docs/physics.md, "Terrain sensor"): one forward body ray and four downward tire rays.
+Vehicle terrain sensor (docs/physics.md): one forward body ray and four downward tire rays.
 
 Ray order (TerrainSensor.msg): vehicle, FL, FR, RL, RR. The body ray runs along +x of the base
 frame, the tire rays along -z. start = centre - offset x axis, end = start + length x axis;

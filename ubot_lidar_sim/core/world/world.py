@@ -145,7 +145,7 @@ class World:
         with_points / with_normals False skip Hits.point / Hits.normal (left None): a caller
         that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
         rays32 (N, 6) float32: the first cast's rays when the caller has them (origins without
-        -0.0; sensors.kernels.rotate_sub_rays), which saves a pass over the rays.
+        -0.0; sensors.sweep_passes.rotate_sub_rays), which saves a pass over the rays.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
         if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
@@ -204,7 +204,7 @@ class World:
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
         origins, dirs (N, 3) float64 (unit dirs, no -0.0 in origins) and rays32 (N, 6) float32
-        the same rays (sensors.kernels.rotate_sub_rays gives all three; not checked again).
+        the same rays (sensors.sweep_passes.rotate_sub_rays gives all three; not checked again).
         Returns ray (K,) int64 ascending, range (K,) float64 (<= max_range_m), material and
         class_id (K,) uint8 of the K rays that hit.
         """

@@ -14,8 +14,16 @@ import sys
 import time
 
 from ubot_lidar_sim.core import yaml_io
+from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.params_file import load_blocks, node_params
+from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
+from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
+from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
+from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+from ubot_lidar_sim.ros.rclpy_compat import patient_executor
+from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
 import yaml
 
 _SWITCH_INTERVAL_S = 0.0005
@@ -83,14 +91,6 @@ def run(args):
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
-
-    from ubot_lidar_sim.core.errors import SimError
-    from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
-    from ubot_lidar_sim.ros.demo.monitor import Monitor
-    from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
-    from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
-    from ubot_lidar_sim.ros.rclpy_compat import patient_executor
-    from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
 
     try:
         params = node_parameters(args.params, args.preset, args.set)
@@ -189,7 +189,6 @@ def _same_world(params, name):
 
 
 def _write_snapshots(recorder, out_dir, nodes):
-    from ubot_lidar_sim.core.world.world import World
 
     world = getattr(nodes[1], 'world', None)
     if world is None:

@@ -18,6 +18,8 @@ from matplotlib import pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ubot_lidar_sim.core.errors import SimError  # noqa: E402
+from ubot_lidar_sim.ros.conversions import pointcloud2_to_array, stamp_to_s  # noqa: E402
 from ubot_lidar_sim.ros.demo.scenario import phase_text  # noqa: E402
 
 _DPI = 110
@@ -283,8 +285,6 @@ class Recorder:
 
     def on_terrain(self, msg):
         """Keep the latest sample and the distance history (its last HISTORY_KEPT samples)."""
-        from ubot_lidar_sim.ros.conversions import stamp_to_s
-
         t = stamp_to_s(msg.header.stamp)
         if self._t0 is None:
             self._t0 = t
@@ -297,9 +297,6 @@ class Recorder:
 
     def _pose(self, frame, stamp):
         """Return world-from-frame (4, 4) at stamp, or None while TF cannot give it."""
-        from ubot_lidar_sim.core.errors import SimError
-        from ubot_lidar_sim.ros.conversions import stamp_to_s
-
         try:
             return self.lookup(self.world_frame, frame, [stamp_to_s(stamp)])[0]
         except SimError:
@@ -308,8 +305,6 @@ class Recorder:
     def write(self, out_dir, world=None, preset=''):
         """Write every PNG there is data for into out_dir; return the paths written."""
         import os
-
-        from ubot_lidar_sim.ros.conversions import pointcloud2_to_array
 
         os.makedirs(out_dir, exist_ok=True)
         paths = []

@@ -1,12 +1,13 @@
-"""Point layouts (docs/nodes.md, "Point layouts"): packed dtypes, conversion from the full layout, field specs."""
+"""Point layouts (docs/nodes.md): packed dtypes, conversion from the full layout, field specs."""
 
 import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.output.layouts import (concat_records, copy_records, FULL_DTYPE,
-                                           LAYOUT_DTYPES, NUMPY_OF_DATATYPE, OUSTER_DTYPE,
-                                           point_fields, to_layout, VELODYNE_DTYPE)
+from ubot_lidar_sim.core.sensors.point_layouts import (concat_records, copy_records, FULL_DTYPE,
+                                                       LAYOUT_DTYPES, NUMPY_OF_DATATYPE,
+                                                       OUSTER_DTYPE, point_fields, to_layout,
+                                                       VELODYNE_DTYPE)
 
 
 def test_point_dtypes_are_packed_little_endian_with_contract_sizes():

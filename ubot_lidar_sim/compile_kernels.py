@@ -1,11 +1,12 @@
 """
 Compile the package's numba kernels into their on-disk cache before a sweep needs them.
 
-The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py; world/texture.py;
-physics/kernels.py, rules.py; sensors/kernels.py) compile on first use and are cached beside
+The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py, ground_texture.py;
+physics/radiometry_passes.py, rules.py; sensors/sweep_passes.py) compile on first use and are
+cached beside
 their source (``cache=True``; stamped with every kernel source: core/numba_cache.py). A fresh
 install would compile them inside the first scan of the first node, 5-20 s on 2 cores.
-``python -m ubot_lidar_sim.core.kernel_cache`` (scripts/bootstrap.sh runs it on the installed
+``python -m ubot_lidar_sim.compile_kernels`` (scripts/bootstrap.sh runs it on the installed
 package after colcon build) runs small sweeps that reach every kernel with the
 argument types the sensors pass, so the nodes start from the cache (~0.1 s to load).
 """
@@ -15,16 +16,16 @@ import time
 
 import numpy as np
 
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
+
 
 def compile_kernels():
     """Run one small sweep per code path (multi-hit, pulse stretching, single ray, cast)."""
-    from ubot_lidar_sim.core.config import LidarConfig
-    from ubot_lidar_sim.core.physics.weather import Weather
-    from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-    from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-    from ubot_lidar_sim.core.world.materials import MaterialTable
-    from ubot_lidar_sim.core.world.world import World
-
     materials = MaterialTable.load()
     world = World.load('demo', materials)
     pose = ConstantTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]),
@@ -47,7 +48,8 @@ def main():
     """Compile the kernels and say how long it took; returns the exit code."""
     t0 = time.perf_counter()
     compile_kernels()
-    print(f'kernel_cache: numba kernels compiled and cached in {time.perf_counter() - t0:.1f} s')
+    print(f'compile_kernels: numba kernels compiled and cached in '
+          f'{time.perf_counter() - t0:.1f} s')
     return 0
 
 

@@ -1,5 +1,5 @@
 """
-The compiled echo kernels (physics/kernels.py) against their plain-numpy references.
+The compiled echo kernels (physics/radiometry_passes.py) against their plain-numpy references.
 
 Stated tolerance: bit for bit for the echo kernels (numpy's order, only +, -, *, /); relative
 1e-12 for the radiometry kernels, which call libm's exp / pow / acos (RTOL_LIBM below).
@@ -8,8 +8,7 @@ Stated tolerance: bit for bit for the echo kernels (numpy's order, only +, -, *,
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.physics.kernels import (first_max_flags, form_echoes,
-                                                 hit_power)
+from ubot_lidar_sim.core.physics.radiometry_passes import first_max_flags, form_echoes, hit_power
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
                                                           FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 
@@ -305,7 +304,7 @@ def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
 def test_detection_kernel_gives_the_numpy_detection(noise):
     import math
     from ubot_lidar_sim.core.config import LidarConfig
-    from ubot_lidar_sim.core.physics.kernels import detect_echoes
+    from ubot_lidar_sim.core.physics.radiometry_passes import detect_echoes
     cfg = LidarConfig(noise_enabled=noise, min_range_m=0.5, max_range_m=80.0)
     rng = np.random.default_rng(9)
     n, n_beams = 50000, 20000
@@ -331,7 +330,7 @@ def test_detection_kernel_gives_the_numpy_detection(noise):
 def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(preset):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
-    from ubot_lidar_sim.core.physics.kernels import emitted_values
+    from ubot_lidar_sim.core.physics.radiometry_passes import emitted_values
     from ubot_lidar_sim.core.presets import load_preset
     cfg = from_dict(LidarConfig, load_preset(preset))
     rng = np.random.default_rng(10)

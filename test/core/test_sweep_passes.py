@@ -1,5 +1,5 @@
 """
-The compiled sweep loops (sensors/kernels.py) against their plain-numpy references.
+The compiled sweep loops (sensors/sweep_passes.py) against their plain-numpy references.
 
 Stated tolerance: bit for bit (the kernels keep numpy's operation order, + and * only); the
 ground-relief kernel's c^-1.5 is 1 / (c sqrt(c)): relative 1e-14 of the range.
@@ -8,9 +8,9 @@ ground-relief kernel's c^-1.5 is 1 / (c sqrt(c)): relative 1e-14 of the range.
 import numpy as np
 
 from ubot_lidar_sim.core.raycast.layer_kernel import first_rays
-from ubot_lidar_sim.core.sensors.kernels import (min_per_beam, pack_points, rotate_sub_rays,
-                                                 rough_ranges)
-from ubot_lidar_sim.output.layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
+                                                      rough_ranges)
 
 
 def rotate_reference(dx, dy, dz, col):

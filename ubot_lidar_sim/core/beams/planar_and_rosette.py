@@ -4,7 +4,7 @@ Beam patterns beside the spinning grid: the 2D scanner's planar rays and the Liv
 The planar rays are a ray every resolution degrees (LaserScan); the Risley-prism rosette of Livox
 sensors is non-repetitive and fires every point at its own time.
 
-Pure functions over numpy arrays (no loop over beams); scan_pattern.build_beams assembles their
+Pure functions over numpy arrays (no loop over beams); firing.build_beams assembles their
 output into Beams. Angles in radians unless the name ends in ``_deg``; times in seconds.
 """
 

@@ -5,11 +5,12 @@ import math
 import numpy as np
 import pytest
 
+from ubot_lidar_sim.core.beams.firing import (build_beams, column_azimuths_rad, column_times_s,
+                                              ring_elevations_deg)
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.sensors.scan_pattern import (
-    build_beams, column_azimuths_rad, column_times_s, perpendicular_basis, ring_elevations_deg,
-    sub_ray_directions, sub_ray_pattern)
+from ubot_lidar_sim.core.physics.footprint import (perpendicular_basis, sub_ray_directions,
+                                                   sub_ray_pattern)
 
 
 def test_sixteen_channels_span_minus_15_to_15_in_2_degree_steps():

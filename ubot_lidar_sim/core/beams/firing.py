@@ -6,7 +6,7 @@ uniformly from -down to +up, samples centred on +x, a 360 deg field of view not 
 first column; the timing is
 each column's firing time after the sweep's first firing (the ``stamp_at`` convention), plus
 each ring's firing offset inside its column. ``pattern_type: rosette`` (Livox) and the planar rays
-of the 2D scanner come from patterns.py in the same Beams.
+of the 2D scanner come from planar_and_rosette.py in the same Beams.
 """
 
 from dataclasses import dataclass
@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.errors import ScanError
-from ubot_lidar_sim.core.sensors import patterns
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,7 +156,7 @@ def _beams(dirs, ring_elevation_rad, column_time_s, column_azimuth_rad, ring_tim
     """
     n_rings, n_cols = dirs.shape[:2]
     dirs = dirs.reshape(-1, 3)
-    az, el = patterns.azimuth_elevation_rad(dirs)
+    az, el = planar_and_rosette.azimuth_elevation_rad(dirs)
     az = az if azimuth_rad is None else np.asarray(azimuth_rad, dtype=np.float64)
     beams = Beams(
         dir_sensor=dirs, azimuth_rad=az, elevation_rad=el,
@@ -198,16 +198,17 @@ def _rosette_beams(lines, shots, up_deg, down_deg, table_deg, max_rays, rate_hz,
                    spin_hz, stamp_at, motion, scan_index):
     """Return the Beams of sweep scan_index of a Risley rosette (lines x shots)."""
     check_ray_budget(lines, shots, max_rays)
-    el_deg = patterns.rosette_line_elevations_deg(lines, up_deg, down_deg, table_deg)
-    theta = patterns.rosette_cone_half_angle_rad(up_deg, down_deg, el_deg)
-    col_t, line_t = patterns.rosette_times_s(lines, shots, rate_hz)
+    el_deg = planar_and_rosette.rosette_line_elevations_deg(lines, up_deg, down_deg, table_deg)
+    theta = planar_and_rosette.rosette_cone_half_angle_rad(up_deg, down_deg, el_deg)
+    col_t, line_t = planar_and_rosette.rosette_times_s(lines, shots, rate_hz)
     t_abs = scan_index / rate_hz + col_t[None, :] + line_t[:, None]
-    dirs = patterns.risley_directions(t_abs, theta, prism_hz, np.radians(el_deg), spin_hz)
+    dirs = planar_and_rosette.risley_directions(t_abs, theta, prism_hz, np.radians(el_deg),
+                                                spin_hz)
     if not motion:
         col_t, line_t = np.zeros_like(col_t), np.zeros_like(line_t)
     elif stamp_at == 'end':
         col_t = col_t - 1.0 / rate_hz
-    az0 = patterns.azimuth_elevation_rad(dirs[0])[0]
+    az0 = planar_and_rosette.azimuth_elevation_rad(dirs[0])[0]
     return _beams(dirs, np.radians(el_deg), col_t, az0, line_t)
 
 
@@ -215,70 +216,9 @@ def planar_beams(azimuth_rad, ray_time_s):
     """
     Return the Beams of a 2D scan: one ring, ray k (a column) at azimuth_rad[k], elevation 0.
 
-    ray_time_s (N,) firing time of each ray after the header stamp (patterns.planar_times_s).
+    ray_time_s (N,) firing time of each ray after the header stamp
+    (planar_and_rosette.planar_times_s).
     """
     az = np.asarray(azimuth_rad, dtype=np.float64)
     dirs = np.stack([np.cos(az), np.sin(az), np.zeros_like(az)], axis=1)[None]
     return _beams(dirs, np.zeros(1), ray_time_s, az, np.zeros(1), azimuth_rad=az)
-
-
-def sub_ray_pattern(sub_rays, divergence_mrad):
-    """
-    Return the sub-ray pattern: offsets (S, 2) rad and weights (S,).
-
-    docs/physics.md, "Beam divergence and sub-rays".
-
-    The offsets lie in the beam's perpendicular plane (see sub_ray_directions).
-
-    1: the centre, weight 1. 7: the centre (0.25) plus six rays on a hexagon of radius
-    0.35 x divergence (0.125 each).
-    """
-    if sub_rays == 1:
-        return np.zeros((1, 2)), np.ones(1)
-    if sub_rays != 7:
-        raise ScanError(f'sub_rays: got {sub_rays!r}, allowed 1 or 7')
-    radius = 0.35 * divergence_mrad * 1e-3
-    ang = np.arange(6) * (math.pi / 3.0)
-    ring = radius * np.stack([np.cos(ang), np.sin(ang)], axis=1)
-    offsets = np.vstack([np.zeros((1, 2)), ring])
-    weights = np.concatenate([[0.25], np.full(6, 0.125)])
-    return offsets, weights
-
-
-def perpendicular_basis(dirs):
-    """
-    Two unit vectors orthogonal to each unit direction: u horizontal, v = d x u ((N, 3) each).
-
-    u = z x d normalised (the azimuth direction); along +-z it falls back to x x d.
-    """
-    d = np.asarray(dirs, dtype=np.float64)
-    u = np.stack([-d[:, 1], d[:, 0], np.zeros(len(d))], axis=1)  # z x d
-    norm = np.linalg.norm(u, axis=1)
-    vertical = norm < 1e-9
-    if np.any(vertical):
-        u[vertical] = np.cross(np.array([1.0, 0.0, 0.0]), d[vertical])
-        norm[vertical] = np.linalg.norm(u[vertical], axis=1)
-    u /= norm[:, None]
-    v = np.cross(d, u)
-    return u, v
-
-
-def sub_ray_directions(dirs, offsets):
-    """
-    Sub-ray unit directions (B * S, 3); sub-ray k of beam b at row b * S + k.
-
-    Offset (a, b) turns the beam by the angle |(a, b)| towards a u + b v (u, v from
-    perpendicular_basis), so the six hexagon rays sit exactly 0.35 x divergence off the centre.
-    """
-    d = np.asarray(dirs, dtype=np.float64)
-    off = np.asarray(offsets, dtype=np.float64)
-    if off.shape[0] == 1 and not np.any(off):
-        return d.copy()
-    u, v = perpendicular_basis(d)
-    ang = np.hypot(off[:, 0], off[:, 1])
-    unit = off / np.where(ang > 0.0, ang, 1.0)[:, None]
-    cos_a = np.cos(ang)[None, :, None]
-    sin_a = np.sin(ang)[None, :, None]
-    side = unit[None, :, 0, None] * u[:, None, :] + unit[None, :, 1, None] * v[:, None, :]
-    out = cos_a * d[:, None, :] + sin_a * side
-    return out.reshape(-1, 3)
