@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import (concat_records, copy_records, FULL_DTYPE,
                                                        LAYOUT_DTYPES, NUMPY_OF_DATATYPE,
@@ -43,13 +44,12 @@ def test_point_fields_are_plain_name_offset_datatype_count_tuples():
             assert (offset, count) == (dtype.fields[name][1], 1)
 
 
-def test_unknown_layout_and_ouster_before_the_stamp_are_refused():
+def test_unknown_layout_and_ouster_stamped_at_the_end_are_refused():
     with pytest.raises(ConfigError, match='point_layout'):
         to_layout(np.zeros(1, FULL_DTYPE), 'kitti')
-    pts = np.zeros(1, FULL_DTYPE)
-    pts['time'] = -0.01
-    with pytest.raises(ConfigError, match='stamp_at'):
-        to_layout(pts, 'ouster')
+    # ouster's t is uint32 ns after the stamp: the config refuses a stamp at the sweep's end.
+    with pytest.raises(ConfigError, match="stamp_at: got 'end', allowed 'start'"):
+        LidarConfig(point_layout='ouster', stamp_at='end')
 
 
 def test_record_concat_and_copy_give_the_records_numpy_gives():

@@ -8,7 +8,7 @@ from ubot_lidar_sim.core.beams.firing import planar_beams
 from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad
 from ubot_lidar_sim.core.config import (descriptors, from_dict, LaserScanConfig, LidarConfig,
                                         replace, TerrainConfig, to_dict)
-from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.errors import ConfigError, ScanError
 
 
 def test_lidar_defaults_match_contract():
@@ -66,9 +66,10 @@ def test_per_ring_tables_must_have_channels_entries():
     assert cfg.elevations_deg == (-1.0, 1.0)
 
 
-def test_too_many_rays_is_not_a_config_error():
-    cfg = LidarConfig(channels=256, horizontal_samples=8192)
-    assert cfg.channels * cfg.horizontal_samples > cfg.max_rays_per_scan
+def test_too_many_rays_are_refused_by_the_config_itself_naming_both_numbers():
+    # The one place of the rule: the CLI, the node and the dataset runner all build the config.
+    with pytest.raises(ScanError, match=r'256 x 8192 = 2097152 rays.*65536'):
+        LidarConfig(channels=256, horizontal_samples=8192)
 
 
 def test_from_dict_accepts_ints_for_floats_and_lists_for_tuples():

@@ -2,12 +2,12 @@
 
 from pathlib import Path
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import open3d as o3d
 import pytest
 
+from ubot_lidar_sim.core.config import LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config, World
@@ -271,8 +271,7 @@ def test_materials_file_goes_through_the_same_yaml_reader(tmp_path):
 def test_load_for_config_applies_the_materials_file(tmp_path):
     path = tmp_path / 'mat.yaml'
     path.write_text('soil: {reflectivity: 0.5}\n')
-    cfg = SimpleNamespace(world_file='flat', materials_file=str(path))
-    world, materials = load_for_config(cfg)
+    world, materials = load_for_config(LidarConfig(materials_file=str(path)))
     soil = MATERIAL_NAMES.index('soil')
     assert world.materials is materials and materials.reflectivity[soil] == 0.5
-    assert materials_for_config(SimpleNamespace()).reflectivity[soil] != 0.5
+    assert materials_for_config(TerrainConfig()).reflectivity[soil] != 0.5

@@ -19,7 +19,6 @@ from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConf
 from ubot_lidar_sim.core.errors import ConfigError, ScanError, WorldError
 from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -248,9 +247,8 @@ def test_bad_parameter_is_refused_naming_parameter_value_and_range(case):
 
 
 def test_more_rays_than_max_rays_per_scan_is_an_error_never_a_truncation():
-    cfg = LidarConfig(channels=128, horizontal_samples=1024, max_rays_per_scan=65536)
     with pytest.raises(ScanError, match='131072.*65536'):
-        LidarSimulator(cfg, World.load('flat'), MaterialTable.load())
+        LidarConfig(channels=128, horizontal_samples=1024, max_rays_per_scan=65536)
 
 
 def test_external_tire_radii_of_the_wrong_length_are_refused_by_the_core():

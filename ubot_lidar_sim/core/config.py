@@ -14,7 +14,7 @@ from typing import ClassVar
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
-from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.errors import ConfigError, ScanError
 from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_ppf
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
@@ -135,6 +135,11 @@ class _Model(Validated):
         return normal_ppf(self.detection_at_spec)
 
     @property
+    def material_table_file(self):
+        """Return materials_file, the YAML that overrides the material table ('' = defaults)."""
+        return self.materials_file
+
+    @property
     def period_s(self):
         """Return the sweep period 1 / rate_hz, s."""
         return 1.0 / self.rate_hz
@@ -227,6 +232,16 @@ class LidarConfig(_Shared, _Model):
 
     def _check_cross(self):
         super()._check_cross()
+        rays = self.channels * self.horizontal_samples
+        if rays > self.max_rays_per_scan:     # refused, never truncated
+            raise ScanError(
+                f'max_rays_per_scan: got channels x horizontal_samples = {self.channels} x '
+                f'{self.horizontal_samples} = {rays} rays, allowed at most max_rays_per_scan = '
+                f'{self.max_rays_per_scan} (lower channels or horizontal_samples, or raise '
+                'max_rays_per_scan)')
+        if self.point_layout == 'ouster' and self.stamp_at == 'end':
+            raise ConfigError('stamp_at', self.stamp_at,
+                              "'start' with point_layout 'ouster' (t is uint32 ns)")
         for name in ('elevations_deg', 'ring_range_at_10pct_m', 'ring_time_offsets_us'):
             value = getattr(self, name)
             if value and len(value) != self.channels:
@@ -322,7 +337,7 @@ class LaserScanConfig(_Shared, _Model):
 
     def to_lidar_config(self):
         """
-        Return the one-channel LidarConfig of the physical model (its radiometric parameters).
+        Return the one-channel LidarConfig of this scanner's model (and its radiometry).
 
         Its beams are the planar rays, which the laser scanner passes to LidarSimulator; the
         grid fields here only describe them (n columns over the span of the rays).
@@ -336,7 +351,7 @@ class LaserScanConfig(_Shared, _Model):
                   vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0, elevations_deg=(),
                   ring_range_at_10pct_m=(), sensor_id='laser_scan', trigger='timer',
                   point_layout='full', stamp_at='start', max_rays_per_scan=max(n, 1),
-                  model='physical')
+                  model=self.model)
         return LidarConfig(**kw)
 
 
@@ -375,6 +390,11 @@ class TerrainConfig(_Shared):
     trace_enabled: tuple = _p((True,) * 5, 'Trace the vehicle, FL, FR, RL, RR rays.',
                               item_type=bool, length=5)
     trace_visualization: bool = _p(True, 'Publish ~/rays markers.')
+
+    @property
+    def material_table_file(self):
+        """Return '' (the default material table): the terrain sensor has no materials_file."""
+        return ''
 
 
 def from_dict(cls, mapping):

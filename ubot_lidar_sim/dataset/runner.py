@@ -78,7 +78,7 @@ def load_world(cfg, cast_threads=0):
     """
     from functools import partial
 
-    key = (cfg.world_file, getattr(cfg, 'materials_file', ''), cast_threads)
+    key = (cfg.world_file, cfg.material_table_file, cast_threads)
     if key not in _WORLDS:
         _WORLDS.clear()          # one world per worker process at a time
         _WORLDS[key] = load_for_config(cfg, partial(Open3dCaster, threads=cast_threads))

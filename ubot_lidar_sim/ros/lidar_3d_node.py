@@ -67,10 +67,6 @@ class Lidar3DNode(SensorNode):
         """Return True while ``points`` has a subscriber."""
         return self._points_pub.get_subscription_count() > 0
 
-    def validate_config(self, cfg):
-        """Refuse a config the simulator cannot run (rays per scan, layout and stamp)."""
-        LidarSimulator(cfg, self.world, self.materials)
-
     def on_config_changed(self, names):
         """Rebuild the simulator from the new config; republish the FOV if the range moved."""
         self._sim = LidarSimulator(self.config, self.world, self.materials)
@@ -128,6 +124,10 @@ class Lidar3DNode(SensorNode):
             proc = getattr(self, '_proc', None)
             if proc is not None:
                 proc.close(timeout_s=0.5)   # a stopped child is killed, not waited for
+
+    def sensor_label(self):
+        """Return sensor_id, the sensor's name on /diagnostics."""
+        return self.config.sensor_id
 
     def status_warnings(self):
         """Say that compute processes restart while the node computes the sweeps itself."""

@@ -64,7 +64,7 @@ class SensorNode(Node):
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
         self.world, self.materials = world, materials
-        rate_hz = getattr(cfg, 'rate_hz', 1.0)
+        rate_hz = cfg.rate_hz
         if rate_hz < MIN_RATE_HZ:
             raise ConfigError('rate_hz', rate_hz, f'>= {MIN_RATE_HZ} Hz on a node (a sweep '
                               f'needs its transforms of the last 1 / rate_hz s)')
@@ -117,6 +117,10 @@ class SensorNode(Node):
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
 
+    def sensor_label(self):
+        """Return the sensor's name on /diagnostics (default: the node's name)."""
+        return self.get_name()
+
     def status_warnings(self):
         """Return texts that make the /diagnostics status WARN (subclasses may extend)."""
         return []
@@ -133,7 +137,7 @@ class SensorNode(Node):
         None: one period) and waits for its poses; after a skip it tries again RETRY_S later.
         With 'service' a ~/sample call wakes it and it scans the newest window /tf covers.
         """
-        rate_hz = rate_hz or getattr(self.config, 'rate_hz')
+        rate_hz = rate_hz or self.config.rate_hz
         self._period_s = 1.0 / rate_hz
         self.sweep_clock = SweepClock(self, self._period_s,
                                       self._period_s if duration_s is None else duration_s)
@@ -323,7 +327,7 @@ class SensorNode(Node):
             frames = self.tf_buffer.frame_count()
         status = self.stats.status(
             f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
-            getattr(self.config, 'sensor_id', self.get_name()),
+            self.sensor_label(),
             1.0 / self._period_s, self.diagnostics_values() + [('tf_frames', str(frames))],
             self._graph_warnings() + self.status_warnings())
         if self._clock_missing():

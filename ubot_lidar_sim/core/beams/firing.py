@@ -16,7 +16,6 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.errors import ScanError
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,21 +57,6 @@ class Beams:
     def columns(self):
         """Return the number of columns C (horizontal_samples)."""
         return self.column_azimuth_rad.shape[0]
-
-
-def check_ray_budget(channels, horizontal_samples, max_rays_per_scan):
-    """
-    Raise ScanError when channels x horizontal_samples exceeds max_rays_per_scan.
-
-    The scan is refused, never truncated.
-    """
-    rays = channels * horizontal_samples
-    if rays > max_rays_per_scan:
-        raise ScanError(
-            f'max_rays_per_scan: got channels x horizontal_samples = {channels} x '
-            f'{horizontal_samples} = {rays} rays, allowed at most max_rays_per_scan = '
-            f'{max_rays_per_scan} (lower channels or horizontal_samples, or raise '
-            'max_rays_per_scan)')
 
 
 def ring_elevations_deg(channels, up_deg, down_deg, table_deg=()):
@@ -127,7 +111,7 @@ def column_times_s(azimuth_rad, period_s, spin_direction, start_azimuth_deg, sta
 
 def build_beams(cfg, scan_index=0):
     """
-    Return the Beams of ``cfg`` (a LidarConfig) for sweep ``scan_index`` (ScanError: budget).
+    Return the Beams of ``cfg`` (a LidarConfig, which keeps to its ray budget) for a sweep.
 
     A spinning grid is the same every sweep (cached); a rosette continues at t = scan_index /
     rate_hz, so no two sweeps repeat (the last few are cached).
@@ -136,12 +120,12 @@ def build_beams(cfg, scan_index=0):
     if cfg.pattern_type == 'rosette':
         return _rosette_beams(cfg.channels, cfg.horizontal_samples, cfg.vertical_fov_up_deg,
                               cfg.vertical_fov_down_deg, tuple(cfg.elevations_deg),
-                              cfg.max_rays_per_scan, cfg.rate_hz, tuple(cfg.rosette_prism_hz),
+                              cfg.rate_hz, tuple(cfg.rosette_prism_hz),
                               cfg.rosette_spin_hz, cfg.stamp_at, bool(cfg.motion_distortion),
                               int(scan_index))
     return _build_beams(cfg.channels, cfg.horizontal_samples, cfg.horizontal_fov_deg,
                         cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg,
-                        tuple(cfg.elevations_deg), cfg.max_rays_per_scan, 1.0 / cfg.rate_hz,
+                        tuple(cfg.elevations_deg), 1.0 / cfg.rate_hz,
                         cfg.spin_direction, cfg.scan_start_azimuth_deg, cfg.stamp_at,
                         bool(cfg.motion_distortion), offsets_s)
 
@@ -172,9 +156,8 @@ def _beams(dirs, ring_elevation_rad, column_time_s, column_azimuth_rad, ring_tim
 
 
 @lru_cache(maxsize=16)
-def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, max_rays, period_s,
-                 spin, start_deg, stamp_at, motion, offsets_s):
-    check_ray_budget(channels, samples, max_rays)
+def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, period_s, spin,
+                 start_deg, stamp_at, motion, offsets_s):
     el = np.radians(ring_elevations_deg(channels, up_deg, down_deg, table_deg))
     az = column_azimuths_rad(samples, hfov_deg)
     el_b = np.repeat(el, samples)
@@ -194,10 +177,9 @@ def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, max_r
 
 
 @lru_cache(maxsize=4)
-def _rosette_beams(lines, shots, up_deg, down_deg, table_deg, max_rays, rate_hz, prism_hz,
-                   spin_hz, stamp_at, motion, scan_index):
+def _rosette_beams(lines, shots, up_deg, down_deg, table_deg, rate_hz, prism_hz, spin_hz,
+                   stamp_at, motion, scan_index):
     """Return the Beams of sweep scan_index of a Risley rosette (lines x shots)."""
-    check_ray_budget(lines, shots, max_rays)
     el_deg = planar_and_rosette.rosette_line_elevations_deg(lines, up_deg, down_deg, table_deg)
     theta = planar_and_rosette.rosette_cone_half_angle_rad(up_deg, down_deg, el_deg)
     col_t, line_t = planar_and_rosette.rosette_times_s(lines, shots, rate_hz)

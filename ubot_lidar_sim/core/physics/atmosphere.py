@@ -57,7 +57,7 @@ def rain_part_550(cfg, rain_mm_h):
     """
     if rain_mm_h <= 0.0:
         return 0.0
-    if getattr(cfg, 'rain_visibility_model', 'rain_law') == 'acres':
+    if cfg.rain_visibility_model == 'acres':
         return KOSCHMIEDER / (11100.0 * rain_mm_h ** -0.63)
     return float(rain_extinction(cfg, rain_mm_h))
 

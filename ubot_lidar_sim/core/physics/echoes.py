@@ -168,9 +168,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     ground = sel(hits.ground, bool)
     # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
     foliage = sel(hits.foliage, bool).copy()
-    material = snow.snow_material(radiometry.pond_material(
-        sel(hits.material, np.uint8), ground, puddle_depth_m, cfg.pond_threshold_m),
-        ground, snow_depth_m)
+    material = snow.ground_material(sel(hits.material, np.uint8), ground, puddle_depth_m,
+                                    cfg.pond_threshold_m, snow_depth_m)
     foliage &= material != radiometry.WATER
     albedo = sel(hits.albedo, np.float64)
     if snow_depth_m > 0.0:

@@ -115,7 +115,7 @@ def ring_r10(cfg, ring=None):
 
     ring_range_at_10pct_m applies where given; rings out of its range (or -1) use the scalar.
     """
-    table = np.asarray(getattr(cfg, 'ring_range_at_10pct_m', ()), dtype=np.float64)
+    table = np.asarray(cfg.ring_range_at_10pct_m, dtype=np.float64)
     if ring is None:
         return float(cfg.range_at_10pct_m)
     r = np.asarray(ring, dtype=np.int64)
@@ -133,7 +133,7 @@ def counts_per_reflectance(cfg, range_m, ring=None):
 
 def uniform_r10(cfg):
     """Return True when every ring has range_at_10pct_m (no ring_range_at_10pct_m table)."""
-    return len(getattr(cfg, 'ring_range_at_10pct_m', ())) == 0
+    return len(cfg.ring_range_at_10pct_m) == 0
 
 
 def signal_counts(cfg, rho, range_m, ring=None):

@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.physics.radiometry import pond_material
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
 
 DB_PER_NEPER = 10.0 * math.log10(math.e)
@@ -63,3 +64,14 @@ def snow_material(material, ground, snow_depth_m):
     if snow_depth_m > 0.0:
         m[np.broadcast_to(np.asarray(ground, dtype=bool), m.shape)] = SNOW
     return m
+
+
+def ground_material(material, ground, puddle_depth_m, pond_threshold_m, snow_depth_m):
+    """
+    Return hits' materials under the weather (a new uint8 array): the one rule for ground hits.
+
+    A ground hit is water where the puddle is deep enough (radiometry.pond_material), then snow
+    while snow_depth_m > 0 (the cover hides the puddle too); other hits keep their material.
+    """
+    return snow_material(pond_material(material, ground, puddle_depth_m, pond_threshold_m),
+                         ground, snow_depth_m)

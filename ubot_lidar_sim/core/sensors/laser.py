@@ -18,14 +18,12 @@ physical: LidarSimulator with the radiometric model of docs/physics.md on these 
 
 from dataclasses import dataclass, field
 import math
-import time
 
 import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import planar_beams
 from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, planar_times_s
 from ubot_lidar_sim.core.config import replace
-from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
@@ -75,12 +73,12 @@ class LaserScanner:
                            if cfg.motion_distortion else np.zeros(n))
         self._local = np.stack([np.cos(self.azimuth_rad), np.sin(self.azimuth_rad),
                                 np.zeros(n)], axis=1)
-        self.sim = None
-        if cfg.model == 'physical':
-            # Traced from 0 so that returns nearer than range_min can be reported as -inf.
-            self.lidar_cfg = replace(cfg.to_lidar_config(), min_range_m=0.0)
-            self.sim = LidarSimulator(self.lidar_cfg, world, materials,
-                                      beams=planar_beams(self.azimuth_rad, self.ray_time_s))
+        # Both models are LidarSimulator's over the planar rays (one path for the geometric
+        # model of the lidar and the laser), traced from 0 so that returns nearer than
+        # range_min can be reported as -inf.
+        self.lidar_cfg = replace(cfg.to_lidar_config(), min_range_m=0.0)
+        self.sim = LidarSimulator(self.lidar_cfg, world, materials,
+                                  beams=planar_beams(self.azimuth_rad, self.ray_time_s))
 
     @property
     def n_rays(self):
@@ -94,10 +92,13 @@ class LaserScanner:
         pose_at(times (N + 1,)) -> (N + 1, 4, 4) world-from-sensor at [stamp, stamp + ray times]
         (as for LidarSimulator.scan); weather and scan_index matter to the physical model only.
         """
-        if self.sim is None:
-            r, intens, pose, timing = self._geometric(pose_at, float(stamp_s))
-        else:
-            r, intens, pose, timing = self._physical(pose_at, stamp_s, weather, scan_index)
+        res = self.sim.scan(pose_at, stamp_s, weather, scan_index)
+        r = np.full(self.n_rays, np.inf)
+        r[res.beam] = res.points['range']
+        intens = np.zeros(0, dtype=np.float32)
+        if self.cfg.model == 'physical':
+            intens = np.zeros(self.n_rays)
+            intens[res.beam] = res.points['intensity']
         cfg = self.cfg
         ranges = np.full(self.n_rays, np.inf, dtype=np.float32)
         near = r < cfg.min_range_m
@@ -114,32 +115,7 @@ class LaserScanner:
             angle_max=self.angle_max, angle_increment=self.angle_increment,
             time_increment=self.time_increment, scan_time=self.scan_time,
             range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
-            sensor_pose=pose, hit=hit, hit_xyz=xyz, timing_ms=timing)
-
-    def _geometric(self, pose_at, stamp_s):
-        """First hit of each ray: range (N,) float64 (inf: none), no intensities, stamp pose."""
-        t0 = time.perf_counter()
-        poses = poses_at(pose_at, np.concatenate([[stamp_s], stamp_s + self.ray_time_s]))
-        rays = poses[1:]
-        dirs = np.einsum('nij,nj->ni', rays[:, :3, :3], self._local)
-        t1 = time.perf_counter()
-        hits = self.world.cast(rays[:, :3, 3], dirs, self.cfg.max_range_m,
-                               ignored=tuple(self.cfg.ignored_objects), texture=False)
-        r = np.full(self.n_rays, np.inf)
-        r[np.asarray(hits.ray)] = np.asarray(hits.range_m)
-        t2 = time.perf_counter()
-        timing = {'rays_ms': (t1 - t0) * 1e3, 'trace_ms': (t2 - t1) * 1e3,
-                  'total_ms': (t2 - t0) * 1e3}
-        return r, np.zeros(0, dtype=np.float32), poses[0], timing
-
-    def _physical(self, pose_at, stamp_s, weather, scan_index):
-        """Return the radiometric model's one return per ray: range, intensity (N,), pose."""
-        res = self.sim.scan(pose_at, stamp_s, weather, scan_index)
-        r = np.full(self.n_rays, np.inf)
-        intens = np.zeros(self.n_rays)
-        r[res.beam] = res.points['range']
-        intens[res.beam] = res.points['intensity']
-        return r, intens, res.sensor_pose, res.timing_ms
+            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms)
 
 
 def describe_laser(cfg):

@@ -16,7 +16,6 @@ import zlib
 import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
-from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics import radiometry
@@ -82,9 +81,6 @@ class LidarSimulator:
     """
 
     def __init__(self, cfg, world, materials, beams=None, block=None):
-        if cfg.point_layout == 'ouster' and cfg.stamp_at == 'end':
-            raise ConfigError('stamp_at', cfg.stamp_at,
-                              "'start' with point_layout 'ouster' (t is uint32 ns)")
         keep_freed_memory()
         self.cfg = cfg
         self.world = world
@@ -98,7 +94,7 @@ class LidarSimulator:
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
         self._block = block
         self.blocks, self.block_columns = [], [np.arange(self.beams.columns)]
-        n_blocks = getattr(cfg, 'column_blocks', 1)
+        n_blocks = cfg.column_blocks
         if n_blocks > 1 and beams is None and block is None:
             self.block_columns = column_blocks.block_columns(self.beams.column_time_s, n_blocks)
             self.blocks = [LidarSimulator(cfg, world, materials, column_blocks.column_beams(
@@ -301,9 +297,8 @@ class LidarSimulator:
         z = self._rng(scan_index, STREAM_ROUGHNESS).standard_normal(int(hit_beam.max()) + 1)
         # A ground hit's material under the weather (puddle, then snow), per traced material.
         traced = np.arange(table.roughness_m.size, dtype=np.uint8)
-        material = snow.snow_material(radiometry.pond_material(
-            traced, True, weather.puddle_depth_m, cfg.pond_threshold_m), True,
-            weather.snow_depth_m)
+        material = snow.ground_material(traced, True, weather.puddle_depth_m,
+                                        cfg.pond_threshold_m, weather.snow_depth_m)
         # Only ground hits move (the others would add 0.0, exactly nothing).
         range_m = rough_ranges(np.asarray(hits.range_m, np.float64), ground,
                                np.asarray(hits.material, np.uint8),

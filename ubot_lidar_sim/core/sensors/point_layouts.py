@@ -83,7 +83,8 @@ def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
     """
     Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster' or 'livox' layout.
 
-    ouster: intensity = signal (counts), t = time in ns (uint32, needs stamp_at start),
+    ouster: intensity = signal (counts), t = time in ns (uint32: LidarConfig refuses stamp_at
+    end with this layout),
     reflectivity = the calibrated byte, ambient = ambient_counts, range in mm. livox:
     intensity = the calibrated byte, tag 0 (no noise flags), line = ring, timestamp = the point's
     absolute time in ns as float64 (stamp_ns + time), as livox_ros_driver2 writes it
@@ -103,8 +104,6 @@ def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
         out['time'] = points['time']
         return out
     t_ns = np.rint(points['time'].astype(np.float64) * 1e9)
-    if np.any(t_ns < 0):
-        raise ConfigError('stamp_at', 'end', "'start' with point_layout 'ouster' (t is uint32)")
     out['intensity'] = points['signal']
     out['t'] = t_ns.astype(np.uint32)
     out['reflectivity'] = points['intensity']

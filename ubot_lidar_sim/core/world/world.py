@@ -215,7 +215,7 @@ class World:
 
 def materials_for_config(cfg) -> MaterialTable:
     """Return the MaterialTable of a sensor config: the defaults, then its materials_file."""
-    return MaterialTable.load(getattr(cfg, 'materials_file', '') or None)
+    return MaterialTable.load(cfg.material_table_file or None)
 
 
 def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, MaterialTable]:
