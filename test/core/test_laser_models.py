@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import f32_hit_bound_m, f32_round_bound_m, f64_sqrt_root_bound_m
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -12,8 +13,6 @@ from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
-
-from tolerances import f32_hit_bound_m, f32_round_bound_m, f64_sqrt_root_bound_m
 
 H = 1.0                       # scanner height, m
 EAST_X, WALL_HALF = 5.0, 15.0  # inner face of the east wall, its half length
