@@ -51,6 +51,23 @@ def f32_round_bound_m(value_m):
     return np.spacing(np.abs(np.asarray(value_m, np.float32))).astype(np.float64) / 2.0
 
 
+WALL_LEVER_M = float(np.hypot(np.hypot(10.2, 20.0), 8.5))
+"""Lever arm of the lidar tests' wall (0.2 x 40 x 10 m, face at x = 10, sensor 1.5 m up)."""
+
+
+def assert_wall_ranges(points, az, el, wall_x_m=10.0):
+    """
+    Assert lidar points' ranges on the wall face x = wall_x_m: 10 / (cos az cos el) within bound.
+
+    f32_hit_bound_m of each float32 hit (the face's far corner the lever arm), plus two float32
+    spacings: the azimuth is read back from the points' float32 x, y.
+    """
+    cos = np.cos(az) * np.cos(el)
+    want = wall_x_m / cos
+    bound = f32_hit_bound_m(want, cos, WALL_LEVER_M) + 4.0 * f32_round_bound_m(want)
+    assert np.all(np.abs(points['range'] - want) <= bound)
+
+
 def f64_sqrt_root_bound_m(scale_m):
     """
     Bound (m) on a float64 quadratic root b - sqrt(b^2 - c) of terms of size scale_m^2.
