@@ -5,7 +5,7 @@ DEMO_SECONDS ?= 30
 DEMO_PRESET ?= velodyne_vlp16
 ENV := source scripts/env.sh >/dev/null &&
 
-.PHONY: build test demo bench soak clean bootstrap
+.PHONY: build test test-generic-cpu demo bench soak clean bootstrap
 
 bootstrap:
 	@scripts/bootstrap.sh --no-build
@@ -15,6 +15,10 @@ build:
 
 test: build
 	@scripts/run_tests.sh
+
+# The core tests with numba compiled for a generic x86-64 (make test runs it too).
+test-generic-cpu: build
+	@scripts/test_generic_cpu.sh
 
 demo: build
 	@$(ENV) DEMO_SECONDS=$(DEMO_SECONDS) DEMO_PRESET=$(DEMO_PRESET) scripts/demo.sh

@@ -8,6 +8,8 @@ source scripts/env.sh >/dev/null
 rm -rf build/ubot_lidar_sim/test_results build/ubot_lidar_sim/pytest.xml
 colcon test --base-paths . ubot_lidar_sim_msgs --packages-select ubot_lidar_sim \
   --event-handlers console_direct+ --pytest-args -p no:cacheprovider
+# The core tests again, numba compiled for a generic CPU (issue 26); counted in the line below.
+scripts/test_generic_cpu.sh --junitxml build/ubot_lidar_sim/test_results/generic_cpu/pytest.xml
 colcon test-result --verbose --test-result-base build/ubot_lidar_sim
 rc=$?
 python - <<'PY'

@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import assert_wall_ranges
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
@@ -60,7 +61,8 @@ def test_wall_at_known_distance_without_noise_gives_that_distance(wall_world, ma
     assert len(pts) == 27
     az = np.arctan2(pts['y'], pts['x'])
     el = np.radians([-5.0, 0.0, 5.0])[pts['ring']]
-    np.testing.assert_allclose(pts['range'], 10.0 / (np.cos(az) * np.cos(el)), rtol=2e-6)
+    assert_wall_ranges(pts, az, el)
+    # bound: f32_hit_bound_m(10.6 m, cos 0.92, WALL_LEVER_M) = 3.6e-5 m, x <= range.
     np.testing.assert_allclose(pts['x'], 10.0, atol=5e-5)
     np.testing.assert_array_equal(pts['material'], 5)
     np.testing.assert_array_equal(pts['return_count'], 1)

@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import assert_wall_ranges
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
@@ -45,8 +46,7 @@ def test_each_beam_gives_the_exact_range_of_the_first_surface_it_meets(world):
     az = np.arctan2(pts['y'], pts['x'])
     el = np.radians([-5.0, 0.0, 5.0])[pts['ring']]
     on_wall = pts['material'] == 5
-    np.testing.assert_allclose(pts['range'][on_wall],
-                               10.0 / (np.cos(az) * np.cos(el))[on_wall], rtol=1e-6)
+    assert_wall_ranges(pts[on_wall], az[on_wall], el[on_wall])
     # The centre beam of the middle ring meets the crown's near side: 5 - 1 = 4 m, exactly
     # (the sphere's float64 root), and stops there (foliage included, nothing behind it).
     centre = pts[(pts['ring'] == 1) & (np.abs(az) < 1e-9)]

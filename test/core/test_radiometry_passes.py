@@ -7,6 +7,7 @@ Stated tolerance: bit for bit for the echo kernels (numpy's order, only +, -, *,
 
 import numpy as np
 import pytest
+from tolerances import F64_KERNEL_RTOL, F64_LIBM_REL
 
 from ubot_lidar_sim.core.physics.radiometry_passes import first_max_flags, form_echoes, hit_power
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
@@ -122,10 +123,9 @@ def front_transmission2_reference(foliage_rows, log_t, ray, cs):
     return later, np.exp(2.0 * (exclusive(later) - exclusive(base)))
 
 
-# Stated tolerance of the libm kernels against numpy's SIMD exp / pow / arccos: relative 1e-12
-# (measured: at most a few ulp, i.e. ~1e-15, except where exp(-x^2) of the specular lobe
-# amplifies a 1-ulp arccos difference by up to 2 x^2, x = theta / width).
-RTOL_LIBM = 1e-12
+# bound: the libm kernels against numpy's SIMD exp / pow / arccos: tolerances.F64_KERNEL_RTOL
+# (a few ulps of each libm call times the formula's condition number, derived there).
+RTOL_LIBM = F64_KERNEL_RTOL
 
 
 def counts_reference(cfg, r, ring=None):
@@ -201,6 +201,12 @@ def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance()
     ref = backscatter_reference(table, m, c, 0.4, albedo)
     np.testing.assert_allclose(got, ref, rtol=RTOL_LIBM, atol=1e-300)
     assert np.mean(got == ref) > 0.9
+    # The bound covers these inputs: the lobe's condition 2 x^2 x its share of rho stays under
+    # RTOL_LIBM / F64_LIBM_REL (a few more for the pow and the products).
+    spec = table.specular[m] != 0.0
+    x2 = (np.degrees(np.arccos(np.abs(c[spec]))) / table.specular_width_deg[m[spec]]) ** 2
+    share = table.specular[m[spec]] * np.exp(-x2) / np.maximum(ref[spec], 1e-300)
+    assert (8.0 + 2.0 * np.max(x2 * share)) * F64_LIBM_REL <= RTOL_LIBM
     # Scalars and broadcasting keep their shapes.
     assert radiometry.backscatter(table, 5, c[:3], 0.0).shape == (3,)
     assert np.shape(radiometry.backscatter(table, 5, 0.5, 0.0)) == ()
