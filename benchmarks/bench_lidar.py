@@ -36,6 +36,7 @@ CLEAR = Weather()
 POSE0 = pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0])
 MOVING = (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0)
 WORKERS = 2         # compute processes of cases A, B and C: one per core of the target machine
+BLOCKS = 2          # their column blocks: one run of blocks per compute process
 # The lidar_3d geometric model (one ray per beam, its first surface, no radiometry), and the
 # simplest mode of the physical model (the issue 15 rows of that name before the model existed).
 GEOMETRIC = {'model': 'geometric', 'motion_distortion': False}
@@ -49,7 +50,7 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
     Time one configuration: full scans against the bare cast of the same primary sub-rays.
 
     workers: 0 computes the sweeps in this process; N >= 1 in N compute processes
-    (worker.ScanProcess, the lidar_3d node's compute_workers), each a range of beams.
+    (worker.ScanProcess, the lidar_3d node's compute_workers), each a run of column blocks.
     cpu_ms_per_scan is the CPU time of this process and the compute processes per sweep.
     """
     cfg = lidar_config(preset, **overrides)
@@ -153,14 +154,14 @@ def run(repeats, only=None):
          {'sub_rays': 1, 'return_mode': 'strongest', 'motion_distortion': True}),
         ('C', 'ouster_os1_128', RAIN, rain, {'sub_rays': 7, 'return_mode': 'dual_strongest_last'}),
     )
-    # A, B, C: each sweep split over the machine's 2 cores (compute_workers 2); then the same
-    # sweeps computed in this one process.
+    # A, B, C: each sweep in BLOCKS column blocks over the machine's 2 cores (compute_workers
+    # 2, column_blocks 2); then the same config's sweeps computed in this one process.
     rows = [time_case(name, world, materials, preset, weather, label, repeats, workers=WORKERS,
-                      **overrides) for name, preset, weather, label, overrides in cases
-            if want(name)]
+                      column_blocks=BLOCKS, **overrides)
+            for name, preset, weather, label, overrides in cases if want(name)]
     rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
-                       **overrides) for name, preset, weather, label, overrides in cases
-             if want(f'{name}_in_process')]
+                       column_blocks=BLOCKS, **overrides)
+             for name, preset, weather, label, overrides in cases if want(f'{name}_in_process')]
     rows += [time_geometric(f'{mode}_{short}', world, materials, preset, repeats, overrides)
              for mode, overrides in (('geometric', GEOMETRIC),
                                      ('simplest_physical', SIMPLEST_PHYSICAL))

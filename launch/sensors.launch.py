@@ -43,16 +43,17 @@ ARGUMENTS = {
                  ('lidar_3d',), 'sub_rays'),
     'compute_process': ('', 'lidar_3d sweeps in a child process (config/lidar_3d.yaml: false)',
                         ('lidar_3d',), 'compute_process'),
-    'compute_workers': ('', 'lidar_3d sweeps split over this many child processes (1)',
+    'compute_workers': ('', 'lidar_3d column blocks computed in this many child processes (1)',
                         ('lidar_3d',), 'compute_workers'),
     'lidar_model': ('', 'lidar_3d model: physical (docs/physics.md) or geometric (the first '
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
                      ('lidar_3d',), 'point_layout'),
-    'trigger': ('', 'lidar_3d trigger: timer, service or stream (back-to-back sweeps '
-                'computed block by block as they fire) (timer)', ('lidar_3d',), 'trigger'),
+    'trigger': ('', 'lidar_3d trigger: timer (contiguous sweeps, each block computed as it '
+                'fires), service, or stream (the same as timer) (timer)', ('lidar_3d',),
+                'trigger'),
     'column_blocks': ('', 'lidar_3d blocks of columns per sweep, each with random streams of '
-                      'its own (1)', ('lidar_3d',), 'column_blocks'),
+                      'its own (0 = auto: 8, 1 for a rosette)', ('lidar_3d',), 'column_blocks'),
     'frame_id': ('', 'lidar_3d frame (lidar_3d; <namespace>/lidar_3d in a namespace)',
                  ('lidar_3d',), 'frame_id'),
     'laser_frame_id': ('', 'laser_scan frame (laser; <namespace>/laser in a namespace)',

@@ -19,6 +19,10 @@ from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_p
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
 
+#: column_blocks 0 (auto) of a spinning pattern: its sweep's last block is an eighth of it, so a
+#: cloud is out about an eighth of a sweep's compute time after the sweep ends.
+AUTO_COLUMN_BLOCKS = 8
+
 
 @dataclass(frozen=True)
 class _Shared(Validated):
@@ -198,10 +202,11 @@ class LidarConfig(_Shared, _Model):
                       'each block of columns computed as soon as /tf covers it; '
                       "'stream': the same (round 2 name); 'service': scan on ~/sample.",
                       choices=('timer', 'service', 'stream'), read_only=True)
-    column_blocks: int = _p(1, 'Cut each sweep by firing time into this many blocks of columns, '
+    column_blocks: int = _p(0, 'Cut each sweep by firing time into this many blocks of columns, '
                             'each traced with random streams of its own: the unit of parallel '
-                            'work, computed while the sweep fires; 1 = whole sweeps.', min=1,
-                            max=64, read_only=True)
+                            'work, computed while the sweep fires; 1 = whole sweeps; 0 = auto '
+                            f'({AUTO_COLUMN_BLOCKS} for a spinning pattern, 1 for a rosette).',
+                            min=0, max=64, read_only=True)
     compute_process: bool = _p(False, 'Compute the sweeps in a child process with its own copy '
                                'of the world (same bytes; frees the node from the GIL).',
                                read_only=True)
@@ -229,6 +234,15 @@ class LidarConfig(_Shared, _Model):
                                  read_only=True)
     rosette_spin_hz: float = _p(0.0, 'Rotation of the rosette head about z; 0 = forward-looking.',
                                 'Hz', min=0.0, max=100.0, read_only=True)
+
+    @property
+    def n_column_blocks(self):
+        """Return the column blocks of a sweep: column_blocks, or for 0 the automatic number."""
+        if self.column_blocks:
+            return self.column_blocks
+        if self.pattern_type == 'rosette':
+            return 1
+        return min(AUTO_COLUMN_BLOCKS, self.horizontal_samples)
 
     def _check_cross(self):
         super()._check_cross()

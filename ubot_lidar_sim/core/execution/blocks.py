@@ -34,6 +34,10 @@ def scan_in_blocks(pool, poses, stamp_s, weather, scan_index):
     if len(columns) == 1:
         pool.submit_blocks(poses, stamp_s, weather, scan_index, 0, 1, 0)
         return pool.collect_blocks(0, 0)
+    n_columns = sum(cols.size for cols in columns)
+    if np.shape(poses) != (n_columns + 1, 4, 4):
+        raise ValueError(f'poses of shape {np.shape(poses)}: expected ({n_columns + 1}, 4, 4), '
+                         'the pose at the stamp and at each column')
     runs = block_runs(len(columns), pool.workers)
     spans = [np.sort(np.concatenate(columns[j0:j1])) for j0, j1 in runs]
     for part, ((j0, j1), cols) in enumerate(zip(runs, spans)):

@@ -105,8 +105,9 @@ class ScanProcess:
     def _use_config(self, cfg):
         self.cfg = cfg
         self._sim = None               # this process's simulator, built when first needed
-        self.block_columns = (block_columns(build_beams(cfg).column_time_s, cfg.column_blocks)
-                              if cfg.column_blocks > 1 else [None])
+        n_blocks = cfg.n_column_blocks
+        self.block_columns = (block_columns(build_beams(cfg).column_time_s, n_blocks)
+                              if n_blocks > 1 else [None])
 
     @property
     def pid(self):

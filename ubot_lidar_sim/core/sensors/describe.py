@@ -88,7 +88,7 @@ def describe_models(cfg) -> Dict[str, str]:
         '(1 - t) and passes t per layer (two-way t^2 behind it); ground texture (albedo sd per '
         '0.1 m cell, micro-slope per 0.25 m cell) and roughness range noise '
         'RoughnessM |cos|^-1.5 z per beam.')
-    n_blocks = cfg.column_blocks
+    n_blocks = cfg.n_column_blocks
     blocks = (f'; {n_blocks} column blocks: block j appends j to the key.' if n_blocks > 1
               else '.')
     return {'model': 'physical: the radiometric model of docs/physics.md.', 'beam': beam,

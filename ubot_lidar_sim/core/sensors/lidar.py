@@ -76,7 +76,7 @@ class LidarSimulator:
 
     beams: fixed Beams to use instead of the config's pattern (the 2D scanner's planar rays).
     A rosette's beams change every sweep (build_beams(cfg, scan_index)); a grid's never do.
-    With column_blocks n > 1, ``blocks`` holds one simulator per column block (block: its
+    With n_column_blocks n > 1, ``blocks`` holds one simulator per column block (block: its
     index, keying its random streams) and ``block_columns`` their columns (column_blocks.py).
     """
 
@@ -94,7 +94,7 @@ class LidarSimulator:
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
         self._block = block
         self.blocks, self.block_columns = [], [np.arange(self.beams.columns)]
-        n_blocks = cfg.column_blocks
+        n_blocks = cfg.n_column_blocks
         if n_blocks > 1 and beams is None and block is None:
             self.block_columns = column_blocks.block_columns(self.beams.column_time_s, n_blocks)
             self.blocks = [LidarSimulator(cfg, world, materials, column_blocks.column_beams(
