@@ -55,14 +55,14 @@ def _transform(msg_type, parent, child, pose, stamp):
 
 
 def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_workers=1,
-        trigger='timer', column_blocks=1, params=None):
+        trigger='timer', column_blocks=0, params=None):
     """
     Run the node for `seconds` and return one bench.json row (`case`).
 
-    compute_process, compute_workers: the node's parameters (sweeps in a child process, or
-    split over several; the peak RSS is then the node's plus its children's, each one's own
-    peak: an upper bound of the group's); trigger, column_blocks: 'stream' computes each sweep
-    in blocks while it fires (ros/stream.py); params: other node parameters (name: value).
+    compute_process, compute_workers: the node's parameters (column blocks in child processes;
+    the peak RSS is then the node's plus its children's, each one's own peak: an upper bound of
+    the group's); trigger, column_blocks: the node's (0: auto, each block computed as soon as
+    /tf covers it, ros/sweep_clock.py); params: other node parameters (name: value).
     """
     import rclpy
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy

@@ -109,16 +109,12 @@ def main(argv=None):
         rows += bench_dataset.run(4, 5, rounds=1) if args.quick else bench_dataset.run(16, 30)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
-        # The node with its sweeps split over two compute processes (compute_workers 2, the
-        # setting for a LiDAR node on a 2-core machine), then as config/lidar_3d.yaml runs it
-        # (sweeps in the node's process) and with one compute process (as `python -m
-        # ubot_lidar_sim run` does), for comparison.
-        rows += bench_e2e.run(seconds, compute_workers=2)
-        # The same with trigger stream: back-to-back sweeps in 8 column blocks, each computed
-        # as soon as /tf covers it (the latency of a real driver: one sweep and a block).
-        rows += bench_e2e.run(seconds, compute_workers=2, case='E2E_stream', trigger='stream',
-                              column_blocks=8)
-        rows += bench_e2e.run(seconds, compute_process=False, case='E2E_in_process')
+        # The node with its defaults (trigger timer, column blocks auto: 8, computed in its own
+        # process as they fire), then its column blocks in two compute processes (the setting
+        # for a LiDAR node on a 2-core machine) and in one (as `python -m ubot_lidar_sim run`
+        # does).
+        rows += bench_e2e.run(seconds)
+        rows += bench_e2e.run(seconds, compute_workers=2, case='E2E_workers')
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
         # The reliability load (1 kHz /tf, three sensors): scans skipped for CPU vs the target.
         rows += bench_load.run(seconds + 10.0)
