@@ -160,6 +160,7 @@ def test_a_single_ray_reports_the_angle_it_traces(scene, model):
     cfg = LaserScanConfig(resolution_deg=360.0, model=model, noise_enabled=False)
     scan = _scan(cfg, scene)
     assert len(scan.ranges) == 1 and scan.angle_min == scan.angle_max == 0.0
+    # bound: 1 cm, a pose check (which wall is ahead), >> the f32 hit bound (~10 um at 5 m)
     assert abs(scan.ranges[0] - EAST_X) < 1e-2    # the wall along +x (angle 0)
     turned = _scan(cfg, scene, ConstantTwist(pose_matrix_deg([0.0, 0.0, H], [0.0, 0.0, 180.0])))
     assert abs(turned.ranges[0] - analytic_ranges(np.array([math.pi]))[0][0]) < 1e-2

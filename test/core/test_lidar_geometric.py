@@ -49,6 +49,7 @@ def test_each_beam_gives_the_exact_range_of_the_first_surface_it_meets(world):
     assert_wall_ranges(pts[on_wall], az[on_wall], el[on_wall])
     # The centre beam of the middle ring meets the crown's near side: 5 - 1 = 4 m, exactly
     # (the sphere's float64 root), and stops there (foliage included, nothing behind it).
+    # bound: a selection, not a tolerance: the column at azimuth 0, the others whole steps away
     centre = pts[(pts['ring'] == 1) & (np.abs(az) < 1e-9)]
     assert centre['range'].tolist() == [4.0] and centre['material'].tolist() == [9]
 
