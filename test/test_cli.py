@@ -45,6 +45,7 @@ def test_scan_writes_every_full_field_plus_stamp_and_pose(tmp_path, world):
     assert set(FULL_DTYPE.names) | {'stamp_s', 'sensor_pose'} == set(data.files)
     assert data['x'].dtype == np.float32 and data['ring'].dtype == np.uint16
     assert data['x'].size > 0
+    # bound: float64 poses saved and read back exactly; default rtol 1e-7
     np.testing.assert_allclose(data['sensor_pose'][:3, 3], [0, 0, 1.5])
     assert float(data['stamp_s']) == 0.0
 
@@ -75,6 +76,7 @@ def test_frames_get_numbered_names_stamps_and_continuing_noise(tmp_path, world):
     f0, f1 = np.load(tmp_path / 'f_0000.npz'), np.load(tmp_path / 'f_0001.npz')
     assert not (tmp_path / 'f.npz').exists()
     assert (float(f0['stamp_s']), float(f1['stamp_s'])) == (0.0, 0.1)
+    # bound: float64 poses saved and read back exactly; default rtol 1e-7
     np.testing.assert_allclose(f1['sensor_pose'][0, 3], 0.1)
     assert f0['range'].tobytes() != f1['range'].tobytes()
 
@@ -106,6 +108,7 @@ def test_laser_scan_json_and_npz(tmp_path, world):
     data = json.loads(js.read_text())
     # Rays from 0 deg (docs/presets.md): the wall 8 m ahead at index 0, nothing behind (180 deg).
     assert len(data['ranges']) == 360 and data['ranges'][180] == float('inf')
+    # bound: 5 cm, a range of the geometric model at 8 m (noise off)
     np.testing.assert_allclose(data['ranges'][0], 8.0 - 0.0, atol=0.05)
     npz = tmp_path / 'l.npz'
     assert main(['scan', '--sensor', 'laser_scan', '--world', world, '--out', str(npz)]) == 0
@@ -119,6 +122,7 @@ def test_terrain_json_has_the_message_fields(tmp_path, world):
                  '--set', 'tire_radii_m=[0.3,0.3,0.3,0.3]', '--pose', '0', '0', '0.5', '0', '0',
                  '0']) == 0
     data = json.loads(out.read_text())
+    # bound: vertical rays on z = 0 of exact vertices (test_terrain): < 1e-6 m
     np.testing.assert_allclose(data['tire_hit_dist'], [0.2] * 4, atol=1e-5)
     assert data['hit_flg'] == [0, 1, 1, 1, 1] and data['veh_hit_dist'] == float('inf')
 

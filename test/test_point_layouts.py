@@ -23,13 +23,16 @@ def test_layout_conversion_maps_fields_and_units():
     pts['x'], pts['range'], pts['time'] = [1.0, 2.0], [1.5, 2.25], [0.0, 0.05]
     pts['intensity'], pts['signal'], pts['ring'] = [10, 200], [300, 4000], [3, 4]
     v = to_layout(pts, 'velodyne')
+    # bound: float32 fields of exact decimals (0.05 s, integer intensity): default rtol 1e-7
     np.testing.assert_allclose(v['time'], [0.0, 0.05])
     np.testing.assert_array_equal(v['ring'], [3, 4])
     o = to_layout(pts, 'ouster', ambient_counts=20)
     # float32 time carries ~4 ns at 0.05 s.
+    # bound: float32 seconds < 0.1 s in ns: half a spacing 3.7 ns < 8 ns
     np.testing.assert_allclose(o['t'].astype(np.int64), [0, 50_000_000], atol=8)
     np.testing.assert_array_equal(o['range'], [1500, 2250])
     np.testing.assert_array_equal(o['reflectivity'], [10, 200])
+    # bound: float32 fields of exact decimals (0.05 s, integer intensity): default rtol 1e-7
     np.testing.assert_allclose(o['intensity'], [300, 4000])
     np.testing.assert_array_equal(o['ambient'], 20)
 

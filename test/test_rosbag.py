@@ -150,6 +150,7 @@ def test_tf_chain_at_each_cloud_stamp_is_the_driven_arc_and_puts_the_ground_at_z
     mounts = {(t.header.frame_id, t.child_frame_id): _matrix(t.transform)
               for t in static.transforms}
     assert set(mounts) == {('base_link', 'lidar_3d'), ('base_link', 'laser')}
+    # bound: float64 mount translation copied through the bag; default rtol 1e-7
     np.testing.assert_allclose(mounts['base_link', 'lidar_3d'][:3, 3], [0, 0, MOUNT_Z])
     dynamic = {}
     for _, _, msg in topics['/tf']:
@@ -164,16 +165,18 @@ def test_tf_chain_at_each_cloud_stamp_is_the_driven_arc_and_puts_the_ground_at_z
         t = (stamp - rosbag.CLOCK_START_NS) * 1e-9
         # A constant twist (v, 0, 0, 0, 0, w) from the origin drives the arc
         # x = v/w sin(wt), y = v/w (1 - cos(wt)), heading wt.
+        # bound: float64 mount translation copied through the bag; default rtol 1e-7
         np.testing.assert_allclose(pose[:3, 3], [VX / w * math.sin(w * t),
                                                  VX / w * (1 - math.cos(w * t)),
                                                  BASE_Z + MOUNT_Z], atol=1e-9)
+        # bound: float64 integration of a constant twist, eps64 x 10 m << 1e-9
         np.testing.assert_allclose(math.atan2(pose[1, 0], pose[0, 0]), w * t, atol=1e-9)
         pts = np.frombuffer(bytes(cloud.data), dtype=dtype)
         xyz = np.stack([pts['x'], pts['y'], pts['z']], axis=1).astype(np.float64)
         ground = labels[f'lidar_3d/{k:04d}/class_id'] == GRASS  # not rain clutter, not smoke
         world_z = xyz[ground] @ pose[2, :3] + pose[2, 3]
         assert ground.sum() > 50
-        # The flat world's ground is z = 0; weak echoes in the rain carry range noise.
+        # bound: the flat world's ground is z = 0; weak echoes in the rain carry range noise.
         assert np.median(np.abs(world_z)) < 0.02 and np.mean(np.abs(world_z) < 0.05) > 0.9
 
 
@@ -186,6 +189,7 @@ def test_environment_carries_the_weather_and_terrain_its_rays(bag):
     assert (smoke.center.x, smoke.radius_m, smoke.density) == (30.0, 0.5, 0.5)
     _, _, first = topics['/terrain'][0]
     assert list(first.hit_flg) == [0, 1, 1, 1, 1]     # body ray misses, tires hit the ground
+    # bound: vertical rays on z = 0 of exact vertices (test_world): < 1e-6 m
     np.testing.assert_allclose([p.z for p in first.hit_loc[1:]], 0.0, atol=1e-6)
     _, _, scan = topics['/scan'][0]
     assert scan.header.frame_id == 'laser' and len(scan.ranges) == 90

@@ -90,6 +90,7 @@ def test_blocks_keep_the_rain_statistics_of_the_whole_sweep(demo):
 
     whole, blocks = counts(1), counts(6)
     spread = np.hypot(whole.std(ddof=1), blocks.std(ddof=1)) / np.sqrt(6)
+    # bound: 4 standard errors of the difference of two 6-scan means, + 1 point (integer counts)
     assert abs(whole.mean() - blocks.mean()) < 4.0 * spread + 1.0
 
 

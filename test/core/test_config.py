@@ -19,15 +19,17 @@ def test_lidar_defaults_match_contract():
         7, 4, 'dual_strongest_last')
     assert (cfg.world_file, cfg.world_frame, cfg.seed, cfg.qos_depth) == ('flat', 'map', 0, 5)
     assert cfg.frame_id == cfg.sensor_id == 'lidar_3d'
+    # bound: rain_drops_per_m3 = 1951.2 is 8000 / 4.1 to 5 digits (1.1e-5 rel) < 1e-4
     assert cfg.rain_drops_per_m3 == pytest.approx(8000 / 4.1, rel=1e-4)
 
 
 def test_detection_threshold_of_defaults_by_hand():
     cfg = LidarConfig()
+    # bound: z to 10 decimals: 5e-11 abs, 4e-11 rel << 1e-9; threshold 5e-10 of 86 << 1e-9
     np.testing.assert_allclose(cfg.detection_z, 1.2815515655, rtol=1e-9)
     np.testing.assert_allclose(cfg.detection_threshold_counts,
                                100 - 1.2815515655 * math.sqrt(120), rtol=1e-9)
-    assert cfg.period_s == pytest.approx(0.1)
+    assert cfg.period_s == pytest.approx(0.1)  # bound: one float64 division; approx rel 1e-6
 
 
 def test_out_of_range_value_names_param_value_and_range():
@@ -117,6 +119,7 @@ def test_laser_scan_partial_fov_spans_n_minus_one_increments():
     # ceil(270 / 0.25) = 1080 rays, 1079 increments apart.
     lidar = LaserScanConfig(fov_deg=270.0, resolution_deg=0.25).to_lidar_config()
     assert lidar.horizontal_samples == 1080
+    # bound: float64 product of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(lidar.horizontal_fov_deg, 1079 * 0.25)
     assert lidar.frame_id == 'laser'
 
@@ -146,4 +149,5 @@ def test_laser_scan_columns_fall_at_angle_min_plus_i_resolution():
         cfg = LaserScanConfig(fov_deg=fov, resolution_deg=res)
         az = np.degrees(planar_beams(planar_azimuths_rad(fov, res),
                                      np.zeros(cfg.n_rays)).column_azimuth_rad)
+        # bound: float64 angles <= 360 deg, a few ulps (6e-14) << 1e-9
         np.testing.assert_allclose(az, start + res * np.arange(az.size), atol=1e-9)

@@ -37,6 +37,7 @@ def _run(mode, contrib, n=1, **kw):
 ])
 def test_return_modes_on_a_beam_whose_last_echo_is_strongest(mode, ranges, flags):
     ret = _run(mode, _two_echo(200.0, 900.0))
+    # bound: float64 ranges passed through unchanged or averaged; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, ranges)
     np.testing.assert_array_equal(ret.return_flags, flags)
     np.testing.assert_array_equal(ret.return_index, np.arange(1, len(ranges) + 1))
@@ -53,6 +54,7 @@ def test_return_modes_on_a_beam_whose_last_echo_is_strongest(mode, ranges, flags
 ])
 def test_return_modes_on_a_beam_whose_first_echo_is_strongest(mode, ranges, flags):
     ret = _run(mode, _two_echo(900.0, 200.0))
+    # bound: float64 ranges passed through unchanged or averaged; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, ranges)
     np.testing.assert_array_equal(ret.return_flags, flags)
     np.testing.assert_array_equal(ret.return_count, [len(ranges)] * len(ranges))
@@ -61,6 +63,7 @@ def test_return_modes_on_a_beam_whose_first_echo_is_strongest(mode, ranges, flag
 def test_triple_mode_emits_first_strongest_and_last_of_three():
     c = Contributions.build([0, 0, 0, 0], [5.0, 10.0, 15.0, 20.0], [200, 900, 300, 250], 0.1)
     ret = _run('triple_first_strongest_last', c)
+    # bound: float64 ranges passed through unchanged or averaged; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, [5.0, 10.0, 20.0])
     np.testing.assert_array_equal(ret.return_flags, [1, 2, 4])
     np.testing.assert_array_equal(ret.return_index, [1, 2, 3])
@@ -69,6 +72,7 @@ def test_triple_mode_emits_first_strongest_and_last_of_three():
 
 def test_undetected_echoes_take_no_part_in_roles():
     ret = _run('dual_first_last', _two_echo(10.0, 900.0))
+    # bound: float64 ranges passed through unchanged or averaged; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, [10.0])
     np.testing.assert_array_equal(ret.return_flags, [1 | 2 | 4])
 
@@ -78,6 +82,7 @@ def test_contributions_closer_than_min_separation_merge_into_one_echo():
                             material=[3, 2, 3, 4], class_id=[3, 2, 3, 4])
     ret = _run('dual_first_last', c)
     assert ret.n_echoes == 2
+    # bound: float64 power-weighted mean of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, [(300 * 5 + 100 * 5.5 + 100 * 6) / 500, 7.0])
     np.testing.assert_array_equal(ret.material, [2, 4])
 
@@ -87,6 +92,7 @@ def test_reflectivity_is_energy_over_reference_and_signal_saturates():
     s = rad.signal_counts(cfg, 0.5, 10.0)
     c = Contributions.build([0], [10.0], [0.25 * s], 0.5)
     ret = process_beams(cfg, c, 1, np.random.default_rng(0), [0])
+    # bound: float64 ratios of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(ret.reflectivity, [0.125])
     np.testing.assert_array_equal(ret.intensity, [13])
     np.testing.assert_array_equal(ret.signal, [1000])  # 4500 counts clipped
@@ -98,6 +104,7 @@ def test_pulse_stretch_lowers_peak_but_not_reflectivity():
     np.testing.assert_array_equal(ret.beam, [0])
     c = Contributions.build([0], [60.0], [200.0], 0.2, stretch=[0.5])
     ret = _run('strongest', c)
+    # bound: float64 ratios of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(ret.reflectivity, [0.2])
     np.testing.assert_array_equal(ret.signal, [100])
 
@@ -119,6 +126,7 @@ def test_noise_uses_exactly_two_draws_per_echo_in_one_call():
     snr = peak / np.sqrt(peak + 20.0)
     expect_r = np.tile([5.0, 10.0], 3) + z[:, 1] * rad.range_noise_std(cfg, snr)
     np.testing.assert_array_equal(ret.signal, expect_s)
+    # bound: float64 ranges passed through; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, expect_r)
 
 
@@ -137,6 +145,7 @@ def test_reference_target_at_r10_is_detected_with_spec_probability():
     power = rad.signal_counts(cfg, 0.1, 60.0)
     c = Contributions.build(np.arange(n), 60.0, power, 0.1)
     ret = process_beams(cfg, c, n, np.random.default_rng(11), np.zeros(n, int))
+    # bound: binomial p = 0.9, n = 40000 seeded: se 1.5e-3, 0.01 is 6.7 sigma
     np.testing.assert_allclose(len(ret) / n, 0.9, atol=0.01)
 
 
@@ -164,6 +173,7 @@ def test_foliage_passes_its_gap_fraction_both_ways():
     cfg = LidarConfig(sub_rays=1, **QUIET)
     c = contributions_from_hits(cfg, table, hits, [1.0], [0])
     t = table.transmission[crown]
+    # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(c.rho_app, [(1 - t) * table.reflectivity[crown],
                                            t * t * table.reflectivity[wall]])
     np.testing.assert_allclose(c.power_counts, rad.signal_counts(cfg, c.rho_app, c.range_m))
@@ -179,6 +189,7 @@ def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
     np.testing.assert_array_equal(c.beam, [0, 1])
     np.testing.assert_array_equal(c.material, [material_index('water'), 1])
     t2 = math.exp(-2 * atm.alpha * 10.0)
+    # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(c.power_counts[1], 0.25 * t2 * rad.signal_counts(cfg, 0.3, 10.0))
 
 

@@ -52,16 +52,18 @@ def test_partial_fov_is_centred_on_x_with_resolution_steps(setup):
     world, materials = setup
     scan = LaserScanner(LaserScanConfig(fov_deg=180.0, resolution_deg=0.5), world,
                         materials).scan(_pose(), 0.0)
+    # bound: float64 angles and times of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose([scan.angle_min, scan.angle_max, scan.angle_increment],
                                np.radians([-89.75, 89.75, 0.5]))
     np.testing.assert_allclose(scan.time_increment, (1 / 30.0) * 0.5 / 360.0)
-    np.testing.assert_allclose(scan.scan_time, 1 / 30.0)
+    np.testing.assert_allclose(scan.scan_time, 1 / 30.0)  # bound: as above
 
 
 def test_full_circle_starts_ahead_and_does_not_repeat_the_endpoint(setup):
     world, materials = setup
     scan = LaserScanner(LaserScanConfig(resolution_deg=1.0), world, materials).scan(_pose(), 0.0)
     assert scan.angle_min == 0.0   # rays from 0 deg: 0, 1, ... 359
+    # bound: float64 angles and times of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(scan.angle_max, 2.0 * math.pi - math.radians(1.0))
     np.testing.assert_allclose(scan.time_increment, scan.scan_time / 360.0)
 
@@ -71,6 +73,7 @@ def test_wall_ahead_reads_its_distance_and_open_sky_reads_plus_inf(setup):
     cfg = LaserScanConfig(resolution_deg=1.0, noise_enabled=False, model='physical')
     scan = LaserScanner(cfg, world, materials).scan(_pose(), 0.0)
     ahead = np.arange(-5, 6) % 360  # angle_min = 0 deg: index k is k deg
+    # bound: 1e-5 rel = 50 um at 5 m, > f32_hit_bound_m(5 m, cos 0.996, lever 10 m) = 15 um
     np.testing.assert_allclose(scan.ranges[ahead],
                                5.0 / np.cos(np.radians(np.arange(-5, 6))), rtol=1e-5)
     assert scan.intensities[0] == 35.0  # concrete 0.35 at normal incidence
@@ -85,6 +88,7 @@ def test_echo_nearer_than_range_min_reads_minus_inf(setup):
     assert scan.ranges[left] == -np.inf
     cfg_near = LaserScanConfig(resolution_deg=1.0, min_range_m=0.1, noise_enabled=False)
     near = LaserScanner(cfg_near, world, materials).scan(_pose(), 0.0)
+    # bound: 0.1 mm, > f32_hit_bound_m of a 0.3 m hit (lever < 10 m): 1e-5 m
     np.testing.assert_allclose(near.ranges[left], 0.3, atol=1e-4)
 
 
@@ -103,4 +107,5 @@ def test_each_ray_is_traced_at_its_own_time_when_moving(setup):
     k = np.r_[356:360, 0:5]   # -4 .. 4 deg: the last rays of the sweep and the first ones
     t = k * scan.time_increment
     angle = scan.angle_min + k * scan.angle_increment
+    # bound: 1e-5 rel = 50 um at 5 m, > f32_hit_bound_m(5 m, cos 0.99, lever 10 m) = 15 um
     np.testing.assert_allclose(scan.ranges[k], (5.0 - 1.0 * t) / np.cos(angle), rtol=1e-5)

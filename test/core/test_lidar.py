@@ -63,6 +63,7 @@ def test_wall_at_known_distance_without_noise_gives_that_distance(wall_world, ma
     el = np.radians([-5.0, 0.0, 5.0])[pts['ring']]
     assert_wall_ranges(pts, az, el)
     # bound: f32_hit_bound_m(10.6 m, cos 0.92, WALL_LEVER_M) = 3.6e-5 m, x <= range.
+    # bound: pts['x'] atol 5e-5 >= 1.4 x the f32 hit bound (3.6e-5, docs/NOTES.md issue 26)
     np.testing.assert_allclose(pts['x'], 10.0, atol=5e-5)
     np.testing.assert_array_equal(pts['material'], 5)
     np.testing.assert_array_equal(pts['return_count'], 1)
@@ -72,6 +73,7 @@ def test_seven_sub_rays_on_a_wall_keep_the_centre_range(wall_world, materials):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0, vertical_fov_down_deg=0,
                       horizontal_samples=1, horizontal_fov_deg=1.0, noise_enabled=False)
     res = LidarSimulator(cfg, wall_world, materials).scan(_still(), 0.0)
+    # bound: f32_hit_bound_m(10 m, 1, WALL_LEVER_M 24 m) = 3.2e-5 m < 1e-4
     np.testing.assert_allclose(res.points['range'], [10.0], atol=1e-4)
 
 
@@ -80,6 +82,7 @@ def test_flat_ground_below_is_at_height_over_sine_of_depression(wall_world, mate
                       horizontal_samples=1, horizontal_fov_deg=1.0, **QUIET)
     pose = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 180]))  # facing away from the wall
     res = LidarSimulator(cfg, wall_world, materials).scan(pose, 0.0)
+    # bound: ground z = 0 of exact vertices: t errs by d in float32 (3 F32_EPS / 2 = 1.8e-7 rel)
     np.testing.assert_allclose(res.points['range'], [1.5 / math.sin(math.radians(10))],
                                rtol=1e-5)
     np.testing.assert_allclose(res.points['z'], [-1.5], atol=1e-5)
@@ -103,6 +106,7 @@ def test_foliage_before_a_wall_gives_two_echoes_flagged_per_return_mode(
     if ranks is None and mode == 'strongest':
         assert len(centre) == 1 and centre['return_flags'][0] & FLAG_STRONGEST
         return
+    # bound: 1 mm, far below the 2 cm range noise and > 20x the f32 hit bound
     np.testing.assert_allclose(centre['range'], ranks, atol=1e-3)
     np.testing.assert_array_equal(centre['return_index'], np.arange(1, len(ranks) + 1))
     np.testing.assert_array_equal(centre['return_count'], len(ranks))
@@ -123,6 +127,7 @@ def test_constant_twist_skews_the_wall_as_the_column_times_predict(wall_world, m
     wall = res.points[res.points['material'] == 5]
     assert len(wall) > 40
     # Clockwise from behind: the wall (ahead) is seen half a sweep in, around t = 0.05 s.
+    # bound: float32 x at 10 m: f32 hit bound 3.2e-5 m + motion at float32 time (7.5e-8 m) < 1e-4
     np.testing.assert_allclose(wall['x'], 10.0 - 10.0 * wall['time'], atol=1e-4)
     assert wall['time'].min() > 0.03 and wall['time'].max() < 0.07
     # Columns to the left (positive y) fire before the front in a clockwise sweep.
@@ -135,6 +140,7 @@ def test_without_motion_distortion_the_moving_wall_is_not_skewed(wall_world, mat
     moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [10.0, 0, 0, 0, 0, 0])
     res = LidarSimulator(cfg, wall_world, materials).scan(moving, 0.05)
     wall = res.points[res.points['material'] == 5]
+    # bound: float32 x at 10 m: f32 hit bound 3.2e-5 m < 1e-4
     np.testing.assert_allclose(wall['x'], 10.0 - 0.5, atol=1e-4)
     np.testing.assert_array_equal(wall['time'], 0.0)
 
@@ -179,9 +185,12 @@ def test_same_seed_gives_identical_points_and_another_seed_differs(wall_world, m
 def test_constant_twist_follows_the_circle_of_its_exp_map():
     traj = ConstantTwist(np.eye(4), [1.0, 0, 0, 0, 0, 1.0])
     poses = traj([0.0, math.pi / 2, math.pi])
+    # bound: float64 pose integration of exact inputs, a few eps64 x 3 m << 1e-12
     np.testing.assert_allclose(poses[1][:3, 3], [1.0, 1.0, 0.0], atol=1e-12)
     np.testing.assert_allclose(poses[2][:3, 3], [0.0, 2.0, 0.0], atol=1e-12)
+    # bound: float64 rotations (sin, cos of pi / 2 within an ulp), a few eps64 << 1e-12
     np.testing.assert_allclose(poses[1][:3, :3], pose_matrix_deg([0, 0, 0], [0, 0, 90])[:3, :3],
                                atol=1e-12)
     straight = ConstantTwist(pose_matrix_deg([1, 2, 3], [0, 0, 90]), [2.0, 0, 0, 0, 0, 0])
+    # bound: float64 pose integration of exact inputs, a few eps64 x 3 m << 1e-12
     np.testing.assert_allclose(straight([0.5])[0][:3, 3], [1.0, 3.0, 3.0], atol=1e-12)

@@ -49,6 +49,7 @@ def test_each_beam_gives_the_exact_range_of_the_first_surface_it_meets(world):
     assert_wall_ranges(pts[on_wall], az[on_wall], el[on_wall])
     # The centre beam of the middle ring meets the crown's near side: 5 - 1 = 4 m, exactly
     # (the sphere's float64 root), and stops there (foliage included, nothing behind it).
+    # bound: a selection, not a tolerance: the column at azimuth 0, the others whole steps away
     centre = pts[(pts['ring'] == 1) & (np.abs(az) < 1e-9)]
     assert centre['range'].tolist() == [4.0] and centre['material'].tolist() == [9]
 
@@ -88,6 +89,7 @@ def test_a_surface_nearer_than_min_range_is_too_close_and_gives_no_point(world):
     # The beams 10 deg off the axis graze the crown: 5 cos 10 - sqrt(1 - 25 sin^2 10) m.
     side = 5.0 * math.cos(math.radians(10.0)) - math.sqrt(1.0 - 25.0 * math.sin(
         math.radians(10.0)) ** 2)
+    # bound: float64 same formula (the geometric model's ranges), ulps << 1e-12 rel
     np.testing.assert_allclose(res.hit_range_m[centre - 1:centre + 2], [side, 4.0, side],
                                rtol=1e-12)
     assert res.too_close.tolist() == [i == centre for i in range(res.n_beams)]
@@ -111,6 +113,7 @@ def test_a_moving_sensor_traces_each_column_from_its_own_pose(world):
     pts = _scan(world, pose=moving).points
     wall = pts[pts['material'] == 5]
     assert np.ptp(wall['time']) > 0.01
+    # bound: float32 x at 10 m: f32 hit bound 3.2e-5 m + motion at float32 time (7.5e-8 m) < 1e-4
     np.testing.assert_allclose(wall['x'], 10.0 - 20.0 * wall['time'], atol=1e-4)
 
 

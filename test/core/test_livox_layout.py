@@ -54,6 +54,8 @@ def test_livox_fields_carry_reflectivity_line_and_absolute_ns():
     # pub_handler.cpp: timestamp = packet time + i x point interval, absolute ns as a double
     # (the driver's float64 keeps ~256 ns at today's epoch, as here).
     t = _full_points()['time'].astype(np.float64)
+    # bound: the float64 ns stamp at today's epoch keeps 256 ns (its spacing), float32 time
+    # < 0.1 s half a spacing 3.7 ns: 512 ns is two spacings of the stamp
     np.testing.assert_allclose(out['timestamp'] - stamp_ns, np.rint(t * 1e9), atol=512)
     assert out['timestamp'][0] == float(stamp_ns)
 
@@ -71,6 +73,7 @@ def test_a_livox_sweep_reads_back_field_for_field():
                                            cloud.dtype.itemsize)
     for name in LIVOX_DTYPE.names:
         np.testing.assert_array_equal(back[name], cloud[name])
+    # bound: 20 cm, a wall hit
     np.testing.assert_allclose(back['x'], 20.0, atol=0.2)              # the wall ahead
     assert set(np.unique(back['line'])) == set(range(6))
     # Per-point time from the header stamp: the frame's 0.1 s, point after point.

@@ -34,13 +34,16 @@ def doc003_angles_deg(resolution_deg):
 def test_full_circle_casts_document_003s_ray_set(res, n, old_n):
     az = np.degrees(planar_azimuths_rad(360.0, float(res)))
     assert planar_ray_count(360.0, float(res)) == n == len(az)
+    # bound: float64 degrees(k x radians(res)): a few ulps of 360 (6e-14 each) << 1e-12
     np.testing.assert_allclose(az, doc003_angles_deg(res), atol=1e-12)
     # The old rule cast round(360 / res) rays evenly: 51 at 7.06 deg, 4 at 90 deg, 1.
     assert max(1, round(360.0 / res)) == old_n
 
 
 def test_table_rows_by_hand():
+    # bound: float64 degrees of k x radians(res), a few ulps; default rtol 1e-7 and approx's
     np.testing.assert_allclose(np.degrees(planar_azimuths_rad(360.0, 100.0)), [0, 100, 200, 300])
+    # bound: rel 1e-6 absorb them (the steps are 7.0 to a few ulps of 357)
     np.testing.assert_allclose(np.degrees(planar_azimuths_rad(360.0, 270.0)), [0, 270])
     az = np.degrees(planar_azimuths_rad(360.0, 7.0))
     assert az[-1] == pytest.approx(357.0) and np.allclose(np.diff(az), 7.0)
@@ -55,10 +58,12 @@ def test_partial_fov_is_centred_and_one_resolution_apart():
     # 270.25 deg at 0.25 deg: ceil(1081) rays from -135 to +135 (a Hokuyo UST's 1081 steps).
     az = np.degrees(planar_azimuths_rad(270.25, 0.25))
     assert len(az) == 1081
+    # bound: float64 k x radians(0.25) in degrees: a few ulps of 135 (3e-14) << 1e-9
     np.testing.assert_allclose(az[[0, 540, -1]], [-135.0, 0.0, 135.0], atol=1e-9)
     np.testing.assert_allclose(np.diff(az), 0.25, atol=1e-9)
     # 180 deg at 1 deg: ceil(180) = 180 rays, -89.5 .. 89.5 (a half-open window, docs/presets.md).
     az = np.degrees(planar_azimuths_rad(180.0, 1.0))
+    # bound: float64 centred angles, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(az[[0, -1]], [-89.5, 89.5])
 
 
@@ -75,23 +80,28 @@ def test_decimal_integer_ratios_do_not_gain_a_ray():
 
 def test_planar_rays_fire_one_time_increment_apart():
     t = planar_times_s(4, 100.0, 0.1)
+    # bound: float64 k x dt, a few ulps; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(t, [0.0, 0.1 * 100 / 360, 0.2 * 100 / 360, 0.3 * 100 / 360])
 
 
 def test_rosette_points_are_one_interval_apart_line_by_line():
     col, line = rosette_times_s(6, 4000, 10.0)
     dt = 1.0 / 240_000.0   # Avia, 240,000 points/s
+    # bound: float64 k x dt against the same products, a few ulps (2e-16 rel) << 1e-12
     np.testing.assert_allclose(line, np.arange(6) * dt, rtol=1e-12)
     np.testing.assert_allclose(col[:3], [0.0, 6 * dt, 12 * dt], rtol=1e-12)
     t = (col[None, :] + line[:, None]).T.ravel()   # point order: column-major over lines
+    # bound: differences of float64 sums ~0.1 s: ulp(0.1) / dt = 3e-12 rel << 1e-9
     np.testing.assert_allclose(np.diff(t), dt, rtol=1e-9)
-    assert t[-1] < 0.1 and t[-1] == pytest.approx(0.1 - dt)
+    assert t[-1] < 0.1 and t[-1] == pytest.approx(0.1 - dt)  # bound: rel 1e-6 of 0.1 s
 
 
 def test_cone_half_angles_from_the_datasheet_fovs():
     avia = rosette_cone_half_angle_rad(38.6, 38.6, AVIA_LINES_DEG)
+    # bound: float64 trig of datasheet angles, exact to a few ulps; approx rel 1e-6
     assert math.degrees(avia) == pytest.approx(35.2)   # 70.4 deg circle
     mid360 = rosette_line_elevations_deg(4, 52.0, 7.0)
+    # bound: float64 midpoints and trig of datasheet angles, exact to a few ulps; default rtol 1e-7
     np.testing.assert_allclose(mid360, 22.5)
     assert math.degrees(rosette_cone_half_angle_rad(52.0, 7.0, mid360)) == pytest.approx(29.5)
 
@@ -99,10 +109,12 @@ def test_cone_half_angles_from_the_datasheet_fovs():
 def test_both_prisms_aligned_deflect_by_the_full_cone_angle():
     theta = math.radians(35.2)
     d = risley_directions(np.zeros((1, 1)), theta, PRISM_HZ, [0.0])[0, 0]
+    # bound: float64 rotations of unit vectors (cos, sin within 1 ulp): a few eps64 = 1e-15
     np.testing.assert_allclose(d, [math.cos(theta), math.sin(theta), 0.0], atol=1e-15)
     # Half a turn of prism 1 later relative to prism 2 they cancel: the beam is on the axis.
     t = 0.5 / (PRISM_HZ[0] - PRISM_HZ[1])
     d = risley_directions(np.full((1, 1), t), theta, PRISM_HZ, [math.radians(10.0)])[0, 0]
+    # bound: float64 rotations of unit vectors, a few eps64 << 1e-12
     np.testing.assert_allclose(d, [math.cos(math.radians(10)), 0.0, math.sin(math.radians(10))],
                                atol=1e-12)
 
@@ -112,13 +124,17 @@ def test_every_beam_stays_inside_its_lines_cone():
     col, line = rosette_times_s(6, 4000, 10.0)
     d = risley_directions(col[None, :] + line[:, None], theta, PRISM_HZ,
                           np.radians(AVIA_LINES_DEG))
+    # bound: float64 unit vectors, a few eps64 << 1e-12; the 1e-12 / 1e-9 slacks below: the same
     np.testing.assert_allclose(np.linalg.norm(d, axis=-1), 1.0, atol=1e-12)
     el = np.radians(AVIA_LINES_DEG)[:, None]
     axis_dot = d[..., 0] * np.cos(el) + d[..., 2] * np.sin(el)
+    # bound: float64 dots and arcsin of unit vectors on the cone's edge, a few eps64 (arcsin
     assert np.all(axis_dot >= math.cos(theta) - 1e-12)
     # 70.4 deg wide: no beam leaves the x-z plane by more than 35.2 deg; 77.2 deg tall.
+    # bound: conditioning at 35 deg: 1.2) = 1e-13 deg << 1e-9 deg
     assert np.degrees(np.arcsin(np.abs(d[..., 1]))).max() <= 35.2 + 1e-9
     elev = azimuth_elevation_rad(d)[1]
+    # bound: as above
     assert np.degrees(elev).max() <= 38.6 + 1e-9 and np.degrees(elev).min() >= -38.6 - 1e-9
 
 
@@ -187,6 +203,7 @@ def test_mid360_coverage_grows_tenfold_from_0_1_to_1_s():
     c01 = _coverage(dirs(0.1), inside, lim_a, lim_e)
     c1 = _coverage(dirs(1.0), inside, lim_a, lim_e)
     az, el = azimuth_elevation_rad(dirs(0.1))
+    # bound: float64 elevations, 1e-9 deg >> eps64 rounding
     assert np.degrees(el).min() >= -7.0 - 1e-9 and np.degrees(el).max() <= 52.0 + 1e-9
     assert np.ptp(np.degrees(az)) > 350.0   # one 0.1 s frame already sees all around
     assert c01 < 0.10 and c1 > 6 * c01

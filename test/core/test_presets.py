@@ -31,6 +31,7 @@ def test_every_preset_builds_a_valid_config_and_scan(name):
 def test_vlp16_preset_has_the_datasheet_geometry():
     cfg = from_dict(LidarConfig, load_preset('velodyne_vlp16'))
     assert (cfg.channels, cfg.horizontal_samples, cfg.rate_hz) == (16, 1800, 10.0)
+    # bound: float64 tables of exact decimals, ulps only; default rtol 1e-7
     np.testing.assert_allclose(cfg.elevations_deg, np.arange(-15, 16, 2))
     assert cfg.max_range_m == 100.0 and cfg.point_layout == 'velodyne'
 
@@ -40,6 +41,7 @@ def test_ouster_presets_have_their_channel_counts_and_fov():
     c128 = from_dict(LidarConfig, load_preset('ouster_os1_128'))
     assert (c64.channels, c128.channels) == (64, 128)
     assert c128.horizontal_samples == 1024 and c128.wavelength_nm == 865.0
+    # bound: float64 degrees(radians(x)), a few ulps; default rtol 1e-7
     np.testing.assert_allclose(np.degrees(build_beams(c128).ring_elevation_rad[[0, -1]]),
                                [-22.5, 22.5])
 

@@ -19,14 +19,17 @@ def test_one_sub_ray_is_the_centre_with_weight_one():
 def test_seven_sub_rays_are_centre_plus_hexagon_at_035_divergence():
     off, w = footprint.sub_ray_pattern(7, 3.0)
     assert off.shape == (7, 2)
+    # bound: float64 weights and radii of exact decimals, a few ulps; default rtol 1e-7 absorbs
     np.testing.assert_allclose(w, [0.25] + [0.125] * 6)
     np.testing.assert_allclose(w.sum(), 1.0)
     np.testing.assert_allclose(np.hypot(off[1:, 0], off[1:, 1]), 0.35 * 3e-3)
-    np.testing.assert_allclose(off[0], [0.0, 0.0])
+    np.testing.assert_allclose(off[0], [0.0, 0.0])  # bound: exact zero centre; default rtol 1e-7
 
 
 def test_threshold_for_defaults_by_hand():
+    # bound: bisection to 1e-13 of an erf within ulps (pdf 0.18): error < 1e-12 << 1e-10
     np.testing.assert_allclose(rad.normal_ppf(0.9), 1.2815515655446004, atol=1e-10)
+    # bound: z truncated to 1e-10: 5e-10 counts of 86, 6e-12 rel << 1e-9; z = 0: default rtol 1e-7
     np.testing.assert_allclose(rad.detection_threshold(100.0, 20.0, 0.9),
                                100.0 - 1.2815515655 * math.sqrt(120.0), rtol=1e-9)
     np.testing.assert_allclose(rad.detection_threshold_from_z(100.0, 20.0, 0.0), 100.0)
@@ -34,35 +37,42 @@ def test_threshold_for_defaults_by_hand():
 
 def test_reference_target_gives_s10_at_r10():
     cfg = LidarConfig()
+    # bound: float64 formula; default rtol 1e-7
     np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 60.0), 100.0)
 
 
 def test_80pct_target_reaches_10pct_threshold_at_r10_sqrt8():
     cfg = LidarConfig(overlap_range_m=0.0)
+    # bound: same float64 formula both sides, sqrt(8)^2 = 8 within a few ulps << 1e-12
     np.testing.assert_allclose(rad.signal_counts(cfg, 0.8, 60.0 * math.sqrt(8.0)),
                                rad.signal_counts(cfg, 0.1, 60.0), rtol=1e-12)
 
 
 def test_overlap_factor_and_range_floor():
     cfg = LidarConfig(overlap_range_m=2.0)
+    # bound: same float64 formula both sides (exp, pow within ulps); default rtol 1e-7 absorbs them
     np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 2.0),
                                100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
     cfg0 = LidarConfig(overlap_range_m=0.0)
+    # bound: float64 formula at the 1 mm range floor, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(rad.signal_counts(cfg0, 0.1, 0.0), 100.0 * (60.0 / 1e-3) ** 2)
 
 
 def test_per_ring_r10_and_out_of_range_ring_fallback():
     cfg = LidarConfig(channels=2, ring_range_at_10pct_m=(20.0, 90.0), overlap_range_m=0.0)
     s = rad.signal_counts(cfg, 0.1, np.array([20.0, 90.0, 60.0, 60.0]), np.array([0, 1, -1, 5]))
+    # bound: float64 formula at its own r10, few ulps; default rtol 1e-7
     np.testing.assert_allclose(s, [100.0, 100.0, 100.0, 100.0])
 
 
 def test_backscatter_lambertian_minnaert_wet_and_fallback():
     soil, grass = material_index('soil'), material_index('grass')
     c = math.cos(math.radians(60.0))
+    # bound: float64 tables and cosines, a few ulps; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(rad.backscatter(TABLE, soil, c, 0.0), 0.30 * 0.5)
     np.testing.assert_allclose(rad.backscatter(TABLE, soil, -c, 0.0), 0.30 * 0.5)
     np.testing.assert_allclose(rad.backscatter(TABLE, grass, c, 0.0), 0.45)  # k = 0
+    # bound: float64 tables and cosines, a few ulps; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(rad.backscatter(TABLE, soil, 1.0, 1.0), 0.30 * 0.5)  # wet
     np.testing.assert_allclose(rad.backscatter(TABLE, soil, 1.0, 0.0, albedo=2.0), 0.6)
     np.testing.assert_allclose(rad.backscatter(TABLE, 200, 1.0, 0.0), 0.3)  # -> other
@@ -72,6 +82,7 @@ def test_specular_lobe_is_gaussian_in_incidence_angle():
     w = TABLE.specular_width_deg[WATER]
     rho = rad.backscatter(TABLE, WATER, np.cos(np.radians([0.0, w])), 0.0)
     diffuse = TABLE.reflectivity[WATER] * np.cos(np.radians([0.0, w]))
+    # bound: same float64 cos/exp both sides, a few ulps; default rtol 1e-7 absorbs them
     np.testing.assert_allclose(rho - diffuse, TABLE.specular[WATER] * np.array([1, math.e ** -1]))
 
 
@@ -84,23 +95,28 @@ def test_reflectivity_byte_table():
 
 def test_pulse_stretch_factor():
     c45 = math.cos(math.radians(45.0))
+    # bound: float64 closed forms (sqrt, cos within ulps); default rtol 1e-7 absorbs rounding
     np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, c45, 0.01), 1 / math.sqrt(1.01))
     np.testing.assert_allclose(rad.pulse_stretch_factor(0.0, 10.0, c45, 0.01), 1.0)
     np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, 1.0, 0.01), 1.0)
+    # bound: float64 closed forms (sqrt, cos within ulps); default rtol 1e-7 absorbs rounding
     np.testing.assert_allclose(rad.pulse_stretch_factor(1.0, 10.0, 0.0, 0.01), 0.0)
 
 
 def test_range_noise_combines_floor_and_low_snr_in_quadrature():
     cfg = LidarConfig(range_noise_std_m=0.04)
     snr_spec = 100.0 / math.sqrt(120.0)
+    # bound: float64 hypot / pow of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(rad.range_noise_std(cfg, snr_spec), 0.05)
     np.testing.assert_allclose(rad.range_noise_std(cfg, 2 * snr_spec),
                                math.hypot(0.04, 0.015))
     cfg6 = LidarConfig(range_noise_snr_exponent=0.5)
+    # bound: float64 hypot / pow of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(rad.range_noise_std(cfg6, 4 * snr_spec), 0.015)
 
 
 def test_wetness_from_rain_model():
+    # bound: same float64 exp both sides (numpy vs math, each < 4 ulps); default rtol 1e-7
     np.testing.assert_allclose(rad.wetness_from_rain([0.0, 1.0, 5.0]),
                                [0.0, 1 - math.exp(-1), 1 - math.exp(-5)])
     assert rad.surface_wetness(-1.0, 1.0) == rad.wetness_from_rain(1.0)
@@ -116,4 +132,5 @@ def test_pond_rule_turns_deep_enough_ground_puddles_into_water():
 
 
 def test_rough_range_sigma():
+    # bound: float64 sqrt / division of exact decimals, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(rad.rough_range_sigma_m(0.002, [1.0, 0.25]), [0.002, 0.016])

@@ -172,6 +172,7 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     rng = np.random.default_rng(12)
     r = np.concatenate([[0.0, 1e-4, 1e-3], rng.uniform(0.0, 200.0, 5000)])
     ring = rng.integers(-1, cfg.channels + 2, r.size)            # out of range: the scalar
+    # bound: RTOL_LIBM = F64_KERNEL_RTOL (tolerances.py)
     np.testing.assert_allclose(radiometry.counts_per_reflectance(cfg, r, ring),
                                counts_reference(cfg, r, ring), rtol=RTOL_LIBM)
     s = rng.normal(50.0, 80.0, 5000)

@@ -14,6 +14,7 @@ def test_pulse_shape_integrates_to_the_pulse_length():
     # Midpoint samples of sin^2 over one period sum to half their count: sum g h = L.
     g = st.pulse_shape(0.75)
     assert g.size == 2 * st.STEPS_PER_PULSE
+    # bound: float64 sum of a few hundred terms, n eps64
     assert g.sum() * 0.75 / st.STEPS_PER_PULSE == pytest.approx(0.75, rel=1e-12)
 
 
@@ -29,6 +30,8 @@ def test_far_homogeneous_volume_equals_hard_target_of_pi_beta_l():
     grid, prof = st.soft_profile(cfg, 1e-3, 0.0, 300.0)
     r = 240.0
     hand = radiometry.counts_per_reflectance(cfg, r) * math.pi * 1e-3 * 0.75
+    # bound: linear interpolation of the profile on its grid (0.75 m pulse, 2 steps): its
+    # relative curvature error over a step, 2 x 2 x 0.75 m / r
     assert np.interp(r, grid, prof) == pytest.approx(hand, rel=2 * 2 * 0.75 / r)
 
 
@@ -43,6 +46,7 @@ def test_profile_is_the_discrete_pulse_integral():
     r = (j - m - 0.5) * h
     g = np.sin(math.pi * (m + 0.5) / (2 * st.STEPS_PER_PULSE)) ** 2
     gain = radiometry.counts_per_reflectance(cfg, r) * np.exp(-2 * alpha * r)
+    # bound: float64 k x h (approx rel 1e-6); the same float64 sum both sides (1e-12 >> n eps64)
     assert grid[j - 1] == pytest.approx(j * h)
     assert prof[j - 1] == pytest.approx(math.pi * beta * h * np.sum(g * gain), rel=1e-12)
 
@@ -78,6 +82,7 @@ def test_hopeless_peaks_are_dropped_and_rings_scale_with_r10_squared():
                       ring_range_at_10pct_m=(60.0, 30.0))
     beam, r, s = st.soft_returns(cfg, 4e-3, 0.08, [np.inf, np.inf], [0, 1], 10.0)
     assert beam.tolist() == [0, 1]
+    # bound: float64 ratio of the same formula, exact to ulps; approx rel 1e-6
     assert s[1] == pytest.approx(s[0] / 4.0)
     assert r[0] == r[1]
     # Haze (beta 2.3e-5): a few counts, never detectable.

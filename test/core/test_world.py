@@ -6,6 +6,7 @@ import time
 import numpy as np
 import open3d as o3d
 import pytest
+from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.config import LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
@@ -42,11 +43,13 @@ def test_example_world_uses_every_object_type():
     world = World.load(WORLDS / 'example.yaml', PLAIN)
     types = {o.type for o in world.objects}
     assert types == {'plane', 'box', 'sphere', 'cylinder', 'mesh', 'heightfield', 'occupancy_map'}
+    # bound: float64 values read from YAML; default rtol 1e-7 absorbs only parsing rounding
     np.testing.assert_allclose(world.smoke, [[5, -2, 1, 1.5]])
     np.testing.assert_allclose(world.smoke_density, [0.6])
     names = [o.name for o in world.objects]
     # shed ridge (3.3 m), the map's pillar (2 m walls at y 14.5-15.5) and a hill sample
     hits = world.cast(*_down([[15, -8], [0, 15], [-25.5, -26.5]]), 20.0)
+    # bound: 1 mm, far below the sensors' 2 cm noise
     np.testing.assert_allclose(hits.point[:, 2], [3.3, 2.0, 0.748], atol=1e-3)
     assert [names[i] for i in hits.obj] == ['shed', 'yard', 'hills']
     assert world.objects[names.index('bin')].class_id == 40
@@ -85,6 +88,7 @@ def test_occupancy_map_extrudes_walls_where_the_map_has_occupied_pixels(tmp_path
     centers = np.stack([1.0 + (cols + 0.5) * 0.5, 2.0 + (3.5 - rows) * 0.5], -1).reshape(-1, 2)
     hits = world.cast(*_down(centers), 20.0)
     np.testing.assert_array_equal(np.sort(hits.ray), np.flatnonzero(occ.ravel()))
+    # bound: vertical rays on faces z = 1.5 of exact vertices, f32 hit bound 2e-5 m << 1e-4
     np.testing.assert_allclose(hits.range_m, 8.5, atol=1e-4)
 
 
@@ -99,6 +103,7 @@ def test_occupancy_map_origin_yaw_turns_the_map_about_its_origin(tmp_path):
     # yaw 90 deg: the row runs along +y from the origin, the cell centre at (1.0 - 0.25, 3.75)
     hits = world.cast(*_down([[0.75, 3.75], [2.75, 2.25]]), 20.0)
     np.testing.assert_array_equal(hits.ray, [0])
+    # bound: as above, the yawed map's float64 vertices rounded once: 2e-5 m << 1e-4
     np.testing.assert_allclose(hits.range_m, 8.0, atol=1e-4)
 
 
@@ -116,10 +121,12 @@ def test_heightfield_npy_and_png_give_their_sample_heights(tmp_path):
                       ' height_scale_m: 6.5535, pose: {xyz: [-10, 0, 0]}}\n'}), PLAIN)
     xy = np.array([[0.3, 0.7], [3.1, 2.2], [7.9, 5.9]])
     hits = world.cast(*_down(xy + [10, 0]), 20.0)
+    # bound: f32_hit_bound_m(9 m, cos 0.99, lever 14.2 m to the far corner) = 2.2e-5 m
     np.testing.assert_allclose(hits.point[:, 2], 1.0 + 0.05 * xy[:, 0] + 0.025 * xy[:, 1],
-                               atol=1e-5)
+                               atol=float(f32_hit_bound_m(9.0, 0.99, 14.2)))
     assert np.all(hits.ground)
     vertex = world.cast(*_down([[-10 + 3, 2]]), 20.0)    # sample [2, 3] = 13 * 3000 counts
+    # bound: f32_hit_bound_m(10 m, 0.99, lever 15 m) = 2.4e-5 m << 1e-4
     np.testing.assert_allclose(vertex.point[:, 2], 13 * 3000 / 65535 * 6.5535, atol=1e-4)
 
 
@@ -132,6 +139,7 @@ def test_mesh_files_load_scaled_and_placed_by_their_origin(tmp_path, suffix):
         f'objects:\n  - {{name: box, type: mesh, file: box.{suffix}, scale: 2.0,'
         ' pose: {xyz: [5, -1, 0]}, material: vehicle}\n')}), PLAIN)
     hits = world.cast([[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]], 50.0)
+    # bound: face x = 5 of exact vertices, ray along x: two roundings of t, 1 ulp (5e-7) << 1e-5
     np.testing.assert_allclose(hits.range_m, [5.0], atol=1e-5)
     assert world.objects[0].n_triangles == 12
 
@@ -255,6 +263,7 @@ def test_demo_world_keeps_the_loop_ring_clear_of_obstacles():
 def test_flat_world_is_a_grass_plane_at_zero():
     world = World.load('flat', PLAIN)
     hits = world.cast(*_down([[0, 0], [99, -99], [-99.5, 50]]), 20.0)
+    # bound: plane z = 0 of exact vertices, vertical ray: T, denominator exact, t = 10 exactly
     np.testing.assert_allclose(hits.point[:, 2], 0.0, atol=1e-6)
     assert np.all(hits.material == MATERIAL_NAMES.index('grass')) and world.frame == 'map'
 

@@ -77,6 +77,7 @@ def test_bad_transform_is_refused_by_name_and_the_last_good_pose_is_kept(buf, ca
         buf.set_transform(*args)
     after = buf.lookup_many('map', 'base_link', [100.0, 100.5, 101.0])
     np.testing.assert_array_equal(after, before)
+    # bound: float64 TF interpolation of exact inputs, ulps; default rtol 1e-7 / approx 1e-6
     np.testing.assert_allclose(after[1, :3, 3], [1.5, 2.0, 0.0])
     assert np.all(np.isfinite(after))
 
@@ -86,6 +87,7 @@ def test_lookup_far_in_the_future_is_an_extrapolation_error_not_a_held_pose(buf)
                        r'outside the history \[100\.0+, 101\.0+\]'):
         buf.lookup_many('map', 'base_link', [101.0, 101.0 + 3600.0])
     # Within the tolerance (0.05 s) the end value is held, beyond it refused.
+    # bound: float64 TF interpolation of exact inputs, ulps; default rtol 1e-7 / approx 1e-6
     np.testing.assert_allclose(buf.lookup('map', 'base_link', 101.04)[:3, 3], [2, 2, 0])
     with pytest.raises(ExtrapolationError):
         buf.lookup('map', 'base_link', 101.06)
@@ -108,10 +110,12 @@ def test_frame_that_disappears_from_the_tree_disconnects_the_old_path(buf):
     with pytest.raises(FrameNotFoundError, match=r"'map' and 'base_link' are not connected "
                        r"\(roots 'map' and 'elsewhere'\)"):
         buf.lookup('map', 'base_link', 101.2)
+    # bound: float64 TF interpolation of exact inputs, ulps; default rtol 1e-7 / approx 1e-6
     assert buf.latest_common_time('elsewhere', 'base_link') == pytest.approx(101.2)
 
 
 def test_frame_whose_publisher_stops_ages_out_instead_of_holding_its_pose(buf):
+    # bound: float64 TF interpolation of exact inputs, ulps; default rtol 1e-7 / approx 1e-6
     assert buf.latest_common_time('map', 'base_link') == pytest.approx(101.0)
     # Ten seconds later nothing new arrived: a lookup "now" is refused, not answered stale.
     with pytest.raises(ExtrapolationError, match='outside the history'):
@@ -179,6 +183,7 @@ def test_good_environment_message_passes_with_its_values():
     w = environment_to_weather(_env(rain_rate_mm_h=12.0, visibility_m=300.0,
                                     smoke=[((1, 2, 1), 1.5, 0.6)]), 'map')
     assert (w.rain_mm_h, w.visibility_m) == (12.0, 300.0)
+    # bound: float64 TF interpolation of exact inputs, ulps; default rtol 1e-7 / approx 1e-6
     np.testing.assert_allclose(w.smoke, [[1, 2, 1, 1.5]])
 
 

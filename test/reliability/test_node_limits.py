@@ -101,7 +101,9 @@ def test_lidar_3d_and_laser_scan_publish_at_0_08_hz(procs, probe_factory, domain
     assert probe.wait_for(lambda: clouds.items and scans, 60.0), \
         [(d, e['message']) for d, e in probe.diag_latest.items()]
     cloud = clouds.items[0][2]
+    # bound: 5 cm, flat ground (noise off) against the float32 hit
     assert np.allclose(cloud['z'], -LIDAR_Z_M, atol=0.05)       # the flat ground below
+    # bound: float64 of exact or summed decimals, ulps; approx / isclose rel 1e-6 / 1e-9
     assert scans[0].scan_time == pytest.approx(12.5)
 
 
@@ -127,6 +129,7 @@ def test_1000_new_frames_per_second_stay_bounded_and_lookups_stay_right():
         most = max(most, buf.frame_count())
     # A 10 s history pruned every 1 s: at most 11 s of frames, plus map and base_link.
     assert most <= 11_002, most
+    # bound: float64 of exact or summed decimals, ulps; approx / isclose rel 1e-6 / 1e-9
     assert buf.lookup('map', 'base_link', 135.5)[0, 3] == pytest.approx(135.5)
     assert buf.lookup('map', 'robot35990/base', 135.99)[0, 3] == 1.0
     with pytest.raises(FrameNotFoundError, match=r"frame 'robot1/base' does not exist \(known: "
@@ -167,6 +170,7 @@ def test_a_node_fed_1000_new_frames_per_second_keeps_its_tree_bounded(
     assert max(frames) <= 12_000, frames
     late = clouds.since(t0 + 2.0)
     assert late, 'no cloud while the frames came'
+    # bound: 5 cm, flat ground (noise off) against the float32 hit
     assert all(np.allclose(c[2]['z'], -LIDAR_Z_M, atol=0.05) for c in late)
 
 
@@ -207,6 +211,7 @@ def test_the_monitor_keeps_counts_not_lists_and_its_rates_are_right():
         rate.add(k % 7, 'clear' if k < 60_000 else 'fog', now_s=10.0 + 0.01 * k)
     assert len(rate.recent) == RECENT_KEPT
     assert rate.count == 100_000 and rate.phase_counts == {'clear': 60_000, 'fog': 40_000}
+    # bound: float64 of exact or summed decimals, ulps; approx / isclose rel 1e-6 / 1e-9
     assert rate.mean_hz() == pytest.approx(100.0)
     assert rate.recent_hz(now_s=10.0 + 0.01 * 99_999) == pytest.approx(100.0)
     assert rate.mean_size() == pytest.approx(np.mean(np.arange(100_000) % 7))
@@ -225,5 +230,6 @@ def test_the_snapshot_recorder_keeps_the_last_terrain_samples_only():
         msg.header.stamp.sec = k
         rec.on_terrain(msg)
     assert [len(v) for v in rec.history.values()] == [HISTORY_KEPT] * 3
+    # bound: float64 of exact or summed decimals, ulps; approx / isclose rel 1e-6 / 1e-9
     assert rec.history['t_s'][-1] == HISTORY_KEPT + 499 and math.isclose(
         rec.history['t_s'][0], 500)

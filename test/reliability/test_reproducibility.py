@@ -92,6 +92,7 @@ def test_another_seed_with_noise_on_moves_points_only_along_their_beams(demo):
     assert len(common) > 0.9 * min(len(a), len(b))
     pa, pb = a[ia], b[ib]
     unit = [np.stack([p['x'], p['y'], p['z']], axis=1) / p['range'][:, None] for p in (pa, pb)]
+    # bound: float32 unit directions: a few F32_EPS / 2 (6e-8) < 2e-6
     np.testing.assert_allclose(unit[0], unit[1], atol=2e-6)    # same beam directions
     dr = np.abs(pa['range'].astype(np.float64) - pb['range'])
     # The noise did change the ranges, by cm typically (grazing grass at long range, low SNR

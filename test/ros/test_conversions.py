@@ -84,6 +84,7 @@ def test_ouster_layout_fields_and_unit_conversions():
         ('t', 16, U32, 1), ('reflectivity', 20, U16, 1), ('ring', 22, U16, 1),
         ('ambient', 24, U16, 1), ('range', 26, U32, 1)]
     assert msg.point_step == 30
+    # bound: float32 seconds < 0.1 s in ns: half a spacing 3.7 ns < 10 ns
     np.testing.assert_allclose(pts['t'], [0, 50_000_000, 99_900_000], atol=10)  # float32 s
     np.testing.assert_array_equal(pts['range'], [1234, 20000, 99999])
     np.testing.assert_array_equal(pts['intensity'], [100, 2000, 65535])
@@ -131,12 +132,14 @@ def test_tf_message_inserts_good_transforms_and_reports_bad_ones():
                                 tf('base_link', 'imu', 1, (math.nan, 0, 0), (0, 0, 0, 1))])
     errors = apply_tf_message(buf, msg, static=True)
     assert len(errors) == 2 and 'norm' in errors[0] and 'translation' in errors[1]
+    # bound: float64 values copied through messages; default rtol 1e-7 absorbs nothing else
     np.testing.assert_allclose(buf.lookup('map', 'base_link', 0.0)[:3, 3], [1.0, 2.0, 0.0])
 
 
 def test_matrix_transform_and_pose_round_trip():
     q = np.array([0.1, 0.2, -0.3, 0.9])
     m = to_matrix([1.0, -2.0, 3.0], q / np.linalg.norm(q))
+    # bound: float64 quaternion round trip, a few eps64 << 1e-12
     np.testing.assert_allclose(transform_to_matrix(matrix_to_transform(m)), m, atol=1e-12)
     np.testing.assert_allclose(pose_to_matrix(matrix_to_pose(m)), m, atol=1e-12)
 
@@ -158,6 +161,7 @@ def test_environment_becomes_weather():
     w = environment_to_weather(msg, 'map')
     assert (w.rain_mm_h, w.visibility_m, w.surface_wetness, w.puddle_depth_m) == (
         10.0, 200.0, 0.5, 0.01)
+    # bound: float64 values copied through messages; default rtol 1e-7 absorbs nothing else
     np.testing.assert_allclose(w.smoke, [[1.0, 2.0, 3.0, 1.5]])
     np.testing.assert_allclose(w.smoke_density, [0.6])
 

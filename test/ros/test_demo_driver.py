@@ -19,9 +19,11 @@ from ubot_lidar_sim_msgs.msg import Environment
 
 def test_loop_pose_starts_south_of_centre_heading_east_and_closes_after_one_lap():
     x, y, yaw = loop_pose(0.0, 12.0, 2.0)
+    # bound: float64 trig of exact inputs, eps64 x 12 m << the atol
     np.testing.assert_allclose([x, y, yaw], [0.0, -12.0, 0.0], atol=1e-12)
     lap_s = 2.0 * math.pi * 12.0 / 2.0
     np.testing.assert_allclose(loop_pose(lap_s / 4.0, 12.0, 2.0)[:2], [12.0, 0.0], atol=1e-9)
+    # bound: float64 trig of exact inputs, eps64 x 12 m << the atol
     np.testing.assert_allclose(loop_pose(lap_s, 12.0, 2.0)[:2], [0.0, -12.0], atol=1e-9)
 
 
@@ -30,15 +32,19 @@ def test_scenario_cycles_clear_rain_fog_smoke_snow_with_the_ramps():
     assert scenario_at(1.0, d, 25.0, 50.0)[:3] == ('clear', 0.0, math.inf)
     phase, rain, vis, _, _ = scenario_at(5.0 + 0.75 * 5.0, d, 25.0, 50.0)
     assert phase == 'rain'
+    # bound: float64 values copied or the same formula; default rtol 1e-7
     np.testing.assert_allclose(rain, 25.0)
     # 25 mm/h: 1.076 * 25^0.67 = 9.30 dB/km -> 2.141 /km, plus haze 3.912 / 20 km = 0.196 /km
     # -> V = 3.912 / 2.337 = 1.674 km; rain alone: 1.827 km.
+    # bound: hand values from 4-digit intermediates (comment): their rounding
     np.testing.assert_allclose(vis, 1674.0, rtol=2e-3)
     np.testing.assert_allclose(rain_visibility_m(25.0), 1827.0, rtol=2e-3)
+    # bound: float64 values copied or the same formula; default rtol 1e-7
     np.testing.assert_allclose(rain_visibility_m(25.0, 20000.0), vis)
     assert rain_visibility_m(0.0) == math.inf
     phase, rain, vis, _, _ = scenario_at(10.0 + 2.5, d, 25.0, 50.0)
     assert (phase, rain) == ('fog', 0.0)
+    # bound: float64 values copied or the same formula; default rtol 1e-7
     np.testing.assert_allclose(vis, 50.0)
     assert scenario_at(16.0, d, 25.0, 50.0)[0] == 'smoke'
     # Snow ramps to 5 mm/h: dry ITU law at 550 nm 5.525 x 5^1.38 = 50.9 dB/km -> 11.73 /km, plus
@@ -46,6 +52,7 @@ def test_scenario_cycles_clear_rain_fog_smoke_snow_with_the_ramps():
     phase, rain, vis, _, snow = scenario_at(20.0 + 0.75 * 5.0, d, 25.0, 50.0,
                                             snow_max_mm_h=5.0)
     assert (phase, rain, snow) == ('snow', 0.0, 5.0)
+    # bound: hand values from 4-digit intermediates (comment): their rounding
     np.testing.assert_allclose(vis, 328.0, rtol=3e-3)
     assert scenario_at(26.0, d, 25.0, 50.0)[0] == 'clear'
 
@@ -83,13 +90,16 @@ def test_tf_tree_and_weather_phases_arrive_over_dds(context):
     static = {t.child_frame_id: t for t in got['static'][0].transforms}
     assert set(static) == {'lidar_3d', 'laser'}
     assert all(t.header.frame_id == 'base_link' for t in static.values())
+    # bound: float64 values copied or the same formula; default rtol 1e-7
     np.testing.assert_allclose(static['lidar_3d'].transform.translation.z, 1.2)
     edges = {(t.header.frame_id, t.child_frame_id) for m in got['tf'] for t in m.transforms}
     assert edges == {('map', 'odom'), ('odom', 'base_link')}
     base = [t.transform.translation for m in got['tf'] for t in m.transforms
             if t.child_frame_id == 'base_link']
     radius = np.hypot([p.x for p in base], [p.y for p in base])
+    # bound: float64 trig of exact inputs, eps64 x 12 m << the atol
     np.testing.assert_allclose(radius, 12.0, atol=1e-9)
+    # bound: float64 values copied or the same formula; default rtol 1e-7
     np.testing.assert_allclose([p.z for p in base], 0.4)
     assert 35.0 < tf_rate_hz < 65.0  # ~50 Hz; loose for a loaded CI machine
     rain = max(e.rain_rate_mm_h for e in got['env'])

@@ -147,19 +147,24 @@ def test_box_room_gives_the_known_ranges_at_the_known_angles(context, room):
     rig.close()
     assert msg.header.frame_id == 'laser' and len(msg.ranges) == 360
     assert msg.angle_min == 0.0    # rays from 0 deg: 0, 1, ... 359 deg
+    # bound: float32 message fields of float64 values: F32_EPS / 2 = 6e-8 rel; default rtol 1e-7
     np.testing.assert_allclose(msg.angle_increment, math.radians(1.0))
     np.testing.assert_allclose(msg.scan_time, 0.2)
+    # bound: float32 message field: F32_EPS / 2 = 6e-8 rel < 1e-6
     np.testing.assert_allclose(msg.time_increment, 0.2 / 360, rtol=1e-6)
     ranges = np.asarray(msg.ranges)
     by_deg = dict(zip(np.rint(np.degrees(_angles(msg))).astype(int), ranges))
+    # bound: float32 message fields of float64 values: F32_EPS / 2 = 6e-8 rel; default rtol 1e-7
     np.testing.assert_allclose([by_deg[0], by_deg[90], by_deg[180], by_deg[270]],
                                [5.0, 4.0, 3.0, 2.0], atol=1e-3)
+    # bound: mm at <= 6 m (noise off), >= 30x the f32 hit bound; the rest TF timing
     np.testing.assert_allclose(by_deg[45], 4.0 * math.sqrt(2.0), atol=1e-3)
     np.testing.assert_allclose(ranges, _room_range(_angles(msg)), atol=2e-3)
     assert len(msg.intensities) == 0     # model geometric: a line trace has no intensity
     hits = {m.ns: len(m.points) // 2 for m in rays.markers}
     assert hits == {'hits': 360, 'misses': 0}
     assert rays.markers[0].header.frame_id == 'map'
+    # bound: float32 message fields of float64 values: F32_EPS / 2 = 6e-8 rel; default rtol 1e-7
     np.testing.assert_allclose(rays.markers[0].lifetime.sec, 1)
 
 
@@ -169,6 +174,7 @@ def test_laser_frame_from_tf_rotates_the_scan(context, room):
     rig.close()
     ranges = np.asarray(msg.ranges)
     # Yawed 90 deg, the laser's +x looks along world +y.
+    # bound: mm at <= 6 m (noise off), >= 30x the f32 hit bound; the rest TF timing
     np.testing.assert_allclose(ranges, _room_range(_angles(msg) + math.pi / 2), atol=2e-3)
 
 
@@ -184,6 +190,7 @@ def test_moving_laser_traces_each_ray_from_its_own_interpolated_pose(context, ro
     t_k = _ns(msg) * 1e-9 + k * msg.time_increment
     x_k = speed * (t_k - rig.t_ref_s)
     expected = _room_range(_angles(msg), x=(-3.0 - x_k, 5.0 - x_k))
+    # bound: mm at <= 6 m (noise off), >= 30x the f32 hit bound; the rest TF timing
     np.testing.assert_allclose(ranges, expected, atol=3e-3)
     starts = np.array([[p.x, p.y] for p in rays.markers[0].points[0::2]])
     np.testing.assert_allclose(starts[:, 0], x_k, atol=3e-3)
@@ -203,12 +210,16 @@ def test_array_length_rule_holds(context, room, fov_deg, res_deg, n):
         assert round((msg.angle_max - msg.angle_min) / msg.angle_increment) + 1 == n
     if fov_deg >= 360.0:
         assert msg.angle_min == 0.0 and (n - 1) * msg.angle_increment < 2.0 * math.pi  # no repeat
+        # bound: float32 fields of float64 values: F32_EPS / 2 = 6e-8 rel < default rtol 1e-7
         np.testing.assert_allclose(msg.angle_increment, math.radians(res_deg))
     elif n > 1:
+        # bound: float32 angles symmetric by construction: exact negation
         np.testing.assert_allclose(msg.angle_min, -msg.angle_max, atol=1e-12)  # centred on +x
+        # bound: float32 fields of float64 values: F32_EPS / 2 = 6e-8 rel < default rtol 1e-7
         np.testing.assert_allclose(msg.angle_increment, math.radians(res_deg))
     else:
         assert msg.angle_min == msg.angle_max
+        # bound: float32 angle_min of one ray: F32_EPS / 2 x pi << 1e-4
         np.testing.assert_allclose(msg.angle_min, 0.0, atol=1e-4)  # the one ray looks along +x
 
 
@@ -223,6 +234,7 @@ def test_open_space_gives_plus_inf_and_too_near_gives_minus_inf(context):
     ranges = np.asarray(msg.ranges)
     by_deg = dict(zip(np.rint(np.degrees(_angles(msg))).astype(int), ranges))
     assert by_deg[0] == -math.inf
+    # bound: mm at <= 6 m (noise off), >= 30x the f32 hit bound; the rest TF timing
     np.testing.assert_allclose(by_deg[180], 6.0, atol=1e-3)
     assert by_deg[90] == math.inf and by_deg[270] == math.inf
     finite = np.isfinite(ranges)
@@ -232,6 +244,7 @@ def test_open_space_gives_plus_inf_and_too_near_gives_minus_inf(context):
     assert counts == {'hits': int(finite.sum()), 'misses': 360 - int(finite.sum()) - n_minus}
     red = rays.markers[1]
     ends = np.array([[p.x, p.y] for p in red.points[1::2]])
+    # bound: float32 ray ends at 30 m: half a spacing 9.5e-7 < 1e-6
     np.testing.assert_allclose(np.hypot(ends[:, 0], ends[:, 1]), 30.0, atol=1e-6)
 
 

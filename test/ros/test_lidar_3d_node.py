@@ -183,8 +183,10 @@ def test_wall_points_lie_on_the_wall_once_transformed_by_tf_and_rings_match(rig_
     wall = pts[pts['material'] == CONCRETE]
     assert len(wall) > 50
     # Static TF: world = sensor + (0, 0, SENSOR_Z); the wall face is x = 9.9.
+    # bound: 2 cm at 10 m (noise off): the points' f32 hit bound is 4e-5 m, the rest TF timing
     np.testing.assert_allclose(wall['x'], WALL_FACE_X, atol=0.02)
     ground = pts[pts['material'] == 2]
+    # bound: 5 cm, flat ground z = 0 (noise off) against the float32 hit and TF at 1 mm
     np.testing.assert_allclose(ground['z'] + SENSOR_Z, 0.0, atol=0.05)
     np.testing.assert_array_equal(np.unique(pts['ring']), np.arange(8))
     # Time offsets: >= 0 (stamp at the first firing) and spanning about one 0.1 s period.
@@ -200,6 +202,7 @@ def test_moving_tf_skews_the_cloud_as_the_motion_predicts(rig_factory):
     stamp = stamp_to_s(msg.header.stamp)
     # Each point is in the sensor frame at its own firing time stamp + time.
     expected = WALL_FACE_X - rig.base_x(stamp + wall['time'].astype(np.float64))
+    # bound: 2 cm at 10 m (noise off): the points' f32 hit bound is 4e-5 m, the rest TF timing
     np.testing.assert_allclose(wall['x'], expected, atol=0.02)
     # The wall spans ~1/3 of the sweep: 5 m/s x ~0.035 s of travel, a skew, not noise.
     assert np.ptp(wall['x']) == pytest.approx(5.0 * np.ptp(wall['time']), abs=0.02)
@@ -213,6 +216,7 @@ def test_motion_distortion_false_traces_every_beam_from_the_stamp_pose(rig_facto
     wall = pts[pts['material'] == CONCRETE]
     np.testing.assert_array_equal(wall['time'], 0.0)
     stamp = stamp_to_s(msg.header.stamp)
+    # bound: 2 cm at 10 m (noise off): the points' f32 hit bound is 4e-5 m, the rest TF timing
     np.testing.assert_allclose(wall['x'], WALL_FACE_X - rig.base_x(stamp), atol=0.02)
     assert np.ptp(wall['x']) < 0.05
 
@@ -222,6 +226,8 @@ def test_the_geometric_model_publishes_the_wall_exactly_with_zero_intensity(rig_
     pts = pointcloud2_to_array(rig.clouds_after(1)[0])
     wall = pts[pts['material'] == CONCRETE]
     assert len(wall) > 50            # fog on the environment topic: no effect on this model
+    # bound: a face of one float32 x (9.9 rounded: 3.8e-7): Ng and v0 - o exact, t errs by d in
+    # float32, two products and a division, 4 F32_EPS / 2 x 10 m = 2.4e-6 m; total < 2e-5
     np.testing.assert_allclose(wall['x'], WALL_FACE_X, atol=2e-5)
     np.testing.assert_array_equal(pts['intensity'], 0.0)
     np.testing.assert_array_equal(pts['return_flags'], 7)     # first, strongest and last
@@ -307,6 +313,7 @@ def test_fov_markers_are_latched_with_the_preview_colour(rig_factory):
     ns = {m.ns for m in markers}
     assert {'fov_volume', 'angular_grid', 'distance_grid', 'range_labels'} <= ns
     vol = next(m for m in markers if m.ns == 'fov_volume')
+    # bound: float32 message colours of these decimals: approx rel 1e-6 > F32_EPS / 2
     assert (vol.color.r, vol.color.g, vol.color.b) == pytest.approx((0.05, 0.65, 1.0))
     assert vol.color.a == pytest.approx(0.12)
     labels = sorted(m.text for m in markers if m.ns == 'range_labels')
@@ -362,6 +369,7 @@ def test_use_sim_time_stamps_follow_the_clock_topic(rig_factory):
     stamp = stamp_to_s(msg.header.stamp)
     assert 1000.0 < stamp < 1010.0
     pts = pointcloud2_to_array(msg)
+    # bound: 2 cm at 10 m (noise off): the points' f32 hit bound is 4e-5 m, the rest TF timing
     np.testing.assert_allclose(pts[pts['material'] == CONCRETE]['x'], WALL_FACE_X, atol=0.02)
 
 
@@ -418,6 +426,7 @@ def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(rig_fac
     got = pointcloud2_to_array(clouds[-1])
     assert len(got) == len(core) > 100
     for name in ('x', 'y', 'z'):
+        # bound: float32 points from the same scan: two roundings of x at 10 m (1e-6) << 1e-4
         np.testing.assert_allclose(got[name], core[name], atol=1e-4)
     np.testing.assert_array_equal(got['ring'], core['ring'])
 

@@ -50,4 +50,5 @@ def test_livox_cloud_has_the_drivers_fields_and_reads_back():
     # Absolute ns (the stamp of the first point), one point interval of 5 us apart (to the
     # float64's 256 ns at this epoch, like the driver's).
     stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    # bound: float64 ns stamp at today's epoch has a 256 ns spacing
     np.testing.assert_allclose(back['timestamp'] - stamp, [0, 5000, 10000, 15000], atol=256)

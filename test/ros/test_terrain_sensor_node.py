@@ -101,13 +101,16 @@ def test_flat_ground_gives_height_minus_radius_and_hits_on_z0(context, flat):
     assert msg.header.frame_id == 'map'
     np.testing.assert_array_equal(msg.hit_flg, [0, 1, 1, 1, 1])
     np.testing.assert_array_equal(msg.enabled, [1, 1, 1, 1, 1])
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist, [0.2] * 4, atol=1e-3)
     hits = _xyz(msg.hit_loc)
     np.testing.assert_allclose(hits[1:, 2], 0.0, atol=1e-3)
+    # bound: x, y of vertical rays: float64 pose sums, eps64 x 10 m << 1e-6
     np.testing.assert_allclose(hits[1:, :2], np.array(TIRES).reshape(4, 3)[:, :2] + [2.0, -1.0],
                                atol=1e-6)
     # The body ray runs level 0.5 m above the plane: a miss reports the end of its 5 m trace.
     assert msg.veh_hit_dist == math.inf
+    # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9
     np.testing.assert_allclose(hits[0], [7.0, -1.0, 0.5], atol=1e-9)
     np.testing.assert_allclose(_xyz(msg.start_loc)[0], [2.0, -1.0, 0.5], atol=1e-9)
 
@@ -123,7 +126,9 @@ def test_ray_markers_show_hits_green_and_the_miss_red_to_its_end(context, flat):
     assert markers['hits'].color.g > 0.5 > markers['hits'].color.r
     assert markers['misses'].color.r > 0.5 > markers['misses'].color.g
     start, end = _xyz(markers['misses'].points)
+    # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9
     np.testing.assert_allclose(end - start, [5.0, 0.0, 0.0], atol=1e-9)
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(_xyz(markers['hits'].points[1::2])[:, 2], 0.0, atol=1e-3)
 
 
@@ -137,6 +142,7 @@ def test_wall_ahead_gives_distance_minus_center_to_front(context):
     msg = rig.sample()
     rig.close()
     assert msg.hit_flg[0] == 1
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.veh_hit_dist, d - 1.2, atol=1e-3)
     np.testing.assert_allclose(_xyz(msg.hit_loc)[0], [d, 0.0, 0.5], atol=1e-3)
 
@@ -147,7 +153,9 @@ def test_trace_shorter_than_the_ground_is_a_miss_at_the_trace_end(context, flat)
     rig.close()
     assert msg.hit_flg[1] == 0 and msg.enabled[1] == 1
     assert msg.tire_hit_dist[0] == math.inf
+    # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9
     np.testing.assert_allclose(_xyz(msg.hit_loc)[1], [1.4, 0.8, 0.4], atol=1e-9)
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist[1:], [0.5] * 3, atol=1e-3)
 
 
@@ -165,9 +173,11 @@ def test_disabled_ray_reports_nan(context, flat):
 def test_external_radii_change_the_next_sample_and_bad_inputs_keep_the_last(context, flat):
     rig = Rig(context, flat, {'tire_radii_source': 'external', 'vehicle_center_source':
                               'external', 'tire_radii_m': [0.3] * 4}, (0.0, 0.0, 0.5))
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(rig.sample().tire_hit_dist, [0.2] * 4, atol=1e-3)
     rig.radii.publish(Float64MultiArray(data=[0.1, 0.2, 0.3, 0.4]))
     rig.spin_until(lambda: rig.node.tire_radii_m[0] == 0.1)
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(rig.sample().tire_hit_dist, [0.4, 0.3, 0.2, 0.1], atol=1e-3)
     rig.radii.publish(Float64MultiArray(data=[0.25, 0.25]))
     rig.radii.publish(Float64MultiArray(data=[0.25, math.nan, 0.25, 0.25]))
@@ -178,6 +188,7 @@ def test_external_radii_change_the_next_sample_and_bad_inputs_keep_the_last(cont
     rig.executor.spin_once(timeout_sec=0.2)
     msg = rig.sample()
     rig.close()
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist, [0.4, 0.3, 0.2, 0.1], atol=1e-3)
     assert rig.node.vehicle_center_to_front_m == 0.7
 
@@ -188,13 +199,17 @@ def test_pitched_vehicle_tilts_the_rays(context, flat):
     msg = rig.sample()
     rig.close()
     # Positive pitch turns +x down: the body ray meets the ground h / sin(pitch) from the centre.
+    # bound: 1e-4 rel = 0.6 mm at 5.8 m >> the pitched ray float32 error (1e-6 m)
     np.testing.assert_allclose(msg.veh_hit_dist, h / math.sin(pitch), rtol=1e-4)
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(_xyz(msg.hit_loc)[0], [h / math.tan(pitch), 0.0, 0.0], atol=1e-3)
     tires = np.array(TIRES).reshape(4, 3)
     centre_z = h - tires[:, 0] * math.sin(pitch)       # front tires lower, rear higher
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist, centre_z / math.cos(pitch), atol=1e-3)
     hit_x = tires[:, 0] * math.cos(pitch) - centre_z * math.tan(pitch)
     np.testing.assert_allclose(_xyz(msg.hit_loc)[1:, 0], hit_x, atol=1e-3)
+    # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9
     np.testing.assert_allclose(_xyz(msg.start_loc)[1:, 2], centre_z, atol=1e-9)
 
 
@@ -205,10 +220,13 @@ def test_tire_frames_from_tf_and_a_missing_one_is_disabled(context, flat):
     rig.spin_until(lambda: rig.node.tf_buffer.can_transform('base_link', 'wheel_fl', 0.0))
     msg = rig.sample()
     rig.close()
+    # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9
     np.testing.assert_allclose(_xyz(msg.start_loc)[1], [1.0, 0.5, 0.6], atol=1e-9)
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist[0], 0.6, atol=1e-3)
     assert msg.enabled[2] == 0 and math.isnan(msg.tire_hit_dist[1])
     assert rig.node.diagnostics_values()[-1] == ('missing_tire_frames', 'wheel_fr')
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist[2:], [0.5, 0.5], atol=1e-3)
 
 
@@ -218,4 +236,5 @@ def test_missing_tire_frame_falls_back_to_positions_when_asked(context, flat):
     msg = rig.sample()
     rig.close()
     assert msg.enabled[4] == 1 and msg.hit_flg[4] == 1
+    # bound: 1 mm, >= 100x the flat-face hit error (test_terrain: < 1e-5 m); TF float64
     np.testing.assert_allclose(msg.tire_hit_dist[3], 0.5, atol=1e-3)

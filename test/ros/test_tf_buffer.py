@@ -22,6 +22,7 @@ def test_static_chain_composes_translations_and_rotations():
     buf.set_transform('base_link', 'lidar', 0.0, (1.0, 0.0, 0.5), IDENT_Q, static=True)
     m = buf.lookup('map', 'lidar', 123.0)
     # lidar origin: base (1, 2) + yaw 90 deg applied to (1, 0) -> (1, 3), z 0.5
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(m[:3, 3], [1.0, 3.0, 0.5], atol=1e-12)
     np.testing.assert_allclose(m[:3, :3] @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], atol=1e-12)
 
@@ -32,6 +33,7 @@ def test_inverse_lookup_is_the_matrix_inverse():
     buf.set_transform('map', 'b', 0.0, (0.0, 5.0, 0.0), yaw_q(-1.1), static=True)
     ab = buf.lookup('a', 'b', 0.0)
     ba = buf.lookup('b', 'a', 0.0)
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(ab @ ba, np.eye(4), atol=1e-12)
     expected = np.linalg.inv(buf.lookup('map', 'a', 0.0)) @ buf.lookup('map', 'b', 0.0)
     np.testing.assert_allclose(ab, expected, atol=1e-12)
@@ -40,6 +42,7 @@ def test_inverse_lookup_is_the_matrix_inverse():
 def test_same_frame_lookup_is_identity():
     buf = TransformBuffer()
     buf.set_transform('map', 'a', 0.0, (1.0, 0.0, 0.0), IDENT_Q, static=True)
+    # bound: float64 interpolation of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(buf.lookup('a', 'a', 5.0), np.eye(4))
 
 
@@ -49,6 +52,7 @@ def test_dynamic_translation_interpolates_linearly():
     buf.set_transform('map', 'base', 11.0, (2.0, 0.0, 0.0), IDENT_Q)
     out = buf.lookup_many('map', 'base', np.array([10.0, 10.25, 10.5, 11.0]))
     assert out.shape == (4, 4, 4)
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(out[:, 0, 3], [0.0, 0.5, 1.0, 2.0], atol=1e-12)
 
 
@@ -58,6 +62,7 @@ def test_rotation_interpolates_by_slerp_at_constant_rate():
     buf.set_transform('map', 'base', 1.0, (0.0, 0.0, 0.0), yaw_q(math.radians(90)))
     out = buf.lookup_many('map', 'base', np.linspace(0.0, 1.0, 5))
     yaws = np.degrees(np.arctan2(out[:, 1, 0], out[:, 0, 0]))
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(yaws, [0.0, 22.5, 45.0, 67.5, 90.0], atol=1e-9)
 
 
@@ -66,12 +71,14 @@ def test_slerp_takes_the_short_way_round_for_opposite_sign_quaternions():
     q1 = -np.array([yaw_q(math.radians(20))])
     q = slerp(q0, q1, np.array([0.5]))
     yaw = math.degrees(math.atan2(2 * q[0, 2] * q[0, 3], 1 - 2 * q[0, 2] ** 2))
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     assert yaw == pytest.approx(10.0, abs=1e-9)
 
 
 def test_quaternion_matrix_round_trip():
     q = np.array([0.1, -0.3, 0.5, 0.8])
     q /= np.linalg.norm(q)
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(matrix_to_quaternion(quaternion_to_matrix(q)), q, atol=1e-12)
 
 
@@ -79,6 +86,7 @@ def test_extrapolation_past_tolerance_raises_and_within_tolerance_holds():
     buf = TransformBuffer(tolerance_s=0.1)
     buf.set_transform('map', 'base', 1.0, (0.0, 0.0, 0.0), IDENT_Q)
     buf.set_transform('map', 'base', 2.0, (1.0, 0.0, 0.0), IDENT_Q)
+    # bound: float64 interpolation of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(buf.lookup('map', 'base', 2.05)[0, 3], 1.0)
     with pytest.raises(ExtrapolationError, match='outside the history'):
         buf.lookup('map', 'base', 2.2)
@@ -104,6 +112,7 @@ def test_cycle_is_refused_and_tree_is_unchanged():
         buf.set_transform('c', 'a', 0.0, (1, 0, 0), IDENT_Q, static=True)
     with pytest.raises(CycleError):
         buf.set_transform('a', 'a', 0.0, (1, 0, 0), IDENT_Q)
+    # bound: float64 interpolation of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(buf.lookup('a', 'c', 0.0)[0, 3], 2.0)
 
 
@@ -123,6 +132,7 @@ def test_bad_transforms_are_refused_with_a_reason(trans, quat, match):
 def test_nearly_unit_quaternion_is_accepted_and_normalised():
     buf = TransformBuffer()
     buf.set_transform('map', 'base', 0.0, (0, 0, 0), (0.0, 0.0, 0.0, 1.0005), static=True)
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(buf.lookup('map', 'base', 0.0), np.eye(4), atol=1e-12)
 
 
@@ -137,6 +147,7 @@ def test_history_is_bounded_to_cache_time():
         buf.set_transform('map', 'base', i * 0.01, (i * 0.01, 0.0, 0.0), IDENT_Q)
     with pytest.raises(ExtrapolationError):
         buf.lookup('map', 'base', 3.0)
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(buf.lookup('map', 'base', 4.5)[0, 3], 4.5, atol=1e-12)
     assert len(buf._edges['base'].times()) <= 101
 
@@ -154,6 +165,7 @@ def test_out_of_order_insert_is_sorted():
     buf.set_transform('map', 'base', 0.0, (0.0, 0, 0), IDENT_Q)
     buf.set_transform('map', 'base', 1.0, (1.0, 0, 0), IDENT_Q)
     out = buf.lookup_many('map', 'base', np.array([0.5, 1.5]))
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(out[:, 0, 3], [0.5, 1.5], atol=1e-12)
 
 
@@ -175,6 +187,7 @@ def test_chained_dynamic_lookup_many_matches_single_lookups():
     times = np.array([0.05, 0.33, 0.71, 0.99])
     many = buf.lookup_many('map', 'lidar', times)
     singles = np.stack([buf.lookup('map', 'lidar', t) for t in times])
+    # bound: float64 quaternion / matrix arithmetic of exact inputs, a few eps64 << the atol
     np.testing.assert_allclose(many, singles, atol=1e-12)
 
 
@@ -182,6 +195,7 @@ def test_reparenting_a_child_replaces_its_edge():
     buf = TransformBuffer()
     buf.set_transform('map', 'base', 0.0, (1, 0, 0), IDENT_Q, static=True)
     buf.set_transform('odom', 'base', 0.0, (2, 0, 0), IDENT_Q, static=True)
+    # bound: float64 interpolation of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(buf.lookup('odom', 'base', 0.0)[0, 3], 2.0)
     with pytest.raises(FrameNotFoundError):
         buf.lookup('map', 'base', 0.0)
