@@ -6,7 +6,7 @@ A sensor subclasses SensorNode, creates its publishers, implements ``scan_once(n
 sweeps come from one SweepClock (ros/sweep_clock.py): contiguous sweeps, stamps one period
 apart. The base counts
 every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py); its inputs
-(/tf, environment) come through ros/intake.py; see docs/core-interfaces.md.
+(/tf, environment) come through ros/intake.py; see docs/architecture.md.
 """
 
 import dataclasses

@@ -37,7 +37,7 @@ STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
              block: Optional[int] = None) -> np.random.Generator:
     """
-    Return the Generator of one random stream of one scan (docs/core-interfaces.md).
+    Return the Generator of one random stream of one scan (docs/architecture.md).
 
     block: the column block of a sweep cut in blocks (column_blocks.py), a fifth key entry.
     """

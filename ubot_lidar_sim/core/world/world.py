@@ -38,7 +38,7 @@ class World:
                  smoke_density: NDArray[np.float64], materials: MaterialTable | None = None,
                  caster: CasterFactory | None = None):
         """
-        Use World.load or World.from_dict; attributes follow docs/core-interfaces.md.
+        Use World.load or World.from_dict; attributes follow docs/architecture.md.
 
         caster: a backend.CasterFactory built once from the geometries (default Open3dCaster).
         """
