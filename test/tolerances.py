@@ -98,7 +98,7 @@ Relative bound of a numba kernel against its numpy reference where either calls 
 F64_LIBM_REL (1.8e-15) times the condition number of the formula, which must stay <= 560
 (1e-12 / F64_LIBM_REL): a product of a few pow / exp / expm1 of well-scaled arguments has
 kappa <= 10; exp(-x^2) of the specular lobe turns its angle's relative error into 2 x^2 times
-that, weighted by the lobe's share of the sum (test_physics_kernels checks its inputs' kappa).
+that, weighted by the lobe's share of the sum (test_radiometry_passes checks its inputs' kappa).
 Numba's + - * / sqrt are IEEE and not contracted to FMA, so no other term differs by CPU.
 """
 

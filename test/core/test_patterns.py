@@ -26,7 +26,7 @@ CELL_RAD = 5e-3
 
 
 def doc003_angles_deg(resolution_deg):
-    """Document 003's loop, literally: for (int32 i = 0; i < 360; i += Resolution)."""
+    """Count the 2D scanner's loop literally: for (int32 i = 0; i < 360; i += Resolution)."""
     return list(range(0, 360, resolution_deg))
 
 

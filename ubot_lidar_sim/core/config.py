@@ -200,7 +200,7 @@ class LidarConfig(_Shared, _Model):
                         read_only=True, nonempty=True)
     trigger: str = _p('timer', "'timer': contiguous sweeps at rate_hz, stamps one period apart, "
                       'each block of columns computed as soon as /tf covers it; '
-                      "'stream': the same (round 2 name); 'service': scan on ~/sample.",
+                      "'stream': an alias of 'timer'; 'service': scan on ~/sample.",
                       choices=('timer', 'service', 'stream'), read_only=True)
     column_blocks: int = _p(0, 'Cut each sweep by firing time into this many blocks of columns, '
                             'each traced with random streams of its own: the unit of parallel '

@@ -21,7 +21,7 @@ def planar_ray_count(fov_deg, resolution_deg):
     """
     Return the rays N of a 2D scan: ceil(fov / resolution), at least 1.
 
-    Document 003 casts ``for (i = 0; i < 360; i += Resolution)``: a ray every resolution over
+    The scanner casts ``for (i = 0; i < 360; i += Resolution)``: a ray every resolution over
     the half-open field of view, so 7 deg gives 52 rays, 100 deg 4 and 270 deg 2.
     """
     return max(1, math.ceil(fov_deg / resolution_deg - _COUNT_EPS))

@@ -255,8 +255,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
             beam, r, pw, st = beam[order], r[order], pw[order], st[order]
-    # Document 001: contributions *closer* than min_separation_m merge, so a gap of exactly
-    # min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
+    # docs/physics.md, "Echoes": contributions *closer* than min_separation_m merge, so a gap of
+    # exactly min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
     start, energy, r_e, peak, big = radiometry_passes.form_echoes(
         beam, r, pw, st, cfg.min_separation_m * (1.0 - 1e-9))

@@ -1,5 +1,5 @@
 """
-Smoke: where a ray enters its nearest dense smoke cell (hits get classes.SMOKE_CLASS).
+Smoke: where a ray enters its nearest dense smoke cell (hits get labels.SMOKE_CLASS).
 
 A sweep has ~10^5 rays and a scene up to 1024 smoke cells, so the rule is not evaluated for
 every pair. First the cells that cannot stop any ray are dropped (``cells_that_can_stop``): too
