@@ -53,7 +53,8 @@ ARGUMENTS = {
                 'fires), service, or stream (the same as timer) (timer)', ('lidar_3d',),
                 'trigger'),
     'column_blocks': ('', 'lidar_3d blocks of columns per sweep, each with random streams of '
-                      'its own (0 = auto: 8, 1 for a rosette)', ('lidar_3d',), 'column_blocks'),
+                      'its own (0 = auto: by the sub-rays of a sweep)', ('lidar_3d',),
+                      'column_blocks'),
     'frame_id': ('', 'lidar_3d frame (lidar_3d; <namespace>/lidar_3d in a namespace)',
                  ('lidar_3d',), 'frame_id'),
     'laser_frame_id': ('', 'laser_scan frame (laser; <namespace>/laser in a namespace)',

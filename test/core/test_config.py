@@ -151,3 +151,16 @@ def test_laser_scan_columns_fall_at_angle_min_plus_i_resolution():
                                      np.zeros(cfg.n_rays)).column_azimuth_rad)
         # bound: float64 angles <= 360 deg, a few ulps (6e-14) << 1e-9
         np.testing.assert_allclose(az, start + res * np.arange(az.size), atol=1e-9)
+
+
+def test_auto_column_blocks_are_one_per_32768_sub_rays_at_most_8_and_whole_otherwise():
+    # VLP-16 grid 16 x 1800: 1 sub-ray 28,800 -> 1 block; 7 sub-rays 201,600 -> ceil(6.15) = 7.
+    grid = {'channels': 16, 'horizontal_samples': 1800}
+    assert LidarConfig(**grid, sub_rays=1).n_column_blocks == 1
+    assert LidarConfig(**grid, sub_rays=7).n_column_blocks == 7
+    # 128 x 2048 x 7 would be 56 blocks: at most 8; an explicit value is kept as given.
+    big = {'channels': 128, 'horizontal_samples': 2048, 'max_rays_per_scan': 262144}
+    assert LidarConfig(**big, sub_rays=7).n_column_blocks == 8
+    assert LidarConfig(**big, sub_rays=7, column_blocks=3).n_column_blocks == 3
+    # The geometric model's sweeps stay whole.
+    assert LidarConfig(**big, sub_rays=7, model='geometric').n_column_blocks == 1

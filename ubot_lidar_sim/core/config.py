@@ -19,9 +19,12 @@ from ubot_lidar_sim.core.physics.radiometry import detection_threshold, normal_p
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES, SINGLE_RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, weather_from
 
-#: column_blocks 0 (auto) of a spinning pattern: its sweep's last block is an eighth of it, so a
-#: cloud is out about an eighth of a sweep's compute time after the sweep ends.
-AUTO_COLUMN_BLOCKS = 8
+#: column_blocks 0 (auto) of the physical model of a spinning pattern: one block per this many
+#: sub-rays, at most AUTO_COLUMN_BLOCKS_MAX. A block costs ~0.4 ms of fixed work here, so a
+#: cheap sweep stays whole, and an expensive one is out ~1 / blocks of its compute time after it
+#: ends (computed while it fires). A count of the config, never a measured time: same bytes.
+AUTO_SUB_RAYS_PER_BLOCK = 32768
+AUTO_COLUMN_BLOCKS_MAX = 8
 
 
 @dataclass(frozen=True)
@@ -205,7 +208,9 @@ class LidarConfig(_Shared, _Model):
     column_blocks: int = _p(0, 'Cut each sweep by firing time into this many blocks of columns, '
                             'each traced with random streams of its own: the unit of parallel '
                             'work, computed while the sweep fires; 1 = whole sweeps; 0 = auto '
-                            f'({AUTO_COLUMN_BLOCKS} for a spinning pattern, 1 for a rosette).',
+                            f'(physical model of a spinning pattern: one per '
+                            f'{AUTO_SUB_RAYS_PER_BLOCK} sub-rays, at most '
+                            f'{AUTO_COLUMN_BLOCKS_MAX}; else 1).',
                             min=0, max=64, read_only=True)
     compute_process: bool = _p(False, 'Compute the sweeps in a child process with its own copy '
                                'of the world (same bytes; frees the node from the GIL).',
@@ -240,9 +245,11 @@ class LidarConfig(_Shared, _Model):
         """Return the column blocks of a sweep: column_blocks, or for 0 the automatic number."""
         if self.column_blocks:
             return self.column_blocks
-        if self.pattern_type == 'rosette':
+        if self.pattern_type == 'rosette' or self.model == 'geometric':
             return 1
-        return min(AUTO_COLUMN_BLOCKS, self.horizontal_samples)
+        sub_rays = self.channels * self.horizontal_samples * self.sub_rays
+        # At most 256 x 7 sub-rays per column: never more blocks than columns.
+        return min(-(-sub_rays // AUTO_SUB_RAYS_PER_BLOCK), AUTO_COLUMN_BLOCKS_MAX)
 
     def _check_cross(self):
         super()._check_cross()
