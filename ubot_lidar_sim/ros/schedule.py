@@ -1,12 +1,12 @@
 """
-The scan timer's schedule read against the steady clock: missed periods, clock jumps, a pause.
+The node's clock read against the steady clock: clock jumps and a pause.
 
-rcl keeps a timer on its schedule: a tick more than a period late moves the next call past the
-periods it missed, and those are dropped sweeps ('overrun'). A jump of the node's clock (an
-NTP step of the system time, a /clock publisher that seeks) moves the schedule as well, but no
-sweep was due in between: ``TimerSchedule`` tells the two apart by comparing the step of the
-node's clock with the step of the steady clock. ``ClockWatch`` sees a simulated clock that has
-stopped advancing.
+The sweep clock (sweep_clock.py) ticks ``TimerSchedule`` once per sweep with the newest pose's
+time. A node that fell behind skips periods (overrun); a jump of the node's clock (an NTP step
+of the system time, a /clock publisher that seeks) moves that time as well, but no sweep was
+due in between: ``TimerSchedule`` tells the two apart by comparing the step of the node's clock
+with the step of the steady clock. ``ClockWatch`` sees a simulated clock that has stopped
+advancing.
 """
 
 CLOCK_JUMP_S = 1.0      # the node's clock moved this much more than expected: a jump
