@@ -5,9 +5,10 @@ The services of a sensor node: ``~/sample`` (std_srvs/Trigger) and ``~/get_lates
 executor, so a waiting call holds up neither /tf nor /tf_static nor the other services
 (rclpy_compat.deferred_service). A continuous trigger (``timer``, ``stream``): the next sweep
 of the sweep clock serves the request and runs even when nobody subscribes; the sweeps keep
-their grid and none is published twice or overlaps another. trigger ``service``: a request wakes the scan thread for a scan of its own. Either way a request
-waits over 'no_new_transform' skips (the transform the last sweep used is the newest) and is
-answered by the first sweep that publishes (true) or is skipped for any other reason
+their grid and none is published twice or overlaps another. trigger ``service``: a request
+wakes the scan thread for a scan of its own. Either way a request waits over
+'no_new_transform' skips (the transform the last sweep used is the newest) and is answered by
+the first sweep that publishes (true) or is skipped for any other reason
 (false, with the reason), at the latest after SAMPLE_TIMEOUT_S (false, e.g. while no /clock
 arrives). ``~/get_latest`` returns the last published message from memory, without
 scanning; success false before the first.
