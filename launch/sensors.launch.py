@@ -47,8 +47,11 @@ ARGUMENTS = {
                         ('lidar_3d',), 'compute_workers'),
     'lidar_model': ('', 'lidar_3d model: physical (docs/physics.md) or geometric (the first '
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
-    'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne or ouster (full)',
-                     ('lidar_3d',), 'point_layout'),
+    'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne, ouster, livox or '
+                     'autoware (full)', ('lidar_3d',), 'point_layout'),
+    'livox_custom_msg': ('', 'lidar_3d with point_layout livox: also livox_ros_driver2/CustomMsg '
+                         'on livox/lidar; needs livox_ros_driver2 installed (false)',
+                         ('lidar_3d',), 'livox_custom_msg'),
     'trigger': ('', 'lidar_3d trigger: timer (contiguous sweeps, each block computed as it '
                 'fires), service, or stream (the same as timer) (timer)', ('lidar_3d',),
                 'trigger'),

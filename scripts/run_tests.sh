@@ -6,6 +6,12 @@ cd "$ROOT"
 # shellcheck source=/dev/null
 source scripts/env.sh >/dev/null
 rm -rf build/ubot_lidar_sim/test_results build/ubot_lidar_sim/pytest.xml
+# The test-only interface packages (test/support: a livox_ros_driver2 stand-in), apart from
+# install/ so that users never get them; the CustomMsg tests fail (not skip) without them.
+scripts/build_test_interfaces.sh || exit 1
+# shellcheck source=/dev/null
+source .ws/test_interfaces/install/local_setup.bash
+export UBOT_TEST_INTERFACES=1
 colcon test --base-paths . ubot_lidar_sim_msgs --packages-select ubot_lidar_sim \
   --event-handlers console_direct+ --pytest-args -p no:cacheprovider
 # The core tests again, numba compiled for a generic CPU (issue 26); counted in the line below.

@@ -26,6 +26,9 @@ UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2'}
 # This package, and modules of its own test and benchmark folders (helpers imported by name).
 FIRST_PARTY = {'ubot_lidar_sim', 'test'} | {
     p.stem for d in ('test', 'benchmarks') for p in (ROOT / d).rglob('*.py')}
+# Interface packages the tests build themselves (test/support, scripts/build_test_interfaces.sh):
+# the livox_ros_driver2 stand-in; the package itself only imports it at run time, optionally.
+FIRST_PARTY |= {p.parent.name for p in (ROOT / 'test' / 'support').glob('*/package.xml')}
 
 
 def _imports(paths):

@@ -162,10 +162,14 @@ EXPECTED_LAYOUTS = {
     'ouster': ([('x', 0, F32), ('y', 4, F32), ('z', 8, F32), ('intensity', 12, F32),
                 ('t', 16, U32), ('reflectivity', 20, U16), ('ring', 22, U16),
                 ('ambient', 24, U16), ('range', 26, U32)], 30),
+    # Nebula's PointXYZIRCAEDT (docs/nodes.md, "Point layouts").
+    'autoware': ([('x', 0, F32), ('y', 4, F32), ('z', 8, F32), ('intensity', 12, U8),
+                  ('return_type', 13, U8), ('channel', 14, U16), ('azimuth', 16, F32),
+                  ('elevation', 20, F32), ('distance', 24, F32), ('time_stamp', 28, U32)], 32),
 }
 
 
-@pytest.mark.parametrize('layout', ['full', 'velodyne', 'ouster'])
+@pytest.mark.parametrize('layout', ['full', 'velodyne', 'ouster', 'autoware'])
 def test_cloud_has_the_exact_fields_offsets_and_datatypes_of_each_layout(rig_factory, layout):
     rig = rig_factory({'point_layout': layout})
     msg = rig.clouds_after(1)[0]
@@ -173,6 +177,39 @@ def test_cloud_has_the_exact_fields_offsets_and_datatypes_of_each_layout(rig_fac
     assert msg.header.frame_id == 'lidar_3d' and msg.height == 1 and msg.is_dense
     assert not msg.is_bigendian and msg.width > 100
     assert msg.row_step == msg.width * msg.point_step == len(msg.data)
+
+
+def test_autoware_cloud_reads_back_field_by_field_with_the_documented_types(rig_factory):
+    rig = rig_factory({'point_layout': 'autoware', 'return_mode': 'dual_strongest_last'})
+    msg = rig.clouds_after(1)[0]
+    # Read as a consumer does: a dtype from the documented types and offsets, not the fields.
+    doc = np.dtype({'names': ['x', 'y', 'z', 'intensity', 'return_type', 'channel', 'azimuth',
+                              'elevation', 'distance', 'time_stamp'],
+                    'formats': ['<f4', '<f4', '<f4', 'u1', 'u1', '<u2', '<f4', '<f4', '<f4',
+                                '<u4'],
+                    'offsets': [0, 4, 8, 12, 13, 14, 16, 20, 24, 28], 'itemsize': 32})
+    pts = np.frombuffer(bytes(msg.data), dtype=doc)
+    assert len(pts) == msg.width > 100
+    np.testing.assert_array_equal(np.unique(pts['channel']), np.arange(8))
+    # dual_strongest_last: Nebula's LAST 1, STRONGEST 3, IDENTICAL 6 only.
+    assert set(np.unique(pts['return_type'])) <= {1, 3, 6} and 6 in pts['return_type']
+    # time_stamp: uint32 ns after the header stamp, within one 0.1 s period.
+    assert pts['time_stamp'].min() >= 0 and 90_000_000 <= pts['time_stamp'].max() < 100_000_000
+    d = pts['distance'].astype(np.float64)
+    # bound: float32 xyz and range of points within 30 m: 1e-5 relative covers both roundings
+    np.testing.assert_allclose(np.sqrt(pts['x'].astype(np.float64) ** 2 + pts['y'] ** 2
+                                       + pts['z'] ** 2), d, rtol=1e-5)
+    az, el = pts['azimuth'].astype(np.float64), pts['elevation'].astype(np.float64)
+    assert az.min() >= 0.0 and az.max() <= 2 * math.pi
+    # Nebula's convention: x = d cos(el) sin(az), y = d cos(el) cos(az), z = d sin(el).
+    # bound: float32 angles (2.4e-7 rad) times 30 m plus float32 xyz at 30 m: 2e-5 m
+    np.testing.assert_allclose(d * np.cos(el) * np.sin(az), pts['x'], atol=2e-5)
+    # bound: as above, 2e-5 m
+    np.testing.assert_allclose(d * np.cos(el) * np.cos(az), pts['y'], atol=2e-5)
+    # bound: as above, 2e-5 m
+    np.testing.assert_allclose(d * np.sin(el), pts['z'], atol=2e-5)
+    wall = pts[np.abs(pts['x'] - WALL_FACE_X) < 0.02]
+    assert len(wall) > 20 and wall['intensity'].max() > 0     # the calibrated byte
 
 
 def test_wall_points_lie_on_the_wall_once_transformed_by_tf_and_rings_match(rig_factory):

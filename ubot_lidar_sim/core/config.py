@@ -221,7 +221,11 @@ class LidarConfig(_Shared, _Model):
     ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',
-                           choices=('full', 'velodyne', 'ouster', 'livox'), read_only=True)
+                           choices=('full', 'velodyne', 'ouster', 'livox', 'autoware'),
+                           read_only=True)
+    livox_custom_msg: bool = _p(False, 'Also publish livox_ros_driver2/msg/CustomMsg on '
+                                'livox/lidar (point_layout livox; needs livox_ros_driver2).',
+                                read_only=True)
     stamp_at: str = _p('start', "Header stamp at the sweep's first firing or its end.",
                        choices=('start', 'end'))
     spin_direction: str = _p('cw', 'Spin sense seen from above.', choices=('cw', 'ccw'))
@@ -260,9 +264,20 @@ class LidarConfig(_Shared, _Model):
                 f'{self.horizontal_samples} = {rays} rays, allowed at most max_rays_per_scan = '
                 f'{self.max_rays_per_scan} (lower channels or horizontal_samples, or raise '
                 'max_rays_per_scan)')
-        if self.point_layout == 'ouster' and self.stamp_at == 'end':
+        # uint32 ns after the stamp: ouster's t, autoware's time_stamp, CustomMsg's offset_time.
+        if self.point_layout in ('ouster', 'autoware') and self.stamp_at == 'end':
+            field = {'ouster': 't', 'autoware': 'time_stamp'}[self.point_layout]
             raise ConfigError('stamp_at', self.stamp_at,
-                              "'start' with point_layout 'ouster' (t is uint32 ns)")
+                              f"'start' with point_layout {self.point_layout!r} ({field} is "
+                              'uint32 ns)')
+        if self.livox_custom_msg and self.point_layout != 'livox':
+            raise ConfigError('livox_custom_msg', self.livox_custom_msg,
+                              f'false with point_layout {self.point_layout!r} (true needs '
+                              "point_layout 'livox')")
+        if self.livox_custom_msg and self.stamp_at == 'end':
+            raise ConfigError('stamp_at', self.stamp_at,
+                              "'start' with livox_custom_msg true (offset_time is uint32 ns "
+                              'after timebase)')
         for name in ('elevations_deg', 'ring_range_at_10pct_m', 'ring_time_offsets_us'):
             value = getattr(self, name)
             if value and len(value) != self.channels:

@@ -6,7 +6,9 @@ Python and numpy: numbers, str, numpy arrays, nested Messages and lists of them.
 ``build(message, make)`` turns it into an object of either library, ``make(type_name, fields)``
 being that library's constructor (``ros/conversions.to_rclpy``, ``output/rosbag.to_rosbags``).
 Described here: Time and Header, LaserScan of a core LaserScanResult, TerrainSensor of a core
-TerrainResult, and Environment <-> core Weather (both ways). No rclpy or rosbags import.
+TerrainResult, Environment <-> core Weather (both ways), and livox_ros_driver2's CustomMsg of a
+sweep, whose points stay one record array: ``custom_msg_cdr`` serialises it (plain CDR, what a
+publisher sends as raw bytes) without a message object per point. No rclpy or rosbags import.
 """
 
 from typing import Any, Callable, Mapping, NamedTuple
@@ -24,6 +26,24 @@ SCAN = 'sensor_msgs/msg/LaserScan'
 TERRAIN = f'{MSG_PACKAGE}/msg/TerrainSensor'
 ENVIRONMENT = f'{MSG_PACKAGE}/msg/Environment'
 SMOKE_VOLUME = f'{MSG_PACKAGE}/msg/SmokeVolume'
+LIVOX_PACKAGE = 'livox_ros_driver2'
+CUSTOM_MSG = f'{LIVOX_PACKAGE}/msg/CustomMsg'
+#: livox_ros_driver2's msg/CustomMsg.msg and msg/CustomPoint.msg (Livox-SDK/livox_ros_driver2;
+#: the same as livox_ros_driver's), field by field in order. The test interface package
+#: (test/support/livox_ros_driver2) is written from these, and the node refuses an installed
+#: type whose fields differ.
+CUSTOM_MSG_FIELDS = (('header', 'std_msgs/Header'), ('timebase', 'uint64'),
+                     ('point_num', 'uint32'), ('lidar_id', 'uint8'), ('rsvd', 'uint8[3]'),
+                     ('points', 'CustomPoint[]'))
+CUSTOM_POINT_FIELDS = (('offset_time', 'uint32'), ('x', 'float32'), ('y', 'float32'),
+                       ('z', 'float32'), ('reflectivity', 'uint8'), ('tag', 'uint8'),
+                       ('line', 'uint8'))
+#: One CustomPoint as plain CDR lays it out in a sequence: each element starts aligned to 4
+#: (its uint32), so 19 bytes of fields and 1 of padding.
+CUSTOM_POINT_CDR = np.dtype({'names': [n for n, _ in CUSTOM_POINT_FIELDS],
+                             'formats': ['<u4', '<f4', '<f4', '<f4', 'u1', 'u1', 'u1'],
+                             'offsets': [0, 4, 8, 12, 16, 17, 18], 'itemsize': 20})
+_CDR_LE = b'\x00\x01\x00\x00'     # encapsulation: plain CDR, little-endian
 
 #: Environment number field -> core Weather field (smoke: SmokeVolume[] <-> smoke, density).
 ENVIRONMENT_TO_WEATHER = {'rain_rate_mm_h': 'rain_mm_h', 'visibility_m': 'visibility_m',
@@ -139,3 +159,46 @@ def environment_to_weather(msg, world_frame):
     smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
     return weather_from(names, smoke=np.array(smoke, dtype=np.float64).reshape(-1, 4),
                         smoke_density=[s.density for s in msg.smoke], **values)
+
+
+def livox_custom_msg(points, frame_id, stamp_ns, lidar_id=0) -> Message:
+    """
+    Return the livox_ros_driver2/CustomMsg of a sweep's FULL_DTYPE points (P,).
+
+    timebase = the header stamp (int ns), offset_time = the point's time in ns after it
+    (uint32: LidarConfig asks stamp_at start), reflectivity = the calibrated intensity byte,
+    tag 0 (no noise flags), line = ring. ``points`` is a CUSTOM_POINT_CDR record array.
+    """
+    out = np.zeros(len(points), dtype=CUSTOM_POINT_CDR)
+    out['offset_time'] = np.rint(points['time'].astype(np.float64) * 1e9).astype(np.uint32)
+    for name in ('x', 'y', 'z'):
+        out[name] = points[name]
+    out['reflectivity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
+    out['line'] = points['ring']
+    return Message(CUSTOM_MSG, {
+        'header': header(frame_id, stamp_ns), 'timebase': int(stamp_ns),
+        'point_num': len(out), 'lidar_id': int(lidar_id),
+        'rsvd': np.zeros(3, dtype=np.uint8), 'points': out})
+
+
+def custom_msg_cdr(message: Message) -> bytes:
+    """
+    Return a livox_custom_msg Message serialised as plain little-endian CDR.
+
+    The bytes rmw hands over for the message (test/ros/test_livox_custom_msg.py compares them
+    with rclpy's serialize_message); publishers send them as they are.
+    """
+    f, h = message.fields, message.fields['header'].fields
+    frame = h['frame_id'].encode('utf-8') + b'\x00'
+    body = bytearray(np.array([h['stamp'].fields['sec'], h['stamp'].fields['nanosec'],
+                               len(frame)], dtype='<u4').tobytes())
+    body += frame
+    body += bytes(-len(body) % 8)                       # uint64 timebase aligned to 8
+    body += np.array([f['timebase']], dtype='<u8').tobytes()
+    body += np.array([f['point_num']], dtype='<u4').tobytes()
+    body += bytes([f['lidar_id']]) + np.asarray(f['rsvd'], dtype=np.uint8).tobytes()
+    pts = np.ascontiguousarray(f['points'], dtype=CUSTOM_POINT_CDR)
+    body += np.array([len(pts)], dtype='<u4').tobytes()
+    raw = pts.tobytes()
+    body += raw[:-1] if raw else raw                    # no padding after the last point
+    return _CDR_LE + bytes(body)

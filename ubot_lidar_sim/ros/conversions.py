@@ -19,6 +19,7 @@ from geometry_msgs.msg import Pose, Transform
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion, to_matrix
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.output import messages
@@ -47,6 +48,43 @@ def _rclpy_make(type_name, fields):
         if isinstance(value, np.ndarray) and kinds[name].startswith('sequence<'):
             fields[name] = array(value.dtype.char, value.tobytes())
     return cls(**fields)
+
+
+def _ros_field_type(msg_type, package):
+    """Return rclpy's get_fields_and_field_types() spelling of a .msg field type."""
+    base = {'float32': 'float', 'float64': 'double'}.get(msg_type, msg_type)
+    if base.endswith('[]'):
+        inner = base[:-2]
+        return f'sequence<{inner if "/" in inner else f"{package}/{inner}"}>'
+    return base
+
+
+def livox_custom_msg_class():
+    """
+    Return livox_ros_driver2's CustomMsg class, imported now (an optional dependency).
+
+    Raises ConfigError naming livox_custom_msg when livox_ros_driver2's Python messages do not
+    import or their fields are not output/messages.CUSTOM_MSG_FIELDS / CUSTOM_POINT_FIELDS
+    (the raw CDR the node publishes would not match).
+    """
+    package = messages.LIVOX_PACKAGE
+    try:
+        cls = _rclpy_class(messages.CUSTOM_MSG)
+        point_cls = _rclpy_class(f'{package}/msg/CustomPoint')
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError('livox_custom_msg', True,
+                          f'false while {package} is not installed ({exc}): build and source '
+                          f'{package} (Livox-SDK/livox_ros_driver2) to publish its CustomMsg'
+                          ) from None
+    for klass, fields in ((cls, messages.CUSTOM_MSG_FIELDS),
+                          (point_cls, messages.CUSTOM_POINT_FIELDS)):
+        want = {name: _ros_field_type(kind, package) for name, kind in fields}
+        have = dict(klass.get_fields_and_field_types())
+        if have != want:
+            raise ConfigError('livox_custom_msg', True,
+                              f'false while the installed {package} {klass.__name__} has the '
+                              f'fields {have}, not those this node writes: {want}')
+    return cls
 
 
 def to_rclpy(message):

@@ -3,7 +3,9 @@ The lidar_3d node (docs/nodes.md): a spinning 3D LiDAR publishing PointCloud2.
 
 Each sweep looks up world_frame -> frame_id at every column's firing time (vectorised), calls
 the core LidarSimulator once, packs the requested point layout and publishes it. The field of
-view is published once, latched, on ~/fov_markers (a range preview, ros/markers.py).
+view is published once, latched, on ~/fov_markers (a range preview, ros/markers.py). With
+livox_custom_msg, each sweep also goes out as livox_ros_driver2/CustomMsg on livox/lidar, as raw
+CDR (output/messages.custom_msg_cdr: no message object per point).
 Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud): see
 ros/services.py.
 """
@@ -17,7 +19,8 @@ from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import to_layout
-from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
+from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
+from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, livox_custom_msg_class
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread
 from ubot_lidar_sim.ros.qos import latched_qos
@@ -41,13 +44,22 @@ def _skip(exc):
 
 
 class Lidar3DNode(SensorNode):
-    """The lidar_3d node: ``points`` (PointCloud2), ``~/fov_markers``, the two services."""
+    """
+    The lidar_3d node: ``points`` (PointCloud2), ``~/fov_markers``, the two services.
+
+    With livox_custom_msg also ``livox/lidar`` (livox_ros_driver2/CustomMsg); the node does not
+    start (exit 2, one line) when livox_ros_driver2 is not installed.
+    """
 
     default_name = 'lidar_3d'
 
     def __init__(self, node_name='lidar_3d', **kwargs):
         super().__init__(node_name, LidarConfig, **kwargs)
         cfg = self.config
+        # Before the compute processes start: a refusal leaves nothing running.
+        self._custom_pub = (self.create_publisher(livox_custom_msg_class(), 'livox/lidar',
+                                                  self.output_qos)
+                            if cfg.livox_custom_msg else None)
         self._sim = LidarSimulator(cfg, self.world, self.materials)
         # The child processes (compute_process, compute_workers) compute the column blocks on
         # their own GILs. While new ones start after a failure, continuous sweeps are computed
@@ -64,8 +76,9 @@ class Lidar3DNode(SensorNode):
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):
-        """Return True while ``points`` has a subscriber."""
-        return self._points_pub.get_subscription_count() > 0
+        """Return True while ``points`` (or ``livox/lidar``) has a subscriber."""
+        return (self._points_pub.get_subscription_count() > 0 or self._custom_pub is not None
+                and self._custom_pub.get_subscription_count() > 0)
 
     def on_config_changed(self, names):
         """Rebuild the simulator from the new config; republish the FOV if the range moved."""
@@ -104,9 +117,13 @@ class Lidar3DNode(SensorNode):
     def _publish(self, result, stamp_ns):
         """Pack the sweep's points in the configured layout and publish them; point count."""
         cfg = self.config
-        points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns)
+        points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns,
+                           cfg.return_mode)
         msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
         self._points_pub.publish(msg)
+        if self._custom_pub is not None:
+            self._custom_pub.publish(custom_msg_cdr(
+                livox_custom_msg(result.points, cfg.frame_id, stamp_ns)))
         self.latest.remember(msg, f'{len(points)} points')
         self._beams = result.n_beams
         self._core_ms = result.timing_ms

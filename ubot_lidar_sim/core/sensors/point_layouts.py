@@ -1,9 +1,9 @@
 """
 Point layouts (docs/nodes.md): packed little-endian dtypes, conversion, PointField specs.
 
-The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne, ouster
-or livox one. ``point_fields`` gives the PointField list of any such dtype as plain tuples (no
-rclpy), which ros/conversions.py and the rosbag writer turn into messages.
+The core packs every sweep in the full layout; ``to_layout`` converts it to the velodyne, ouster,
+livox or autoware one. ``point_fields`` gives the PointField list of any such dtype as plain
+tuples (no rclpy), which ros/conversions.py and the rosbag writer turn into messages.
 """
 
 from typing import Dict, List, Tuple
@@ -11,6 +11,7 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -26,9 +27,30 @@ OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity',
 #: 26 bytes; fields as src/lddc.cpp InitPointcloud2MsgHeader declares them, commit bf4d062).
 LIVOX_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
                         ('tag', 'u1'), ('line', 'u1'), ('timestamp', '<f8')])
+#: Autoware's point, Nebula's PointXYZIRCAEDT (tier4/nebula docs/point_types.md and
+#: nebula_common/include/nebula_common/point_types.hpp, commit 0056c9a: a plain C struct, no
+#: padding, 32 bytes; field names as its POINT_CLOUD_REGISTER_POINT_STRUCT registers them).
+AUTOWARE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', 'u1'),
+                           ('return_type', 'u1'), ('channel', '<u2'), ('azimuth', '<f4'),
+                           ('elevation', '<f4'), ('distance', '<f4'), ('time_stamp', '<u4')])
 #: Packed (no padding), little-endian dtypes of the layouts.
 LAYOUT_DTYPES: Dict[str, np.dtype] = {'full': FULL_DTYPE, 'velodyne': VELODYNE_DTYPE,
-                                      'ouster': OUSTER_DTYPE, 'livox': LIVOX_DTYPE}
+                                      'ouster': OUSTER_DTYPE, 'livox': LIVOX_DTYPE,
+                                      'autoware': AUTOWARE_DTYPE}
+
+#: Nebula's ``enum class ReturnType : uint8_t`` (tier4/nebula
+#: nebula_common/include/nebula_common/nebula_common.hpp: UNKNOWN = 0, LAST, FIRST, STRONGEST,
+#: FIRST_WEAK, LAST_WEAK, IDENTICAL, SECOND, SECONDSTRONGEST, FIRST_STRONGEST, LAST_STRONGEST):
+#: the values the autoware layout uses.
+NEBULA_RETURN_TYPE = {'unknown': 0, 'last': 1, 'first': 2, 'strongest': 3, 'identical': 6,
+                      'first_strongest': 9, 'last_strongest': 10}
+#: The return_flags bits each return_mode emits (core/physics/return_selection.py); None: the
+#: mode is not known, all three count.
+_MODE_FLAGS = {'strongest': FLAG_STRONGEST, 'first': FLAG_FIRST, 'last': FLAG_LAST,
+               'dual_strongest_last': FLAG_STRONGEST | FLAG_LAST,
+               'dual_first_last': FLAG_FIRST | FLAG_LAST,
+               'triple_first_strongest_last': FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST,
+               None: FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST}
 
 #: sensor_msgs/PointField datatype codes of the numpy element types (INT8 = 1 ... FLOAT64 = 8).
 POINT_FIELD_DATATYPES: Dict[np.dtype, int] = {
@@ -78,17 +100,47 @@ def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
     return fields
 
 
-def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
-              stamp_ns: int = 0) -> np.ndarray:
+def return_type_table(return_mode=None) -> np.ndarray:
     """
-    Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster' or 'livox' layout.
+    Return the (8,) uint8 Nebula ReturnType of each (return_flags & 7) under return_mode.
+
+    A single-return mode gives its own type (first 2, strongest 3, last 1). Of a multi-return
+    mode only the flags it emits count: one gives its type; all of them (its echoes coincide
+    in one point) IDENTICAL 6;
+    first + strongest of the triple mode FIRST_STRONGEST 9, strongest + last LAST_STRONGEST 10.
+    """
+    if return_mode not in _MODE_FLAGS:
+        raise ConfigError('return_mode', return_mode,
+                          'one of ' + ', '.join(m for m in _MODE_FLAGS if m is not None))
+    mask, t = _MODE_FLAGS[return_mode], NEBULA_RETURN_TYPE
+    by_flags = {FLAG_FIRST: t['first'], FLAG_STRONGEST: t['strongest'], FLAG_LAST: t['last'],
+                FLAG_FIRST | FLAG_STRONGEST: t['first_strongest'],
+                FLAG_STRONGEST | FLAG_LAST: t['last_strongest'],
+                FLAG_FIRST | FLAG_LAST: t['identical'],
+                FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST: t['identical']}
+    table = np.zeros(8, dtype=np.uint8)
+    if mask in (FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST):    # a single-return mode: its own
+        table[1:] = by_flags[mask]
+        return table
+    for flags in range(1, 8):
+        held = flags & mask
+        table[flags] = t['identical'] if held == mask else by_flags.get(held, t['unknown'])
+    return table
+
+
+def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
+              stamp_ns: int = 0, return_mode=None) -> np.ndarray:
+    """
+    Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster', 'livox' or 'autoware' one.
 
     ouster: intensity = signal (counts), t = time in ns (uint32: LidarConfig refuses stamp_at
     end with this layout),
     reflectivity = the calibrated byte, ambient = ambient_counts, range in mm. livox:
     intensity = the calibrated byte, tag 0 (no noise flags), line = ring, timestamp = the point's
     absolute time in ns as float64 (stamp_ns + time), as livox_ros_driver2 writes it
-    (src/comm/pub_handler.cpp: packet time + i x point interval).
+    (src/comm/pub_handler.cpp: packet time + i x point interval). autoware: see _to_autoware;
+    return_mode (the config's) gives return_type, None counts all the flags (the triple mode's
+    table).
     """
     if layout == 'full':
         return np.ascontiguousarray(points, dtype=FULL_DTYPE)
@@ -97,6 +149,8 @@ def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
     out = np.empty(points.shape[0], dtype=LAYOUT_DTYPES[layout])
     if layout == 'livox':
         return _to_livox(points, out, stamp_ns)
+    if layout == 'autoware':
+        return _to_autoware(points, out, return_mode)
     for name in ('x', 'y', 'z', 'ring'):
         out[name] = points[name]
     if layout == 'velodyne':
@@ -119,4 +173,31 @@ def _to_livox(points: np.ndarray, out: np.ndarray, stamp_ns: int) -> np.ndarray:
     out['tag'] = 0
     out['line'] = points['ring']
     out['timestamp'] = float(stamp_ns) + np.rint(points['time'].astype(np.float64) * 1e9)
+    return out
+
+
+def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode) -> np.ndarray:
+    """
+    Fill an AUTOWARE_DTYPE array from FULL_DTYPE points (see to_layout).
+
+    intensity = the calibrated byte (rounded, clipped to 0-255); return_type from return_flags
+    (return_type_table); channel = ring; distance = range (m); time_stamp = time in ns (uint32:
+    LidarConfig refuses stamp_at end with this layout). azimuth and elevation (rad) of the
+    point's direction in the sensor frame, in Nebula's convention (its decoders place a point at
+    x = d cos(el) sin(az), y = d cos(el) cos(az), z = d sin(el)): azimuth = atan2(x, y) from +y
+    towards +x (clockwise seen from above) in [0, 2 pi), elevation = atan2(z, hypot(x, y)).
+    """
+    for name in ('x', 'y', 'z'):
+        out[name] = points[name]
+    x, y, z = (points[n].astype(np.float64) for n in ('x', 'y', 'z'))
+    out['intensity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
+    out['return_type'] = return_type_table(return_mode)[points['return_flags'] & 7]
+    out['channel'] = points['ring']
+    azimuth = np.arctan2(x, y)
+    azimuth = np.where(azimuth < 0.0, azimuth + 2.0 * np.pi, azimuth).astype(np.float32)
+    azimuth[azimuth >= np.float32(2.0 * np.pi)] = 0.0   # -1e-9 rad rounds up to 2 pi in float32
+    out['azimuth'] = azimuth
+    out['elevation'] = np.arctan2(z, np.hypot(x, y))
+    out['distance'] = points['range']
+    out['time_stamp'] = np.rint(points['time'].astype(np.float64) * 1e9).astype(np.uint32)
     return out
