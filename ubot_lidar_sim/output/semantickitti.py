@@ -1,6 +1,7 @@
 """
-SemanticKITTI sequences: ``ROOT/sequences/NN/`` as the KITTI odometry devkit and the
-SemanticKITTI API lay them out, written scan by scan into a staged tree renamed in whole.
+SemanticKITTI sequences, written scan by scan into a staged tree that is renamed in whole.
+
+``ROOT/sequences/NN/`` as the KITTI odometry devkit and the SemanticKITTI API lay it out.
 
 Conventions (KITTI odometry devkit readme.txt; SemanticKITTI API, README and
 ``auxiliary/laserscan.py``):
@@ -115,7 +116,8 @@ class SequenceWriter:
     One sequence written scan by scan: add(points, sensor_pose, stamp_s), then close().
 
     Use inside files.all_or_none(): the tree appears under ROOT/sequences/NN, with
-    ROOT/poses/NN.txt and ROOT/semantic-kitti.yaml, only when the whole batch succeeds.
+    ROOT/poses/NN.txt, only when the whole batch succeeds. ROOT/semantic-kitti.yaml is written
+    once per run by write_label_map (the dataset runner, the scan CLI).
     """
 
     def __init__(self, root, number, key):
@@ -143,10 +145,10 @@ class SequenceWriter:
         seq = self.final.relative_to(self.root)
         return sorted([str(seq / n) for n in names + ['poses.txt', 'calib.txt', 'times.txt',
                                                       MARKER]]
-                      + [f'poses/{self.number:02d}.txt', LABEL_MAP])
+                      + [f'poses/{self.number:02d}.txt'])
 
     def close(self):
-        """Write poses.txt, calib.txt, times.txt, poses/NN.txt and the label map."""
+        """Write poses.txt, calib.txt, times.txt and poses/NN.txt (the label map: the caller)."""
         first = np.linalg.inv(self.poses[0]) if self.poses else np.eye(4)
         rel = np.einsum('ij,njk->nik', first, np.asarray(self.poses).reshape(-1, 4, 4))
         poses = _matrix_lines(rel[:, :3, :].reshape(-1, 12))
@@ -161,11 +163,11 @@ class SequenceWriter:
         (self.root / 'poses').mkdir(parents=True, exist_ok=True)
         atomic_write(self.root / 'poses' / f'{self.number:02d}.txt',
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
-        write_label_map(self.root / LABEL_MAP)
 
 
-def write_label_map(path):
-    """Write semantic-kitti.yaml (label_map()) atomically."""
+def write_label_map(root):
+    """Write ROOT/semantic-kitti.yaml (label_map()) atomically."""
+    path = Path(root) / LABEL_MAP
     text = ('# SemanticKITTI-style label map of ubot_lidar_sim (class ids: docs/worlds.md)\n'
             + yaml.safe_dump(label_map(), sort_keys=True, default_flow_style=None))
     atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding='utf-8'))
