@@ -1,4 +1,4 @@
-"""Issue 30 formats: PCD and SemanticKITTI from scan and dataset, read back, bad inputs (exit 2)."""
+"""Issue 30 formats: PCD and SemanticKITTI from scan and dataset, read back; bad inputs exit 2."""
 
 import json
 from pathlib import Path
@@ -103,7 +103,7 @@ def test_pcd_of_the_ouster_layout_has_its_types(tmp_path, world):
     for name in FULL_DTYPE.names:
         points[name] = full[name]
     cfg = effective_config('lidar_3d', None, {'point_layout': 'ouster'})
-    want = to_layout(points, 'ouster', cfg.ambient_counts, 1_000_000_000)  # the clock starts at 1 s
+    want = to_layout(points, 'ouster', cfg.ambient_counts, 1_000_000_000)  # clock starts at 1 s
     cloud = PointCloud.from_path(tmp_path / 'o.pcd')
     assert cloud.fields == want.dtype.names
     for name in want.dtype.names:
@@ -113,7 +113,7 @@ def test_pcd_of_the_ouster_layout_has_its_types(tmp_path, world):
 
 
 def test_a_layout_field_pcd_cannot_hold_exits_2_before_writing(tmp_path, world, capsys,
-                                                                monkeypatch):
+                                                               monkeypatch):
     half = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f2')])
     monkeypatch.setitem(point_layouts.LAYOUT_DTYPES, 'velodyne', half)
     err = _fails(capsys, ['scan', '--world', world, '--out', str(tmp_path / 'h.pcd'), *SMALL,
@@ -274,12 +274,12 @@ def test_an_interrupted_sequence_leaves_no_file_of_any_format(tmp_path, monkeypa
     assert [r['id'] for r in rows] == ['seq_0000']
     assert _files(out) == sorted([f for names in rows[0]['files'].values() for f in names]
                                  + [runner.MANIFEST, 'semantic-kitti.yaml'])
-    assert not [p for p in out.rglob('.*')]          # no temporary left
+    assert not list(out.rglob('.*'))          # no temporary left
 
 
 @pytest.mark.parametrize('change, argv, word', [
     ({}, ['--formats', 'mcap,kitti'], "--formats: got 'kitti'"),
-    ({'formats': ['mcap', 'las']}, [], "formats: expected a non-empty list of mcap"),
+    ({'formats': ['mcap', 'las']}, [], 'formats: expected a non-empty list of mcap'),
     ({'formats': ['semantickitti'], 'seeds': list(range(101))}, [],
      'formats: expected a spec of at most 100 sequences'),
     ({'seeds': list(range(101))}, ['--formats', 'semantickitti'], 'this one has 101'),

@@ -1,4 +1,4 @@
-"""KISS-ICP (kiss-icp 1.3.0 from PyPI) runs on a recorded SemanticKITTI sequence and on its MCAP."""
+"""KISS-ICP (kiss-icp 1.3.0, PyPI) runs on a recorded SemanticKITTI sequence and on its MCAP."""
 
 from pathlib import Path
 
@@ -14,7 +14,7 @@ SPEED_M_S = 6.0
 
 
 def _world():
-    """Posts and boxes on both sides of a drive, no ground plane (see the module's test)."""
+    """Return a world of posts and boxes on both sides of a drive, no ground plane."""
     objs = []
     for i in range(-2, 16):
         for side in (-1, 1):

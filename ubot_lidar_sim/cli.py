@@ -73,7 +73,7 @@ def build_parser():
     scan.add_argument('--seed', type=int)
     scan.add_argument('--frames', type=int, default=1)
     scan.add_argument('--out', required=True, metavar='FILE',
-                      help="a file (its extension picks the format) or, with --format, a "
+                      help='a file (its extension picks the format) or, with --format, a '
                       'directory')
     scan.add_argument('--format', metavar='NAME', help="'semantickitti': --out DIR/ gets "
                       'DIR/sequences/NN/ of lidar_3d sweeps (default: from --out)')

@@ -1,4 +1,6 @@
 """
+The ``dataset`` command: record every sequence of a spec, in its formats.
+
 ``python -m ubot_lidar_sim dataset SPEC.yaml --out DIR [--workers N] [--address ADDR]
 [--formats mcap,semantickitti,pcd]``.
 

@@ -1,6 +1,8 @@
 """
-The on-disk formats of a dataset sequence: ``mcap`` (rosbag2 + labels .npz), ``semantickitti``
-and ``pcd``; which files each writes, and the writers fed frame by frame during a recording.
+The on-disk formats of a dataset sequence: which files each writes, and its writer (sink).
+
+``mcap`` (rosbag2 + labels .npz), ``semantickitti`` and ``pcd``; the sinks are fed frame by
+frame during a recording.
 
 - ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (dataset/record.py).
 - ``semantickitti``: ``DIR/sequences/NN/`` (output/semantickitti.py) of the rig's FIRST

@@ -4,7 +4,8 @@ Run a dataset spec: each sequence in the spec's formats, serially or on Ray; a r
 ``manifest.jsonl`` in the output directory holds one JSON row per finished sequence (its
 parameters, frames, points, the files of every format with bytes or sha256, wall time). A rerun
 skips every sequence whose row matches the spec and whose files all exist with the row's
-checksums. A sequence's formats are written all together or not at all (dataset/formats.py). Ctrl-C removes only the
+checksums. A sequence's formats are written all together or not at all (dataset/formats.py).
+Ctrl-C removes only the
 sequences in progress. Ray: an embedded local instance of ``workers`` CPUs, or the cluster at
 ``address`` (whose nodes must have this package and see the output directory).
 """

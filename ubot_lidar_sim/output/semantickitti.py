@@ -34,12 +34,11 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
-
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
 from ubot_lidar_sim.output.files import atomic_write, staged_tree
+import yaml
 
 SEQUENCES = 100                   # NN has two digits
 REMISSION_SCALE = 255.0           # intensity byte -> remission in [0, 1]
