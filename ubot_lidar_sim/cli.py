@@ -10,6 +10,7 @@ nothing is left half-written.
 """
 
 import argparse
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -25,11 +26,12 @@ from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.laser import describe_laser
+from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.command import add_parser as add_dataset_parser, run_command
 from ubot_lidar_sim.dataset.record import record
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
-from ubot_lidar_sim.output import files
+from ubot_lidar_sim.output import files, pcd, semantickitti
 import yaml
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -70,7 +72,13 @@ def build_parser():
                       help='snow on the ground (> 0: ground objects become snow)')
     scan.add_argument('--seed', type=int)
     scan.add_argument('--frames', type=int, default=1)
-    scan.add_argument('--out', required=True, metavar='FILE')
+    scan.add_argument('--out', required=True, metavar='FILE',
+                      help='a file (its extension picks the format) or, with --format, a '
+                      'directory')
+    scan.add_argument('--format', metavar='NAME', help="'semantickitti': --out DIR/ gets "
+                      'DIR/sequences/NN/ of lidar_3d sweeps (default: from --out)')
+    scan.add_argument('--sequence', type=int, default=0, metavar='NN',
+                      help='with --format semantickitti: the sequence number, 0-99')
     sub.add_parser('presets', help='list the sensor presets')
     sub.add_parser('describe', parents=[common], help='print the effective settings as JSON')
     add_dataset_parser(sub)
@@ -119,18 +127,53 @@ def _weather(args):
                         snowfall_rate_mm_h=args.snow, snow_depth_m=args.snow_depth)
 
 
+def _check_format(args):
+    """Check --format and --sequence (ConfigError naming them)."""
+    if args.format != 'semantickitti':
+        raise ConfigError('--format', args.format, "'semantickitti' (the file formats take "
+                          "their name from --out's extension)")
+    if args.sensor != 'lidar_3d':
+        raise ConfigError('--sensor', args.sensor, 'lidar_3d with --format semantickitti')
+    semantickitti.check_number(args.sequence, '--sequence')
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ConfigError('--out', args.out, 'a directory with --format semantickitti')
+
+
+def scan_key(args):
+    """Return the sha256 of everything that decides a scan's output (its arguments but --out)."""
+    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k != 'out'},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _write_semantickitti(args, outputs):
+    """Write the sweeps as DIR/sequences/NN (+ poses/NN.txt, semantic-kitti.yaml), all or none."""
+    root = Path(args.out)
+    with files.all_or_none():
+        writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args))
+        for res in outputs:
+            writer.add(res.points, res.sensor_pose, res.stamp_s)
+        writer.close()
+        semantickitti.write_label_map(root)
+    return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
+
+
 def run_scan(args):
     """Run the ``scan`` command; returns the list of files written."""
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
     allowed = files.extensions(sensor)
-    if ext not in allowed:
+    if args.format is not None:
+        _check_format(args)
+    elif ext not in allowed:
         raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
                           f'for --sensor {sensor}')
     if args.frames < 1:
         raise ConfigError('--frames', args.frames, 'an integer >= 1')
     if not Path(args.out).parent.is_dir():
         raise ConfigError('--out', args.out, 'a file in an existing directory')
+    if args.format is not None:
+        semantickitti.check_free(args.out, args.sequence, scan_key(args))
     extra = {}
     if args.world is not None:
         extra['world_file'] = args.world
@@ -145,12 +188,14 @@ def run_scan(args):
     for kind, c in zip(kinds, cfgs):
         if kind == 'lidar_3d':
             build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
+            if ext == '.pcd' and args.format is None:
+                pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
     # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py).
     with Rig(_rig_sensors(kinds, cfgs), world, materials) as rig:
-        if files.WRITERS[ext].recording:
+        if args.format is None and files.WRITERS[ext].recording:
             try:
                 record(Path(args.out), rig, trajectory, weather, args.frames)
             except OSError as exc:      # e.g. a full disk: name the file
@@ -160,6 +205,8 @@ def run_scan(args):
             return [Path(args.out)]
         outputs = [(fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
                    for fr in rig.frames(trajectory, weather, args.frames)]
+    if args.format is not None:
+        return _write_semantickitti(args, outputs)
     written = []
     with files.all_or_none():       # a failed frame leaves an earlier run's files untouched
         for k, res in enumerate(outputs):

@@ -1,5 +1,8 @@
 """
-``python -m ubot_lidar_sim dataset SPEC.yaml --out DIR [--workers N] [--address ADDR]``.
+The ``dataset`` command: record every sequence of a spec, in its formats.
+
+``python -m ubot_lidar_sim dataset SPEC.yaml --out DIR [--workers N] [--address ADDR]
+[--formats mcap,semantickitti,pcd]``.
 
 Workers: by default one per CPU on an embedded local Ray; ``--workers 1`` runs in this process
 without Ray; ``--address`` joins a running Ray cluster. Ctrl-C exits 130 after removing the
@@ -11,12 +14,14 @@ import sys
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import runner
-from ubot_lidar_sim.dataset.spec import load_spec
+from ubot_lidar_sim.dataset.formats import FORMATS
+from ubot_lidar_sim.dataset.spec import load_spec, with_formats
 
 
 def add_parser(sub):
     """Add the ``dataset`` command to the CLI's subparsers."""
-    p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + labels)')
+    p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + '
+                       'labels, SemanticKITTI, PCD)')
     p.add_argument('spec', metavar='SPEC.yaml')
     p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
     p.add_argument('--workers', type=int, metavar='N',
@@ -25,6 +30,8 @@ def add_parser(sub):
     p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
                    'HOST:PORT or ray://HOST:PORT)')
     p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--formats', metavar='F1,F2', help='formats of every sequence, replacing the '
+                   f"spec's formats: (default mcap): {', '.join(FORMATS)}")
     return p
 
 
@@ -70,6 +77,8 @@ def interrupted(exc):
 def run_command(args):
     """Run the ``dataset`` command; returns the exit code (130 after Ctrl-C)."""
     spec = load_spec(args.spec)
+    if args.formats is not None:
+        spec = with_formats(spec, args.formats, '--formats')
     workers = workers_of(args)
     try:
         summary = runner.run(spec, args.out, workers=workers, address=args.address,

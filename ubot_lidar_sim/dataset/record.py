@@ -7,9 +7,11 @@ sensor frame, once), ``/environment`` (1 Hz) and ``/clock`` (with /tf). Stamps a
 time from rosbag.CLOCK_START_NS; a sensor message is logged when its sweep ends, as a driver
 publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` and
 ``.../material`` (P,) uint8 per lidar sweep, aligned with the cloud's points, and
-``<sensor>/stamp_ns`` (frames,) int64.
+``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
+they come; every file of a recording is renamed in together at its end (files.all_or_none).
 """
 
+import contextlib
 from dataclasses import dataclass, field
 import math
 
@@ -19,7 +21,7 @@ from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import point_fields, to_layout
 from ubot_lidar_sim.dataset.rig import schedule
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.files import write_npz
+from ubot_lidar_sim.output.files import all_or_none, write_npz
 
 ENVIRONMENT_PERIOD_S = 1.0
 MSG_TYPES = {'lidar_3d': rosbag.POINTS_MSG, 'laser_scan': rosbag.SCAN_MSG,
@@ -28,11 +30,25 @@ MSG_TYPES = {'lidar_3d': rosbag.POINTS_MSG, 'laser_scan': rosbag.SCAN_MSG,
 
 @dataclass
 class RecordStats:
-    """What a recording holds: frames per sensor name, points (lidar), messages per topic."""
+    """
+    What a recording holds: frames per sensor name, points (lidar), messages per topic.
+
+    files: {format: [file names relative to the output directory]} of the other formats.
+    """
 
     frames: dict = field(default_factory=dict)
     points: int = 0
     messages: dict = field(default_factory=dict)
+    files: dict = field(default_factory=dict)
+
+
+class _NoBag:
+    """Stands for the BagWriter of a recording without MCAP: writes nothing."""
+
+    counts = {}
+
+    def write(self, *args, **kwargs):
+        """Drop the message."""
 
 
 def _ticks(end_s, rate_hz):
@@ -42,13 +58,22 @@ def _ticks(end_s, rate_hz):
 
 
 def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='base_link',
-           tf_rate_hz=100.0, compression='none'):
+           tf_rate_hz=100.0, compression='none', make_sinks=None):
     """
     Simulate ``frames`` lead sweeps of the Rig ``rig`` and write them to the MCAP ``path``.
 
-    base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather. Both files are
-    atomic (temporary name, then rename). Returns RecordStats.
+    base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather. path None: no
+    MCAP. make_sinks() -> {format: sink} (dataset/formats.py), called inside the recording's
+    all_or_none: each sink.add(frame), then sink.close() -> its files. Every file is atomic and
+    all appear together (temporary names, then renames). Returns RecordStats.
     """
+    with all_or_none():
+        return _record(path, rig, base_at, weather, frames, labels_path, base_frame,
+                       tf_rate_hz, compression, make_sinks() if make_sinks else {})
+
+
+def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rate_hz,
+            compression, sinks):
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
     end_s = schedule(rig.sensors, frames)[-1][0]
@@ -57,7 +82,9 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
     env_every = max(1, int(round(ENVIRONMENT_PERIOD_S * tf_rate_hz)))
     stats = RecordStats(frames={s.name: 0 for s in sensors})
     labels = {}
-    with rosbag.BagWriter(path, compression) as bag:
+    bag_writer = rosbag.BagWriter(path, compression) if path is not None else \
+        contextlib.nullcontext(_NoBag())
+    with bag_writer as bag:
         statics = [(base_frame, s.frame_id, rosbag.ns(0.0), s.mount)
                    for s in sensors if s.kind != 'terrain_sensor']
         if statics:
@@ -79,6 +106,8 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
 
         for fr in rig.frames(base_at, weather, frames):
             ticks_until(fr.publish_s)
+            for sink in sinks.values():
+                sink.add(fr)
             s, stamp_ns, log_ns = fr.sensor, rosbag.ns(fr.stamp_s), rosbag.ns(fr.publish_s)
             if s.kind == 'lidar_3d':
                 cloud = to_layout(fr.result.points, s.cfg.point_layout, s.cfg.ambient_counts,
@@ -101,4 +130,5 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
             for name in [k for k in labels if k.endswith('/stamp_ns')]:
                 labels[name] = np.asarray(labels[name], dtype=np.int64)
             write_npz(labels_path, labels)
+    stats.files = {fmt: sink.close() for fmt, sink in sinks.items()}
     return stats

@@ -1,9 +1,11 @@
 """
-Run a dataset spec: each sequence one MCAP + labels, serially or on Ray; a resumable manifest.
+Run a dataset spec: each sequence in the spec's formats, serially or on Ray; a resumable manifest.
 
 ``manifest.jsonl`` in the output directory holds one JSON row per finished sequence (its
-parameters, frames, points, bytes, sha256, wall time). A rerun skips every sequence whose row
-matches the spec and whose files still have the row's checksums. Ctrl-C removes only the
+parameters, frames, points, the files of every format with bytes or sha256, wall time). A rerun
+skips every sequence whose row matches the spec and whose files all exist with the row's
+checksums. A sequence's formats are written all together or not at all (dataset/formats.py).
+Ctrl-C removes only the
 sequences in progress. Ray: an embedded local instance of ``workers`` CPUs, or the cluster at
 ``address`` (whose nodes must have this package and see the output directory).
 """
@@ -21,10 +23,11 @@ from ubot_lidar_sim.core.configure import effective_config
 from ubot_lidar_sim.core.poses import pose_matrix_deg
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.dataset import spec as spec_mod
+from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.record import record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
+from ubot_lidar_sim.output import semantickitti
 
 MANIFEST = 'manifest.jsonl'
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
@@ -67,7 +70,19 @@ def rig_sensors(spec, world_file, seed):
 def check(spec):
     """Build the configs and load every world once: a bad parameter or world stops the run."""
     for world in dict.fromkeys(seq.world for seq in spec.sequences):
-        load_world(rig_sensors(spec, world, spec.sequences[0].seed)[0].cfg)
+        sensors = rig_sensors(spec, world, spec.sequences[0].seed)
+        try:
+            formats_mod.check_rig(spec.formats, sensors)
+        except spec_mod.ConfigError as e:
+            raise spec_mod.SpecError(f'{spec.source}: formats: {e}') from None
+        load_world(sensors[0].cfg)
+
+
+def check_outputs(spec, pending, out_dir):
+    """Refuse (ConfigError '--out') a SemanticKITTI sequence directory holding another sequence."""
+    if 'semantickitti' in spec.formats:
+        for seq in pending:
+            semantickitti.check_free(out_dir, seq.index, spec.key(seq))
 
 
 def load_world(cfg, cast_threads=0):
@@ -92,25 +107,39 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
     cast_threads: see load_world; the bytes do not depend on it (a cast's hits are per ray).
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
+    with_mcap = 'mcap' in spec.formats
     mcap, labels = sequence_files(out_dir, seq)
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
         world, materials = load_world(sensors[0].cfg, cast_threads)
         with Rig(sensors, world, materials) as rig:
-            stats = record(mcap, rig, spec_mod.make_trajectory(seq.trajectory),
-                           spec_mod.make_weather(seq.weather), seq.frames, labels_path=labels,
+            stats = record(mcap if with_mcap else None, rig,
+                           spec_mod.make_trajectory(seq.trajectory),
+                           spec_mod.make_weather(seq.weather), seq.frames,
+                           labels_path=labels if with_mcap else None,
                            base_frame=spec.base_frame, tf_rate_hz=spec.tf_rate_hz,
-                           compression=spec.compression)
+                           compression=spec.compression,
+                           make_sinks=lambda: formats_mod.sinks(
+                               spec.formats, out_dir, seq.index, seq.name, rig.sensors,
+                               spec.key(seq)))
     except BaseException:
         remove_sequence(out_dir, seq)
         raise
-    return {'id': seq.name, 'index': seq.index, 'key': spec.key(seq),
-            'parameters': spec.parameters(seq), 'frames': stats.frames,
-            'points': stats.points, 'messages': sum(stats.messages.values()),
-            'mcap': mcap.name, 'mcap_bytes': mcap.stat().st_size, 'mcap_sha256': _sha256(mcap),
-            'labels': labels.name, 'labels_bytes': labels.stat().st_size,
-            'labels_sha256': _sha256(labels), 'wall_s': round(time.perf_counter() - t0, 3),
-            'cpu_s': round(time.process_time() - cpu0, 3), 'peak_rss_mb': _peak_rss_mb()}
+    row = {'id': seq.name, 'index': seq.index, 'key': spec.key(seq),
+           'parameters': spec.parameters(seq), 'frames': stats.frames,
+           'points': stats.points, 'messages': sum(stats.messages.values()),
+           'formats': list(spec.formats), 'files': {}, 'sha256': {}}
+    if with_mcap:
+        row.update({'mcap': mcap.name, 'mcap_bytes': mcap.stat().st_size,
+                    'mcap_sha256': _sha256(mcap), 'labels': labels.name,
+                    'labels_bytes': labels.stat().st_size, 'labels_sha256': _sha256(labels)})
+        row['files']['mcap'] = [mcap.name, labels.name]
+    for fmt, names in stats.files.items():
+        row['files'][fmt] = names
+        row['sha256'][fmt] = formats_mod.tree_sha256(out_dir, names)
+    row.update({'wall_s': round(time.perf_counter() - t0, 3),
+                'cpu_s': round(time.process_time() - cpu0, 3), 'peak_rss_mb': _peak_rss_mb()})
+    return row
 
 
 def _peak_rss_mb():
@@ -120,10 +149,19 @@ def _peak_rss_mb():
 
 
 def remove_sequence(out_dir, seq):
-    """Delete a sequence's files, finished or temporary (rosbag and npz temporaries)."""
-    for path in sequence_files(out_dir, seq):
-        for p in [path, *Path(out_dir).glob(f'.{path.name}.*'), *Path(out_dir).glob(
-                f'.{path.stem}.*{path.suffix}')]:
+    """
+    Delete a sequence's files, finished or temporary, of every format.
+
+    Temporaries: the bag directory, the staged files' and trees' directories (files.py), all
+    named '.<final name>.*' beside their final name.
+    """
+    out_dir = Path(out_dir)
+    kitti = semantickitti.sequence_dir(out_dir, seq.index)
+    pcd = formats_mod.pcd_dir(out_dir, seq.name)
+    finals = [*sequence_files(out_dir, seq), out_dir / f'{seq.name}', kitti, pcd,
+              out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
+    for path in finals:
+        for p in [path, *path.parent.glob(f'.{path.name}.*')]:
             if p.is_dir():
                 shutil.rmtree(p, ignore_errors=True)
             elif p.exists():
@@ -145,12 +183,20 @@ def read_manifest(out_dir):
 
 
 def is_done(spec, seq, row, out_dir):
-    """Return True when row describes seq as spec gives it and both files match its sha256."""
+    """Return True when row describes seq as spec gives it and all its files match the row."""
     if row is None or row.get('key') != spec.key(seq):
         return False
-    for path, name in zip(sequence_files(out_dir, seq), ('mcap', 'labels')):
-        if not path.is_file() or path.stat().st_size != row.get(f'{name}_bytes') or \
-                _sha256(path) != row.get(f'{name}_sha256'):
+    if 'mcap' in spec.formats:
+        for path, name in zip(sequence_files(out_dir, seq), ('mcap', 'labels')):
+            if not path.is_file() or path.stat().st_size != row.get(f'{name}_bytes') or \
+                    _sha256(path) != row.get(f'{name}_sha256'):
+                return False
+    for fmt in spec.formats:
+        if fmt == 'mcap':
+            continue
+        names = row.get('files', {}).get(fmt)
+        if not names or not all((Path(out_dir) / n).is_file() for n in names) or \
+                formats_mod.tree_sha256(out_dir, names) != row.get('sha256', {}).get(fmt):
             return False
     return True
 
@@ -185,6 +231,9 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_
     done = {s.name: rows[s.name] for s in spec.sequences
             if is_done(spec, s, rows.get(s.name), out_dir)}
     pending = [s for s in spec.sequences if s.name not in done]
+    check_outputs(spec, pending, out_dir)
+    if 'semantickitti' in spec.formats:
+        semantickitti.write_label_map(out_dir)
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:

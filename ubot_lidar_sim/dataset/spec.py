@@ -6,7 +6,7 @@ and exits 2), as world files do. The weather entries take the fields of core Wea
 so a field added there is accepted here without an edit. README "Datasets" shows an example.
 """
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 import hashlib
 import itertools
 import json
@@ -18,11 +18,13 @@ from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import Weather, weather_from
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
+from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
 from ubot_lidar_sim.dataset.trajectory import WaypointPath
+from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
-             'tf_rate_hz', 'compression')
+             'tf_rate_hz', 'compression', 'formats')
 SENSOR_KEYS = ('type', 'name', 'preset', 'params', 'params_file', 'mount', 'topic')
 TRAJECTORY_KEYS = ('name', 'pose', 'twist', 'waypoints', 'speed_m_s')
 DEFAULT_POSE = (0.0, 0.0, 0.5, 0.0, 0.0, 0.0)   # base_link: the CLI's terrain_sensor default
@@ -73,13 +75,17 @@ class DatasetSpec:
     tf_rate_hz: float
     compression: str
     sequences: tuple
+    formats: tuple = DEFAULT_FORMATS
 
     def parameters(self, seq):
-        """Everything that decides a sequence's bytes, as plain JSON data."""
-        return {'world': seq.world, 'trajectory': seq.trajectory, 'weather': seq.weather,
-                'seed': seq.seed, 'frames': seq.frames, 'base_frame': self.base_frame,
-                'tf_rate_hz': self.tf_rate_hz, 'compression': self.compression,
-                'sensors': [s.__dict__ for s in self.sensors]}
+        """Everything that decides a sequence's files, as plain JSON data."""
+        out = {'world': seq.world, 'trajectory': seq.trajectory, 'weather': seq.weather,
+               'seed': seq.seed, 'frames': seq.frames, 'base_frame': self.base_frame,
+               'tf_rate_hz': self.tf_rate_hz, 'compression': self.compression,
+               'sensors': [s.__dict__ for s in self.sensors]}
+        if self.formats != DEFAULT_FORMATS:     # the keys of earlier specs stay as they were
+            out['formats'] = list(self.formats)
+        return out
 
     def key(self, seq):
         """sha256 of the canonical JSON of parameters(seq): a manifest row matches it."""
@@ -272,7 +278,27 @@ def parse_spec(data, source='<spec>', base_dir=None):
     combos = itertools.product(worlds, trajs, weathers, seeds)
     seqs = tuple(Sequence(n, f'seq_{n:04d}', w, t, wx, s, frames)
                  for n, (w, t, wx, s) in enumerate(combos))
-    return DatasetSpec(source, tuple(sensors), base_frame, float(tf_rate), compression, seqs)
+    spec = DatasetSpec(source, tuple(sensors), base_frame, float(tf_rate), compression, seqs)
+    if 'formats' not in data:
+        return spec
+    try:
+        return with_formats(spec, data['formats'], 'formats')
+    except ConfigError as e:
+        raise ctx.error(e.name, f'expected {e.allowed}, got {short(e.value)}') from None
+
+
+def with_formats(spec, value, name='--formats'):
+    """
+    Return spec writing the formats of value ('a,b' or a list); ConfigError names name.
+
+    SemanticKITTI numbers a sequence by its index in the spec, 00-99: a spec of more than 100
+    sequences cannot be written in it.
+    """
+    formats = parse_formats(value, name)
+    if 'semantickitti' in formats and len(spec.sequences) > SEMANTICKITTI_SEQUENCES:
+        raise ConfigError(name, 'semantickitti', f'a spec of at most {SEMANTICKITTI_SEQUENCES} '
+                          f'sequences (numbers 00-99), this one has {len(spec.sequences)}')
+    return replace(spec, formats=formats)
 
 
 def load_spec(path):

@@ -6,7 +6,9 @@ its writer ``(path, result, cfg, sensor) -> None``. A writer writes a temporary 
 target, flushes it to disk and renames it into place, so a reader never sees half a file; a
 failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
 Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
-written, so a failed run leaves an earlier run's files as they were. A symlinked target is
+written, so a failed run leaves an earlier run's files as they were; ``staged_tree`` does the
+same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence). A
+symlinked target is
 written through (its target file is replaced, the link stays); files get the mode the umask
 allows, as open() would give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
@@ -30,7 +32,10 @@ import numpy as np
 
 from ubot_lidar_sim.core.sensors.laser import LaserScanResult
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
+from ubot_lidar_sim.core.sensors.point_layouts import to_layout
 from ubot_lidar_sim.core.sensors.terrain import TerrainResult
+from ubot_lidar_sim.output.messages import sim_ns
+from ubot_lidar_sim.output.pcd import save_pcd
 
 Result = Union[ScanResult, LaserScanResult, Tuple[float, TerrainResult]]
 Writer = Callable[[Path, Result, Any, str], None]
@@ -76,7 +81,7 @@ class _Batch:
     """Files written into temporary directories beside their targets, renamed in at the end."""
 
     def __init__(self):
-        self.dirs, self.staged = {}, []
+        self.dirs, self.staged, self.trees = {}, [], []
 
     def stage(self, path, write):
         """Call write(tmp_path) for path (a symlink: its target) and flush it to disk."""
@@ -90,24 +95,48 @@ class _Batch:
         tmp = self.dirs[target.parent] / target.name
         try:
             write(str(tmp))
-            fd = os.open(tmp, os.O_RDONLY)
-            try:
-                os.fsync(fd)            # a filesystem may report a full disk only here
-            finally:
-                os.close(fd)
+            _fsync(tmp)
         except OSError as exc:
             raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         self.staged.append((tmp, target))
 
+    def stage_tree(self, path):
+        """Return an empty temporary directory beside path that replaces it on commit."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
+        self.trees.append((tmp, path))
+        return tmp
+
     def commit(self):
-        """Rename every staged file into place."""
+        """Rename every staged file, then every staged directory tree, into place."""
+        for tmp, _ in self.trees:
+            for folder, _, names in os.walk(tmp):
+                for name in names:
+                    _fsync(os.path.join(folder, name))
         for tmp, target in self.staged:
             os.replace(tmp, target)
+        for tmp, target in self.trees:
+            old = None
+            if target.exists():         # a directory cannot be replaced by rename: move it off
+                old = Path(tempfile.mkdtemp(prefix=f'.{target.name}.old.', dir=target.parent))
+                os.replace(target, old / target.name)
+            os.replace(tmp, target)
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
 
     def discard(self):
         """Remove the temporary directories (and whatever is still in them)."""
-        for folder in self.dirs.values():
+        for folder in [*self.dirs.values(), *(tmp for tmp, _ in self.trees)]:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fsync(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)            # a filesystem may report a full disk only here
+    finally:
+        os.close(fd)
 
 
 _current = threading.local()
@@ -133,6 +162,19 @@ def atomic_write(path: Union[str, Path], write: Callable[[str], None]) -> None:
     """Call write(tmp_path) on a temporary file beside path, then rename it into place."""
     with all_or_none():
         _current.batch.stage(path, write)
+
+
+def staged_tree(path: Union[str, Path]) -> Path:
+    """
+    Return an empty temporary directory that replaces the directory path when all_or_none ends.
+
+    Only inside all_or_none(); the caller writes the whole tree into it (files are flushed to
+    disk before the rename). A failed or interrupted run removes it and leaves path as it was.
+    """
+    batch = getattr(_current, 'batch', None)
+    if batch is None:
+        raise RuntimeError('staged_tree() is only for use inside all_or_none()')
+    return batch.stage_tree(path)
 
 
 def write_npz(path: Union[str, Path], arrays: Mapping[str, Any]) -> None:
@@ -216,9 +258,21 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     write_ply(path, result.points)
 
 
+def layout_points(result: ScanResult, cfg: Any):
+    """Return a sweep's points in cfg.point_layout, stamped as in a recording (sim_ns)."""
+    return to_layout(result.points, cfg.point_layout, cfg.ambient_counts, sim_ns(result.stamp_s))
+
+
+def write_pcd_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
+    """Write a lidar_3d sweep as a binary PCD of its points in the sensor's point_layout."""
+    points = layout_points(result, cfg)
+    atomic_write(path, lambda tmp: save_pcd(tmp, points, cfg.point_layout))
+
+
 WRITERS: Dict[str, OutputFormat] = {
     '.npz': OutputFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
     '.ply': OutputFormat(write_ply_result, ('lidar_3d',)),
+    '.pcd': OutputFormat(write_pcd_result, ('lidar_3d',)),
     '.json': OutputFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
     '.mcap': OutputFormat(None, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
                           recording=True),

@@ -11,6 +11,7 @@ sweep, whose points stay one record array: ``custom_msg_cdr`` serialises it (pla
 publisher sends as raw bytes) without a message object per point. No rclpy or rosbags import.
 """
 
+import math
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
@@ -19,6 +20,8 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 
 MSG_PACKAGE = 'ubot_lidar_sim_msgs'
+#: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
+CLOCK_START_NS = 1_000_000_000
 TIME = 'builtin_interfaces/msg/Time'
 HEADER = 'std_msgs/msg/Header'
 POINT = 'geometry_msgs/msg/Point'
@@ -80,6 +83,13 @@ def stamp(stamp_ns) -> Message:
     """Return the builtin_interfaces/Time of an integer time in ns (>= 0)."""
     stamp_ns = int(stamp_ns)
     return Message(TIME, {'sec': stamp_ns // 1_000_000_000, 'nanosec': stamp_ns % 1_000_000_000})
+
+
+def sim_ns(t_s) -> int:
+    """Return the recording time (int ns) of simulation time t_s: CLOCK_START_NS + t_s."""
+    if not math.isfinite(t_s):
+        raise ValueError(f'time {t_s} s is not finite')
+    return CLOCK_START_NS + int(round(t_s * 1e9))
 
 
 def header(frame_id, stamp_ns) -> Message:

@@ -10,7 +10,6 @@ equal inputs give equal files.
 """
 
 from functools import lru_cache
-import math
 import os
 from pathlib import Path
 import shutil
@@ -20,10 +19,11 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import messages
+from ubot_lidar_sim.output.files import atomic_write
 
 MSG_PACKAGE = messages.MSG_PACKAGE
-#: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
-CLOCK_START_NS = 1_000_000_000
+CLOCK_START_NS = messages.CLOCK_START_NS
+ns = messages.sim_ns
 ENVIRONMENT_MSG = messages.ENVIRONMENT
 TERRAIN_MSG = messages.TERRAIN
 POINTS_MSG = 'sensor_msgs/msg/PointCloud2'
@@ -129,7 +129,9 @@ class BagWriter:
         writer, self._writer = self._writer, None
         try:
             writer.close()
-            os.replace(self._tmp / self.path.stem / f'{self.path.stem}.mcap', self.path)
+            done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
+            # Renamed in with the other files of files.all_or_none() when one is open.
+            atomic_write(self.path, lambda tmp: os.replace(done, tmp))
         finally:
             self._cleanup()
 
@@ -223,10 +225,3 @@ def environment_msg(weather, frame_id, stamp_ns):
 def clock_msg(stamp_ns):
     """Return a rosgraph_msgs/Clock."""
     return to_rosbags(messages.Message(CLOCK_MSG, {'clock': messages.stamp(stamp_ns)}))
-
-
-def ns(t_s):
-    """Return the recording time (int ns) of simulation time t_s: CLOCK_START_NS + t_s."""
-    if not math.isfinite(t_s):
-        raise ValueError(f'time {t_s} s is not finite')
-    return CLOCK_START_NS + int(round(t_s * 1e9))

@@ -1,0 +1,121 @@
+"""
+The on-disk formats of a dataset sequence: which files each writes, and its writer (sink).
+
+``mcap`` (rosbag2 + labels .npz), ``semantickitti`` and ``pcd``; the sinks are fed frame by
+frame during a recording.
+
+- ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (dataset/record.py).
+- ``semantickitti``: ``DIR/sequences/NN/`` (output/semantickitti.py) of the rig's FIRST
+  lidar_3d sensor (one LiDAR per SemanticKITTI sequence; the others are in the MCAP and the
+  PCD files), NN = the sequence's index in the spec (00-99), plus ``DIR/poses/NN.txt`` and
+  ``DIR/semantic-kitti.yaml``.
+- ``pcd``: ``DIR/pcd/seq_NNNN/<sensor name>/NNNNNN.pcd``, one binary PCD per sweep of every
+  lidar_3d sensor, in its ``point_layout`` (output/pcd.py).
+
+Each writer writes into a staged tree of the recording's files.all_or_none(), so a sequence's
+formats appear all together under their final names, or none.
+"""
+
+import hashlib
+from pathlib import Path
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.output import pcd, semantickitti
+from ubot_lidar_sim.output.files import layout_points, staged_tree
+
+FORMATS = ('mcap', 'semantickitti', 'pcd')
+DEFAULT_FORMATS = ('mcap',)
+
+
+def parse_formats(value, name='--formats'):
+    """Return the tuple of format names of 'a,b' or [a, b]; ConfigError names a bad one."""
+    items = value.split(',') if isinstance(value, str) else value
+    allowed = f'a non-empty list of {", ".join(FORMATS)}, each once'
+    if not isinstance(items, (list, tuple)) or not items:
+        raise ConfigError(name, value, allowed)
+    out = tuple(str(v).strip() for v in items)
+    for v in out:
+        if v not in FORMATS:
+            raise ConfigError(name, v, allowed)
+    if len(set(out)) != len(out):
+        raise ConfigError(name, value, allowed)
+    return out
+
+
+def check_rig(formats, sensors, name='formats'):
+    """Refuse formats the rig (RigSensors) cannot fill: no lidar_3d, a layout PCD cannot hold."""
+    lidars = [s for s in sensors if s.kind == 'lidar_3d']
+    for fmt in ('semantickitti', 'pcd'):
+        if fmt in formats and not lidars:
+            raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
+    if 'pcd' in formats:
+        for s in lidars:
+            pcd.check_dtype(LAYOUT_DTYPES[s.cfg.point_layout], s.cfg.point_layout)
+
+
+def pcd_dir(out_dir, seq_name):
+    """Return DIR/pcd/<seq_name>."""
+    return Path(out_dir) / 'pcd' / seq_name
+
+
+class KittiSink:
+    """The SemanticKITTI sequence of the first lidar_3d sensor of a recording."""
+
+    def __init__(self, out_dir, number, sensors, key):
+        self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
+        self.writer = semantickitti.SequenceWriter(out_dir, number, key)
+
+    def add(self, frame):
+        """Write the frame when it is a sweep of the sensor."""
+        if frame.sensor is self.sensor:
+            self.writer.add(frame.result.points, frame.result.sensor_pose, frame.stamp_s)
+
+    def close(self):
+        """Write the sequence's text files; returns its files (relative to DIR)."""
+        self.writer.close()
+        return self.writer.files()
+
+
+class PcdSink:
+    """One binary PCD per sweep of every lidar_3d sensor: DIR/pcd/<seq>/<sensor>/NNNNNN.pcd."""
+
+    def __init__(self, out_dir, seq_name):
+        self.root = Path(out_dir)
+        self.final = pcd_dir(out_dir, seq_name)
+        self.tmp = staged_tree(self.final)
+        self.names = []
+
+    def add(self, frame):
+        """Write the frame's PCD when it is a lidar_3d sweep."""
+        s = frame.sensor
+        if s.kind != 'lidar_3d':
+            return
+        name = f'{s.name}/{frame.index:06d}.pcd'
+        (self.tmp / s.name).mkdir(exist_ok=True)
+        pcd.save_pcd(self.tmp / name, layout_points(frame.result, s.cfg), s.cfg.point_layout)
+        self.names.append(name)
+
+    def close(self):
+        """Return the files written (relative to DIR)."""
+        rel = self.final.relative_to(self.root)
+        return sorted(str(rel / n) for n in self.names)
+
+
+def sinks(formats, out_dir, seq_index, seq_name, sensors, key):
+    """Return {format: sink} of the non-MCAP formats of a recording."""
+    out = {}
+    if 'semantickitti' in formats:
+        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key)
+    if 'pcd' in formats:
+        out['pcd'] = PcdSink(out_dir, seq_name)
+    return out
+
+
+def tree_sha256(out_dir, names):
+    """sha256 over 'name sha256(file)' lines of the files (relative to out_dir), in order."""
+    h = hashlib.sha256()
+    for name in names:
+        f = hashlib.sha256((Path(out_dir) / name).read_bytes()).hexdigest()
+        h.update(f'{name} {f}\n'.encode('utf-8'))
+    return h.hexdigest()
