@@ -22,7 +22,7 @@ ROSDEP_KEY = {
     'ament_pep257': 'ament_pep257',
 }
 # Imported but not declarable: no rosdep key exists; the README says how to install them.
-UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2'}
+UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2', 'pypcd4', 'kiss_icp'}
 # This package, and modules of its own test and benchmark folders (helpers imported by name).
 FIRST_PARTY = {'ubot_lidar_sim', 'test'} | {
     p.stem for d in ('test', 'benchmarks') for p in (ROOT / d).rglob('*.py')}

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
-from ubot_lidar_sim.core.sensors.point_layouts import point_fields, to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
 from ubot_lidar_sim.dataset.rig import schedule
 from ubot_lidar_sim.output import rosbag
 from ubot_lidar_sim.output.files import all_or_none, write_npz
@@ -110,8 +110,7 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
                 sink.add(fr)
             s, stamp_ns, log_ns = fr.sensor, rosbag.ns(fr.stamp_s), rosbag.ns(fr.publish_s)
             if s.kind == 'lidar_3d':
-                cloud = to_layout(fr.result.points, s.cfg.point_layout, s.cfg.ambient_counts,
-                                  stamp_ns)
+                cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
                 msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
                 stats.points += len(cloud)
                 key = f'{s.name}/{fr.index:04d}'

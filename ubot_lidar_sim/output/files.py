@@ -32,7 +32,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.sensors.laser import LaserScanResult
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
-from ubot_lidar_sim.core.sensors.point_layouts import to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
 from ubot_lidar_sim.core.sensors.terrain import TerrainResult
 from ubot_lidar_sim.output.messages import sim_ns
 from ubot_lidar_sim.output.pcd import save_pcd
@@ -260,7 +260,7 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
 
 def layout_points(result: ScanResult, cfg: Any):
     """Return a sweep's points in cfg.point_layout, stamped as in a recording (sim_ns)."""
-    return to_layout(result.points, cfg.point_layout, cfg.ambient_counts, sim_ns(result.stamp_s))
+    return configured_layout(result.points, cfg, sim_ns(result.stamp_s))
 
 
 def write_pcd_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:

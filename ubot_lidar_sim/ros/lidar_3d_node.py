@@ -18,7 +18,7 @@ from ubot_lidar_sim.core.execution.failures import ScanProcessExited, ScanProces
 from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.point_layouts import to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
 from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, livox_custom_msg_class
 from ubot_lidar_sim.ros.diagnostics import SkipScan
@@ -117,8 +117,7 @@ class Lidar3DNode(SensorNode):
     def _publish(self, result, stamp_ns):
         """Pack the sweep's points in the configured layout and publish them; point count."""
         cfg = self.config
-        points = to_layout(result.points, cfg.point_layout, cfg.ambient_counts, stamp_ns,
-                           cfg.return_mode)
+        points = configured_layout(result.points, cfg, stamp_ns)
         msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
         self._points_pub.publish(msg)
         if self._custom_pub is not None:

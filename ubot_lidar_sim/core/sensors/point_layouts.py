@@ -128,6 +128,11 @@ def return_type_table(return_mode=None) -> np.ndarray:
     return table
 
 
+def configured_layout(points: np.ndarray, cfg, stamp_ns: int) -> np.ndarray:
+    """Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode)."""
+    return to_layout(points, cfg.point_layout, cfg.ambient_counts, stamp_ns, cfg.return_mode)
+
+
 def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
               stamp_ns: int = 0, return_mode=None) -> np.ndarray:
     """
