@@ -14,7 +14,7 @@ import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.command import interrupted
-from ubot_lidar_sim.dataset.spec import load_spec
+from ubot_lidar_sim.dataset.spec import load_spec, with_formats
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,27 +156,36 @@ def test_a_bad_world_file_exits_2_before_any_sequence(tmp_path, capsys):
     assert not (tmp_path / 'o').exists()
 
 
-def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path):
+@pytest.mark.parametrize('formats', [None, 'mcap,semantickitti,pcd'])
+def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path, formats):
     lidar = {'type': 'lidar_3d', 'params': {'channels': 16, 'horizontal_samples': 720}}
     data = {**SPEC, 'frames': 60, 'seeds': [0], 'sensors': [lidar]}   # 2 sequences of ~2 s
     spec, out = _spec(tmp_path, data), tmp_path / 'out'
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT),
                                                         os.environ.get('PYTHONPATH', '')])}
     argv = [sys.executable, '-m', 'ubot_lidar_sim', 'dataset', str(spec), '--out', str(out),
-            '--workers', '1', '--quiet']
+            '--workers', '1', '--quiet'] + (['--formats', formats] if formats else [])
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not list(out.glob('.seq_0001.mcap.*')):
-        time.sleep(0.01)          # the second sequence's temporary bag: it is in progress
+    while time.monotonic() < deadline and not list(out.glob('.seq_0001*')):
+        time.sleep(0.01)          # the second sequence's temporaries: it is in progress
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert err.count('\n') == 1 and 'interrupted' in err
-    assert [r['id'] for r in _rows(out)] == ['seq_0000']
-    assert sorted(p.name for p in out.iterdir()) == [
-        runner.MANIFEST, 'seq_0000.labels.npz', 'seq_0000.mcap']
-    summary = runner.run(load_spec(spec), out, workers=1, show_progress=False)
+    rows = _rows(out)
+    assert [r['id'] for r in rows] == ['seq_0000']
+    files = sorted(str(p.relative_to(out)) for p in out.rglob('*') if p.is_file())
+    if formats is None:
+        assert files == [runner.MANIFEST, 'seq_0000.labels.npz', 'seq_0000.mcap']
+    else:   # every format's files of the finished sequence, nothing of the interrupted one
+        listed = [f for names in rows[0]['files'].values() for f in names]
+        assert files == sorted(listed + [runner.MANIFEST, 'semantic-kitti.yaml'])
+        assert any(f.endswith('.pcd') for f in listed) and any('.label' in f for f in listed)
+    assert not [p for p in out.rglob('.*')]       # no temporary left
+    the_spec = load_spec(spec) if formats is None else with_formats(load_spec(spec), formats)
+    summary = runner.run(the_spec, out, workers=1, show_progress=False)
     assert (summary['skipped'], summary['recorded']) == (1, 1)
 
 

@@ -19,10 +19,8 @@ from rclpy.serialization import deserialize_message, serialize_message
 from ros_helpers import stamp_ns
 from sensor_msgs.msg import PointCloud2
 
-from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.ros import conversions
 from ubot_lidar_sim.ros.conversions import pointcloud2_to_array
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 
@@ -101,15 +99,6 @@ def test_node_publishes_custom_msg_beside_the_cloud_over_dds(sensor_rig):
     np.testing.assert_allclose(got['offset_time'] + float(custom.timebase), pts['timestamp'],
                                rtol=0, atol=256)
     assert got['offset_time'].max() < 100_000_000                      # within one 0.1 s sweep
-
-
-def test_without_livox_ros_driver2_the_node_refuses_the_parameter(sensor_rig, monkeypatch):
-    def missing(type_name):
-        raise ImportError(f"No module named '{type_name.split('/')[0]}'")
-    monkeypatch.setattr(conversions, '_rclpy_class', missing)
-    with pytest.raises(ConfigError, match=r'livox_custom_msg: got True, allowed false while '
-                       r'livox_ros_driver2 is not installed'):
-        sensor_rig(Lidar3DNode, LIVOX)
 
 
 def _without_test_interfaces(env):
