@@ -183,7 +183,7 @@ def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path, formats):
         listed = [f for names in rows[0]['files'].values() for f in names]
         assert files == sorted(listed + [runner.MANIFEST, 'semantic-kitti.yaml'])
         assert any(f.endswith('.pcd') for f in listed) and any('.label' in f for f in listed)
-    assert not [p for p in out.rglob('.*')]       # no temporary left
+    assert not list(out.rglob('.*'))       # no temporary left
     the_spec = load_spec(spec) if formats is None else with_formats(load_spec(spec), formats)
     summary = runner.run(the_spec, out, workers=1, show_progress=False)
     assert (summary['skipped'], summary['recorded']) == (1, 1)
