@@ -24,6 +24,7 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import pointcloud2_dtype, pointcloud2_to_array, stamp_to_s
@@ -341,6 +342,32 @@ def test_out_of_range_parameter_set_is_refused_and_live_changes_apply(rig_factor
     assert node.set_parameters([Parameter('max_range_m', value=5.0)])[0].successful
     pts = pointcloud2_to_array(rig.clouds_after(2)[-1])
     assert len(pts) > 0 and pts['range'].max() <= 5.0
+
+
+def test_a_set_of_ignored_objects_not_in_the_world_is_refused_and_the_node_keeps_sweeping(
+        rig_factory, world):
+    rig = rig_factory()
+    node = rig.node
+    rig.clouds_after(1)
+    result = node.set_parameters([Parameter('ignored_objects', value=['building'])])[0]
+    assert not result.successful and "ignored_objects: got 'building'" in result.reason
+    assert 'wall' in result.reason and node.config.ignored_objects == ()
+    rig.clouds_after(2)         # still sweeping on the value it had
+    assert node.set_parameters([Parameter('ignored_objects', value=['wall'])])[0].successful
+    pts = pointcloud2_to_array(rig.clouds_after(2)[-1])
+    assert len(pts) > 0 and not np.any(pts['material'] == CONCRETE)     # the wall is gone
+
+
+def test_ignored_objects_not_in_the_world_stop_the_node_at_start_up(world):
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=120 + os.getpid() % 100)
+    try:
+        with pytest.raises(ConfigError, match="ignored_objects: got 'building'"):
+            Lidar3DNode(context=ctx, world=world, parameter_overrides=[
+                Parameter(k, value=v) for k, v in {**SMALL, 'ignored_objects': ['building']}
+                .items()])
+    finally:
+        rclpy.shutdown(context=ctx)
 
 
 def test_fov_markers_are_latched_with_the_preview_colour(rig_factory):

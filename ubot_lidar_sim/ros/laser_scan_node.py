@@ -29,6 +29,7 @@ class LaserScanNode(SensorNode):
     """Publishes a LaserScan per sweep of rate_hz from the core's one-channel LiDAR."""
 
     default_name = 'laser_scan'
+    count_unit = 'rays'
 
     def __init__(self, **kwargs):
         super().__init__(kwargs.pop('node_name', self.default_name), LaserScanConfig, **kwargs)

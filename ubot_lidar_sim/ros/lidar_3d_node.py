@@ -163,8 +163,9 @@ class Lidar3DNode(SensorNode):
             ('compute_restarts', str(self._proc.restarts if self._proc is not None else 0)),
             ('compute_in_process_sweeps', str(self._in_process)),
             ('compute_last_failure', self._proc.last_failure if self._proc is not None else ''),
-            ('rain_mm_h', f'{w.rain_mm_h:g}'), ('visibility_m', f'{w.visibility_m:g}'),
-            ('snowfall_mm_h', f'{w.snowfall_rate_mm_h:g}')]
+            # + 0.0: a -0.0 of the weather reads 0, not -0.
+            ('rain_mm_h', f'{w.rain_mm_h + 0.0:g}'), ('visibility_m', f'{w.visibility_m:g}'),
+            ('snowfall_mm_h', f'{w.snowfall_rate_mm_h + 0.0:g}')]
 
 
 def main(args=None):

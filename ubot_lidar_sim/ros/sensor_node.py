@@ -64,6 +64,7 @@ class SensorNode(Node):
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
         self.world, self.materials = world, materials
+        self.validate_config(cfg)       # what a set is checked against, at start-up too
         rate_hz = cfg.rate_hz
         if rate_hz < MIN_RATE_HZ:
             raise ConfigError('rate_hz', rate_hz, f'>= {MIN_RATE_HZ} Hz on a node (a sweep '
@@ -103,6 +104,8 @@ class SensorNode(Node):
         return self.intake.weather
 
     # -- hooks for subclasses ---------------------------------------------------------------
+    count_unit = 'points'       # what scan_once counts, in ~/sample answers
+
     def has_subscribers(self):
         """Return True when someone listens to the output (default: always)."""
         return True
@@ -112,7 +115,13 @@ class SensorNode(Node):
         raise NotImplementedError
 
     def validate_config(self, cfg):
-        """Raise a SimError when a new config cannot run (called before a set is accepted)."""
+        """
+        Raise a SimError when a config cannot run in this node's world.
+
+        Called at start-up and before a parameter set is accepted, so a running node never takes
+        a value on which it cannot sweep: ignored_objects must name objects of the world.
+        """
+        self.world.ignored_indices(cfg.ignored_objects)
 
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
@@ -238,7 +247,7 @@ class SensorNode(Node):
         self.scan_index += 1
         ms = (time.perf_counter() - t0 - self.waited_s) * 1e3
         self.stats.published(n, ms)
-        return True, f'published {n} points in {ms:.1f} ms'
+        return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
 
     # -- poses --------------------------------------------------------------------------------
     def sweep_window(self, frame_id, now_ns):

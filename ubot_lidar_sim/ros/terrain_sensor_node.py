@@ -32,6 +32,7 @@ class TerrainSensorNode(SensorNode):
     """Samples the five terrain rays from the TF pose of base_frame at rate_hz."""
 
     default_name = 'terrain_sensor'
+    count_unit = 'rays'
 
     def __init__(self, **kwargs):
         super().__init__(self.default_name, TerrainConfig, **kwargs)

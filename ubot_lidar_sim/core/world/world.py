@@ -110,7 +110,7 @@ class World:
         return (None if sd is None else np.asarray(sd, np.float64),
                 None if slope is None else np.asarray(slope, np.float64))
 
-    def _ignored(self, ignored):
+    def ignored_indices(self, ignored):
         """Map ignored object names to a frozenset of object indices."""
         if isinstance(ignored, str):
             ignored = (ignored,)
@@ -178,7 +178,7 @@ class World:
                                           smoke_density_threshold, rng)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
-                                  self._ignored(ignored), smoke_range, True, sd, slope,
+                                  self.ignored_indices(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals), rays32)
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
@@ -194,8 +194,8 @@ class World:
         o, d, rng = check_rays(origins, dirs, max_range_m)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg) if texture \
             else (None, None)
-        return self._tracer.trace(o, d, rng, 1, 1.0, self._ignored(ignored), None, False, sd,
-                                  slope)
+        return self._tracer.trace(o, d, rng, 1, 1.0, self.ignored_indices(ignored), None, False,
+                                  sd, slope)
 
     def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                        rays32: NDArray[np.float32], max_range_m: float,
@@ -209,7 +209,7 @@ class World:
         class_id (K,) uint8 of the K rays that hit.
         """
         ray, rng, obj = self._tracer.first_hits(origins, dirs, rays32, float(max_range_m),
-                                                self._ignored(ignored))
+                                                self.ignored_indices(ignored))
         return ray, rng, self._tracer.material[obj], self._tracer.class_id[obj]
 
 
