@@ -13,6 +13,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 from pathlib import Path
 import sys
 
@@ -274,6 +275,11 @@ def main(argv=None):
     except UsageError as e:
         print(f'ubot_lidar_sim: argument error: {one_line(e)}', file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`presets | head`): no error line; stdout goes to /dev/null so
+        # that flushing it at exit does not raise again (the Python docs' recipe, exit 1).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (SimError, ValueError, OSError, yaml.YAMLError) as e:
         print(f'ubot_lidar_sim: error: {_describe_error(e)}', file=sys.stderr)
         return 2

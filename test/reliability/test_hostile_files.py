@@ -282,3 +282,28 @@ def test_sizes_and_places_beyond_the_world_limit_are_refused_naming_file_and_key
     code, lines, _ = cli('scan', '--world', world, '--out', tmp_path / 'o.npz')
     assert code == 2 and len(lines) == 1, lines[-5:]
     assert str(world) in lines[0] and key in lines[0], lines
+
+
+@pytest.mark.parametrize('kind,flag', [('world', '--world'), ('params', '--params')])
+def test_a_key_given_twice_in_one_mapping_exits_2_naming_it(tmp_path, kind, flag):
+    # YAML 1.1 loaders keep the last of two equal keys without a word: refused instead.
+    text = {'world': 'frame: map\nobjects: []\nframe: odom\n',
+            'params': '/**:\n  ros__parameters:\n    channels: 8\n    channels: 16\n'}[kind]
+    path = tmp_path / f'{kind}.yaml'
+    path.write_text(text)
+    code, lines, _ = cli('scan', '--world', 'flat', flag, path, '--out', tmp_path / 'o.npz')
+    assert code == 2 and len(lines) == 1, lines[-5:]
+    assert 'duplicate key' in lines[0] and path.name in lines[0] and 'line ' in lines[0], lines
+    assert not (tmp_path / 'o.npz').exists()
+
+
+def test_a_reader_that_goes_away_ends_the_cli_without_an_error_line():
+    # `presets | head`: the pipe's reader is closed before the CLI writes (a real EPIPE).
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        r = subprocess.run([sys.executable, '-m', 'ubot_lidar_sim', 'presets'], stdout=write,
+                           stderr=subprocess.PIPE, text=True, timeout=60, cwd=ROOT)
+    finally:
+        os.close(write)
+    assert r.returncode == 1 and r.stderr == '', r.stderr[-2000:]

@@ -28,7 +28,7 @@ class FileRefused(OSError):
 
 
 class AliasError(yaml.MarkedYAMLError):
-    """A YAML alias where aliases are refused."""
+    """A YAML alias, or a key given twice in one mapping: both refused."""
 
 
 def check_regular_file(path, max_bytes=None):
@@ -51,7 +51,12 @@ def check_regular_file(path, max_bytes=None):
 
 
 def _refuse_aliases(node):
-    """Raise AliasError when a node is reached twice (an alias); one pass over the nodes."""
+    """
+    Raise AliasError on a node reached twice (an alias) or a key given twice in one mapping.
+
+    One pass over the nodes. YAML 1.1 loaders keep the last of two equal keys without a word,
+    so a file that says `frames: 1` and later `frames: 2` would silently mean 2.
+    """
     seen, todo = set(), [node]
     while todo:
         node = todo.pop()
@@ -60,6 +65,13 @@ def _refuse_aliases(node):
                              problem_mark=node.start_mark)
         seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
+            keys = set()
+            for key, _ in node.value:
+                if isinstance(key, yaml.ScalarNode):
+                    if (key.tag, key.value) in keys:
+                        raise AliasError(problem=f'duplicate key {key.value!r} (each key once)',
+                                         problem_mark=key.start_mark)
+                    keys.add((key.tag, key.value))
             todo.extend(item for pair in node.value for item in pair)
         elif isinstance(node, yaml.SequenceNode):
             todo.extend(node.value)
