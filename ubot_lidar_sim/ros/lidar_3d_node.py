@@ -146,11 +146,20 @@ class Lidar3DNode(SensorNode):
         return self.config.sensor_id
 
     def status_warnings(self):
-        """Say that compute processes restart while the node computes the sweeps itself."""
-        if self._proc is None or not self._proc.restarting:
+        """Name a compute process that does not answer, or the restart after a failed one."""
+        if self._proc is None:
             return []
-        return [f'compute processes restarting after: {self._proc.last_failure}; the node '
-                'computes the sweeps meanwhile']
+        out = []
+        # Read from the diagnostics timer while the scan thread waits on the child.
+        waiting = self._proc.waiting()
+        if waiting is not None and waiting[0] > self._period_s:
+            out.append(f'compute_waiting: compute process '
+                       f'{" ".join(map(str, self._proc.pids))} has not answered for '
+                       f'{waiting[0]:.1f} s (killed at {waiting[1]:.1f} s)')
+        if self._proc.restarting:
+            out.append(f'compute processes restarting after: {self._proc.last_failure}; the '
+                       'node computes the sweeps meanwhile')
+        return out
 
     def diagnostics_values(self):
         """Return lidar-specific diagnostics: beams, layout, weather in use."""
