@@ -91,8 +91,8 @@ class Lidar3DNode(SensorNode):
     def scan_once(self, now_ns):
         """Compute the next sweep block by block as its poses arrive, publish it; point count."""
         cfg, sim = self.config, self._sim
-        start_ns, end_ns = (self.sweep_clock.window(cfg.frame_id) if self.continuous else
-                            self.sweep_clock.newest_window(cfg.frame_id, now_ns))
+        # Each block waits for its own poses (sweep_clock.await_pose), not the whole window.
+        start_ns, end_ns = self.sweep_clock.next_window(cfg.frame_id, now_ns, self.continuous)
         stamp_ns = start_ns if cfg.stamp_at == 'start' else end_ns
         stamp_s, weather = stamp_ns * 1e-9, self.weather
         blocks = BlockPipeline(sim, self._proc)

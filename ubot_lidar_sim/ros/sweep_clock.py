@@ -126,11 +126,13 @@ class SweepClock:
                 raise SkipScan('shutting_down', 'the node stops', warn=False)
             node.intake.take()      # the transforms queued since: at once, not at the poll
 
+    def next_window(self, frame_id, now_ns, continuous):
+        """Return (start_ns, end_ns): the next window (continuous) or the newest /tf covers."""
+        return self.window(frame_id) if continuous else self.newest_window(frame_id, now_ns)
+
     def covered_window(self, frame_id, now_ns, continuous):
-        """Return the next window (continuous) or the newest one, once /tf covers it."""
-        if not continuous:
-            return self.newest_window(frame_id, now_ns)
-        start_ns, end_ns = self.window(frame_id)
+        """Return next_window once /tf covers it (the newest window is covered already)."""
+        start_ns, end_ns = self.next_window(frame_id, now_ns, continuous)
         self.await_pose(frame_id, end_ns * 1e-9)
         return start_ns, end_ns
 
