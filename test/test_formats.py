@@ -12,7 +12,7 @@ from ubot_lidar_sim.core.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
-from ubot_lidar_sim.dataset import runner
+from ubot_lidar_sim.dataset import outdir, runner
 from ubot_lidar_sim.output import pcd, semantickitti
 import yaml
 
@@ -219,7 +219,7 @@ def test_every_format_of_every_sequence_is_on_disk_and_in_the_manifest(recorded)
         assert f'sequences/{n:02d}/velodyne/000001.bin' in r['files']['semantickitti']
         assert f'poses/{n:02d}.txt' in r['files']['semantickitti']
         listed += [f for names in r['files'].values() for f in names]
-    assert _files(out) == sorted(listed + [runner.MANIFEST, 'semantic-kitti.yaml'])
+    assert _files(out) == sorted(listed + [runner.MANIFEST, outdir.LOCK, 'semantic-kitti.yaml'])
 
 
 def test_the_dataset_semantickitti_is_the_first_lidar_and_matches_its_mcap_labels(recorded):

@@ -250,6 +250,7 @@ def parse_spec(data, source='<spec>', base_dir=None):
             worlds.append(w)
         else:
             worlds.append(str(ctx.path({'file': w}, f'worlds[{i}]')))
+    _unique(ctx, worlds, lambda i: f'worlds[{i}]')      # twice: the same sequences twice
     trajs = [_trajectory(ctx, t, i) for i, t in enumerate(
         _list(ctx, data.get('trajectories'), 'trajectories', [{'name': 'still'}]))]
     _unique(ctx, [t['name'] for t in trajs], lambda i: f'trajectories[{i}].name')
@@ -263,6 +264,7 @@ def parse_spec(data, source='<spec>', base_dir=None):
     for i, s in enumerate(seeds):
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2 ** 63:
             raise ctx.error(f'seeds[{i}]', f'expected an integer >= 0, got {short(s)}')
+    _unique(ctx, seeds, lambda i: f'seeds[{i}]')
     frames = data.get('frames', 10)
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_FRAMES:
         raise ctx.error('frames', f'expected an integer 1-{MAX_FRAMES}, got {short(frames)}')

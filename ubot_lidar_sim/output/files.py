@@ -7,10 +7,15 @@ target, flushes it to disk and renames it into place, so a reader never sees hal
 failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
 Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
 written, so a failed run leaves an earlier run's files as they were; ``staged_tree`` does the
-same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence). A
-symlinked target is
-written through (its target file is replaced, the link stays); files get the mode the umask
-allows, as open() would give them. A new format is one entry
+same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence).
+
+Links: no writer follows a symbolic link at an output name. An output path (file or staged
+tree) that is a link is refused (LinkRefused, naming it); temporaries are created exclusively
+(``mkdtemp``, mode 0700) beside the target and renamed over its name, and a rename replaces a
+directory entry without following it. So ``--out link.npz`` and ``--out link.mcap`` behave the
+same, and a link planted in a shared output directory cannot make a run write elsewhere
+(``open_append`` appends with O_NOFOLLOW). Files get the mode the umask allows, as open() would
+give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
 ``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
 run, every sensor and topic, in one file: dataset/record.py writes it from the whole run.
@@ -77,6 +82,42 @@ class WriteError(OSError):
         return f'could not write {self.filename!r}: {self.strerror}'
 
 
+class LinkRefused(WriteError):
+    """An output name is a symbolic link: nothing is written through it."""
+
+    def __init__(self, path, *unpickled):
+        """Name the link (unpickled: OSError's own arguments, as pickle passes them)."""
+        if unpickled:
+            super().__init__(path, *unpickled)
+            return
+        super().__init__(errno.ELOOP, 'it is a symbolic link (output files are never written '
+                         'through a link: remove it or name another file)', str(path))
+
+
+def refuse_link(path: Union[str, Path]) -> Path:
+    """Return path; raise LinkRefused when it is a symbolic link (dangling or not)."""
+    path = Path(path)
+    if path.is_symlink():
+        raise LinkRefused(path)
+    return path
+
+
+def temp_prefix(path: Union[str, Path]) -> str:
+    """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
+    return f'.{Path(path).name}.'
+
+
+def open_append(path: Union[str, Path]):
+    """Open a text file for appending, created if missing, never through a link (O_NOFOLLOW)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(path) from None
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    return os.fdopen(fd, 'a', encoding='utf-8')
+
+
 class _Batch:
     """Files written into temporary directories beside their targets, renamed in at the end."""
 
@@ -84,13 +125,12 @@ class _Batch:
         self.dirs, self.staged, self.trees = {}, [], []
 
     def stage(self, path, write):
-        """Call write(tmp_path) for path (a symlink: its target) and flush it to disk."""
-        path = Path(path)
-        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        """Call write(tmp_path) for path (never a link) and flush it to disk."""
+        target = refuse_link(path)
         if not target.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
         if target.parent not in self.dirs:
-            self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=f'.{target.stem}.',
+            self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=temp_prefix(target),
                                                              dir=target.parent))
         tmp = self.dirs[target.parent] / target.name
         try:
@@ -102,9 +142,9 @@ class _Batch:
 
     def stage_tree(self, path):
         """Return an empty temporary directory beside path that replaces it on commit."""
-        path = Path(path)
+        path = refuse_link(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
+        tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
         self.trees.append((tmp, path))
         return tmp
 
@@ -119,7 +159,8 @@ class _Batch:
         for tmp, target in self.trees:
             old = None
             if target.exists():         # a directory cannot be replaced by rename: move it off
-                old = Path(tempfile.mkdtemp(prefix=f'.{target.name}.old.', dir=target.parent))
+                old = Path(tempfile.mkdtemp(prefix=f'{temp_prefix(target)}old.',
+                                            dir=target.parent))
                 os.replace(target, old / target.name)
             os.replace(tmp, target)
             if old is not None:

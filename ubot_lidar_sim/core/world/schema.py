@@ -42,6 +42,7 @@ class Context:
     def __init__(self, source, base_dir, max_triangles):
         """Name the file (source) in errors; base_dir resolves relative paths (None: cwd)."""
         self.source, self.base_dir, self.budget = source, base_dir, max_triangles
+        self.files = []     # every file path() returned, in order: what the world was read from
 
     def error(self, where, problem):
         """Return the WorldError '<source>: <where>: <problem>'."""
@@ -90,6 +91,7 @@ class Context:
             raise self.error(f'{where}.file', f"'{path}' is {exc.strerror}") from None
         except OSError:
             raise self.error(f'{where}.file', f"file '{path}' not found") from None
+        self.files.append(path)
         return path
 
 

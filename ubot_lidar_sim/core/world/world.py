@@ -48,6 +48,7 @@ class World:
         self.smoke_density = smoke_density
         self.materials = materials
         self._names = {o.name: i for i, o in enumerate(self.objects)}
+        self.files = ()     # the world file and every file it references (World.load)
         self._caster_factory = Open3dCaster if caster is None else caster
         self._tracer = Tracer(geometries, [o.material for o in objects],
                               [o.class_id for o in objects], [o.foliage for o in objects],
@@ -56,7 +57,8 @@ class World:
     def __reduce__(self):
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
         return (World, (self.frame, self.objects, self._tracer.geometries, self.smoke,
-                        self.smoke_density, self.materials, self._caster_factory))
+                        self.smoke_density, self.materials, self._caster_factory),
+                {'files': self.files})
 
     @property
     def n_triangles(self) -> int:
@@ -87,8 +89,10 @@ class World:
             return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
                                  max_triangles, caster)
         path = Path(spec)
-        return cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
-                             caster)
+        world = cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
+                              caster)
+        world.files = (path, *world.files)
+        return world
 
     @classmethod
     def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
@@ -99,7 +103,9 @@ class World:
         frame, entries = check_world(data, ctx)
         objects, geoms = build_objects(entries, ctx, max_triangles)
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
-        return cls(frame, objects, geoms, smoke, density, materials, caster)
+        world = cls(frame, objects, geoms, smoke, density, materials, caster)
+        world.files = tuple(ctx.files)
+        return world
 
     def _texture(self, materials, sd, slope):
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""
