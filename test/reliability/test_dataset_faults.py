@@ -6,6 +6,7 @@ child killed with SIGKILL, links in a temporary DIR, a held lock, a port nobody 
 full tmpfs in a private mount namespace (root only).
 """
 
+import io
 import os
 from pathlib import Path
 import signal
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from rel_helpers import ROOT
 from test_cli_outputs import needs_root
@@ -214,14 +216,36 @@ def test_files_never_append_or_rename_through_a_link(tmp_path):
 # --- changed inputs -------------------------------------------------------------------------
 WORLD = ('frame: map\nobjects:\n'
          '  - {name: wall, type: box, material: concrete, size_m: [0.5, 8, 3], '
-         'pose: {xyz: [%s, 0, 1.5]}}\n')
+         'pose: {xyz: [%s, 0, 1.5]}}\n'
+         '  - {name: hills, type: heightfield, file: h.npy, cell_m: 1.0, material: soil}\n'
+         '  - {name: yard, type: occupancy_map, file: map.yaml, wall_height_m: 2.0, '
+         'material: concrete}\n')
+MAP = 'image: map.pgm\nresolution: 1.0\norigin: [-4.0, -4.0, 0.0]\noccupied_thresh: 0.65\n'
 
 
-@pytest.mark.parametrize('change', ['world', 'params_file', 'materials'])
+def _pgm(occupied_column):
+    """An 8 x 8 P5 map, free but for one occupied column of cells."""
+    pixels = bytearray([254] * 64)
+    for row in range(8):
+        pixels[row * 8 + occupied_column] = 0
+    return b'P5\n8 8\n255\n' + bytes(pixels)
+
+
+def _heights(level_m):
+    buf = io.BytesIO()
+    np.save(buf, np.full((9, 9), level_m))
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize('change', ['world', 'heightfield', 'map_image', 'params_file',
+                                    'materials'])
 def test_a_resume_records_again_a_sequence_whose_input_files_changed(tmp_path, capsys, change):
-    (tmp_path / 'w.yaml').write_text(WORLD % 6)
-    (tmp_path / 'p.yaml').write_text('/**:\n  ros__parameters: {max_range_m: 50.0}\n')
-    (tmp_path / 'm.yaml').write_text('concrete: {reflectivity: 0.3}\n')
+    inputs = {'w.yaml': (WORLD % 6).encode(), 'h.npy': _heights(-1.0), 'map.yaml': MAP.encode(),
+              'map.pgm': _pgm(0),
+              'p.yaml': b'/**:\n  ros__parameters: {max_range_m: 50.0}\n',
+              'm.yaml': b'concrete: {reflectivity: 0.3}\n'}
+    for name, data in inputs.items():
+        (tmp_path / name).write_bytes(data)
     lidar = {**SMALL_LIDAR, 'params_file': 'p.yaml',
              'params': {**SMALL_LIDAR['params'], 'materials_file': str(tmp_path / 'm.yaml')}}
     spec = _spec(tmp_path, {**SPEC, 'worlds': ['w.yaml'], 'seeds': [0], 'sensors': [lidar]})
@@ -230,10 +254,13 @@ def test_a_resume_records_again_a_sequence_whose_input_files_changed(tmp_path, c
     first = _rows(tmp_path / 'o')[0]
     assert main(argv) == 0
     assert capsys.readouterr().out.splitlines()[-1].startswith('0 sequences recorded, 1 already')
-    edit = {'world': ('w.yaml', WORLD % 4),
-            'materials': ('m.yaml', 'concrete: {reflectivity: 0.9}\n'),
-            'params_file': ('p.yaml', '/**:\n  ros__parameters: {max_range_m: 5.0}\n')}[change]
-    (tmp_path / edit[0]).write_text(edit[1])
+    name, data = {'world': ('w.yaml', (WORLD % 4).encode()),
+                  'heightfield': ('h.npy', _heights(0.5)),
+                  'map_image': ('map.pgm', _pgm(6)),
+                  'materials': ('m.yaml', b'concrete: {reflectivity: 0.9}\n'),
+                  'params_file': ('p.yaml', b'/**:\n  ros__parameters: {max_range_m: 5.0}\n')
+                  }[change]
+    (tmp_path / name).write_bytes(data)
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith('1 sequences recorded, 0 already done')
     second = _rows(tmp_path / 'o')[0]
