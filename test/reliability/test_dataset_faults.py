@@ -224,7 +224,7 @@ MAP = 'image: map.pgm\nresolution: 1.0\norigin: [-4.0, -4.0, 0.0]\noccupied_thre
 
 
 def _pgm(occupied_column):
-    """An 8 x 8 P5 map, free but for one occupied column of cells."""
+    """Return an 8 x 8 P5 map, free but for one occupied column of cells."""
     pixels = bytearray([254] * 64)
     for row in range(8):
         pixels[row * 8 + occupied_column] = 0
