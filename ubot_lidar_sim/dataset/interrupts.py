@@ -49,3 +49,15 @@ def deferred(*signums):
             signal.signal(s, handler)
         if received:
             signal.raise_signal(received[0])
+
+
+@contextlib.contextmanager
+def restored_handlers(*signums):
+    """Put back, when the context ends, the handlers of signums (default SIGINT, SIGTERM)."""
+    signums = signums or (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.getsignal(s) for s in signums}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)

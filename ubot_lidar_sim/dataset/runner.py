@@ -34,7 +34,7 @@ from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
-from ubot_lidar_sim.dataset.interrupts import deferred
+from ubot_lidar_sim.dataset.interrupts import deferred, restored_handlers
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.record import record
@@ -359,7 +359,9 @@ def start_ray(workers, address=None):
           'logging_level': logging.ERROR, 'configure_logging': True}
     session = RaySession()
     # deferred() also puts back the SIGINT / SIGTERM handlers ray.init replaces with its own.
-    with deferred(), session.environment(address is None):
+    # Joining a cluster starts no process here: a signal may cut it (it can wait for minutes).
+    held = deferred() if address is None else restored_handlers()
+    with held, session.environment(address is None):
         try:
             if address is not None:
                 ray.init(address=address, **kw)
