@@ -10,6 +10,7 @@ import io
 import os
 from pathlib import Path
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ import pytest
 from rel_helpers import ROOT
 from test_cli_outputs import needs_root
 from ubot_lidar_sim.cli import main
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import outdir, runner
 from ubot_lidar_sim.dataset.spec import load_spec
 from ubot_lidar_sim.output import files
@@ -296,6 +298,34 @@ def test_an_unreachable_address_is_an_error_within_the_stated_time(tmp_path):
     _, err = proc.communicate(timeout=runner.ADDRESS_TIMEOUT_S + 60)   # bound: + start-up
     assert proc.returncode == 2 and '--address' in _one_line(err) and '127.0.0.1:1' in err
     assert time.monotonic() - t0 < runner.ADDRESS_TIMEOUT_S + 60       # bound: + start-up
+    assert not (tmp_path / 'o').exists()
+
+
+@pytest.fixture
+def silent_port():
+    """Yield the port of a socket that accepts connections and never answers (no Ray GCS)."""
+    with socket.socket() as srv:
+        srv.bind(('127.0.0.1', 0))
+        srv.listen(16)
+        yield srv.getsockname()[1]
+
+
+def test_an_address_that_is_no_ray_cluster_is_an_error_within_the_stated_time(silent_port):
+    t0 = time.monotonic()
+    with pytest.raises(ConfigError, match='--address.*did not join it within 5 s'):
+        runner.check_cluster(f'127.0.0.1:{silent_port}', timeout_s=5.0)
+    assert time.monotonic() - t0 < 5.0 + 5.0    # bound: the timeout + killing the probe
+
+
+def test_sigterm_while_joining_a_cluster_ends_the_run_at_once(tmp_path, silent_port):
+    proc = _start(['dataset', _spec(tmp_path), '--out', tmp_path / 'o', '--address',
+                   f'127.0.0.1:{silent_port}', '--quiet'])
+    time.sleep(8.0)         # the probe's ray.init is waiting for an answer
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143 and 'interrupted' in _one_line(err)
+    assert time.monotonic() - t0 < 5.0      # bound: it waited for Ray's 30 s GCS timeout
     assert not (tmp_path / 'o').exists()
 
 

@@ -19,10 +19,13 @@ import json
 import logging
 import os
 from pathlib import Path
+import re
 import resource
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -44,6 +47,9 @@ from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, 
 
 MANIFEST = 'manifest.jsonl'
 ADDRESS_TIMEOUT_S = 10.0    # --address: a cluster that does not accept a connection by then
+JOIN_TIMEOUT_S = 60.0       # --address: a cluster that ray.init cannot join by then
+_JOIN_PROBE = ('import logging, sys, ray; ray.init(address=sys.argv[1], log_to_driver=False, '
+               'logging_level=logging.ERROR); ray.shutdown()')
 RAY_EXIT_WAIT_S = 3.0       # after ray.shutdown, for each of SIGTERM and SIGKILL
 RAY_MARKER = 'UBOT_LIDAR_SIM_RAY_RUN'
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
@@ -269,7 +275,7 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_
     time (None: as many as the cluster's CPUs take), each task on one CPU casting on one thread.
     """
     if address is not None:
-        check_address(address)
+        check_cluster(address)
     _WORLDS.clear()         # files read by an earlier run in this process may have changed
     inputs = check(spec)
     out_dir = Path(out_dir)
@@ -340,6 +346,31 @@ def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
         why = 'no answer' if isinstance(exc, socket.timeout) else exc.strerror or str(exc)
         raise ConfigError('--address', address, 'a Ray cluster that accepts a connection '
                           f'within {timeout_s:g} s ({why})') from None
+
+
+def check_cluster(address, timeout_s=JOIN_TIMEOUT_S):
+    """
+    Raise ConfigError('--address') unless a ray.init in a child process joins address in time.
+
+    A port that accepts connections but is no Ray GCS keeps ray.init waiting for minutes in C++
+    code, where no signal handler runs; the child is killed instead (a signal to this process
+    ends the wait too).
+    """
+    check_address(address)
+    try:
+        probe = subprocess.run([sys.executable, '-c', _JOIN_PROBE, address],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, errors='replace',
+                               timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        why = f'ray.init did not join it within {timeout_s:g} s'
+    else:
+        if probe.returncode == 0:
+            return
+        lines = [ln for ln in re.sub(r'\x1b\[[0-9;]*m', '', probe.stderr).splitlines()
+                 if ln.strip()]
+        why = 'ray.init failed' + (f': {lines[-1].strip()[:200]}' if lines else '')
+    raise ConfigError('--address', address, f'a Ray cluster this process can join ({why})')
 
 
 def start_ray(workers, address=None):
