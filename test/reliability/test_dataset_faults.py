@@ -339,9 +339,6 @@ def test_stopping_the_embedded_ray_ends_every_process_it_started():
     assert session.processes() == []
 
 
-@pytest.mark.xfail(strict=True, reason='Ray 2.60 binds gcs_server, raylet and its workers to '
-                   '[::] whatever _node_ip_address says (docs/reliability.md); no setting of '
-                   'ray.init changes it')
 def test_the_embedded_ray_listens_on_loopback_only():
     session = runner.start_ray(1)
     try:
@@ -351,8 +348,8 @@ def test_the_embedded_ray_listens_on_loopback_only():
     assert listening and all(addr in LOOPBACK for addr in listening), listening
 
 
-# 127.0.0.1 and ::1 as /proc/net/tcp and tcp6 print them (host byte order words)
-LOOPBACK = ('0100007F', '00000000000000000000000001000000')
+# 127.0.0.1, ::ffff:127.0.0.1 and ::1 as /proc/net/tcp and tcp6 print them (host-order words)
+LOOPBACK = ('0100007F', '0000000000000000FFFF00000100007F', '00000000000000000000000001000000')
 
 
 def _listening_addresses(pids):

@@ -52,6 +52,7 @@ _JOIN_PROBE = ('import logging, sys, ray; ray.init(address=sys.argv[1], log_to_d
                'logging_level=logging.ERROR); ray.shutdown()')
 RAY_EXIT_WAIT_S = 3.0       # after ray.shutdown, for each of SIGTERM and SIGKILL
 RAY_MARKER = 'UBOT_LIDAR_SIM_RAY_RUN'
+RAY_LOCAL_ONLY_ENV = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'    # ray_constants.ENABLE_RAY_CLUSTER
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
 
 
@@ -381,6 +382,11 @@ def start_ray(workers, address=None):
     in this process. Ctrl-C and SIGTERM are held back while Ray starts (interrupts.deferred):
     a start cut half-way left processes that no shutdown knew of.
     """
+    if address is None:
+        # Ray replaces a node address of 127.0.0.1 by this machine's outside address, and binds
+        # its servers (gcs_server, raylet, workers) there, unless its cluster support is off:
+        # then every one listens on 127.0.0.1. Read once, when ray is first imported.
+        os.environ.setdefault(RAY_LOCAL_ONLY_ENV, '0')
     import ray      # optional: --workers 1 runs without it
 
     if ray.is_initialized():
