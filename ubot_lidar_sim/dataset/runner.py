@@ -25,7 +25,7 @@ from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.progress import Progress
-from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.record import check_recording, record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import semantickitti
 
@@ -75,6 +75,10 @@ def check(spec):
             formats_mod.check_rig(spec.formats, sensors)
         except spec_mod.ConfigError as e:
             raise spec_mod.SpecError(f'{spec.source}: formats: {e}') from None
+        try:        # sizes, topics, frame ids, a TF tree: refused before anything is recorded
+            check_recording(sensors, spec.sequences[0].frames, spec.base_frame, spec.tf_rate_hz)
+        except spec_mod.ConfigError as e:
+            raise spec_mod.SpecError(f'{spec.source}: {e}') from None
         load_world(sensors[0].cfg)
 
 

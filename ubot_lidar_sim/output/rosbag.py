@@ -9,6 +9,7 @@ to the final name. The bytes depend on the messages alone (no wall clock, no ran
 equal inputs give equal files.
 """
 
+import contextlib
 from functools import lru_cache
 import os
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.output.files import atomic_write
+from ubot_lidar_sim.output.files import atomic_write, WriteError
 
 MSG_PACKAGE = messages.MSG_PACKAGE
 CLOCK_START_NS = messages.CLOCK_START_NS
@@ -97,19 +98,31 @@ class BagWriter:
         self._conns = {}
         self.counts = {}
 
+    @contextlib.contextmanager
+    def _naming_target(self):
+        """Raise an OSError (a full disk, ...) as WriteError naming the target, not a temp."""
+        try:
+            yield
+        except WriteError:
+            raise
+        except OSError as exc:
+            raise WriteError(exc.errno, exc.strerror or str(exc), str(self.path)) from exc
+
     def __enter__(self):
         """Create the temporary bag beside the target; returns self."""
         from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
-        self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.', dir=self.path.parent))
-        # The bag directory is named like the target, so the metadata it embeds names the file
-        # as it ends up (relative_file_paths: [<target>.mcap]) and the bytes do not depend on
-        # the temporary name.
-        self._writer = Writer(self._tmp / self.path.stem, version=9,
-                              storage_plugin=StoragePlugin.MCAP)
-        if self.compression == 'zstd':
-            self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
-        self._writer.open()
+        with self._naming_target():
+            self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
+                                              dir=self.path.parent))
+            # The bag directory is named like the target, so the metadata it embeds names the
+            # file as it ends up (relative_file_paths: [<target>.mcap]) and the bytes do not
+            # depend on the temporary name.
+            self._writer = Writer(self._tmp / self.path.stem, version=9,
+                                  storage_plugin=StoragePlugin.MCAP)
+            if self.compression == 'zstd':
+                self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+            self._writer.open()
         return self
 
     def write(self, topic, msgtype, log_ns, msg, latched=False):
@@ -121,17 +134,19 @@ class BagWriter:
                 offered_qos_profiles=[_qos(1 if latched else 10, latched)])
             self._conns[topic] = conn
             self.counts[topic] = 0
-        self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
+        with self._naming_target():
+            self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
         self.counts[topic] += 1
 
     def close(self):
         """Finish the file and rename it to the target (replacing an older one)."""
         writer, self._writer = self._writer, None
         try:
-            writer.close()
-            done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
-            # Renamed in with the other files of files.all_or_none() when one is open.
-            atomic_write(self.path, lambda tmp: os.replace(done, tmp))
+            with self._naming_target():
+                writer.close()
+                done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
+                # Renamed in with the other files of files.all_or_none() when one is open.
+                atomic_write(self.path, lambda tmp: os.replace(done, tmp))
         finally:
             self._cleanup()
 
