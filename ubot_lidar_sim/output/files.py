@@ -89,11 +89,11 @@ class _Batch:
         target = Path(os.path.realpath(path)) if path.is_symlink() else path
         if not target.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
-        if target.parent not in self.dirs:
-            self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=f'.{target.stem}.',
-                                                             dir=target.parent))
-        tmp = self.dirs[target.parent] / target.name
-        try:
+        try:                        # errors name the user's file, never the temporary one
+            if target.parent not in self.dirs:
+                self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=f'.{target.stem}.',
+                                                                 dir=target.parent))
+            tmp = self.dirs[target.parent] / target.name
             write(str(tmp))
             _fsync(tmp)
         except OSError as exc:
@@ -115,7 +115,10 @@ class _Batch:
                 for name in names:
                     _fsync(os.path.join(folder, name))
         for tmp, target in self.staged:
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise WriteError(exc.errno, exc.strerror or str(exc), str(target)) from exc
         for tmp, target in self.trees:
             old = None
             if target.exists():         # a directory cannot be replaced by rename: move it off

@@ -112,17 +112,22 @@ class BagWriter:
         """Create the temporary bag beside the target; returns self."""
         from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
-        with self._naming_target():
-            self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
-                                              dir=self.path.parent))
-            # The bag directory is named like the target, so the metadata it embeds names the
-            # file as it ends up (relative_file_paths: [<target>.mcap]) and the bytes do not
-            # depend on the temporary name.
-            self._writer = Writer(self._tmp / self.path.stem, version=9,
-                                  storage_plugin=StoragePlugin.MCAP)
-            if self.compression == 'zstd':
-                self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
-            self._writer.open()
+        try:
+            with self._naming_target():
+                self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
+                                                  dir=self.path.parent))
+                # The bag directory is named like the target, so the metadata it embeds names
+                # the file as it ends up (relative_file_paths: [<target>.mcap]) and the bytes
+                # do not depend on the temporary name.
+                self._writer = Writer(self._tmp / self.path.stem, version=9,
+                                      storage_plugin=StoragePlugin.MCAP)
+                if self.compression == 'zstd':
+                    self._writer.set_compression(CompressionMode.STORAGE,
+                                                 CompressionFormat.ZSTD)
+                self._writer.open()
+        except BaseException:       # no __exit__ after a failed __enter__: clean up here
+            self._cleanup()
+            raise
         return self
 
     def write(self, topic, msgtype, log_ns, msg, latched=False):
@@ -155,7 +160,10 @@ class BagWriter:
         writer, self._writer = self._writer, None
         try:
             if writer is not None:
-                writer.abort()
+                # Closing flushes buffered bytes: on a full disk that fails again, and would
+                # hide the error that made us abort. The file is removed either way.
+                with contextlib.suppress(OSError):
+                    writer.abort()
         finally:
             self._cleanup()
 
