@@ -22,7 +22,7 @@ from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
 from ubot_lidar_sim.dataset.rig import end_s as recording_end_s, frame_counts
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.files import all_or_none, write_npz
+from ubot_lidar_sim.output.files import all_or_none, NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
 
 ENVIRONMENT_PERIOD_S = 1.0
@@ -133,10 +133,12 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
     n_ticks = _tick_count(recording_end_s(sensors, frames), tf_rate_hz)
     env_every = max(1, int(round(ENVIRONMENT_PERIOD_S * tf_rate_hz)))
     stats = RecordStats(frames={s.name: 0 for s in sensors})
-    labels = {}
+    stamps = {}
     bag_writer = rosbag.BagWriter(path, compression) if path is not None else \
         contextlib.nullcontext(_NoBag())
-    with bag_writer as bag:
+    labels_writer = NpzStream(labels_path) if labels_path is not None else \
+        contextlib.nullcontext()
+    with bag_writer as bag, labels_writer as labels:
         # One transform per frame: sensors sharing a frame share its mount (check_recording).
         statics = list({s.frame_id: (base_frame, s.frame_id, rosbag.ns(0.0), s.mount)
                         for s in sensors if s.kind != 'terrain_sensor'}.values())
@@ -172,11 +174,11 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
                 cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
                 msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
                 stats.points += len(cloud)
-                if labels_path is not None:     # copies: the sweep itself is not kept
+                if labels is not None:  # written now: no sweep is kept
                     key = f'{s.name}/{fr.index:04d}'
-                    labels[f'{key}/class_id'] = fr.result.points['class_id'].copy()
-                    labels[f'{key}/material'] = fr.result.points['material'].copy()
-                    labels.setdefault(f'{s.name}/stamp_ns', []).append(stamp_ns)
+                    labels.add(f'{key}/class_id', fr.result.points['class_id'])
+                    labels.add(f'{key}/material', fr.result.points['material'])
+                    stamps.setdefault(s.name, []).append(stamp_ns)
             elif s.kind == 'laser_scan':
                 msg = rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
             else:
@@ -185,9 +187,7 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
             stats.frames[s.name] += 1
         ticks_until(math.inf)
         stats.messages = dict(bag.counts)
-        if labels_path is not None:
-            for name in [k for k in labels if k.endswith('/stamp_ns')]:
-                labels[name] = np.asarray(labels[name], dtype=np.int64)
-            write_npz(labels_path, labels)
+        for name, values in stamps.items():
+            labels.add(f'{name}/stamp_ns', np.asarray(values, dtype=np.int64))
     stats.files = {fmt: sink.close() for fmt, sink in sinks.items()}
     return stats

@@ -77,6 +77,17 @@ class WriteError(OSError):
         return f'could not write {self.filename!r}: {self.strerror}'
 
 
+@contextlib.contextmanager
+def naming(path):
+    """Raise an OSError of the block (a full disk, ...) as WriteError naming path, the user's."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+
 class _Batch:
     """Files written into temporary directories beside their targets, renamed in at the end."""
 
@@ -180,15 +191,77 @@ def staged_tree(path: Union[str, Path]) -> Path:
     return batch.stage_tree(path)
 
 
+def _npz_entry(zf: zipfile.ZipFile, name: str, arr: Any) -> None:
+    """Write one array of a .npz, with a fixed zip timestamp (equal arrays, equal bytes)."""
+    info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
+    with zf.open(info, 'w', force_zip64=True) as f:
+        np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+
+
 def write_npz(path: Union[str, Path], arrays: Mapping[str, Any]) -> None:
     """Write a .npz with fixed zip timestamps, so equal arrays give byte-identical files."""
     def write(tmp):
         with zipfile.ZipFile(tmp, 'w', compression=zipfile.ZIP_STORED) as zf:
             for name, arr in arrays.items():
-                info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
-                with zf.open(info, 'w', force_zip64=True) as f:
-                    np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+                _npz_entry(zf, name, arr)
     atomic_write(path, write)
+
+
+class NpzStream:
+    """
+    A .npz written one array at a time, for arrays that arrive over a long run; a context.
+
+    The bytes of write_npz with the same arrays in the same order. It grows in a temporary
+    directory beside path; close() renames it in (with the other files of an open
+    all_or_none); an exception or abort() leaves nothing. Errors name path (WriteError).
+    """
+
+    def __init__(self, path: Union[str, Path]):
+        self.path = Path(path)
+        self._dir, self._zip = None, None
+
+    def __enter__(self):
+        """Open the temporary file; returns self."""
+        try:
+            with naming(self.path):
+                self._dir = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
+                                                  dir=self.path.parent))
+                self._zip = zipfile.ZipFile(self._dir / self.path.name, 'w',
+                                            compression=zipfile.ZIP_STORED)
+        except BaseException:
+            self.abort()
+            raise
+        return self
+
+    def add(self, name: str, arr: Any) -> None:
+        """Append the array ``name``."""
+        with naming(self.path):
+            _npz_entry(self._zip, name, arr)
+
+    def abort(self) -> None:
+        """Drop what was written."""
+        zf, self._zip = self._zip, None
+        if zf is not None:
+            with contextlib.suppress(OSError):     # a full disk fails the flush again
+                zf.close()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __exit__(self, exc_type, exc, tb):
+        """Finish and rename in, or abort on an exception."""
+        if exc_type is not None:
+            self.abort()
+            return False
+        try:
+            with naming(self.path):
+                zf, self._zip = self._zip, None
+                zf.close()
+                done = self._dir / self.path.name
+                atomic_write(self.path, lambda tmp: os.replace(done, tmp))
+        finally:
+            self.abort()
+        return False
 
 
 def write_json(path: Union[str, Path], obj: Any) -> None:

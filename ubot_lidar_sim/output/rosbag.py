@@ -20,7 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.output.files import atomic_write, WriteError
+from ubot_lidar_sim.output.files import atomic_write, naming
 
 MSG_PACKAGE = messages.MSG_PACKAGE
 CLOCK_START_NS = messages.CLOCK_START_NS
@@ -98,22 +98,12 @@ class BagWriter:
         self._conns = {}
         self.counts = {}
 
-    @contextlib.contextmanager
-    def _naming_target(self):
-        """Raise an OSError (a full disk, ...) as WriteError naming the target, not a temp."""
-        try:
-            yield
-        except WriteError:
-            raise
-        except OSError as exc:
-            raise WriteError(exc.errno, exc.strerror or str(exc), str(self.path)) from exc
-
     def __enter__(self):
         """Create the temporary bag beside the target; returns self."""
         from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
         try:
-            with self._naming_target():
+            with naming(self.path):
                 self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
                                                   dir=self.path.parent))
                 # The bag directory is named like the target, so the metadata it embeds names
@@ -139,7 +129,7 @@ class BagWriter:
                 offered_qos_profiles=[_qos(1 if latched else 10, latched)])
             self._conns[topic] = conn
             self.counts[topic] = 0
-        with self._naming_target():
+        with naming(self.path):
             self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
         self.counts[topic] += 1
 
@@ -147,7 +137,7 @@ class BagWriter:
         """Finish the file and rename it to the target (replacing an older one)."""
         writer, self._writer = self._writer, None
         try:
-            with self._naming_target():
+            with naming(self.path):
                 writer.close()
                 done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
                 # Renamed in with the other files of files.all_or_none() when one is open.
