@@ -108,6 +108,11 @@ def test_a_spec_whose_grids_expand_to_1e9_sequences_is_refused_before_expanding(
     assert f'allowed at most {MAX_SEQUENCES}' in err
 
 
+TOPIC_REFUSED = ("sensors[0].topic: expected a fully qualified ROS topic name: '/' then tokens of "
+                 "ASCII letters, digits and '_' separated by single '/', no token starting with a "
+                 "digit, no trailing '/', at most 247 characters (")
+
+
 def _lidar(name, frame_id=None, mount=(0, 0, 1, 0, 0, 0), topic=None):
     params = dict(SMALL_LIDAR['params'], **({'frame_id': frame_id} if frame_id else {}))
     out = {'type': 'lidar_3d', 'name': name, 'mount': list(mount), 'params': params}
@@ -126,10 +131,8 @@ def _lidar(name, frame_id=None, mount=(0, 0, 1, 0, 0, 0), topic=None):
     ({'sensors': [_lidar('a', frame_id='/lidar')]},
      "frame_id of sensor 'a': got '/lidar', allowed a tf2 frame id"),
     ({'base_frame': '/base_link'}, 'base_frame: expected a tf2 frame id'),
-    *[({'sensors': [_lidar('a', topic=t)]}, 'sensors[0].topic: expected a fully qualified '
-       f"ROS topic name: '/' then tokens of ASCII letters, digits and '_' separated by single "
-       f"'/', no token starting with a digit, no trailing '/', at most 247 characters, got "
-       f'{t!r}') for t in ('/a b', '/', '/points/', '/1x', '/tf/')],
+    *[({'sensors': [_lidar('a', topic=t)]}, (TOPIC_REFUSED, f'), got {t!r}'))
+      for t in ('/a b', '/', '/points/', '/1x', '/tf/')],
     ({'sensors': [_lidar('a', topic='/tf')]}, 'sensors[0].topic: expected a topic of its own'),
 ], ids=['base_frame_is_world_frame', 'sensor_frame_is_world_frame', 'one_frame_two_mounts',
         'leading_slash', 'base_frame_leading_slash', 'topic_space', 'topic_slash',
@@ -137,7 +140,8 @@ def _lidar(name, frame_id=None, mount=(0, 0, 1, 0, 0, 0), topic=None):
 def test_a_spec_that_would_record_an_invalid_bag_exits_2_naming_the_key(
         tmp_path, capsys, change, expected):
     err = _dataset_error(tmp_path, capsys, **change)
-    assert expected in err, err
+    for part in expected if isinstance(expected, tuple) else (expected,):
+        assert part in err, err
 
 
 def test_two_sensors_on_one_frame_with_one_mount_record_one_static_transform(tmp_path):

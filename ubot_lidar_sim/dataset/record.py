@@ -26,8 +26,9 @@ from ubot_lidar_sim.output.files import all_or_none, NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
 
 ENVIRONMENT_PERIOD_S = 1.0
-# Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits").
-# Memory does not grow with either: sweeps are written as they come, /tf poses in blocks.
+# Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
+# recording"). Memory does not grow with the length: sweeps are written as they come, /tf poses
+# are computed in blocks.
 MAX_FRAMES = 100_000            # lead sweeps per recording
 MAX_SWEEPS = 1_000_000         # sweeps of all sensors (a fast one beside a slow lead)
 MAX_TF_TICKS = 10_000_000       # /tf (and /clock) messages per recording: ~1.5 GB of MCAP
@@ -65,6 +66,15 @@ def _tick_count(end_s, rate_hz):
     return int(math.ceil(end_s * rate_hz - 1e-9)) + 1
 
 
+def check_sensor_topic(topic, where):
+    """Raise ConfigError(where, ...) unless topic is a valid topic name not of the recorder."""
+    check_topic(topic, where)
+    if topic in RESERVED_TOPICS:
+        raise ConfigError(where, topic, f'a topic of its own, not one of '
+                          f'{", ".join(RESERVED_TOPICS)} (the recording writes them)')
+    return topic
+
+
 def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
                     frames_name='frames'):
     """
@@ -100,10 +110,7 @@ def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
     world_frame = lead.cfg.world_frame
     edges = [('base_frame', world_frame, base_frame, None)]
     for s in sensors:
-        check_topic(s.topic, f'topic of sensor {s.name!r}')
-        if s.topic in RESERVED_TOPICS:
-            raise ConfigError(f'topic of sensor {s.name!r}', s.topic, 'a topic of its own, not '
-                              f'one of {", ".join(RESERVED_TOPICS)}')
+        check_sensor_topic(s.topic, f'topic of sensor {s.name!r}')
         check_frame_id(s.cfg.world_frame, f'world_frame of sensor {s.name!r}')
         if s.kind != 'terrain_sensor':
             edges.append((f'frame_id of sensor {s.name!r}', base_frame, s.frame_id,

@@ -19,10 +19,10 @@ from ubot_lidar_sim.core.physics.weather import Weather, weather_from
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
-from ubot_lidar_sim.dataset.record import MAX_FRAMES, RESERVED_TOPICS
+from ubot_lidar_sim.dataset.record import check_sensor_topic, MAX_FRAMES
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
 from ubot_lidar_sim.dataset.trajectory import WaypointPath
-from ubot_lidar_sim.output.ros_names import check_frame_id, topic_problem, TOPIC_RULE
+from ubot_lidar_sim.output.ros_names import check_frame_id
 from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
@@ -230,13 +230,10 @@ def _sensor(ctx, entry, i):
         params_file = str(path)
     name = _name(ctx, entry.get('name', kind), f'{where}.name')
     topic = entry.get('topic', f'/{MESSAGE_OF[kind]}')
-    problem = topic_problem(topic)
-    if problem is not None:
-        raise ctx.error(f'{where}.topic', f'expected {TOPIC_RULE}, got {short(topic)} '
-                        f'({problem})')
-    if topic in RESERVED_TOPICS:
-        raise ctx.error(f'{where}.topic', f'expected a topic of its own (not one of '
-                        f'{", ".join(RESERVED_TOPICS)}), got {short(topic)}')
+    try:
+        check_sensor_topic(topic, 'topic')
+    except ConfigError as e:
+        raise ctx.error(f'{where}.topic', f'expected {e.allowed}, got {short(topic)}') from None
     mount = ctx.vector(entry, 'mount', where, 6, default=[0.0] * 6).tolist()
     return SensorSpec(kind, name, params, params_file, tuple(mount), topic)
 
