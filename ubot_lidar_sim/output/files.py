@@ -7,7 +7,8 @@ target, flushes it to disk and renames it into place, so a reader never sees hal
 failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
 Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
 written, so a failed run leaves an earlier run's files as they were; ``staged_tree`` does the
-same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence). A
+same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence), and
+``NpzStream`` for a .npz whose arrays arrive one at a time (a dataset's labels). A
 symlinked target is
 written through (its target file is replaced, the link stays); files get the mode the umask
 allows, as open() would give them. A new format is one entry
@@ -114,8 +115,9 @@ class _Batch:
     def stage_tree(self, path):
         """Return an empty temporary directory beside path that replaces it on commit."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
+        with naming(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
         self.trees.append((tmp, path))
         return tmp
 
