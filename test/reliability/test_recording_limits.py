@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 from rel_helpers import cli_argv, ROOT
 from test_cli_outputs import in_small_tmpfs, needs_root
@@ -20,6 +21,7 @@ from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset.record import MAX_FRAMES, MAX_TF_TICKS
 from ubot_lidar_sim.dataset.spec import MAX_SEQUENCES
+from ubot_lidar_sim.output.files import NpzStream, write_npz
 from ubot_lidar_sim.output.ros_names import check_tf_tree, topic_problem
 import yaml
 
@@ -268,3 +270,18 @@ def test_a_recording_that_fills_the_disk_midway_names_the_out_file(tmp_path):
     assert run['code'] == 2 and len(lines) == 1, run
     assert "run.mcap': No space left on device" in lines[0], lines
     assert list(run['files']) == ['filler']
+
+
+def test_a_streamed_npz_has_the_bytes_of_write_npz_and_an_aborted_one_leaves_nothing(tmp_path):
+    arrays = {'a/0000/class_id': np.arange(5, dtype=np.uint8),
+              'a/stamp_ns': np.array([1, 2], dtype=np.int64)}
+    write_npz(tmp_path / 'whole.npz', arrays)
+    with NpzStream(tmp_path / 'streamed.npz') as stream:
+        for name, arr in arrays.items():
+            stream.add(name, arr)
+    assert (tmp_path / 'streamed.npz').read_bytes() == (tmp_path / 'whole.npz').read_bytes()
+    with pytest.raises(KeyboardInterrupt):
+        with NpzStream(tmp_path / 'cut.npz') as stream:
+            stream.add('x', np.zeros(3))
+            raise KeyboardInterrupt
+    assert sorted(os.listdir(tmp_path)) == ['streamed.npz', 'whole.npz']
