@@ -40,7 +40,7 @@ from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.interrupts import deferred, restored_handlers
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
-from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.record import check_recording, record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import semantickitti
 from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
@@ -95,6 +95,10 @@ def check(spec):
             formats_mod.check_rig(spec.formats, sensors)
         except spec_mod.ConfigError as e:
             raise spec_mod.SpecError(f'{spec.source}: formats: {e}') from None
+        try:        # sizes, topics, frame ids, a TF tree: refused before anything is recorded
+            check_recording(sensors, spec.sequences[0].frames, spec.base_frame, spec.tf_rate_hz)
+        except spec_mod.ConfigError as e:
+            raise spec_mod.SpecError(f'{spec.source}: {e}') from None
         inputs[world] = sensor_inputs(spec, sensors, load_world(sensors[0].cfg)[0])
     return inputs
 
