@@ -5,7 +5,9 @@ ROS parameters <-> a frozen core config dataclass, 1:1, descriptors from the fie
 (description, range, read_only, static type), reads the ``preset`` parameter first and uses the
 preset's values as defaults (explicit overrides from the command line or a YAML file win),
 builds the frozen config, and installs an on-set callback that validates the whole new
-config with the core and refuses a change with the core's message. An override (parameter
+config with the core and refuses a change with the core's message. A pre-set callback first
+gives a set the field's own type where ``ros2 param set`` guessed another one from the text
+(``[]`` arrives as a bool array, ``50`` for a float field as an integer). An override (parameter
 file, ``-p``, ``parameter_overrides=``) whose name no node of this package declares, or a
 nested value (``channels: {a: 1}`` reaches the node as ``channels.a``), is a ConfigError naming
 it: rclpy would ignore it silently. A name another node of the package declares (a ``/**``
@@ -35,6 +37,7 @@ _ARRAY_TYPES = {
     bool: Parameter.Type.BOOL_ARRAY, int: Parameter.Type.INTEGER_ARRAY,
     float: Parameter.Type.DOUBLE_ARRAY, str: Parameter.Type.STRING_ARRAY,
 }
+_ARRAY_KINDS = frozenset(_ARRAY_TYPES.values()) | {Parameter.Type.BYTE_ARRAY}
 _INT64_MAX = 2 ** 63 - 1
 
 
@@ -165,6 +168,7 @@ class ConfigParameters:
         self.config = self._build({})
         self.changed = set()
         self._pending = None
+        node.add_pre_set_parameters_callback(self._typed)
         node.add_on_set_parameters_callback(self._on_set)
         node.add_post_set_parameters_callback(self._post_set)
 
@@ -221,6 +225,30 @@ class ConfigParameters:
         values = self.values()
         values.update(changes)
         return from_dict(self._cls, values)
+
+    def _typed(self, params):
+        """
+        Return params, each in its field's type where the value fits it (pre-set callback).
+
+        ``ros2 param set`` types a value by its YAML text (rclpy.parameter.get_parameter_value):
+        ``"[]"`` comes as a bool array, ``50`` as an integer. An empty array of any type becomes
+        the field's empty array, integers become floats for a float field; any other value keeps
+        its type, which rclpy then refuses naming both types.
+        """
+        out = []
+        for p in params:
+            f = self._fields.get(p.name)
+            want = parameter_type(f) if f is not None else p.type_
+            if p.type_ in (want, Parameter.Type.NOT_SET):
+                out.append(p)
+            elif p.type_ in _ARRAY_KINDS and want in _ARRAY_KINDS and len(p.value) == 0:
+                out.append(Parameter(p.name, want, []))
+            else:
+                value = list(p.value) if p.type_ in _ARRAY_KINDS else p.value
+                fixed = coerce(f, value)
+                fits = Parameter.Type.from_parameter_value(fixed) == want
+                out.append(Parameter(p.name, want, fixed) if fits else p)
+        return out
 
     def _on_set(self, params):
         changes = {}

@@ -14,6 +14,7 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
@@ -65,6 +66,7 @@ class SensorNode(Node):
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
+        self.add_on_set_parameters_callback(self._check_sim_time)
         rate_hz = cfg.rate_hz
         if rate_hz < MIN_RATE_HZ:
             raise ConfigError('rate_hz', rate_hz, f'>= {MIN_RATE_HZ} Hz on a node (a sweep '
@@ -114,14 +116,41 @@ class SensorNode(Node):
         """Do one scan and publish it; return the number of points (or rays). Raise SkipScan."""
         raise NotImplementedError
 
+    def build_sweeper(self, cfg):
+        """Return the core object that sweeps cfg in this node's world (SimError: it cannot)."""
+        return None
+
     def validate_config(self, cfg):
         """
         Raise a SimError when a config cannot run in this node's world.
 
-        Called at start-up and before a parameter set is accepted, so a running node never takes
-        a value on which it cannot sweep: ignored_objects must name objects of the world.
+        Called at start-up and before a parameter set is accepted, with the whole config the
+        set would give, so a running node never takes a value on which it cannot sweep:
+        ignored_objects must name objects of the world, and the node's core sweeper is built
+        from it (``build_sweeper``: every check the core makes on a config it sweeps). The one
+        built for the config that is then in force is ``sweeper(config)``'s, not built twice.
         """
         self.world.ignored_indices(cfg.ignored_objects)
+        self._built = (cfg, self.build_sweeper(cfg))
+
+    def sweeper(self, cfg):
+        """Return the sweeper of cfg: the one validate_config built, or a new one."""
+        built = getattr(self, '_built', None)
+        return built[1] if built is not None and built[0] is cfg else self.build_sweeper(cfg)
+
+    def _check_sim_time(self, params):
+        """Refuse use_sim_time true at run time while nothing publishes /clock (see docs)."""
+        for p in params:
+            if p.name == 'use_sim_time' and p.value is True \
+                    and not self.get_parameter('use_sim_time').value \
+                    and self.count_publishers('/clock') == 0:
+                # Called before rclpy's time source takes the value (callbacks run newest
+                # first): refused here, the node stays on its clock and keeps sweeping.
+                return SetParametersResult(successful=False, reason=(
+                    'use_sim_time: got true, allowed true at run time only while /clock has a '
+                    'publisher (none now: nothing would be published until one starts); '
+                    'start the simulation first, or set use_sim_time at start-up'))
+        return SetParametersResult(successful=True)
 
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
