@@ -10,6 +10,7 @@ every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py)
 """
 
 import dataclasses
+import math
 import threading
 import time
 
@@ -27,7 +28,7 @@ from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import ClockWatch
-from ubot_lidar_sim.ros.services import SampleRequests
+from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S, SampleRequests
 from ubot_lidar_sim.ros.sweep_clock import SweepClock
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
@@ -182,13 +183,35 @@ class SensorNode(Node):
         self._trigger = trigger
         self.continuous = trigger != 'service'
         self._wake, self._stop = threading.Event(), threading.Event()
+        self._sweep_since = None        # monotonic s the running scan began, None between
+        self._outcome = (-math.inf, True, '')   # (monotonic s, ok, text) of the last scan
         self._samples = SampleRequests(
-            self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group)
+            self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group,
+            SAMPLE_TIMEOUT_S + (self._period_s if self.continuous else 0.0))
+        # Answered on the executor, so a call's bound holds while a long sweep runs.
+        self.create_timer(EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
         if self.continuous:
             self._wake.set()
+
+    @tolerate_destroyed
+    def _expire_samples(self):
+        if self._samples.pending():
+            self._samples.expire(self._sample_status)
+
+    def _sample_status(self, since):
+        """Return what the node did since a ~/sample call arrived at ``since`` (monotonic s)."""
+        if self._clock_missing():
+            return NO_CLOCK
+        started = self._sweep_since
+        if started is not None:
+            return (f'a sweep has run for {time.monotonic() - started:.1f} s (waiting for '
+                    '/tf to cover its window, or computing)')
+        at, ok, why = self._outcome
+        return why if at >= since and not ok else 'no sweep ran since the call'
 
     def stopping(self, wait_s=0.0):
         """Return True once the node stops (waits up to wait_s s for it)."""
@@ -196,22 +219,24 @@ class SensorNode(Node):
 
     def _work_loop(self):
         while not self._stop.is_set():
-            woken = self._wake.wait(timeout=0.2)
-            if self._samples:
-                self._samples.expire(NO_CLOCK if self._clock_missing()
-                                     else self.stats.counts['last_skip'])
-            if not woken:
+            if not self._wake.wait(timeout=0.2):
                 continue
             self._wake.clear()
             if self._stop.is_set():
                 break
             # The ~/sample calls waiting now are served by this scan, which then runs even
-            # when nobody subscribes; a call arriving during it waits for the next one.
+            # when nobody subscribes. A continuous sweep that publishes also serves the calls
+            # that arrived while it ran (it ends after them), unless a parameter set changed
+            # the config meanwhile: those wait for the next sweep, which has the new values.
             calls = self._samples.take()
+            config, self._sweep_since = self.config, time.monotonic()
             try:
                 ok, why = self.run_scan(on_demand=bool(calls) or self._trigger == 'service')
             except Exception as exc:  # keep the worker alive whatever a scan raised
                 ok, why = self.stats.skip('error', f'{type(exc).__name__}: {exc}')
+            if ok and self.continuous and self.config is config:
+                calls += self._samples.take()
+            self._outcome, self._sweep_since = (time.monotonic(), ok, why), None
             self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
             if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
                 self._wake.set()        # calls that wait for a newer transform: try again
@@ -311,6 +336,14 @@ class SensorNode(Node):
             raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
                            f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
         return latest_s
+
+    def oldest_pose_s(self, frame_id):
+        """Return the stamp (s) of the oldest world_frame -> frame_id pose held (-inf: static)."""
+        with self.intake.lock:
+            try:
+                return self.tf_buffer.earliest_common_time(self.config.world_frame, frame_id)
+            except TransformError:
+                return -math.inf    # newest_pose_s says what is missing
 
     def check_gap(self, frame_id, start_ns, end_ns):
         """Raise SkipScan 'transform_gap' when /tf leaves > TF_MAX_GAP_S of a sweep undescribed."""
