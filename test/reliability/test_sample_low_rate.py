@@ -7,20 +7,15 @@ just begun, so its first sweep cannot reach back a whole period: it must wait fo
 answer with a start-up reason.
 """
 
-import threading
+import math
 import time
 
-from geometry_msgs.msg import TransformStamped
 import pytest
-import rclpy
-from rclpy.executors import MultiThreadedExecutor
-from rclpy.parameter import Parameter
 from sensor_msgs.msg import PointCloud2
 from std_srvs.srv import Trigger
-from tf2_msgs.msg import TFMessage
+from test_bad_inputs_nodes import Rig
 
 from ubot_lidar_sim.core.world.world import World
-from ubot_lidar_sim.ros.conversions import ns_to_stamp
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S
 
@@ -31,65 +26,26 @@ LIDAR = {'channels': 8, 'horizontal_samples': 90, 'sub_rays': 1, 'max_range_m': 
 SLACK_S = EXPIRE_POLL_S + 0.5
 
 
-class LowRateRig:
-    """lidar_3d at 0.25 Hz and a probe sending map -> lidar_3d on /tf at 50 Hz, spun."""
-
-    def __init__(self, domain_id, params):
-        self.ctx = rclpy.Context()
-        rclpy.init(context=self.ctx, domain_id=domain_id)
-        self.probe = rclpy.create_node('probe', context=self.ctx)
-        tf_pub = self.probe.create_publisher(TFMessage, '/tf', 100)
-
-        def send_tf():
-            msg = TFMessage()
-            msg.transforms.append(_transform(self.probe.get_clock().now().nanoseconds))
-            tf_pub.publish(msg)
-        self.probe.create_timer(0.02, send_tf)
-        self.clouds = []
-        if params.pop('subscribed'):
-            self.probe.create_subscription(PointCloud2, 'points', self.clouds.append, 5)
-        self.client = self.probe.create_client(Trigger, '/lidar_3d/sample')
-        self.node = Lidar3DNode(context=self.ctx, world=World.load('flat'), parameter_overrides=[
-            Parameter(k, value=v) for k, v in params.items()])
-        self.executor = MultiThreadedExecutor(num_threads=3, context=self.ctx)
-        self.executor.add_node(self.probe)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
-        assert self.client.wait_for_service(timeout_sec=10.0)
-
-    def sample(self, limit_s=30.0):
-        """Return (success, message, seconds to the answer) of one ~/sample call."""
-        t0 = time.monotonic()
-        future = self.client.call_async(Trigger.Request())
-        while not future.done() and time.monotonic() - t0 < limit_s:
-            time.sleep(0.005)
-        assert future.done(), 'no answer'
-        return future.result().success, future.result().message, time.monotonic() - t0
-
-    def close(self):
-        self.executor.shutdown(timeout_sec=2.0)
-        self.node.destroy_node()
-        self.probe.destroy_node()
-        rclpy.shutdown(context=self.ctx)
-        self.thread.join(2.0)
-
-
-def _transform(stamp_ns):
-    t = TransformStamped()
-    t.header.frame_id, t.child_frame_id = 'map', 'lidar_3d'
-    t.header.stamp = ns_to_stamp(stamp_ns)
-    t.transform.translation.z = 1.5
-    t.transform.rotation.w = 1.0
-    return t
+def _sample(rig, limit_s=30.0):
+    """Return (success, message, seconds to the answer) of one ~/sample call of rig's node."""
+    client = rig.probe.create_client(Trigger, '/lidar_3d/sample')
+    assert client.wait_for_service(timeout_sec=10.0)
+    t0 = time.monotonic()
+    future = client.call_async(Trigger.Request())
+    assert rig.wait(future.done, limit_s), 'no answer'
+    seconds = time.monotonic() - t0
+    rig.probe.destroy_client(client)
+    return future.result().success, future.result().message, seconds
 
 
 @pytest.fixture
 def low_rate(domain):
+    """Yield make(subscribed, **params): lidar_3d at 0.25 Hz, /tf at 50 Hz from its start."""
     rigs = []
 
-    def make(**params):
-        rigs.append(LowRateRig(domain, {**LIDAR, **params}))
+    def make(subscribed, **params):
+        rigs.append(Rig(Lidar3DNode, World.load('flat'), {**LIDAR, **params}, domain,
+                        outputs=[('points', PointCloud2)] if subscribed else ()))
         return rigs[-1]
     yield make
     for rig in rigs:
@@ -99,11 +55,11 @@ def low_rate(domain):
 @pytest.mark.parametrize('trigger, subscribed', [('stream', True), ('timer', False)])
 def test_sample_at_0_25_hz_is_true_within_a_period_plus_3_s_from_the_start(
         low_rate, trigger, subscribed):
-    rig = low_rate(trigger=trigger, subscribed=subscribed)
+    rig = low_rate(subscribed, trigger=trigger)
     bound_s = SAMPLE_TIMEOUT_S + 1.0 / RATE_HZ + SLACK_S
     answers = []
     for _ in range(4):      # the first just after start; later ones in the middle of sweeps
-        answers.append(rig.sample())
+        answers.append(_sample(rig))
         time.sleep(1.3)
     assert all(ok for ok, _, _ in answers), answers
     assert all(s <= bound_s for _, _, s in answers), answers
@@ -112,12 +68,12 @@ def test_sample_at_0_25_hz_is_true_within_a_period_plus_3_s_from_the_start(
 
 
 def test_sample_in_service_mode_before_tf_spans_a_sweep_says_so_within_3_s(low_rate):
-    rig = low_rate(trigger='service', subscribed=False)
-    time.sleep(0.5)             # the node holds /tf of < 1 s of its 4 s sweep
-    ok, message, seconds = rig.sample()
+    rig = low_rate(False, trigger='service', rate_hz=0.125)     # an 8 s sweep
+    assert rig.wait(lambda: rig.node.oldest_pose_s('lidar_3d') > -math.inf)
+    ok, message, seconds = _sample(rig)     # /tf of a few s: it cannot span the sweep yet
     assert not ok and seconds <= SAMPLE_TIMEOUT_S + SLACK_S, (message, seconds)
     assert message.startswith(f'no frame within {SAMPLE_TIMEOUT_S:g} s: no_new_transform: ')
-    assert 'of the 4 s sweep so far' in message
-    time.sleep(1.0)             # now /tf spans 4.5 s: a whole sweep
-    ok, message, seconds = rig.sample()
+    assert 'of the 8 s sweep so far' in message, message
+    time.sleep(5.0)             # now /tf spans more than 8 s: a whole sweep
+    ok, message, seconds = _sample(rig)
     assert ok and message.startswith('published '), message
