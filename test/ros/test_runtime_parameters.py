@@ -15,13 +15,14 @@ import pytest
 from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import get_parameter_value, Parameter, parameter_value_to_python
-from sensor_msgs.msg import PointCloud2
+from sensor_msgs.msg import LaserScan, PointCloud2
 from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig, to_dict
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
+from ubot_lidar_sim_msgs.msg import TerrainSensor
 
 LIDAR = {'channels': 8, 'horizontal_samples': 90, 'sub_rays': 1, 'max_range_m': 30.0,
          'rate_hz': 10.0, 'world_file': 'flat'}
@@ -128,35 +129,57 @@ def test_every_read_only_parameter_set_at_run_time_is_refused_naming_it(sensor_r
 
 # A set that would break the sweep, per kind of check, and the reason's words. Over the
 # parameter service, as ros2 param set sends it.
-LIDAR_REFUSALS = {
+SHARED_REFUSALS = {
     'world object': ('ignored_objects', "['building']", "ignored_objects: got 'building'"),
-    'ray budget': ('max_rays_per_scan', '100', 'allowed at most max_rays_per_scan = 100'),
-    'layout stamp': ('stamp_at', 'end', "'start' with point_layout 'ouster'"),
-    'cross-field range': ('min_range_m', '50.0', 'max_range_m: got 30.0, allowed > min_range_m'),
-    'per-ring length': ('ring_range_at_10pct_m', '[60.0, 60.0]', 'a list of channels (8)'),
-    'detection threshold': ('ambient_counts', '1000000.0', 'positive threshold'),
-    'descriptor range': ('max_range_m', '20000.0', 'max_range_m'),
-    'choices': ('return_mode', 'third', 'return_mode'),
     'read-only world': ('world_file', 'demo', 'read-only parameter: world_file'),
-    'read-only materials': ('materials_file', 'x.yaml', 'read-only parameter: materials_file'),
     'sim time without /clock': ('use_sim_time', 'true', 'while /clock has a publisher'),
 }
+MODEL_REFUSALS = {
+    'cross-field range': ('min_range_m', '50.0', 'max_range_m: got 30.0, allowed > min_range_m'),
+    'detection threshold': ('ambient_counts', '1000000.0', 'positive threshold'),
+    'descriptor range': ('max_range_m', '20000.0', 'max_range_m'),
+    'read-only materials': ('materials_file', 'x.yaml', 'read-only parameter: materials_file'),
+}
+REFUSALS = {
+    'lidar_3d': {
+        **SHARED_REFUSALS, **MODEL_REFUSALS,
+        'ray budget': ('max_rays_per_scan', '100', 'allowed at most max_rays_per_scan = 100'),
+        'layout stamp': ('stamp_at', 'end', "'start' with point_layout 'ouster'"),
+        'per-ring length': ('ring_range_at_10pct_m', '[60.0, 60.0]', 'a list of channels (8)'),
+        'choices': ('return_mode', 'third', 'return_mode'),
+    },
+    'laser_scan': {
+        **SHARED_REFUSALS, **MODEL_REFUSALS,
+        'single return': ('return_mode', 'dual_strongest_last', 'return_mode'),
+    },
+    'terrain_sensor': {
+        **SHARED_REFUSALS,
+        'array length': ('tire_positions_m', '[1.0, 2.0]', 'a list of 12'),
+        'ray length': ('trace_lengths_m', '[0.0, 5.0, 5.0, 5.0, 5.0]', 'trace_lengths_m'),
+        'choices': ('tire_radii_source', 'guess', 'tire_radii_source'),
+    },
+}
+OUTPUTS = {'lidar_3d': ('points', PointCloud2), 'laser_scan': ('scan', LaserScan),
+           'terrain_sensor': ('terrain', TerrainSensor)}
 
 
+@pytest.mark.parametrize('name', sorted(NODES))
 def test_sets_that_would_break_the_sweep_are_refused_with_the_reason_and_sweeps_go_on(
-        sensor_rig):
-    rig = sensor_rig(Lidar3DNode, {**LIDAR, 'point_layout': 'ouster'}, 'lidar_3d')
-    clouds = rig.subscribe(PointCloud2, 'points')
-    assert rig.spin_until(lambda: len(clouds) >= 2, 60.0)
+        sensor_rig, name):
+    node_cls, _, params, frame = NODES[name]
+    extra = {'lidar_3d': {'point_layout': 'ouster'}, 'laser_scan': {'max_range_m': 30.0}}
+    rig = sensor_rig(node_cls, {**params, **extra.get(name, {})}, frame)
+    got = rig.subscribe(*reversed(OUTPUTS[name]))
+    assert rig.spin_until(lambda: len(got) >= 2, 60.0)
     config = to_dict(rig.node.config)
-    for case, (name, text, reason) in LIDAR_REFUSALS.items():
-        result = _set_as_cli(rig, name, text)
+    for case, (param, text, reason) in REFUSALS[name].items():
+        result = _set_as_cli(rig, param, text)
         assert not result.successful, case
         assert reason in result.reason, (case, result.reason)
     assert to_dict(rig.node.config) == config
     assert rig.node.get_parameter('use_sim_time').value is False
-    n = len(clouds)
-    assert rig.spin_until(lambda: len(clouds) >= n + 3, 10.0), rig.node.stats.counts
+    n = len(got)
+    assert rig.spin_until(lambda: len(got) >= n + 3, 10.0), rig.node.stats.counts
     assert rig.node.stats.counts['skipped'].get('error', 0) == 0
 
 
