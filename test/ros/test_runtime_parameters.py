@@ -215,10 +215,18 @@ def test_an_integer_from_the_cli_sets_a_float_parameter(sensor_rig):
     assert value == 20.0 and isinstance(value, float)
 
 
-def test_a_value_of_another_type_from_the_cli_is_still_refused_naming_the_types(sensor_rig):
+def test_a_value_of_another_type_from_the_cli_is_refused_naming_parameter_value_and_type(
+        sensor_rig):
     rig = sensor_rig(Lidar3DNode, LIDAR, 'lidar_3d')
-    for name, text in (('max_range_m', 'far'), ('ignored_objects', '[1, 2]'),
-                       ('noise_enabled', '1')):
+    for name, text, reason in (
+            ('max_range_m', 'far', "got 'far', allowed [0.01, 10000.0], type double"),
+            ('ignored_objects', '[1, 2]', 'got [1, 2], allowed type string_array'),
+            ('noise_enabled', '1', 'got 1, allowed type bool')):
+        reason = f'{name}: {reason}'
         result = _set_as_cli(rig, name, text)
-        assert not result.successful and 'Wrong parameter type' in result.reason, name
+        assert not result.successful and result.reason == reason, (name, result.reason)
     assert rig.node.config.max_range_m == 30.0
+    assert rig.node.get_parameter('max_range_m').value == 30.0
+    # The next good set is not refused by what was kept aside.
+    assert _set_as_cli(rig, 'max_range_m', '20.0').successful
+    assert rig.node.config.max_range_m == 20.0

@@ -7,7 +7,8 @@ preset's values as defaults (explicit overrides from the command line or a YAML 
 builds the frozen config, and installs an on-set callback that validates the whole new
 config with the core and refuses a change with the core's message. A pre-set callback first
 gives a set the field's own type where ``ros2 param set`` guessed another one from the text
-(``[]`` arrives as a bool array, ``50`` for a float field as an integer). An override (parameter
+(``[]`` arrives as a bool array, ``50`` for a float field as an integer), and has a value of
+another type refused in the words of a ConfigError. An override (parameter
 file, ``-p``, ``parameter_overrides=``) whose name no node of this package declares, or a
 nested value (``channels: {a: 1}`` reaches the node as ``channels.a``), is a ConfigError naming
 it: rclpy would ignore it silently. A name another node of the package declares (a ``/**``
@@ -168,6 +169,7 @@ class ConfigParameters:
         self.config = self._build({})
         self.changed = set()
         self._pending = None
+        self._mistyped = {}         # name: value of another type, from the last pre-set call
         node.add_pre_set_parameters_callback(self._typed)
         node.add_on_set_parameters_callback(self._on_set)
         node.add_post_set_parameters_callback(self._post_set)
@@ -232,10 +234,12 @@ class ConfigParameters:
 
         ``ros2 param set`` types a value by its YAML text (rclpy.parameter.get_parameter_value):
         ``"[]"`` comes as a bool array, ``50`` as an integer. An empty array of any type becomes
-        the field's empty array, integers become floats for a float field; any other value keeps
-        its type, which rclpy then refuses naming both types.
+        the field's empty array, integers become floats for a float field. A value of another
+        type is passed on as the value in force and kept aside, so that ``_on_set`` refuses it
+        naming the parameter, the value and what is allowed (rclpy's own refusal names type
+        numbers only: ``Wrong parameter type, expected '3' got '4'``).
         """
-        out = []
+        out, self._mistyped = [], {}
         for p in params:
             f = self._fields.get(p.name)
             want = parameter_type(f) if f is not None else p.type_
@@ -246,11 +250,19 @@ class ConfigParameters:
             else:
                 value = list(p.value) if p.type_ in _ARRAY_KINDS else p.value
                 fixed = coerce(f, value)
-                fits = Parameter.Type.from_parameter_value(fixed) == want
-                out.append(Parameter(p.name, want, fixed) if fits else p)
+                if Parameter.Type.from_parameter_value(fixed) == want:
+                    out.append(Parameter(p.name, want, fixed))
+                else:
+                    self._mistyped[p.name] = value
+                    out.append(self._node.get_parameter(p.name))
         return out
 
     def _on_set(self, params):
+        for p in params:
+            if p.name in self._mistyped:
+                f = self._fields[p.name]
+                return SetParametersResult(successful=False, reason=str(ConfigError(
+                    p.name, self._mistyped[p.name], _allowed_text(describe(f)))))
         changes = {}
         for p in params:
             if p.name not in self._fields:
