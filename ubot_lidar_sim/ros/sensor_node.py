@@ -199,7 +199,7 @@ class SensorNode(Node):
 
     @tolerate_destroyed
     def _expire_samples(self):
-        if self._samples.pending():
+        if self._samples:
             self._samples.expire(self._sample_status)
 
     def _sample_status(self, since):
@@ -234,9 +234,10 @@ class SensorNode(Node):
                 ok, why = self.run_scan(on_demand=bool(calls) or self._trigger == 'service')
             except Exception as exc:  # keep the worker alive whatever a scan raised
                 ok, why = self.stats.skip('error', f'{type(exc).__name__}: {exc}')
+            ended = time.monotonic()
             if ok and self.continuous and self.config is config:
-                calls += self._samples.take()
-            self._outcome, self._sweep_since = (time.monotonic(), ok, why), None
+                calls += self._samples.take(before=ended)
+            self._outcome, self._sweep_since = (ended, ok, why), None
             self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
             if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
                 self._wake.set()        # calls that wait for a newer transform: try again

@@ -10,10 +10,12 @@ when nobody subscribes; the sweeps keep their grid and none is published twice o
 another. trigger ``service``: a request wakes the scan thread for a scan of its own. Either way
 a request waits over 'no_new_transform' skips (the transform the last sweep used is the newest)
 and is answered by the first sweep that publishes (true) or is skipped for any other reason
-(false, with the reason). A call is answered within its wait bound at the latest (false, with
-what the node is doing then, e.g. while no /clock arrives): SAMPLE_TIMEOUT_S, plus one period
-for a continuous trigger (the sweep serving it ends up to a period after the call), checked
-on the executor every EXPIRE_POLL_S, so a long sweep does not hold the answer. ``~/get_latest``
+(false, with the reason). A call no sweep has taken within its wait bound is answered false
+then, with what the node is doing (e.g. while no /clock arrives, or a sweep still runs):
+SAMPLE_TIMEOUT_S, plus one period for a continuous trigger (the sweep serving it ends up to a
+period after the call), checked on the executor every EXPIRE_POLL_S, so a long sweep does not
+hold the answer. A call a sweep has taken gets its outcome when it ends (that sweep waits at
+most max(2 s, 4 periods) for its poses; a compute child that fails is replaced). ``~/get_latest``
 returns the last published message from memory, without scanning; success false before the
 first.
 """
@@ -37,14 +39,14 @@ class SampleRequests:
     ``on_request()`` is called (on the executor) after each new call, e.g. to wake the scan
     thread. The scan thread calls ``take()`` before a sweep and ``finish(taken, ok, why,
     reason)`` after it. ``expire(why_since)`` answers false the calls that waited ``wait_s``
-    (SAMPLE_TIMEOUT_S + the period for a continuous trigger), with the text
-    ``why_since(arrival)`` (monotonic s) gives: what the node did since that call arrived.
+    (SAMPLE_TIMEOUT_S + the period for a continuous trigger) without a sweep taking them, with
+    the text ``why_since(arrival)`` (monotonic s) gives: what the node did since that call
+    arrived. A call a sweep has taken gets that sweep's outcome.
     """
 
     def __init__(self, node, on_request, callback_group=None, wait_s=SAMPLE_TIMEOUT_S):
         self._lock = threading.Lock()
         self._waiting = []          # (arrival, monotonic s; DeferredReply), oldest first
-        self._serving = []          # the calls taken by the sweep running now
         self._on_request = on_request
         self.wait_s = wait_s
         self.service = deferred_service(node, Trigger, '~/sample', self._add, callback_group)
@@ -58,36 +60,28 @@ class SampleRequests:
         """Return True while a call waits (taken by no sweep yet)."""
         return bool(self._waiting)
 
-    def pending(self):
-        """Return True while a call is unanswered (waiting, or served by the running sweep)."""
-        return bool(self._waiting or self._serving)
-
-    def take(self):
-        """Return and clear the waiting calls: the sweep about to run serves them."""
+    def take(self, before=None):
+        """Return and clear the waiting calls (that arrived before ``before``, monotonic s)."""
         with self._lock:
-            taken, self._waiting = self._waiting, []
-            self._serving += taken
+            cut = len(self._waiting) if before is None else sum(
+                1 for arrival, _ in self._waiting if arrival <= before)
+            taken, self._waiting = self._waiting[:cut], self._waiting[cut:]
         return taken
 
     def finish(self, taken, ok, why, reason=''):
         """Answer the calls of a sweep that published (ok) or was skipped for ``reason``."""
-        with self._lock:
-            ids = {id(item) for item in taken}
-            # A call answered by expire() meanwhile is no longer served.
-            taken = [item for item in self._serving if id(item) in ids]
-            self._serving = [item for item in self._serving if id(item) not in ids]
-            if not ok and reason in RETRY_REASONS:
+        if not ok and reason in RETRY_REASONS:
+            with self._lock:
                 self._waiting[:0] = taken
-                return
+            return
         for _, reply in taken:
             _answer(reply, ok, why if ok else f'no frame: {why}')
 
     def expire(self, why_since):
-        """Answer false every call (waiting or taken) that waited ``wait_s``; see the class."""
+        """Answer false every call no sweep has taken that waited ``wait_s``; see the class."""
         with self._lock:
             late_before = time.monotonic() - self.wait_s
-            late = [item for item in self._serving + self._waiting if item[0] <= late_before]
-            self._serving = [item for item in self._serving if item[0] > late_before]
+            late = [item for item in self._waiting if item[0] <= late_before]
             self._waiting = [item for item in self._waiting if item[0] > late_before]
         for arrival, reply in late:
             _answer(reply, False, f'no frame within {self.wait_s:g} s: {why_since(arrival)}')
