@@ -48,7 +48,8 @@ ARGUMENTS = {
     'lidar_model': ('', 'lidar_3d model: physical (docs/physics.md) or geometric (the first '
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne, ouster, livox or '
-                     'autoware (full)', ('lidar_3d',), 'point_layout'),
+                     "autoware (the preset's; for config/lidar_3d.yaml's velodyne_vlp16: "
+                     'velodyne)', ('lidar_3d',), 'point_layout'),
     'livox_custom_msg': ('', 'lidar_3d with point_layout livox: also livox_ros_driver2/CustomMsg '
                          'on livox/lidar; needs livox_ros_driver2 installed (false)',
                          ('lidar_3d',), 'livox_custom_msg'),

@@ -329,6 +329,16 @@ class TransformBuffer:
                 latest = min(latest, edge.times()[-1])
         return latest
 
+    def earliest_common_time(self, target, source):
+        """
+        Return the oldest time at which target-from-source is known without extrapolation.
+
+        -math.inf when every edge on the path is static. Raises FrameNotFoundError.
+        """
+        up_s, up_t = self._path(target, source)
+        return max((self._edges[c].times()[0] for c in up_s + up_t
+                    if not self._edges[c].static), default=-math.inf)
+
     def largest_gap(self, target, source, t0_s, t1_s):
         """
         Return the longest time (s) a lookup in [t0_s, t1_s] interpolates across.
