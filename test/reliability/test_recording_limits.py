@@ -19,6 +19,7 @@ from rel_helpers import cli_argv, ROOT
 from test_cli_outputs import in_small_tmpfs, needs_root
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.dataset.outdir import LOCK
 from ubot_lidar_sim.dataset.record import MAX_FRAMES, MAX_TF_TICKS
 from ubot_lidar_sim.dataset.spec import MAX_SEQUENCES
 from ubot_lidar_sim.output.files import NpzStream, write_npz
@@ -245,7 +246,9 @@ def test_a_serial_dataset_on_a_full_disk_names_the_sequence_file(tmp_path):
     lines = run['stderr'].strip().splitlines()
     assert run['code'] == 2 and len(lines) == 1, run
     assert 'seq_0000' in lines[0] and 'No space left on device' in lines[0], lines
-    assert not any(name.startswith('seq_') or name.startswith('.') for name in run['files'])
+    # The run's lock file stays (empty); nothing of the sequence does.
+    left = [name for name in run['files'] if name != LOCK]
+    assert not any(name.startswith('seq_') or name.startswith('.') for name in left)
 
 
 @needs_root
