@@ -13,6 +13,8 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.errors import ConfigError
+
 
 def rotation_rpy(roll, pitch, yaw):
     """Rotation matrix (3, 3) of fixed-axis roll about x, pitch about y, yaw about z (rad)."""
@@ -112,6 +114,87 @@ class ConstantTwist:
         if self.frame_offset is not None:
             poses = poses @ self.frame_offset[None]
         return poses
+
+
+class WorldTwist:
+    """
+    Trajectory of a frame moving with a constant world-frame twist from pose0 at t = 0.
+
+    twist = (vx, vy, vz) m/s and (wx, wy, wz) rad/s in the world frame: the origin moves
+    along p0 + v t, the frame turns about its own origin by exp(t [w]) R0. Called with times
+    (C,) s it returns world-from-frame poses (C, 4, 4). The world file's actor motion.
+    """
+
+    def __init__(self, pose0, twist=(0.0,) * 6):
+        self.pose0 = np.asarray(pose0, dtype=np.float64)
+        self.twist = np.asarray(twist, dtype=np.float64)
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        t = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
+        turn = se3_exp(np.r_[0.0, 0.0, 0.0, self.twist[3:]], t)
+        out = np.empty((t.size, 4, 4))
+        out[:] = self.pose0
+        out[:, :3, :3] = turn[:, :3, :3] @ self.pose0[:3, :3]
+        out[:, :3, 3] = self.pose0[:3, 3] + t[:, None] * self.twist[:3]
+        return out
+
+
+class WaypointPath:
+    """
+    A frame driving through waypoints (W, 3) m at speed_m_s from t = 0; loop or stop.
+
+    Straight segments; the frame's x axis points along the segment (yaw from dx, dy; pitch from
+    dz; roll 0), so the heading turns at a waypoint from one sample to the next. loop False:
+    it holds the last waypoint at the end; True: it drives on from the last waypoint back to
+    the first and round again. Before t = 0 it stands on the first waypoint. The one
+    waypoint trajectory of the dataset runner and of world actors.
+    """
+
+    def __init__(self, waypoints_m, speed_m_s, name='waypoints', loop=False,
+                 speed_name='speed_m_s'):
+        pts = np.asarray(waypoints_m, dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[0] < 2 or pts.shape[1] != 3 or \
+                not np.all(np.isfinite(pts)):
+            raise ConfigError(name, _plain(waypoints_m), 'at least 2 finite [x, y, z] points')
+        if loop and np.array_equal(pts[0], pts[-1]):
+            pts = pts[:-1]
+        if loop:
+            pts = np.concatenate([pts, pts[:1]])
+        seg = np.diff(pts, axis=0)
+        length = np.linalg.norm(seg, axis=1)
+        if np.any(length <= 0.0):
+            raise ConfigError(name, _plain(waypoints_m), 'no two consecutive equal points')
+        if isinstance(speed_m_s, bool) or not (isinstance(speed_m_s, (int, float))
+                                               and 0.0 < speed_m_s < 1e3):
+            raise ConfigError(speed_name, speed_m_s, 'a speed > 0 and < 1000 m/s')
+        self.points = pts
+        self.speed_m_s = float(speed_m_s)
+        self.loop = bool(loop)
+        self._cum = np.concatenate([[0.0], np.cumsum(length)])
+        self._yaw = np.arctan2(seg[:, 1], seg[:, 0])
+        self._pitch = -np.arctan2(seg[:, 2], np.hypot(seg[:, 0], seg[:, 1]))
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        s = np.maximum(np.atleast_1d(np.asarray(times_s, dtype=np.float64)), 0.0) \
+            * self.speed_m_s
+        s = np.mod(s, self._cum[-1]) if self.loop else np.minimum(s, self._cum[-1])
+        seg = np.clip(np.searchsorted(self._cum, s, side='right') - 1, 0, len(self._yaw) - 1)
+        frac = (s - self._cum[seg]) / (self._cum[seg + 1] - self._cum[seg])
+        xyz = self.points[seg] + frac[:, None] * (self.points[seg + 1] - self.points[seg])
+        # One rotation per segment (W - 1 of them), taken by each time's segment.
+        rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(self._pitch, self._yaw)])
+        out = np.zeros((len(s), 4, 4))
+        out[:, :3, :3] = rot[seg]
+        out[:, :3, 3] = xyz
+        out[:, 3, 3] = 1.0
+        return out
+
+
+def _plain(value):
+    """Return an array as a list for an error message, anything else as it is."""
+    return np.asarray(value).tolist() if isinstance(value, np.ndarray) else value
 
 
 def twist_from_cli(vx, vy, vz, wx_deg, wy_deg, wz_deg):
