@@ -5,13 +5,15 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, WaypointPath
 from ubot_lidar_sim.core.poses import WorldTwist
 from ubot_lidar_sim.core.raycast.actors import RayTimes, sphere_candidates
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.schema import MAX_ACTORS
 from ubot_lidar_sim.core.world.world import World
@@ -234,3 +236,26 @@ def test_a_frame_actor_without_a_pose_is_not_drawn_and_one_with_a_pose_is():
     assert len(world.cast(o, d, 50.0, actor_poses=nowhere)) == 0
     with pytest.raises(ConfigError, match='times'):
         world.cast(o, d, 50.0, times=RayTimes(np.zeros(2), np.zeros(2, np.int64), np.zeros(1)))
+
+
+def test_the_laser_scanner_and_the_terrain_sensor_see_an_actor_where_it_is_at_their_time():
+    # A 1 m cube driving along +x at 1 m/s from x = 3 (centre) at t = 0, its top at z = 1.
+    world = _world([{'name': 'cube', 'type': 'box', 'size_m': [1, 1, 1],
+                     'motion': {'pose': [3, 0, 0.5, 0, 0, 0], 'twist': [1, 0, 0, 0, 0, 0]}}])
+    laser = LaserScanner(LaserScanConfig(fov_deg=10.0, resolution_deg=1.0, noise_enabled=False,
+                                         model='geometric'), world, world.materials)
+    for stamp in (0.0, 2.0):
+        scan = laser.scan(ConstantTwist(pose_matrix_deg([0, 0, 0.5], [0, 0, 0])), stamp)
+        centre = int(np.argmin(np.abs(laser.azimuth_rad)))
+        # The face at x = 2.5 + stamp (the scan's 10 rays fire within 0.3 ms: 0.3 mm).
+        # bound: 1 mm, above the 0.3 mm the cube moves while the scan fires
+        assert abs(scan.ranges[centre] - (2.5 + stamp)) < 1e-3
+    # A 6 x 6 m slab, top at z = 1, driving +x at 10 m/s: under the base (x = 0) at t = 1 s.
+    slab = _world([{'name': 'slab', 'type': 'box', 'size_m': [6, 6, 1],
+                    'motion': {'pose': [-10, 0, 0.5, 0, 0, 0], 'twist': [10, 0, 0, 0, 0, 0]}}])
+    terrain = TerrainSensor(TerrainConfig(), slab)
+    above = pose_matrix_deg([0.0, 0, 1.6], [0, 0, 0])
+    before, over = (terrain.sample(above, time_s=t) for t in (0.0, 1.0))
+    assert list(before.hit_flg[1:]) == [0] * 4 and list(over.hit_flg[1:]) == [1] * 4
+    # bound: float32 hits 0.6 m below the tire rays' starts (f32_hit_bound_m: under 1 um)
+    assert np.allclose(np.asarray(over.hit_loc)[1:, 2], 1.0, atol=1e-5)
