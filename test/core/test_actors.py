@@ -7,10 +7,13 @@ import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
-from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, WaypointPath
-from ubot_lidar_sim.core.poses import WorldTwist
+from ubot_lidar_sim.core.execution.blocks import BlockPipeline
+from ubot_lidar_sim.core.execution.worker import ScanProcess
+from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, SampledPath
+from ubot_lidar_sim.core.poses import WaypointPath, WorldTwist
 from ubot_lidar_sim.core.raycast.actors import RayTimes, sphere_candidates
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
+from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
@@ -259,3 +262,28 @@ def test_the_laser_scanner_and_the_terrain_sensor_see_an_actor_where_it_is_at_th
     assert list(before.hit_flg[1:]) == [0] * 4 and list(over.hit_flg[1:]) == [1] * 4
     # bound: float32 hits 0.6 m below the tire rays' starts (f32_hit_bound_m: under 1 um)
     assert np.allclose(np.asarray(over.hit_loc)[1:, 2], 1.0, atol=1e-5)
+
+
+def test_two_compute_processes_give_the_in_process_bytes_with_trajectory_and_frame_actors():
+    cfg = LidarConfig(**{**RING, 'model': 'physical', 'horizontal_samples': 720, 'channels': 4,
+                         'column_blocks': 4, 'compute_workers': 2})
+    world = _world([_moving_box(0.0, -V_M_S, _t_ahead(cfg)),
+                    {'name': 'bot', 'type': 'cylinder', 'radius_m': 0.5, 'height_m': 1.0,
+                     'motion': {'frame': 'bot/base_link'}}])
+    sim = LidarSimulator(cfg, world, world.materials)
+    # The frame actor as a node hands it over: its /tf poses sampled at the sweep's times,
+    # driving from (-8, 3) along +x at 20 m/s, behind-left of the sensor.
+    times = np.sort(sim.pose_times(0.0))
+    frame = {'bot': SampledPath(times, ConstantTwist(
+        pose_matrix_deg([-8, 3, 1], [0, 0, 0]), [20, 0, 0, 0, 0, 0])(times))}
+    here = sim.scan(STILL, 0.0, None, 2, actor_poses=frame)
+    proc = ScanProcess(cfg, world, world.materials, workers=2)
+    try:
+        blocks = BlockPipeline(sim, proc)
+        for j in range(len(sim.block_columns)):
+            blocks.submit(j, STILL(sim.block_pose_times(0.0, j, j + 1)), 0.0, None, 2, frame)
+        there = merge_columns(blocks.results(), sim.block_columns, cfg.channels)[0]
+    finally:
+        proc.close()
+    assert set(np.unique(here.points['instance_id'])) == {1, 2}       # no static hit here
+    assert here.points.tobytes() == there.points.tobytes()

@@ -9,8 +9,6 @@ ends in ``_deg``. A constant body-frame twist moves the pose along the SE(3) exp
 T(t) = T0 exp((t - t0) xi), evaluated in closed form for many times at once.
 """
 
-import math
-
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
@@ -192,6 +190,49 @@ class WaypointPath:
         return out
 
 
+class SampledPath:
+    """
+    A frame's path known at sample times (K,) s as poses (K, 4, 4): the pose at any time.
+
+    Between samples the position is linear and the rotation slerped; before the first and
+    after the last sample the end pose holds. A NaN sample (a frame not known then) gives NaN
+    poses next to it. Picklable: the poses a node looked up, sent to its compute processes.
+    """
+
+    def __init__(self, times_s, poses):
+        self.times_s = np.asarray(times_s, dtype=np.float64).reshape(-1)
+        self.poses = np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4)
+        if self.times_s.size == 0 or self.poses.shape[0] != self.times_s.size \
+                or np.any(np.diff(self.times_s) < 0.0):
+            raise ConfigError('times_s', self.times_s.tolist()[:4],
+                              'ascending times, one per pose')
+        self._quats = matrices_to_quaternions(self.poses[:, :3, :3])
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        t = np.clip(np.atleast_1d(np.asarray(times_s, dtype=np.float64)), self.times_s[0],
+                    self.times_s[-1])
+        hi = np.clip(np.searchsorted(self.times_s, t, side='right'), 1, self.times_s.size - 1) \
+            if self.times_s.size > 1 else np.zeros(t.size, np.int64)
+        lo = np.maximum(hi - 1, 0)
+        span = self.times_s[hi] - self.times_s[lo]
+        u = np.where(span > 0.0, (t - self.times_s[lo]) / np.where(span > 0.0, span, 1.0), 0.0)
+        a, b = self.poses[lo, :3, 3], self.poses[hi, :3, 3]
+        q = slerp(self._quats[lo], self._quats[hi], u)
+        return to_matrix(a + u[:, None] * (b - a), q)
+
+
+class Delayed:
+    """A trajectory started at start_s: pose at t = path(t - start_s). Picklable."""
+
+    def __init__(self, path, start_s):
+        self.path, self.start_s = path, float(start_s)
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        return self.path(np.asarray(times_s, dtype=np.float64) - self.start_s)
+
+
 def _plain(value):
     """Return an array as a list for an error message, anything else as it is."""
     return np.asarray(value).tolist() if isinstance(value, np.ndarray) else value
@@ -221,26 +262,28 @@ def quaternion_to_matrix(q):
 
 def matrix_to_quaternion(r):
     """Return the unit quaternion (4,) (x, y, z, w), w >= 0, of a rotation matrix (3, 3)."""
-    r = np.asarray(r, dtype=np.float64)
+    return matrices_to_quaternions(np.asarray(r, dtype=np.float64)[None])[0]
+
+
+def matrices_to_quaternions(r):
+    """Return unit quaternions (N, 4) (x, y, z, w), w >= 0, of rotations (N, 3, 3); NaN: NaN."""
+    r = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3)
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = (
+        (r[:, i, 0], r[:, i, 1], r[:, i, 2]) for i in range(3))
     # Shepperd's method: pick the largest diagonal term for numerical stability.
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    cands = np.array([tr, r[0, 0], r[1, 1], r[2, 2]])
-    k = int(np.argmax(cands))
-    if k == 0:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
-        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + r[0, 0] - r[1, 1] - r[2, 2], 1e-300))
-        q = [s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] + r[1, 1] - r[2, 2], 1e-300))
-        q = [(r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] - r[1, 1] + r[2, 2], 1e-300))
-        q = [(r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4, (r[1, 0] - r[0, 1]) / s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0 else q
+    tr = r00 + r11 + r22
+    k = np.argmax(np.nan_to_num(np.stack([tr, r00, r11, r22], 1), nan=-np.inf), axis=1)
+    s = 2.0 * np.sqrt(np.maximum(np.choose(k, [1.0 + tr, 1.0 + r00 - r11 - r22,
+                                               1.0 - r00 + r11 - r22,
+                                               1.0 - r00 - r11 + r22]), 1e-300))
+    branches = [
+        [(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, s / 4],
+        [s / 4, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s],
+        [(r01 + r10) / s, s / 4, (r12 + r21) / s, (r02 - r20) / s],
+        [(r02 + r20) / s, (r12 + r21) / s, s / 4, (r10 - r01) / s]]
+    q = np.stack([np.choose(k, [b[i] for b in branches]) for i in range(4)], 1)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return np.where(q[:, 3:] < 0, -q, q)
 
 
 def slerp(q0, q1, u):

@@ -20,6 +20,7 @@ from rclpy.node import Node
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
+from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
@@ -82,6 +83,7 @@ class SensorNode(Node):
         self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
+        self.actor_frames = ActorFrames(self, TF_MAX_GAP_S)   # the world's moving objects
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._clock_watch = ClockWatch()
         self._namesakes = 1             # nodes on the graph with this node's full name
@@ -338,7 +340,7 @@ class SensorNode(Node):
             f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
             self.sensor_label(),
             1.0 / self._period_s, self.diagnostics_values() + [('tf_frames', str(frames))],
-            self._graph_warnings() + self.status_warnings())
+            self._graph_warnings() + self.status_warnings() + self.actor_frames.warnings())
         if self._clock_missing():
             self.get_logger().warning(NO_CLOCK, throttle_duration_sec=WARN_THROTTLE_S)
             status.level, status.message = DiagnosticStatus.WARN, NO_CLOCK
