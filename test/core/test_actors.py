@@ -11,7 +11,7 @@ from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, SampledPath
 from ubot_lidar_sim.core.poses import WaypointPath, WorldTwist
-from ubot_lidar_sim.core.raycast.actors import RayTimes, sphere_candidates
+from ubot_lidar_sim.core.raycast.actors import RayTimes, rays_to_local, reach_spheres
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
@@ -126,27 +126,48 @@ def test_column_blocks_give_the_bytes_of_the_blocks_computed_one_by_one():
     assert joined.tobytes() == np.sort(whole.points, order=['time', 'ring', 'range']).tobytes()
 
 
-def test_the_sphere_cull_keeps_the_rays_numpy_finds_reaching_the_sphere():
+def test_the_sphere_cull_keeps_the_rays_numpy_finds_reaching_each_sphere():
     rng = np.random.default_rng(5)
-    m, cols = 20000, 50
+    m, cols, n_a = 20000, 50, 3
     d = rng.normal(size=(m, 3))
     d /= np.linalg.norm(d, axis=1, keepdims=True)
     rays = np.c_[rng.uniform(-1, 1, (m, 3)), d].astype(np.float32)
     column = rng.integers(0, cols, m)
-    centre = rng.uniform(-5, 5, (cols, 3))
-    centre[7] = np.nan                              # an actor without a pose there
-    radius = rng.uniform(0.5, 2.0, cols)
+    centre = rng.uniform(-5, 5, (n_a, cols, 3))
+    centre[0, 7] = np.nan                           # an actor without a pose there
+    radius = rng.uniform(0.5, 2.0, (n_a, cols))
     limit = np.where(rng.random(m) < 0.3, rng.uniform(0, 10, m), np.inf)
-    out = np.empty(m, np.int64)
-    got = out[:sphere_candidates(rays, column, centre, radius, limit, out)]
-    o, dd = rays[:, :3].astype(np.float64) - centre[column], rays[:, 3:].astype(np.float64)
-    b = np.sum(o * dd, axis=1)
-    disc = b * b - (np.sum(o * o, axis=1) - radius[column] ** 2)
-    with np.errstate(invalid='ignore'):
-        s = np.sqrt(disc)
-        ref = np.flatnonzero((disc >= 0) & (-b + s >= 0) & (-b - s <= limit))
-    assert np.array_equal(got, ref) and 0 < got.size < m
-    assert not np.any(column[got] == 7)
+    live = np.array([True, True, False])            # the third is ignored
+    reach = np.zeros((n_a, m), bool)
+    reach_spheres(rays, column, centre, radius, limit, live, reach)
+    o64, dd = rays[:, :3].astype(np.float64), rays[:, 3:].astype(np.float64)
+    for a in range(n_a):
+        o = o64 - centre[a, column]
+        b = np.sum(o * dd, axis=1)
+        disc = b * b - (np.sum(o * o, axis=1) - radius[a, column] ** 2)
+        with np.errstate(invalid='ignore'):
+            s = np.sqrt(disc)
+            ref = (disc >= 0) & (-b + s >= 0) & (-b - s <= limit) & live[a]
+        assert np.array_equal(reach[a], ref)
+    assert 0 < reach[0].sum() < m and 0 < reach[1].sum() < m and not reach[2].any()
+    assert not np.any(reach[0][column == 7])
+
+
+def test_the_local_ray_kernel_gives_the_bits_of_numpy_in_the_same_order():
+    rng = np.random.default_rng(8)
+    rays = rng.normal(size=(500, 6)).astype(np.float32)
+    cand = np.sort(rng.choice(500, 200, replace=False))
+    pose = WorldTwist(pose_matrix_deg([3, -2, 1], [10, 20, 30]), [1, 2, 3, 0.5, 0.2, 0.1])(
+        rng.uniform(0, 2, 200))
+    got = np.empty((200, 6), np.float32)
+    rays_to_local(rays, cand, np.ascontiguousarray(pose), got)
+    o = rays[cand, :3].astype(np.float64) - pose[:, :3, 3]
+    d = rays[cand, 3:].astype(np.float64)
+    rot = pose[:, :3, :3]
+    # R^T x, summed in the kernel's order: (x0 R0j + x1 R1j) + x2 R2j, then one float32 rounding.
+    ref = np.concatenate([(v[:, :1] * rot[:, 0] + v[:, 1:2] * rot[:, 1]) + v[:, 2:] * rot[:, 2]
+                          for v in (o, d)], axis=1).astype(np.float32)
+    assert got.tobytes() == ref.tobytes()
 
 
 def test_actors_are_cast_only_for_the_rays_that_reach_their_sphere():

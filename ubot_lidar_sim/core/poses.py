@@ -171,7 +171,9 @@ class WaypointPath:
         self.loop = bool(loop)
         self._cum = np.concatenate([[0.0], np.cumsum(length)])
         self._yaw = np.arctan2(seg[:, 1], seg[:, 0])
-        self._pitch = -np.arctan2(seg[:, 2], np.hypot(seg[:, 0], seg[:, 1]))
+        pitch = -np.arctan2(seg[:, 2], np.hypot(seg[:, 0], seg[:, 1]))
+        # One rotation per segment (W - 1 of them), taken by each time's segment.
+        self._rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(pitch, self._yaw)])
 
     def __call__(self, times_s):
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
@@ -181,10 +183,8 @@ class WaypointPath:
         seg = np.clip(np.searchsorted(self._cum, s, side='right') - 1, 0, len(self._yaw) - 1)
         frac = (s - self._cum[seg]) / (self._cum[seg + 1] - self._cum[seg])
         xyz = self.points[seg] + frac[:, None] * (self.points[seg + 1] - self.points[seg])
-        # One rotation per segment (W - 1 of them), taken by each time's segment.
-        rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(self._pitch, self._yaw)])
         out = np.zeros((len(s), 4, 4))
-        out[:, :3, :3] = rot[seg]
+        out[:, :3, :3] = self._rot[seg]
         out[:, :3, 3] = xyz
         out[:, 3, 3] = 1.0
         return out

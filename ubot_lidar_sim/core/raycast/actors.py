@@ -54,8 +54,8 @@ class ActorFrame(NamedTuple):
 
     index: tuple
     pose_at: tuple
-    centre: tuple                   # (C, 3) sphere centre at each column time
-    radius: tuple                   # (C,) sphere radius grown by the in-column motion
+    centre: NDArray[np.float64]     # (A, C, 3) sphere centre at each column time
+    radius: NDArray[np.float64]     # (A, C) sphere radius grown by the in-column motion
     times: RayTimes
 
 
@@ -88,19 +88,21 @@ class ActorCasting:
         """
         t_c = np.asarray(times.column_time_s, np.float64)
         late = np.asarray(times.time_s, np.float64) - t_c[times.column]
-        lo, hi = (float(late.min()), float(late.max())) if late.size else (0.0, 0.0)
-        index, poses, centres, radii = [], [], [], []
-        for k, pose_at in actors:
+        offsets = sorted({float(late.min()), 0.0, float(late.max())} if late.size else {0.0})
+        at_times = np.concatenate([t_c + dt for dt in offsets])     # one call per actor
+        n_c = t_c.size
+        index, poses = [], []
+        centres = np.empty((len(actors), n_c, 3))
+        radii = np.empty((len(actors), n_c))
+        for a, (k, pose_at) in enumerate(actors):     # a few actors, not a loop over rays
             local = np.append(self._centre[k], 1.0)
-            at = {dt: (np.asarray(pose_at(t_c + dt), np.float64) @ local)[:, :3]
-                  for dt in sorted({lo, 0.0, hi})}
-            centre = at[0.0]
-            grow = np.max([np.linalg.norm(c - centre, axis=1) for c in at.values()], axis=0)
+            at = (np.asarray(pose_at(at_times), np.float64) @ local)[:, :3].reshape(
+                len(offsets), n_c, 3)
+            centres[a] = at[offsets.index(0.0)]
+            radii[a] = self._radius[k] + np.linalg.norm(at - centres[a], axis=2).max(axis=0)
             index.append(self.first_obj + k)
             poses.append(pose_at)
-            centres.append(np.ascontiguousarray(centre))
-            radii.append(self._radius[k] + grow)
-        return ActorFrame(tuple(index), tuple(poses), tuple(centres), tuple(radii), times)
+        return ActorFrame(tuple(index), tuple(poses), centres, radii, times)
 
     def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
              frame: ActorFrame, ignored: frozenset[int]) -> CastResult:
@@ -113,22 +115,20 @@ class ActorCasting:
         t, obj, prim, normal = res
         copied = False
         column = frame.times.column[rows]
+        live = np.array([index not in ignored for index in frame.index])
+        limit = np.array(t, np.float64)       # a copy: it shrinks as actors are hit
+        # One pass over the rays for every actor: reach[a, m] when ray m reaches sphere a.
+        reach = np.zeros((len(frame.index), rays.shape[0]), np.bool_)
+        reach_spheres(rays, column, frame.centre, frame.radius, limit, live, reach)
         for a, index in enumerate(frame.index):
-            if index in ignored:
-                continue
-            limit = np.asarray(t, np.float64)
-            cand = np.empty(rays.shape[0], np.int64)
-            n = sphere_candidates(rays, column, frame.centre[a], frame.radius[a], limit, cand)
+            cand = np.flatnonzero(reach[a])
+            n = cand.size
             if n == 0:
                 continue
-            cand = cand[:n]
-            pose = np.asarray(frame.pose_at[a](frame.times.time_s[rows[cand]]), np.float64)
-            rot, pos = pose[:, :3, :3], pose[:, :3, 3]
+            pose = np.ascontiguousarray(frame.pose_at[a](frame.times.time_s[rows[cand]]),
+                                        np.float64)
             local = np.empty((n, 6), np.float32)
-            r = rays[cand].astype(np.float64)
-            # Row vectors times R: R^T x, world to actor frame.
-            local[:, :3] = np.einsum('nj,nji->ni', r[:, :3] - pos, rot)
-            local[:, 3:] = np.einsum('nj,nji->ni', r[:, 3:], rot)
+            rays_to_local(rays, cand, pose, local)
             hit = self._casters[index - self.first_obj].cast_rays(local)
             near = np.flatnonzero(np.asarray(hit.t, np.float64) < limit[cand])
             if near.size == 0:
@@ -139,35 +139,56 @@ class ActorCasting:
                 copied = True
             sel = cand[near]
             t[sel] = hit.t[near]
+            limit[sel] = t[sel]         # a later actor must be nearer still
             obj[sel] = index
             prim[sel] = hit.primitive[near]
-            normal[sel] = np.einsum('nij,nj->ni', rot[near],
+            normal[sel] = np.einsum('nij,nj->ni', pose[near, :3, :3],
                                     np.asarray(hit.normal, np.float64)[near])
         return CastResult(t, obj, prim, normal)
 
 
 @numba.njit(cache=True, nogil=True)
-def sphere_candidates(rays, column, centre, radius, limit, out):
+def reach_spheres(rays, column, centre, radius, limit, live, reach):
     """
-    Write to out the rows of rays (M, 6) that reach a sphere before limit (M,); return the count.
+    Set reach[a, m] for the rays (M, 6) that reach sphere a before limit (M,), live[a] only.
 
-    The sphere of row m is centred at centre[column[m]] (C, 3) with radius[column[m]] (C,); a
-    ray reaches it when it enters before limit[m] (its static hit, inf for none) and leaves
-    after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    Sphere a of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]]
+    (A, C); a ray reaches it when it enters before limit[m] (its static hit, inf for none) and
+    leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
     """
-    k = 0
     for m in range(rays.shape[0]):
         c = column[m]
-        ox = np.float64(rays[m, 0]) - centre[c, 0]
-        oy = np.float64(rays[m, 1]) - centre[c, 1]
-        oz = np.float64(rays[m, 2]) - centre[c, 2]
-        b = ox * rays[m, 3] + oy * rays[m, 4] + oz * rays[m, 5]
-        disc = b * b - (ox * ox + oy * oy + oz * oz - radius[c] * radius[c])
-        if not disc >= 0.0:
-            continue
-        s = np.sqrt(disc)
-        if -b + s < 0.0 or -b - s > limit[m]:
-            continue
-        out[k] = m
-        k += 1
-    return k
+        px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
+        dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
+        for a in range(centre.shape[0]):
+            if not live[a]:
+                continue
+            ox = px - centre[a, c, 0]
+            oy = py - centre[a, c, 1]
+            oz = pz - centre[a, c, 2]
+            b = ox * dx + oy * dy + oz * dz
+            disc = b * b - (ox * ox + oy * oy + oz * oz - radius[a, c] * radius[a, c])
+            if not disc >= 0.0:
+                continue
+            s = np.sqrt(disc)
+            if -b + s < 0.0 or -b - s > limit[m]:
+                continue
+            reach[a, m] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def rays_to_local(rays, cand, pose, out):
+    """
+    Write to out (n, 6) float32 the rays rays[cand] (n,) in their actor's frame.
+
+    pose (n, 4, 4) world-from-actor at each ray's time: origin R^T (o - p), direction R^T d.
+    """
+    for i in range(cand.shape[0]):
+        m = cand[i]
+        ox = np.float64(rays[m, 0]) - pose[i, 0, 3]
+        oy = np.float64(rays[m, 1]) - pose[i, 1, 3]
+        oz = np.float64(rays[m, 2]) - pose[i, 2, 3]
+        dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
+        for j in range(3):
+            out[i, j] = ox * pose[i, 0, j] + oy * pose[i, 1, j] + oz * pose[i, 2, j]
+            out[i, 3 + j] = dx * pose[i, 0, j] + dy * pose[i, 1, j] + dz * pose[i, 2, j]
