@@ -11,7 +11,7 @@ from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, SampledPath
 from ubot_lidar_sim.core.poses import WaypointPath, WorldTwist
-from ubot_lidar_sim.core.raycast.actors import RayTimes, rays_to_local, reach_spheres
+from ubot_lidar_sim.core.raycast.actors import rays_to_local, RayTimes, reach_spheres
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
