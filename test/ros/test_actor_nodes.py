@@ -127,3 +127,52 @@ def test_an_actor_driven_by_tf_is_drawn_where_tf_puts_it_at_each_points_time(rig
     assert seen >= 3
     warnings = rig.node.actor_frames.warnings()
     assert len(warnings) == 1 and "actor 'ghost' not drawn: frame ghost" in warnings[0]
+
+
+def test_two_robots_in_one_graph_each_see_the_other_where_tf_puts_it():
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=140 + (os.getpid() + 45) % 90)
+    probe = rclpy.create_node('probe', context=ctx)
+    now = probe.get_clock().now().to_msg()
+    probe.create_publisher(TFMessage, '/tf_static', LATCHED).publish(TFMessage(transforms=[
+        _tf(f'robot{k}/base_link', f'robot{k}/lidar_3d', now, (0.0, 0.0, SENSOR_Z))
+        for k in (1, 2)]))
+    tf_pub = probe.create_publisher(TFMessage, '/tf', 100)
+    # robot1 stands at the origin, robot2 6 m ahead of it on +x.
+    where = {1: (0.0, 0.0, 0.0), 2: (6.0, 0.0, 0.0)}
+    probe.create_timer(0.01, lambda: tf_pub.publish(TFMessage(transforms=[
+        _tf('map', f'robot{k}/base_link', probe.get_clock().now().to_msg(), where[k])
+        for k in (1, 2)])), clock=RosClock(clock_type=ClockType.STEADY_TIME))
+    world = World.from_dict({'frame': 'map', 'objects': [
+        {'name': 'ground', 'type': 'plane', 'size_m': [80, 80], 'material': 'grass'}]})
+    clouds = {1: [], 2: []}
+    nodes = []
+    for k, other in ((1, 2), (2, 1)):
+        probe.create_subscription(PointCloud2, f'/robot{k}/points', clouds[k].append, 10)
+        nodes.append(Lidar3DNode(context=ctx, world=world, namespace=f'robot{k}',
+                                 parameter_overrides=[Parameter(n, value=v) for n, v in {
+                                     **PARAMS, 'frame_id': f'robot{k}/lidar_3d',
+                                     'fleet_frames': [f'robot{other}/base_link']}.items()]))
+    executor = SingleThreadedExecutor(context=ctx)
+    for n in [probe] + nodes:
+        executor.add_node(n)
+    try:
+        end = time.monotonic() + 10.0
+        while min(len(c) for c in clouds.values()) < 2 and time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.02)
+        for k, sign in ((1, 1.0), (2, -1.0)):
+            assert len(clouds[k]) >= 2, f'robot{k}: no cloud'
+            pts = pointcloud2_to_array(clouds[k][-1])
+            body = pts[pts['instance_id'] == 1]
+            assert len(body) > 10 and np.all(body['class_id'] == 14)      # vehicle
+            # The other's 0.8 x 0.6 x 0.5 m body stands on its frame 6 m away: its near face
+            # at x = +-5.6 m in this robot's sensor frame, 0.5 to 1 m below the sensor.
+            # bound: 1 cm, float32 points at 6 m (1 um); both robots stand still
+            face = np.abs(body['y']) < 0.3 - 0.01
+            assert np.all(np.abs(sign * body['x'][face] - 5.6) < 0.01)
+            assert np.all((body['z'] > -SENSOR_Z - 0.01) & (body['z'] < 0.5 - SENSOR_Z + 0.01))
+    finally:
+        executor.shutdown()
+        for n in nodes + [probe]:
+            n.destroy_node()
+        rclpy.shutdown(context=ctx)

@@ -19,6 +19,7 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.world.actors import fleet_actors
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
@@ -64,6 +65,9 @@ class SensorNode(Node):
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
+        if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
+            world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
+                                                   len(world.actors)))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         rate_hz = cfg.rate_hz

@@ -21,8 +21,10 @@ import numpy as np
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg, WaypointPath, WorldTwist
 from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import build_object, WorldObject
-from ubot_lidar_sim.core.world.schema import check_actor_list, short
+from ubot_lidar_sim.core.world.schema import check_actor_list, MAX_ACTORS, short
+from ubot_lidar_sim.core.world.shapes import boxes
 
 # A /tf frame id: ROS name tokens (a letter or _, then letters, digits, _) joined by '/'
 # (ROS 2 design, "Topic and Service name mapping to DDS"; tf2 frame ids take no leading '/').
@@ -121,3 +123,25 @@ def build_actors(data, ctx, budget, first_index, names):
         plain = Geometry(geom.vertices, geom.triangles)
         actors.append(Actor(obj, plain, frame, trajectory))
     return actors
+
+
+def fleet_actors(frames, size_m, first):
+    """
+    Return the Actors of a fleet's other robots: a size_m (x, y, z) box standing on each frame.
+
+    frames: /tf frame names (ConfigError 'fleet_frames' for a bad one); first: how many actors
+    the world has already (MAX_ACTORS holds for the sum). Material and class: vehicle.
+    """
+    for frame in frames:
+        if not isinstance(frame, str) or not FRAME_NAME.fullmatch(frame):
+            raise ConfigError('fleet_frames', frame, 'tf frame names (letters, digits, _ and /, '
+                              'not starting with a digit or /)')
+    if first + len(frames) > MAX_ACTORS:
+        raise ConfigError('fleet_frames', len(frames), f'at most {MAX_ACTORS - first} frames '
+                          f'(the world has {first} actors of {MAX_ACTORS})')
+    size = np.asarray(size_m, np.float64)
+    v, t = boxes([0.0, 0.0, size[2] / 2.0], size)
+    vehicle = material_index('vehicle')
+    return [Actor(WorldObject(f'fleet:{frame}', 'box', vehicle, vehicle, False, False,
+                              int(t.shape[0])), Geometry(v, t), frame, None)
+            for frame in frames]

@@ -117,6 +117,11 @@ class World:
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
         return cls(frame, objects, geoms, smoke, density, materials, caster, actors)
 
+    def with_actors(self, extra: Sequence[Actor]) -> World:
+        """Return this world with the actors extra after its own (e.g. actors.fleet_actors)."""
+        return World(self.frame, self.objects, self._geoms, self.smoke, self.smoke_density,
+                     self.materials, self._caster_factory, self.actors + list(extra))
+
     def actor_frame(self, n: int, times: RayTimes | None = None,
                     actor_poses: Mapping[str, PoseAt] | None = None) -> ActorFrame | None:
         """
