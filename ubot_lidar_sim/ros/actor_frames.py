@@ -2,10 +2,13 @@
 A sensor node's view of the world's actors (docs/worlds.md, "Actors"): their poses per sweep.
 
 A ``{frame: NAME}`` actor is looked up in world_frame at the sweep's pose times (its columns)
-from the node's /tf buffer, under the sensor frame's rules: a frame that /tf does not cover at
-those times (missing, stale) or that leaves a gap over the limit is not drawn. The node says so
-once in its log (and once again when the frame is back) and as a /diagnostics warning while it
-lasts. Trajectory actors run on the node's clock from its first sweep (their t = 0).
+from the node's /tf buffer, under the sensor frame's rules: a frame that /tf does not know, whose
+newest transform is older than the stale limit (TF_MAX_AGE_S) at the sweep's end, or that leaves
+a gap over TF_MAX_GAP_S is not drawn. Columns after the frame's newest transform (its /tf comes
+a little later than the sensor's) hold that newest pose, as the sensor's own frame is awaited.
+The node says so once in its log (and once again when the frame is back) and as a
+/diagnostics warning while it lasts. Trajectory actors run on the node's clock from its first
+sweep (their t = 0).
 """
 
 import numpy as np
@@ -17,10 +20,10 @@ from ubot_lidar_sim.ros.tf_buffer import TransformError
 class ActorFrames:
     """Per-sweep actor poses of one sensor node (see the module docstring)."""
 
-    def __init__(self, node, max_gap_s):
-        """node: a SensorNode (world, config.world_frame, intake); max_gap_s: TF_MAX_GAP_S."""
+    def __init__(self, node, max_gap_s, max_age_s):
+        """Keep the node (a SensorNode) and its limits TF_MAX_GAP_S and TF_MAX_AGE_S (s)."""
         self._node = node
-        self._max_gap_s = float(max_gap_s)
+        self._max_gap_s, self._max_age_s = float(max_gap_s), float(max_age_s)
         actors = node.world.actors
         self._frames = [(a.name, a.frame) for a in actors if a.frame is not None]
         self._paths = [(a.name, a.trajectory) for a in actors if a.trajectory is not None]
@@ -44,11 +47,16 @@ class ActorFrames:
         for name, frame in self._frames:        # a few actors, not a per-ray loop
             try:
                 with node.intake.lock:
-                    gap = node.tf_buffer.largest_gap(world, frame, times[0], times[-1])
+                    newest = node.tf_buffer.latest_common_time(world, frame)
+                    if times[-1] - newest > self._max_age_s:
+                        raise TransformError(f'newest transform {times[-1] - newest:.3f} s '
+                                             f'old (limit {self._max_age_s} s)')
+                    held = np.minimum(times, newest)
+                    gap = node.tf_buffer.largest_gap(world, frame, held[0], held[-1])
                     if gap > self._max_gap_s:
                         raise TransformError(f'no transform for {gap:.3f} s around the sweep '
                                              f'(limit {self._max_gap_s} s)')
-                    poses = node.tf_buffer.lookup_many(world, frame, times)
+                    poses = node.tf_buffer.lookup_many(world, frame, held)
             except TransformError as exc:
                 self._lost(name, frame, str(exc))
                 continue

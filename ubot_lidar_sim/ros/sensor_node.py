@@ -65,6 +65,7 @@ class SensorNode(Node):
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
+        self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
                                                    len(world.actors)))
@@ -87,7 +88,8 @@ class SensorNode(Node):
         self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
-        self.actor_frames = ActorFrames(self, TF_MAX_GAP_S)   # the world's moving objects
+        # The world's moving objects, posed from /tf per sweep.
+        self.actor_frames = ActorFrames(self, TF_MAX_GAP_S, TF_MAX_AGE_S)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._clock_watch = ClockWatch()
         self._namesakes = 1             # nodes on the graph with this node's full name
