@@ -3,6 +3,7 @@ The demo: the three sensors on the demo world, the demo driver (a loop and the w
 
 ros2 launch ubot_lidar_sim demo.launch.py
 ros2 launch ubot_lidar_sim demo.launch.py rviz:=false preset:=ouster_os1_64 namespace:=front
+ros2 launch ubot_lidar_sim demo.launch.py robots:=3    # three robots on their own loops
 
 Takes every argument of sensors.launch.py; rviz defaults to true here. The demo driver takes
 config/demo_driver.yaml, then params_file, then use_sim_time, and is required like the
@@ -18,12 +19,14 @@ from launch.actions import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from ubot_lidar_sim.ros.demo.fleet import robot_namespace, robot_parameters
 import yaml
 
 # The arguments the driver reads, declared here too (same defaults as sensors.launch.py).
 ARGUMENTS = {
     'namespace': ('/', "namespace of the nodes; '/' = none (ros2 launch refuses an empty value)"),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
+    'robots': ('1', 'robots of a fleet, 1-5: robot k in namespace robotK, seeing the others'),
     'use_sim_time': ('', 'true: follow /clock instead of the wall clock (false)'),
     'rviz': ('true', 'start rviz2 with config/ubot_lidar_sim.rviz'),
 }
@@ -38,9 +41,18 @@ def _driver(context):
         layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
     if given['use_sim_time']:
         layers.append({'use_sim_time': yaml.safe_load(given['use_sim_time'])})
-    return [Node(package='ubot_lidar_sim', executable='demo_driver_node', name='demo_driver',
-                 namespace=given['namespace'], output='screen', parameters=layers,
-                 on_exit=Shutdown(reason='demo_driver exited'))]
+    n = int(given['robots'])
+    drivers = []
+    for k in range(1, n + 1):       # one driver per robot, each on its own loop
+        namespace = robot_namespace(k, n)
+        if namespace:
+            namespace = given['namespace'].rstrip('/') + '/' + namespace
+        own = [robot_parameters(k, n)['demo_driver']] if n > 1 else []
+        drivers.append(Node(package='ubot_lidar_sim', executable='demo_driver_node',
+                            name='demo_driver', namespace=namespace or given['namespace'],
+                            output='screen', parameters=layers + own,
+                            on_exit=Shutdown(reason='demo_driver exited')))
+    return drivers
 
 
 def generate_launch_description():
