@@ -10,6 +10,7 @@ robot stays more than MISS_PCT under its rate (the largest N that keeps all is t
 
 import os
 from pathlib import Path
+import signal
 import subprocess
 import sys
 import time
@@ -27,14 +28,21 @@ COLUMNS = ('case', 'robots', 'sensors', 'slowest_hz', 'set_hz', 'met', 'cpu_stea
 MISS_PCT = 5.0          # a sensor under 95 % of its set rate misses it
 RATES_HZ = {'points': 10.0, 'scan': 30.0, 'terrain': 50.0}      # the runner's defaults
 ROOT = Path(__file__).resolve().parents[1]
+_RUNS = [0]             # a DDS domain per run: the last run's participants may linger
 
 
-def measure(n, seconds, warm_s=8.0, sets=()):
-    """Return {(robot, topic): rate Hz} of a run of n robots, counted after warm_s."""
-    domain = 60 + os.getpid() % 40
+def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0):
+    """
+    Return {(robot, topic): rate Hz} of a run of n robots over seconds.
+
+    Counted from warm_s after every topic's first message (the start takes longer on a loaded
+    machine; none within start_limit_s: those topics count 0).
+    """
+    _RUNS[0] += 1
+    domain = 60 + (os.getpid() + 7 * _RUNS[0]) % 40
     env = {**os.environ, 'ROS_DOMAIN_ID': str(domain)}
-    argv = [sys.executable, '-m', 'ubot_lidar_sim', 'run', '--robots', str(n), '--seconds',
-            str(warm_s + seconds + 2.0)] + [a for s in sets for a in ('--set', s)]
+    argv = [sys.executable, '-m', 'ubot_lidar_sim', 'run', '--robots', str(n)] + [
+        a for s in sets for a in ('--set', s)]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     ctx = rclpy.Context()
@@ -52,17 +60,22 @@ def measure(n, seconds, warm_s=8.0, sets=()):
                                      qos_profile_sensor_data)
     executor = rclpy.executors.SingleThreadedExecutor(context=ctx)
     executor.add_node(node)
-    t0 = time.monotonic()
+    limit = time.monotonic() + start_limit_s
     try:
-        while time.monotonic() < t0 + warm_s + seconds:
+        while time.monotonic() < limit and not all(stamps.values()):
+            executor.spin_once(timeout_sec=0.05)
+        start = time.monotonic() + warm_s
+        while time.monotonic() < start + seconds:
             executor.spin_once(timeout_sec=0.05)
     finally:
         executor.shutdown()
         node.destroy_node()
         rclpy.shutdown(context=ctx)
+        proc.send_signal(signal.SIGINT)
         proc.wait(timeout=60)
-    start = t0 + warm_s
-    return {key: sum(1 for t in ts if t >= start) / seconds for key, ts in stamps.items()}
+    end = start + seconds
+    return {key: sum(1 for t in ts if start <= t < end) / seconds
+            for key, ts in stamps.items()}
 
 
 def _row(case, n, rates, steal):
