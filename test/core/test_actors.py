@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import ScanProcess
@@ -308,3 +309,17 @@ def test_two_compute_processes_give_the_in_process_bytes_with_trajectory_and_fra
         proc.close()
     assert set(np.unique(here.points['instance_id'])) == {1, 2}       # no static hit here
     assert here.points.tobytes() == there.points.tobytes()
+
+
+def test_each_sub_ray_meets_the_actors_at_its_columns_time_plus_its_lasers_offset():
+    cfg = effective_config('lidar_3d', overrides={'preset': 'velodyne_vlp16', 'sub_rays': 7})
+    world = _world([_moving_box(0.0, 0.0, 0.0)])
+    sim = LidarSimulator(cfg, world, world.materials)
+    beams = sim.beams
+    assert np.ptp(beams.ring_time_offset_s) > 0.0          # the preset's firing offsets
+    times = sim.ray_times(5.0)
+    beam = np.arange(beams.n_beams).repeat(7)              # sub-ray b * 7 + k of beam b
+    expected = 5.0 + (beams.column_time_s[beams.column] + beams.ring_time_offset_s[beams.ring])
+    assert np.array_equal(times.time_s, expected[beam])
+    assert np.array_equal(times.column, beams.column[beam])
+    assert np.array_equal(times.column_time_s, 5.0 + beams.column_time_s)
