@@ -134,8 +134,10 @@ class ActorCasting:
             if near.size == 0:
                 continue
             if not copied:
-                t, obj, prim, normal = (np.array(t), np.array(obj), np.array(prim),
-                                        np.array(normal))
+                # The caster's fresh arrays are changed in place (a read-only one is copied).
+                t, obj, prim, normal = (x if x.flags.writeable else x.copy()
+                                        for x in (np.asarray(t), np.asarray(obj),
+                                                  np.asarray(prim), np.asarray(normal)))
                 copied = True
             sel = cand[near]
             t[sel] = hit.t[near]
