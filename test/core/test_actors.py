@@ -323,3 +323,11 @@ def test_each_sub_ray_meets_the_actors_at_its_columns_time_plus_its_lasers_offse
     assert np.array_equal(times.time_s, expected[beam])
     assert np.array_equal(times.column, beams.column[beam])
     assert np.array_equal(times.column_time_s, 5.0 + beams.column_time_s)
+
+
+def test_ignored_objects_leave_an_actor_out_by_its_name():
+    world = _world([{'name': 'bot', 'type': 'box', 'size_m': [1, 1, 1],
+                     'motion': {'pose': [5, 0, 0, 0, 0, 0]}}])
+    o, d = np.array([[0.0, 0, 0]]), np.array([[1.0, 0, 0]])
+    assert list(world.cast(o, d, 50.0).instance_id) == [1]
+    assert len(world.cast(o, d, 50.0, ignored=('bot',))) == 0
