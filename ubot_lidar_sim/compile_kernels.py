@@ -44,10 +44,12 @@ def compile_kernels():
     world.cast(rays[:, :3, 3], dirs[:, 0], 50.0)
     world.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
     # A world with an actor ahead (raycast/actors.py: the sphere cull, the local rays).
-    moving = World.from_dict({'actors': [{'name': 'a', 'type': 'box', 'size_m': [1, 1, 1],
-                                          'motion': {'pose': [15, 0, 1, 0, 0, 0],
-                                                     'twist': [0, 1, 0, 0, 0, 0]}}]},
-                             materials=materials)
+    moving = World.from_dict({'actors': [
+        {'name': 'a', 'type': 'box', 'size_m': [1, 1, 1],
+         'motion': {'pose': [15, 0, 1, 0, 0, 0], 'twist': [0, 1, 0, 0, 0, 0]}},
+        {'name': 'b', 'type': 'box', 'size_m': [1, 1, 1],             # poses.waypoint_poses
+         'motion': {'waypoints': [[20, -1, 1], [20, 1, 1]], 'speed_m_s': 1.0}}]},
+        materials=materials)
     moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
 
 

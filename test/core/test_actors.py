@@ -205,6 +205,22 @@ def test_a_waypoint_loop_drives_round_and_a_stop_path_holds_its_end():
     assert np.allclose(stop([-1.0])[0, :3, 3], [0, 0, 0])
 
 
+@pytest.mark.parametrize('loop', [False, True])
+def test_the_waypoint_kernel_gives_the_bits_of_the_numpy_path(loop):
+    path = WaypointPath([[0, 0, 0], [4, 0, 1], [4, 4, 0], [0, 4, 2]], 3.0, loop=loop)
+    t = np.random.default_rng(1).uniform(-2.0, 20.0, 20000)
+    s = np.maximum(t, 0.0) * path.speed_m_s
+    cum = path._cum
+    s = np.mod(s, cum[-1]) if loop else np.minimum(s, cum[-1])
+    seg = np.clip(np.searchsorted(cum, s, side='right') - 1, 0, len(cum) - 2)
+    frac = (s - cum[seg]) / (cum[seg + 1] - cum[seg])
+    ref = np.zeros((t.size, 4, 4))
+    ref[:, :3, :3] = path._rot[seg]
+    ref[:, :3, 3] = path.points[seg] + frac[:, None] * (path.points[seg + 1] - path.points[seg])
+    ref[:, 3, 3] = 1.0
+    assert path(t).tobytes() == ref.tobytes()
+
+
 def test_a_world_twist_moves_in_the_world_frame_and_turns_about_the_actor():
     # bound: float64 trigonometry of a 90 deg turn, exact to 1e-12
     move = WorldTwist(pose_matrix_deg([1, 0, 0], [0, 0, 90]), [1, 0, 0, 0, 0, math.pi / 2])

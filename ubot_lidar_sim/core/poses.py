@@ -9,8 +9,10 @@ ends in ``_deg``. A constant body-frame twist moves the pose along the SE(3) exp
 T(t) = T0 exp((t - t0) xi), evaluated in closed form for many times at once.
 """
 
+import numba
 import numpy as np
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.errors import ConfigError
 
 
@@ -176,18 +178,36 @@ class WaypointPath:
         self._rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(pitch, self._yaw)])
 
     def __call__(self, times_s):
-        """World-from-frame poses (C, 4, 4) at times (C,) s."""
-        s = np.maximum(np.atleast_1d(np.asarray(times_s, dtype=np.float64)), 0.0) \
-            * self.speed_m_s
-        s = np.mod(s, self._cum[-1]) if self.loop else np.minimum(s, self._cum[-1])
-        seg = np.clip(np.searchsorted(self._cum, s, side='right') - 1, 0, len(self._yaw) - 1)
-        frac = (s - self._cum[seg]) / (self._cum[seg + 1] - self._cum[seg])
-        xyz = self.points[seg] + frac[:, None] * (self.points[seg + 1] - self.points[seg])
-        out = np.zeros((len(s), 4, 4))
-        out[:, :3, :3] = self._rot[seg]
-        out[:, :3, 3] = xyz
-        out[:, 3, 3] = 1.0
+        """World-from-frame poses (C, 4, 4) at times (C,) s (compiled: waypoint_poses)."""
+        t = np.ascontiguousarray(np.atleast_1d(np.asarray(times_s, dtype=np.float64)))
+        out = np.empty((t.size, 4, 4))
+        waypoint_poses(t, self.speed_m_s, self.loop, self._cum, self.points, self._rot, out)
         return out
+
+
+@numba.njit(cache=True, nogil=True)
+def waypoint_poses(times_s, speed_m_s, loop, cum, points, rot, out):
+    """
+    Fill out (C, 4, 4) with the poses of a WaypointPath at times_s (C,) s.
+
+    Distance s = max(t, 0) v (mod the loop length, or held at the end), its segment k (cum[k]
+    <= s < cum[k + 1]), the point linearly between points[k] and points[k + 1], the segment's
+    rotation rot[k] (numpy's operations in numpy's order: test_actors holds the reference).
+    """
+    n_seg = rot.shape[0]
+    total = cum[n_seg]
+    for i in range(times_s.shape[0]):
+        s = max(times_s[i], 0.0) * speed_m_s
+        s = s % total if loop else min(s, total)
+        k = np.searchsorted(cum, s, side='right') - 1
+        k = min(max(k, 0), n_seg - 1)
+        frac = (s - cum[k]) / (cum[k + 1] - cum[k])
+        for r in range(3):
+            for c in range(3):
+                out[i, r, c] = rot[k, r, c]
+            out[i, r, 3] = points[k, r] + frac * (points[k + 1, r] - points[k, r])
+            out[i, 3, r] = 0.0
+        out[i, 3, 3] = 1.0
 
 
 class SampledPath:
