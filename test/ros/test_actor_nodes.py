@@ -101,18 +101,19 @@ def rig():
 
 def test_an_actor_driven_by_tf_is_drawn_where_tf_puts_it_at_each_points_time(rig):
     seen = 0
-    for msg in rig.clouds_after(12):
+    for msg in rig.clouds_after(16):
         pts = pointcloud2_to_array(msg)
         cart = pts[pts['instance_id'] == 1]
         assert not np.any(pts['instance_id'] == 2)             # the ghost is not drawn
         if len(cart) == 0:
             continue                                            # the cart was out of view
-        seen += 1
         assert np.all(cart['class_id'] == 40)
         t = stamp_to_s(msg.header.stamp) + cart['time'].astype(np.float64)
         # Away from the jump back to y = -5 (/tf interpolates across it, as for any frame).
         keep = np.abs((t - rig.t0_s) % 0.5 - 0.25) < 0.23
         cart, t = cart[keep], t[keep]
+        if len(cart) < 20:
+            continue                                            # seen across the jump only
         # Relative to the cart where /tf had it when that point's column fired. The sweep
         # sees the cart for about 15 ms, in which it moves 0.3 m: one pose for the sweep
         # (or for a column block) would put the points off it.
@@ -124,6 +125,7 @@ def test_an_actor_driven_by_tf_is_drawn_where_tf_puts_it_at_each_points_time(rig
         face = np.abs(y_rel) < 2.0 - 0.01                      # off the side faces
         assert np.all(np.abs(cart['x'][face] - (CART_X - 0.25)) < 0.01)
         assert face.sum() > 10 and np.ptp(y_rel) > 1.0          # along the cart, not a spot
+        seen += 1
     assert seen >= 3
     warnings = rig.node.actor_frames.warnings()
     assert len(warnings) == 1 and "actor 'ghost' not drawn: frame ghost" in warnings[0]
