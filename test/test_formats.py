@@ -131,7 +131,7 @@ def test_remission_and_label_words_by_hand():
     # bound: float32 of 100 / 255 (relative rounding 6e-8)
     np.testing.assert_allclose(scan[:, 3], [1.0, 100 / 255, 0.0], rtol=1e-7)
     assert label.tolist() == [2, 20, 21]
-    with_instance = np.zeros(2, [*FULL_DTYPE.descr, ('instance_id', '<u2')])
+    with_instance = np.zeros(2, FULL_DTYPE)
     with_instance['class_id'], with_instance['instance_id'] = [14, 14], [1, 65535]
     _, label = semantickitti.scan_arrays(with_instance)
     assert label.tolist() == [(1 << 16) | 14, (65535 << 16) | 14]

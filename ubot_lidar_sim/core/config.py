@@ -42,6 +42,12 @@ class _Shared(Validated):
                         read_only=True)
     ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
                                 item_type=str)
+    fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
+                             'fleet_body_size_m box standing on its frame (an actor, '
+                             'docs/worlds.md).', item_type=str, read_only=True)
+    fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
+                                  'm', item_type=float, length=3, min=0.01, max=100.0,
+                                  read_only=True)
 
 
 @dataclass(frozen=True)

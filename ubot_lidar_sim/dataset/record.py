@@ -6,7 +6,8 @@ Topics: each sensor's own (PointCloud2 in its ``point_layout``, LaserScan, Terra
 sensor frame, once), ``/environment`` (1 Hz) and ``/clock`` (with /tf). Stamps are simulated
 time from rosbag.CLOCK_START_NS; a sensor message is logged when its sweep ends, as a driver
 publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` and
-``.../material`` (P,) uint8 per lidar sweep, aligned with the cloud's points, and
+``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
+world's actors) per lidar sweep, aligned with the cloud's points, and
 ``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
 they come; every file of a recording is renamed in together at its end (files.all_or_none).
 """
@@ -184,6 +185,7 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
                 if labels is not None:  # written now: no sweep is kept
                     key = f'{s.name}/{fr.index:04d}'
                     labels.add(f'{key}/class_id', fr.result.points['class_id'])
+                    labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
                     labels.add(f'{key}/material', fr.result.points['material'])
                     stamps.setdefault(s.name, []).append(stamp_ns)
             elif s.kind == 'laser_scan':

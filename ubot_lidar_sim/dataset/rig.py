@@ -140,7 +140,7 @@ class Rig:
             elif s.kind == 'laser_scan':
                 res = sim.scan(_on(base_at, s.mount), stamp, weather, scan_index=k)
             else:
-                res = sim.sample(base_at([stamp])[0])
+                res = sim.sample(base_at([stamp])[0], time_s=stamp)
             yield Frame(s, k, stamp, publish, res)
 
 

@@ -16,12 +16,12 @@ from pathlib import Path
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import Weather, weather_from
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import (ConstantTwist, pose_matrix_deg, twist_from_cli,
+                                       WaypointPath)
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
 from ubot_lidar_sim.dataset.record import check_sensor_topic, MAX_FRAMES
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
-from ubot_lidar_sim.dataset.trajectory import WaypointPath
 from ubot_lidar_sim.output.ros_names import check_frame_id
 from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 

@@ -69,7 +69,8 @@ class LaserScanNode(SensorNode):
             seen['poses'] = poses
             return poses
 
-        res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index)
+        actors = self.actor_frames.poses(self.scanner.sim.pose_times(stamp_s))
+        res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index, actors)
         description = messages.laser_scan(res, cfg.frame_id, start_ns)
         ranges = description.fields['ranges']
         msg = to_rclpy(description)

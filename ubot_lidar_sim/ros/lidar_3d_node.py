@@ -106,7 +106,8 @@ class Lidar3DNode(SensorNode):
                 times = sim.block_pose_times(stamp_s, j, j + 1)
                 self.sweep_clock.await_pose(cfg.frame_id, float(times.max()))
                 poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
-                blocks.submit(j, poses, stamp_s, weather, self.scan_index)
+                blocks.submit(j, poses, stamp_s, weather, self.scan_index,
+                              self.actor_frames.poses(times))
             results = blocks.results()
         except FAILED_CHILD as exc:
             raise _skip(exc) from None

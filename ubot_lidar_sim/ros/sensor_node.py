@@ -21,7 +21,9 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.world.actors import fleet_actors
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
+from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
@@ -65,6 +67,10 @@ class SensorNode(Node):
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
+        self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
+        if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
+            world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
+                                                   len(world.actors)))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)
@@ -85,6 +91,8 @@ class SensorNode(Node):
         self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
+        # The world's moving objects, posed from /tf per sweep.
+        self.actor_frames = ActorFrames(self, TF_MAX_GAP_S, TF_MAX_AGE_S)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._clock_watch = ClockWatch()
         self._namesakes = 1             # nodes on the graph with this node's full name
@@ -401,7 +409,7 @@ class SensorNode(Node):
             f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
             self.sensor_label(),
             1.0 / self._period_s, self.diagnostics_values() + [('tf_frames', str(frames))],
-            self._graph_warnings() + self.status_warnings())
+            self._graph_warnings() + self.status_warnings() + self.actor_frames.warnings())
         if self._clock_missing():
             self.get_logger().warning(NO_CLOCK, throttle_duration_sec=WARN_THROTTLE_S)
             status.level, status.message = DiagnosticStatus.WARN, NO_CLOCK

@@ -128,7 +128,7 @@ class TerrainSensorNode(SensorNode):
         t_s = stamp_ns * 1e-9
         pose = self.lookup_many(cfg.world_frame, cfg.base_frame, [t_s])[0]
         res = self.sensor.sample(pose, self.vehicle_center_to_front_m, self.tire_radii_m,
-                                 self._tire_centres(t_s))
+                                 self._tire_centres(t_s), t_s, self.actor_frames.poses([t_s]))
         msg = to_rclpy(messages.terrain(res, cfg.world_frame, stamp_ns))
         self.end_sweep(cfg.base_frame, stamp_ns, stamp_ns)
         self._pub.publish(msg)

@@ -26,12 +26,14 @@ from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pa
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.raycast.actors import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
+_NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
 
 
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
@@ -113,6 +115,21 @@ class LidarSimulator:
         self._sub_dirs = sub_ray_directions(beams.dir_sensor, self.offsets).reshape(
             beams.channels, beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
+        # Each sub-ray's firing time after the stamp (its point's time) and column, in ray
+        # order: where the world's actors are when it fires (none: not needed).
+        self._ray_late_s = self._ray_column = None
+        if self.world.actors:
+            n_sub = len(self.weights)
+            self._ray_column = np.repeat(np.asarray(beams.column, np.int64), n_sub)
+            self._ray_late_s = np.repeat(beams.column_time_s[beams.column]
+                                         + beams.ring_time_offset_s[beams.ring], n_sub)
+
+    def ray_times(self, stamp_s):
+        """Return the RayTimes of the sub-rays of the sweep stamped stamp_s (None: no actors)."""
+        if self._ray_late_s is None:
+            return None
+        return RayTimes(stamp_s + self._ray_late_s, self._ray_column,
+                        stamp_s + np.asarray(self.beams.column_time_s, np.float64))
 
     def _sweep_geometry(self, scan_index):
         """Switch to the beams of sweep scan_index (a rosette moves on; a grid stays)."""
@@ -148,25 +165,29 @@ class LidarSimulator:
         return rotate_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), 0,
                                self.beams.n_beams * len(self.weights), rays32)
 
-    def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
+    def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
         """
         Simulate the sweep whose header stamp is stamp_s (s); returns a ScanResult.
 
         pose_at(times (C,)) -> (C, 4, 4) world-from-sensor at absolute times; weather a Weather
         (None = clear, dry); scan_index keys the random streams (noise, clutter, roughness).
+        The world's actors are met at each sub-ray's firing time (stamp + its point's time;
+        trajectories count from t = 0 s); actor_poses {actor name: pose_at} poses them
+        instead (World.actor_frame).
         """
         t0 = time.perf_counter()
         poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
         if self.blocks:
-            return self.scan_blocks(poses, stamp_s, weather, scan_index)
-        return self._scan_beams(poses, stamp_s, weather, scan_index, t0)
+            return self.scan_blocks(poses, stamp_s, weather, scan_index, actor_poses=actor_poses)
+        return self._scan_beams(poses, stamp_s, weather, scan_index, t0, actor_poses)
 
     def block_pose_times(self, stamp_s, j0, j1):
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
         cols = np.sort(np.concatenate(self.block_columns[j0:j1]))
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
 
-    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None):
+    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None,
+                    actor_poses=None):
         """
         Simulate the column blocks j0..j1 (None: all) of a sweep; their merged ScanResult.
 
@@ -175,17 +196,19 @@ class LidarSimulator:
         them; for all blocks it is the sweep. Without blocks: the whole sweep.
         """
         if not self.blocks:
-            return self._scan_beams(poses, stamp_s, weather, scan_index)
+            return self._scan_beams(poses, stamp_s, weather, scan_index,
+                                    actor_poses=actor_poses)
         j1 = len(self.blocks) if j1 is None else j1
         columns = self.block_columns[j0:j1]
         union = np.sort(np.concatenate(columns))
         results = []
         for blk, cols in zip(self.blocks[j0:j1], columns):
             rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
-            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index))
+            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index,
+                                           actor_poses=actor_poses))
         return column_blocks.merge_columns(results, columns, self.beams.channels)[0]
 
-    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None):
+    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None, actor_poses=None):
         """Simulate every beam of this simulator (a sweep or one column block): ScanResult."""
         self._sweep_geometry(scan_index)
         cfg, beams = self.cfg, self.beams
@@ -195,13 +218,14 @@ class LidarSimulator:
         rays32 = np.empty((n_beams * n_sub, 6), np.float32)   # the first cast's, in one pass
         origins, dirs = self._sub_rays(poses, rays32)
         sensor_pose = poses[0]
+        actors = {'times': self.ray_times(float(stamp_s)), 'actor_poses': actor_poses}
         t_rays = time.perf_counter()
         if cfg.model == 'geometric':
-            ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams)
+            ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams, actors)
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index)
+                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index, actors)
         beam = ret.beam
         points = self._pack(ret, beam)
         t4 = time.perf_counter()
@@ -212,17 +236,19 @@ class LidarSimulator:
                           sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
                           hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
 
-    def _geometric(self, origins, dirs, rays32, n_beams):
+    def _geometric(self, origins, dirs, rays32, n_beams, actors):
         """
         Run the geometric model: (Returns, centre range (B,), time), one ray per beam.
 
         The first surface each ray meets (World.first_surfaces: foliage included, smoke not)
         within max_range_m; nearer than min_range_m it is too close, otherwise a point with
         intensity, reflectivity and signal 0 that is its beam's first, strongest and last return.
+        actors: the times and actor_poses of World.first_surfaces.
         """
         cfg = self.cfg
-        beam, r, material, class_id = self.world.first_surfaces(
-            origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects))
+        beam, r, material, class_id, instance = self.world.first_surfaces(
+            origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects),
+            **actors)
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
         centre[beam] = r                                  # one ray per beam
@@ -232,18 +258,25 @@ class LidarSimulator:
         if near.any():
             too_close[beam[near]] = True
             p = np.flatnonzero(~near)
-            beam, r, material, class_id = beam[p], r[p], material[p], class_id[p]
+            beam, r, material, class_id, instance = (beam[p], r[p], material[p], class_id[p],
+                                                     instance[p])
         n = beam.size
         ret = echoes.Returns(
             beam=beam, range_m=r, reflectivity=np.zeros(n), signal=np.zeros(n, np.uint16),
             intensity=np.zeros(n, np.uint8), class_id=class_id, material=material,
             return_index=np.ones(n, np.uint8), return_count=np.ones(n, np.uint8),
             return_flags=np.full(n, FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST, np.uint8),
-            n_echoes=hits, too_close=too_close)
+            n_echoes=hits, too_close=too_close,
+            instance_id=instance if self.world.actors else None)
         return ret, centre, t1
 
-    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index):
-        """Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times)."""
+    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index,
+                  actors):
+        """
+        Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times).
+
+        actors: the times and actor_poses of World.trace.
+        """
         cfg, table = self.cfg, self.materials
         hits = self.world.trace(
             origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
@@ -252,7 +285,7 @@ class LidarSimulator:
             smoke_radius_scale=cfg.smoke_cell_radius_scale,
             smoke_density_threshold=cfg.smoke_density_threshold,
             smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
-            with_normals=cfg.pulse_length_m > 0.0, rays32=rays32)
+            with_normals=cfg.pulse_length_m > 0.0, rays32=rays32, **actors)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub
@@ -313,7 +346,8 @@ class LidarSimulator:
         pack_points(pts, beams.dir_sensor, beams.ring, beams.column, beams.column_time_s,
                     beams.ring_time_offset_s, np.asarray(beam, np.int64), ret.range_m,
                     ret.intensity, ret.reflectivity, ret.signal, ret.return_index,
-                    ret.return_count, ret.return_flags, ret.material, ret.class_id)
+                    ret.return_count, ret.return_flags, ret.material, ret.class_id,
+                    _NO_INSTANCE if ret.instance_id is None else ret.instance_id)
         return pts
 
 

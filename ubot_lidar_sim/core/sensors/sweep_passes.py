@@ -71,10 +71,11 @@ def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
 @numba.njit(cache=True, nogil=True)
 def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s, beam, range_m,
                 intensity, reflectivity, signal, return_index, return_count, return_flags,
-                material, class_id):
+                material, class_id, instance_id):
     """
     Fill the point records pts (P,) of output.layouts.FULL_DTYPE from the Returns columns.
 
+    instance_id (P,) uint16, or (1,) for a sweep without actors (every point that value).
     beam (P,) the points' beams in the sweep; dir_sensor (B, 3), ring (B,), column (B,) per
     beam; column_time_s (C,), ring_time_offset_s (rings,). xyz = direction x range and time =
     column time + ring offset are float64 rounded once to the float32 fields.
@@ -96,6 +97,7 @@ def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s
         pts[p].return_flags = return_flags[p]
         pts[p].material = material[p]
         pts[p].class_id = class_id[p]
+        pts[p].instance_id = instance_id[p if instance_id.shape[0] == beam.shape[0] else 0]
 
 
 @numba.njit(cache=True, nogil=True)
