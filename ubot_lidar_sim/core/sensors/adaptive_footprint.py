@@ -1,0 +1,373 @@
+"""
+Adaptive footprint sampling (``footprint: adaptive``): sub-rays only where the beam straddles.
+
+The centre sub-ray of every beam is traced first (its full layered trace). The other sub-rays
+are traced only for the beams whose footprint may hold more than one surface (refine_beams):
+the centre meets foliage, smoke or a transmissive material, or records more than one surface;
+a neighbour in ring or column hits where it misses (or the reverse), or hits another object or
+material; the centre range departs from the plane through its neighbours' centre hits by more
+than the footprint's depth spread (a step: mixed pixels, dual returns); or the incidence is so
+grazing that the sub-rays' ranges spread over a large part of min_separation_m. A beam without
+a neighbour column in its column block (the edges of a block and of a partial field of view)
+is always refined, so that no block needs another block's data: the same bytes however the
+blocks are spread over processes.
+
+Elsewhere the beam is one full-footprint echo from its centre hit: the centre hit's
+contribution with the footprint's whole power (the weight of every sub-ray), its incidence and
+its material; on textured ground its albedo is the mean over the sub-rays' cells.
+docs/physics.md, "Adaptive footprint", and benchmarks/footprint_fidelity.py compare both modes.
+"""
+
+from dataclasses import replace
+import math
+
+import numba
+import numpy as np
+
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
+from ubot_lidar_sim.core.raycast.hits import Hits
+from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays
+
+#: A range step that departs from the neighbours' plane by at least this fraction of
+#: min_separation_m refines the beam. Below it the step's sub-rays merge into one echo in both
+#: modes and move its range by at most (their power share) x the step: 3.75 cm for the default
+#: min_separation_m 0.75 m, inside the range noise of the presets (1.5-3 cm floor plus
+#: low-SNR noise). benchmarks/footprint_fidelity.py measures the range error near edges.
+STEP_FRACTION = 0.05
+#: Grazing incidence: the sub-rays' ranges over the footprint spread 2 R rho tan(theta) (rho the
+#: sub-ray offset angle); at least this fraction of min_separation_m refines the beam. The
+#: hexagon's sorted ranges are then a quarter of the spread apart, so echoes could start to
+#: split and the pulse-stretch peak to differ; below it they chain into one echo whose range is
+#: the centre's to second order in rho.
+GRAZING_FRACTION = 0.25
+#: Cosine floor of the plane test's direction residual term (below it the grazing rule refines).
+COS_FLOOR = 0.05
+#: Another object or material at a reference beam counts only when that beam is at most this
+#: many sub-ray offsets away (its edge then lies in the footprint with odds of about a half or
+#: more). Farther (a VLP-16's rings, 2 deg apart against a 1 mrad sub-ray offset) a boundary
+#: between them is left to the range-step and hit-or-miss tests: on one plane the straddling
+#: footprint gives one echo at the same range either way, only its intensity mixes.
+DENSE_FACTOR = 4.0
+
+
+class AdaptiveFootprint:
+    """
+    The adaptive sampling of one simulator's beams (a sweep or one column block).
+
+    dx, dy, dz (R, C, S) the sensor-frame sub-ray components of lidar.LidarSimulator;
+    offsets (S, 2) rad the sub-ray pattern; along_rings False for patterns whose rings are not
+    neighbours in space (a rosette's lines).
+    """
+
+    def __init__(self, beams, planes, offsets, weights, along_rings=True):
+        self.planes = planes
+        self.n_sub = len(weights)
+        self.weights = np.asarray(weights, np.float64)
+        # The centre's contribution carries the weight of the whole footprint.
+        self.centre_gain = float(np.sum(weights)) / float(weights[0])
+        self.offset_rad = float(np.max(np.hypot(offsets[:, 0], offsets[:, 1])))
+        self.centre_planes = [np.ascontiguousarray(p[..., :1]) for p in planes]
+        self.neighbours, self.coef, self.residual, self.edge, self.dense = neighbour_table(
+            beams, along_rings, DENSE_FACTOR * self.offset_rad)
+
+    def trace(self, trace, origins, dirs, rays32, poses, cfg, materials, with_dirs):
+        """
+        Trace the centres (origins, dirs (B, 3), rays32 (B, 6)), then the refined beams' rest.
+
+        trace(origins, dirs, rays32) -> Hits is the sweep's World.trace. Returns (Hits with
+        ray = beam x S + sub-ray, as the exhaustive trace numbers them; world directions
+        (B x S, 3) of the traced sub-rays (other rows undefined) when with_dirs, else None;
+        refined (B,) bool).
+        """
+        n_beams, s = origins.shape[0], self.n_sub
+        centre = trace(origins, dirs, rays32)
+        first = first_hits(n_beams, np.asarray(centre.ray, np.int64),
+                           np.asarray(centre.range_m, np.float64),
+                           np.asarray(centre.cos_inc, np.float64))
+        refined = refine_beams(*first, np.asarray(centre.obj, np.int32),
+                               np.asarray(centre.material, np.uint8), self.neighbours,
+                               self.coef, self.residual, self.edge, self.dense, STEP_FRACTION * cfg.min_separation_m,
+                               GRAZING_FRACTION * cfg.min_separation_m, self.offset_rad,
+                               COS_FLOOR)
+        centre = self._footprint_albedo(centre, refined, origins, dirs, poses,
+                                        materials.reflectivity_sd)
+        sel = np.flatnonzero(refined)
+        ray_c = np.asarray(centre.ray, np.int64) * s
+        full_dirs = np.empty((n_beams * s, 3)) if with_dirs else None
+        if with_dirs:
+            full_dirs[::s] = dirs
+        if sel.size == 0:
+            return _renumber(centre, ray_c), full_dirs, refined
+        sub32 = np.empty((sel.size * (s - 1), 6), np.float32)
+        dx, dy, dz = self.planes
+        o_sub, d_sub = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), sel,
+                                            sub32)
+        rest = trace(o_sub, d_sub, sub32)
+        # Sub-ray j of the k-th refined beam is row k (S - 1) + j: beam sel[k], sub-ray j + 1.
+        ray_r = np.asarray(rest.ray, np.int64)
+        ray_r = sel[ray_r // (s - 1)] * s + ray_r % (s - 1) + 1
+        if with_dirs:
+            rows = (sel[:, None] * s + np.arange(1, s)[None, :]).ravel()
+            full_dirs[rows] = d_sub
+        return merge_hits(centre, ray_c, rest, ray_r), full_dirs, refined
+
+    def _footprint_albedo(self, centre, refined, origins, dirs, poses, sd):
+        """
+        Give the textured ground hits of unrefined beams the footprint's mean albedo (a copy).
+
+        The ground texture changes every 0.1 m (raycast/ground_texture.py), finer than a far
+        footprint: the sub-rays' points on the horizontal plane through the centre hit take
+        their cells' albedo, averaged with the sub-ray weights, as their hits would have given.
+        """
+        ray = np.asarray(centre.ray, np.int64)
+        mat = np.asarray(centre.material, np.intp)
+        rows = np.flatnonzero(np.asarray(centre.ground, bool) & ~refined[ray] & (sd[mat] > 0.0))
+        if rows.size == 0:
+            return centre
+        beams = ray[rows]
+        s = self.n_sub
+        dx, dy, dz = self.planes
+        o_sub, d_sub = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), beams,
+                                            np.empty((beams.size * (s - 1), 6), np.float32))
+        r = np.asarray(centre.range_m, np.float64)[rows]
+        z_hit = origins[beams, 2] + dirs[beams, 2] * r
+        dz_sub = d_sub[:, 2].reshape(-1, s - 1)
+        with np.errstate(divide='ignore', invalid='ignore'):
+            t = (z_hit[:, None] - o_sub[:, 2].reshape(-1, s - 1)) / dz_sub
+        # A sub-ray that never meets the plane ahead samples the centre's cell.
+        t = np.where(np.isfinite(t) & (t > 0.0), t, r[:, None]).reshape(-1)
+        centre_pts = origins[beams] + dirs[beams] * r[:, None]
+        pts = np.where(np.isfinite(t)[:, None], o_sub + d_sub * t[:, None],
+                       np.repeat(centre_pts, s - 1, axis=0))
+        alb = ground_albedo(pts, np.repeat(sd[mat[rows]], s - 1)).astype(np.float32)
+        w = self.weights
+        mean = (w[0] * np.asarray(centre.albedo, np.float64)[rows]
+                + alb.reshape(-1, s - 1).astype(np.float64) @ w[1:]) / np.sum(w)
+        albedo = np.array(centre.albedo, np.float32)
+        albedo[rows] = mean
+        return replace(centre, albedo=albedo)
+
+    def full_footprint(self, contrib, refined):
+        """Give the contributions of unrefined beams the footprint's whole power (a copy)."""
+        power = contrib.power_counts.copy()
+        one = ~refined[contrib.beam]
+        power[one] *= self.centre_gain
+        return replace(contrib, power_counts=power)
+
+
+def neighbour_table(beams, along_rings=True, dense_rad=0.0):
+    """
+    Return each beam's reference beams and plane coefficients: neighbours, coef, residual, ...
+
+    The tuple is (neighbours, coef, residual, edge, dense).
+
+    neighbours (B, 4) int64: the column-axis pair (before, after) and the ring-axis pair (by
+    elevation; at the top and bottom ring the next two rings on the one side), -1 where none.
+    coef (B, 4): alpha, beta with d_b ~ alpha d_p + beta d_n for each axis's pair (NaN: no
+    plane test on that axis); residual (B, 2) |d_b - alpha d_p - beta d_n|. On a plane through
+    the sensor's origin-free frame, 1 / range is linear in the direction, so 1 / r_b = alpha /
+    r_p + beta / r_n up to residual / distance of the plane. edge (B,) bool: beams without a
+    neighbour column on one side in these beams (always refined). dense (B, 4) bool: the
+    reference beam lies within dense_rad of the beam.
+    """
+    n_rings, n_cols = beams.channels, beams.columns
+    grid = np.arange(n_rings * n_cols, dtype=np.int64).reshape(n_rings, n_cols)
+    nb = np.full((n_rings, n_cols, 4), -1, np.int64)
+    edge = np.zeros((n_rings, n_cols), bool)
+    before, after = _column_links(beams, along_rings)
+    has_b, has_a = before >= 0, after >= 0
+    nb[:, has_b, 0] = grid[:, before[has_b]]
+    nb[:, has_a, 1] = grid[:, after[has_a]]
+    if n_cols > 1:
+        edge[:, ~(has_b & has_a)] = True
+    if along_rings and n_rings > 1:
+        order = np.argsort(beams.ring_elevation_rad, kind='stable')
+        pos = np.empty(n_rings, np.int64)
+        pos[order] = np.arange(n_rings)
+        p, n = pos - 1, pos + 1
+        if n_rings > 2:
+            p = np.where(pos == 0, 2, p)                    # bottom: the next two rings above
+            n = np.where(pos == n_rings - 1, n_rings - 3, n)   # top: the next two below
+        for k, ref in ((2, p), (3, n)):
+            ok = (ref >= 0) & (ref < n_rings)
+            nb[ok, :, k] = grid[order[ref[ok]], :]
+    nb = nb.reshape(-1, 4)
+    coef = np.full((nb.shape[0], 4), np.nan)
+    residual = np.full((nb.shape[0], 2), np.nan)
+    d = np.asarray(beams.dir_sensor, np.float64)
+    for axis in (0, 1):
+        p, n = nb[:, 2 * axis], nb[:, 2 * axis + 1]
+        ok = np.flatnonzero((p >= 0) & (n >= 0))
+        dp, dn, db = d[p[ok]], d[n[ok]], d[ok]
+        c = np.einsum('ij,ij->i', dp, dn)
+        x = np.einsum('ij,ij->i', db, dp)
+        y = np.einsum('ij,ij->i', db, dn)
+        det = 1.0 - c * c
+        good = det > 1e-18
+        alpha = np.where(good, (x - c * y) / np.where(good, det, 1.0), np.nan)
+        beta = np.where(good, (y - c * x) / np.where(good, det, 1.0), np.nan)
+        coef[ok, 2 * axis] = alpha
+        coef[ok, 2 * axis + 1] = beta
+        res = db - alpha[:, None] * dp - beta[:, None] * dn
+        residual[ok, axis] = np.sqrt(np.einsum('ij,ij->i', res, res))
+    ref = np.where(nb >= 0, nb, 0)
+    cos_ref = np.einsum('ikj,ij->ik', d[ref], d)
+    dense = (nb >= 0) & (cos_ref >= math.cos(dense_rad))
+    return nb, coef, residual, edge.reshape(-1), dense
+
+
+def _column_links(beams, along_rings):
+    """
+    Return the neighbour column before and after each column (C,) int64, -1 where none.
+
+    A grid's columns are neighbours when their azimuths are one column step apart (around the
+    circle: a whole sweep wraps, a block's or a partial field of view's ends do not); a
+    rosette's (along_rings False) are consecutive shots of a line.
+    """
+    n = beams.columns
+    before, after = np.full(n, -1, np.int64), np.full(n, -1, np.int64)
+    if n < 2:
+        return before, after
+    if not along_rings:
+        before[1:], after[:-1] = np.arange(n - 1), np.arange(1, n)
+        return before, after
+    az = np.asarray(beams.column_azimuth_rad, np.float64)
+    order = np.argsort(az, kind='stable')
+    gaps = np.diff(np.r_[az[order], az[order[0]] + 2.0 * math.pi])
+    step = np.min(gaps[gaps > 0.0]) if np.any(gaps > 0.0) else 0.0
+    link = (gaps > 0.0) & (gaps < 1.5 * step)       # order[i] -> order[i + 1] (cyclic)
+    nxt = np.roll(order, -1)
+    after[order[link]] = nxt[link]
+    before[nxt[link]] = order[link]
+    return before, after
+
+
+@numba.njit(cache=True, nogil=True)
+def first_hits(n_beams, ray, range_m, cos):
+    """
+    Return each beam's centre-ray layers: first row, count, first and last range, first |cos|.
+
+    ray (H,) the beam of each centre-ray hit, sorted by (ray, range). Each (B,): first row
+    (int64; 0 where none), count of surfaces, range of the first and of the last (inf where
+    none), |cos| of the first (1 where none).
+    """
+    start = np.zeros(n_beams, np.int64)
+    count = np.zeros(n_beams, np.int64)
+    r0 = np.full(n_beams, np.inf)
+    r1 = np.full(n_beams, np.inf)
+    c = np.ones(n_beams)
+    for h in range(ray.shape[0]):
+        b = ray[h]
+        if count[b] == 0:
+            start[b] = h
+            r0[b] = range_m[h]
+            c[b] = abs(cos[h])
+        count[b] += 1
+        r1[b] = range_m[h]
+    return start, count, r0, r1, c
+
+
+@numba.njit(cache=True, nogil=True)
+def _same_layers(start, count, obj, material, b, q):
+    """Return True when beams b and q met the same objects and materials in the same order."""
+    if count[b] != count[q]:
+        return False
+    for i in range(count[b]):
+        hb, hq = start[b] + i, start[q] + i
+        if obj[hb] != obj[hq] or material[hb] != material[hq]:
+            return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True)
+def _off_plane(r, alpha, beta, rp, rn, tol):
+    """Return True when r departs from 1 / (alpha / rp + beta / rn) by more than tol."""
+    w = alpha / rp + beta / rn
+    return not w > 0.0 or abs(1.0 / w - r) > tol
+
+
+@numba.njit(cache=True, nogil=True)
+def refine_beams(start, count, r_first, r_last, cos, obj, material, neighbours, coef,
+                 residual, edge, dense, step_m, grazing_m, offset_rad, cos_floor):
+    """
+    Return refined (B,) bool: the beams whose footprint may hold more than one surface.
+
+    start, count, r_first, r_last, cos (B,) of first_hits; obj, material (H,) of the centre
+    hits; neighbours, coef, residual, edge, dense of neighbour_table. A beam is refined when it
+    is an edge beam; when a reference beam hits and it misses, or the reverse; when a dense
+    reference beam met other layers (count, objects or materials); when its footprint's depth
+    spread D = 2 r offset_rad tan(theta) reaches grazing_m; or when its first or (same layer
+    count) last range departs from the plane of an axis's pair, 1 / (alpha / r_p + beta /
+    r_n), by more than max(step_m, D) + r residual / max(cos, cos_floor).
+    """
+    n = r_first.shape[0]
+    out = np.zeros(n, np.bool_)
+    for b in range(n):
+        if edge[b]:
+            out[b] = True
+            continue
+        hit = count[b] > 0
+        differs = False
+        for k in range(4):
+            q = neighbours[b, k]
+            if q < 0:
+                continue
+            if (count[q] > 0) != hit or (dense[b, k] and not _same_layers(
+                    start, count, obj, material, b, q)):
+                differs = True
+        if differs:
+            out[b] = True
+            continue
+        if not hit:
+            continue
+        c = cos[b]
+        spread = 2.0 * r_first[b] * offset_rad * math.sqrt(max(1.0 - c * c, 0.0)) / c \
+            if c > 0.0 else np.inf
+        if spread >= grazing_m:
+            out[b] = True
+            continue
+        tol = max(step_m, spread) + r_first[b] * max(residual[b, 0], residual[b, 1]) \
+            / max(c, cos_floor)
+        for axis in range(2):
+            alpha, beta = coef[b, 2 * axis], coef[b, 2 * axis + 1]
+            if alpha != alpha or beta != beta:
+                continue
+            p, q = neighbours[b, 2 * axis], neighbours[b, 2 * axis + 1]
+            if _off_plane(r_first[b], alpha, beta, r_first[p], r_first[q], tol) or (
+                    count[b] > 1 and count[p] == count[b] and count[q] == count[b]
+                    and _off_plane(r_last[b], alpha, beta, r_last[p], r_last[q], tol)):
+                out[b] = True
+                break
+    return out
+
+
+def _renumber(hits, ray):
+    """Return hits with their ray column replaced by ray (H,) int64 (same order)."""
+    return Hits(ray, hits.range_m, hits.point, hits.normal, hits.cos_inc, hits.material,
+                hits.class_id, hits.foliage, hits.ground, hits.albedo, hits.smoke, hits.obj)
+
+
+def merge_hits(a, ray_a, b, ray_b):
+    """
+    Merge two Hits, each sorted by its ray ids ray_a (Ha,), ray_b (Hb,), into one sorted Hits.
+
+    No ray id is in both; the rows of one ray keep their (range) order.
+    """
+    pos_a = np.arange(ray_a.size) + np.searchsorted(ray_b, ray_a, side='left')
+    pos_b = np.arange(ray_b.size) + np.searchsorted(ray_a, ray_b, side='right')
+    n = ray_a.size + ray_b.size
+
+    def put(x, y):
+        if x is None or y is None:
+            return None
+        x, y = np.asarray(x), np.asarray(y)
+        out = np.empty((n,) + x.shape[1:], x.dtype)
+        out[pos_a] = x
+        out[pos_b] = y
+        return out
+
+    return Hits(put(ray_a, ray_b), put(a.range_m, b.range_m), put(a.point, b.point),
+                put(a.normal, b.normal), put(a.cos_inc, b.cos_inc), put(a.material, b.material),
+                put(a.class_id, b.class_id), put(a.foliage, b.foliage), put(a.ground, b.ground),
+                put(a.albedo, b.albedo), put(a.smoke, b.smoke), put(a.obj, b.obj))
