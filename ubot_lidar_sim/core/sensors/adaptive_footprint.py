@@ -87,7 +87,8 @@ class AdaptiveFootprint:
                            np.asarray(centre.cos_inc, np.float64))
         refined = refine_beams(*first, np.asarray(centre.obj, np.int32),
                                np.asarray(centre.material, np.uint8), self.neighbours,
-                               self.coef, self.residual, self.edge, self.dense, STEP_FRACTION * cfg.min_separation_m,
+                               self.coef, self.residual, self.edge, self.dense,
+                               STEP_FRACTION * cfg.min_separation_m,
                                GRAZING_FRACTION * cfg.min_separation_m, self.offset_rad,
                                COS_FLOOR)
         centre = self._footprint_albedo(centre, refined, origins, dirs, poses,
