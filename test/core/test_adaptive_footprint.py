@@ -8,8 +8,10 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
+from ubot_lidar_sim.core.sensors.adaptive_footprint import first_hits, refine_beams
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays, rotate_sub_rays
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -173,3 +175,86 @@ def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(mate
     # dual-return share at edges.
     np.testing.assert_allclose(counts['adaptive'][0], counts['exhaustive'][0], atol=0.005)
     assert abs(counts['adaptive'][1] - counts['exhaustive'][1]) <= 0.03
+
+
+def test_rotate_beam_sub_rays_gives_the_bits_of_rotate_sub_rays():
+    rng = np.random.default_rng(5)
+    dx, dy, dz = (np.ascontiguousarray(rng.normal(size=(3, 4, 7))) for _ in range(3))
+    poses = rng.normal(size=(4, 4, 4))
+    poses[1, 0, 3] = -0.0                          # a -0.0 origin turns +0.0 in both
+    full32 = np.empty((3 * 4 * 7, 6), np.float32)
+    o_all, d_all = rotate_sub_rays(dx, dy, dz, poses, 0, 3 * 4 * 7, full32)
+    beams = np.array([0, 5, 11, 6], np.int64)
+    sub32 = np.empty((4 * 6, 6), np.float32)
+    o_sel, d_sel = rotate_beam_sub_rays(dx, dy, dz, poses, beams, sub32)
+    rows = (beams[:, None] * 7 + np.arange(1, 7)[None, :]).ravel()
+    assert o_sel.tobytes() == o_all[rows].tobytes()
+    assert d_sel.tobytes() == d_all[rows].tobytes()
+    assert sub32.tobytes() == full32[rows].tobytes()
+
+
+def _first_hits_numpy(n_beams, ray, range_m, cos):
+    count = np.bincount(ray, minlength=n_beams)
+    start = np.zeros(n_beams, np.int64)
+    first = np.r_[True, ray[1:] != ray[:-1]] if ray.size else np.zeros(0, bool)
+    last = np.r_[ray[1:] != ray[:-1], True] if ray.size else np.zeros(0, bool)
+    start[ray[first]] = np.flatnonzero(first)
+    r0, r1, c = np.full(n_beams, np.inf), np.full(n_beams, np.inf), np.ones(n_beams)
+    r0[ray[first]], c[ray[first]] = range_m[first], np.abs(cos[first])
+    r1[ray[last]] = range_m[last]
+    return start, count, r0, r1, c
+
+
+def test_first_hits_matches_its_numpy_reference():
+    rng = np.random.default_rng(7)
+    ray = np.sort(rng.integers(0, 40, 90))
+    range_m, cos = rng.uniform(1, 50, 90), rng.uniform(-1, 1, 90)
+    for got, want in zip(first_hits(50, ray, range_m, cos),
+                         _first_hits_numpy(50, ray, range_m, cos)):
+        assert got.tobytes() == want.astype(got.dtype).tobytes()
+
+
+def _refine_numpy(start, count, r0, r1, cos, obj, material, nb, coef, residual, edge, dense,
+                  step_m, grazing_m, offset_rad, cos_floor):
+    """Return refine_beams' rule computed with numpy (a beam's layers compared as tuples)."""
+    layers = [tuple(zip(obj[s:s + n], material[s:s + n])) for s, n in zip(start, count)]
+    hit = count > 0
+    ok = nb >= 0
+    q = np.where(ok, nb, 0)
+    differs = np.any(ok & ((hit[q] != hit[:, None]) | (dense & np.array(
+        [[layers[b] != layers[q[b, k]] for k in range(4)] for b in range(len(r0))]))), axis=1)
+    with np.errstate(divide='ignore', invalid='ignore'):
+        spread = np.where(cos > 0.0, 2.0 * r0 * offset_rad * np.sqrt(np.maximum(
+            1.0 - cos * cos, 0.0)) / cos, np.inf)
+        tol = np.maximum(step_m, spread) + r0 * np.max(residual, axis=1) \
+            / np.maximum(cos, cos_floor)
+        off = np.zeros(len(r0), bool)
+        for axis in (0, 1):
+            a, b = coef[:, 2 * axis], coef[:, 2 * axis + 1]
+            p, n = q[:, 2 * axis], q[:, 2 * axis + 1]
+            plane = ~np.isnan(a) & ~np.isnan(b)
+            for r, same in ((r0, True), (r1, (count > 1) & (count[p] == count)
+                                         & (count[n] == count))):
+                w = a / r[p] + b / r[n]
+                off |= plane & same & (~(w > 0.0) | (np.abs(1.0 / w - r) > tol))
+    return edge | differs | (hit & ((spread >= grazing_m) | off))
+
+
+def test_refine_beams_matches_its_numpy_reference():
+    rng = np.random.default_rng(11)
+    n, h = 300, 400
+    ray = np.sort(np.r_[np.arange(20, n), rng.integers(0, n, h - n + 20)])   # 20 beams miss
+    range_m = 5.0 + np.where(rng.random(h) < 0.1, rng.uniform(0, 2, h), 1e-3 * rng.random(h))
+    start, count, r0, r1, cos = first_hits(n, ray, range_m, rng.uniform(0.02, 1, h))
+    obj = (rng.random(h) < 0.05).astype(np.int32)
+    material = np.zeros(h, np.uint8)
+    nb = rng.integers(-1, n, (n, 4))
+    coef = np.where(rng.random((n, 4)) < 0.1, np.nan, 0.5)
+    residual = rng.uniform(0, 1e-4, (n, 2))
+    edge = rng.random(n) < 0.05
+    dense = rng.random((n, 4)) < 0.2
+    args = (start, count, r0, r1, cos, obj, material, nb, coef, residual, edge, dense, 0.0375,
+            0.1875, 1.05e-3, 0.05)
+    got = refine_beams(*args)
+    np.testing.assert_array_equal(got, _refine_numpy(*args))
+    assert 0 < got.sum() < n                    # both outcomes occur
