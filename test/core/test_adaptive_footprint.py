@@ -8,7 +8,8 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
-from ubot_lidar_sim.core.sensors.adaptive_footprint import first_hits, refine_beams
+from ubot_lidar_sim.core.sensors.adaptive_footprint import (
+    first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays, rotate_sub_rays
@@ -216,28 +217,38 @@ def test_first_hits_matches_its_numpy_reference():
 
 def _refine_numpy(start, count, r0, r1, cos, obj, material, nb, coef, residual, edge, dense,
                   step_m, grazing_m, offset_rad, cos_floor):
-    """Return refine_beams' rule computed with numpy (a beam's layers compared as tuples)."""
-    layers = [tuple(zip(obj[s:s + n], material[s:s + n])) for s, n in zip(start, count)]
+    """Return refine_beams' verdicts computed with numpy (a beam's layers compared as tuples)."""
+    n = len(r0)
+    layers = [tuple(zip(obj[s:s + c], material[s:s + c])) for s, c in zip(start, count)]
     hit = count > 0
     ok = nb >= 0
     q = np.where(ok, nb, 0)
-    differs = np.any(ok & ((hit[q] != hit[:, None]) | (dense & np.array(
-        [[layers[b] != layers[q[b, k]] for k in range(4)] for b in range(len(r0))]))), axis=1)
+    hit_miss = ok & (hit[q] != hit[:, None])
+    other = ok & dense & np.array([[layers[b] != layers[q[b, k]] for k in range(4)]
+                                   for b in range(n)])
+    refine = edge | np.any((dense | (np.arange(4) < 2)) & hit_miss, axis=1) | np.any(
+        other, axis=1)
+    probe = np.any(~dense[:, 2:] & hit_miss[:, 2:], axis=1)
     with np.errstate(divide='ignore', invalid='ignore'):
         spread = np.where(cos > 0.0, 2.0 * r0 * offset_rad * np.sqrt(np.maximum(
             1.0 - cos * cos, 0.0)) / cos, np.inf)
         tol = np.maximum(step_m, spread) + r0 * np.max(residual, axis=1) \
             / np.maximum(cos, cos_floor)
-        off = np.zeros(len(r0), bool)
+        off = np.zeros((n, 2), bool)
         for axis in (0, 1):
             a, b = coef[:, 2 * axis], coef[:, 2 * axis + 1]
-            p, n = q[:, 2 * axis], q[:, 2 * axis + 1]
-            plane = ~np.isnan(a) & ~np.isnan(b)
+            p, m = q[:, 2 * axis], q[:, 2 * axis + 1]
+            plane = ~np.isnan(a) & ~np.isnan(b) & hit[p] & hit[m]
             for r, same in ((r0, True), (r1, (count > 1) & (count[p] == count)
-                                         & (count[n] == count))):
-                w = a / r[p] + b / r[n]
-                off |= plane & same & (~(w > 0.0) | (np.abs(1.0 / w - r) > tol))
-    return edge | differs | (hit & ((spread >= grazing_m) | off))
+                                         & (count[m] == count))):
+                w = a / r[p] + b / r[m]
+                off[:, axis] |= plane & same & (~(w > 0.0) | (np.abs(1.0 / w - r) > tol))
+    grazing = hit & (spread >= grazing_m)
+    plane_refine = off[:, 0] | (off[:, 1] & dense[:, 2] & dense[:, 3])
+    geometry = ~refine & hit
+    refine |= geometry & (grazing | plane_refine)
+    probe |= geometry & ~grazing & off[:, 1]
+    return np.where(refine, REFINE, np.where(probe, PROBE, KEEP)).astype(np.int8)
 
 
 def test_refine_beams_matches_its_numpy_reference():
@@ -252,9 +263,51 @@ def test_refine_beams_matches_its_numpy_reference():
     coef = np.where(rng.random((n, 4)) < 0.1, np.nan, 0.5)
     residual = rng.uniform(0, 1e-4, (n, 2))
     edge = rng.random(n) < 0.05
-    dense = rng.random((n, 4)) < 0.2
+    dense = rng.random((n, 4)) < 0.5
     args = (start, count, r0, r1, cos, obj, material, nb, coef, residual, edge, dense, 0.0375,
             0.1875, 1.05e-3, 0.05)
     got = refine_beams(*args)
     np.testing.assert_array_equal(got, _refine_numpy(*args))
-    assert 0 < got.sum() < n                    # both outcomes occur
+    assert set(np.unique(got)) == {KEEP, PROBE, REFINE}     # every verdict occurs
+
+
+def _probes_agree_numpy(n_probe, ray, range_m, obj, material, probe, start, count, r_first,
+                        cos, c_obj, c_mat, step_m, offset_rad, per_beam):
+    """Return probes_agree's answer computed with numpy, one probe ray at a time."""
+    agree = np.ones(n_probe, bool)
+    with np.errstate(invalid='ignore'):        # inf x 0 of beams without a surface
+        spread = np.where(cos > 0.0, 2.0 * r_first * offset_rad * np.sqrt(np.maximum(
+            1.0 - cos * cos, 0.0)) / np.where(cos > 0.0, cos, 1.0), np.inf)
+    for j in range(n_probe * per_beam):
+        k, rows = j // per_beam, np.flatnonzero(ray == j)
+        b = probe[k]
+        c_rows = start[b] + np.arange(count[b])
+        same = rows.size == count[b] and np.array_equal(obj[rows], c_obj[c_rows]) \
+            and np.array_equal(material[rows], c_mat[c_rows])
+        if not same or (rows.size and abs(range_m[rows[0]] - r_first[b])
+                        > max(step_m, spread[b])):
+            agree[k] = False
+    return agree
+
+
+def test_probes_agree_matches_its_numpy_reference():
+    rng = np.random.default_rng(13)
+    n, h = 60, 90
+    c_ray = np.sort(rng.integers(0, n, h))
+    start, count, r_first, _, cos = first_hits(n, c_ray, 5.0 + rng.random(h),
+                                               rng.uniform(0.1, 1, h))
+    c_obj = rng.integers(0, 2, h).astype(np.int32)
+    c_mat = np.zeros(h, np.uint8)
+    probe = np.flatnonzero(count > 0)[:20]
+    # Probe rays copy their centre's layers, then some lose a surface or move or change.
+    rows = [(2 * k + j, start[b] + i) for k, b in enumerate(probe) for j in range(2)
+            for i in range(count[b]) if rng.random() > 0.05]
+    ray = np.array([r for r, _ in rows], np.int64)
+    src = np.array([c for _, c in rows], np.int64)
+    range_m = r_first[c_ray[src]] + np.where(rng.random(src.size) < 0.1, 0.5, 0.0)
+    obj = np.where(rng.random(src.size) < 0.05, 1 - c_obj[src], c_obj[src]).astype(np.int32)
+    args = (probe.size, ray, range_m, obj, c_mat[src], probe, start, count, r_first, cos, c_obj,
+            c_mat, 0.0375, 1.05e-3, 2)
+    got = probes_agree(*args)
+    np.testing.assert_array_equal(got, _probes_agree_numpy(*args))
+    assert 0 < got.sum() < probe.size                # both outcomes occur

@@ -27,7 +27,7 @@ import numpy as np
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays
+from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays, rotate_rows
 
 #: A range step that departs from the neighbours' plane by at least this fraction of
 #: min_separation_m refines the beam. Below it the step's sub-rays merge into one echo in both
@@ -41,6 +41,14 @@ STEP_FRACTION = 0.05
 #: split and the pulse-stretch peak to differ; below it they chain into one echo whose range is
 #: the centre's to second order in rho.
 GRAZING_FRACTION = 0.25
+#: refine_beams' verdicts: one ray, every sub-ray, or the probes first.
+KEEP, PROBE, REFINE = 0, 1, 2      # ordered: the strongest verdict wins
+#: The probe sub-rays (of the hexagon at 0, 60, ..., 300 deg from the horizontal u): 60 deg
+#: above and 240 deg below the centre, at 0.87 of the offset. A sparse axis is a sensor's rings
+#: (a VLP-16's 2 deg), so its boundaries cross the footprint about horizontally: a horizontal
+#: edge inside the footprint puts one of the two on its other side, as it does the hexagon's
+#: pair at that height.
+PROBE_SUBS = np.array([2, 5], np.int64)
 #: Cosine floor of the plane test's direction residual term (below it the grazing rule refines).
 COS_FLOOR = 0.05
 #: Another object or material at a reference beam counts only when that beam is at most this
@@ -75,43 +83,87 @@ class AdaptiveFootprint:
         """
         Trace the centres (origins, dirs (B, 3), rays32 (B, 6)), then the refined beams' rest.
 
-        trace(origins, dirs, rays32) -> Hits is the sweep's World.trace. Returns (Hits with
-        ray = beam x S + sub-ray, as the exhaustive trace numbers them; world directions
-        (B x S, 3) of the traced sub-rays (other rows undefined) when with_dirs, else None;
-        refined (B,) bool).
+        trace(origins, dirs, rays32) -> Hits is the sweep's World.trace. Beams that
+        refine_beams marks PROBE trace two sub-rays first (PROBE_SUBS: above and below the
+        centre) and are refined only when those disagree with the centre (probes_agree).
+        Returns (Hits with ray = beam x S + sub-ray, as the exhaustive trace numbers them;
+        world directions (B x S, 3) of the traced sub-rays (other rows undefined) when
+        with_dirs, else None; refined (B,) bool).
         """
         n_beams, s = origins.shape[0], self.n_sub
         centre = trace(origins, dirs, rays32)
-        first = first_hits(n_beams, np.asarray(centre.ray, np.int64),
-                           np.asarray(centre.range_m, np.float64),
-                           np.asarray(centre.cos_inc, np.float64))
-        refined = refine_beams(*first, np.asarray(centre.obj, np.int32),
-                               np.asarray(centre.material, np.uint8), self.neighbours,
-                               self.coef, self.residual, self.edge, self.dense,
-                               STEP_FRACTION * cfg.min_separation_m,
-                               GRAZING_FRACTION * cfg.min_separation_m, self.offset_rad,
-                               COS_FLOOR)
-        centre = self._footprint_albedo(centre, refined, origins, dirs, poses,
-                                        materials.reflectivity_sd)
-        sel = np.flatnonzero(refined)
-        ray_c = np.asarray(centre.ray, np.int64) * s
-        full_dirs = np.empty((n_beams * s, 3)) if with_dirs else None
+        c_ray = np.asarray(centre.ray, np.int64)
+        c_obj = np.asarray(centre.obj, np.int32)
+        c_mat = np.asarray(centre.material, np.uint8)
+        start, count, r_first, r_last, cos = first_hits(
+            n_beams, c_ray, np.asarray(centre.range_m, np.float64),
+            np.asarray(centre.cos_inc, np.float64))
+        step_m = STEP_FRACTION * cfg.min_separation_m
+        state = refine_beams(start, count, r_first, r_last, cos, c_obj, c_mat, self.neighbours,
+                             self.coef, self.residual, self.edge, self.dense, step_m,
+                             GRAZING_FRACTION * cfg.min_separation_m, self.offset_rad,
+                             COS_FLOOR)
+        full, probe = np.flatnonzero(state == REFINE), np.flatnonzero(state == PROBE)
+        rest_subs = np.setdiff1d(np.arange(1, s), PROBE_SUBS)
+        parts = [(centre, c_ray * s)]
+        traced = self._trace_rows(trace, poses, full, np.arange(1, s), probe, PROBE_SUBS)
+        refined = state == REFINE
+        if traced is not None:
+            hits, ids, local = traced
+            n_full = full.size * (s - 1)
+            p_rows = np.flatnonzero(local >= n_full)
+            agree = probes_agree(probe.size, local[p_rows] - n_full,
+                                 np.asarray(hits.range_m, np.float64)[p_rows],
+                                 np.asarray(hits.obj, np.int32)[p_rows],
+                                 np.asarray(hits.material, np.uint8)[p_rows], probe, start,
+                                 count, r_first, cos, c_obj, c_mat, step_m, self.offset_rad,
+                                 len(PROBE_SUBS))
+            again = probe[~agree]
+            refined[again] = True
+            keep = np.ones(local.size, bool)     # the probes of agreeing beams are dropped
+            keep[p_rows] = ~agree[(local[p_rows] - n_full) // len(PROBE_SUBS)]
+            parts.append((_take(hits, np.flatnonzero(keep)), ids[keep]))
+            more = self._trace_rows(trace, poses, again, rest_subs)
+            if more is not None:
+                parts.append(more[:2])
+        parts[0] = (self._footprint_albedo(centre, refined, origins, dirs, poses,
+                                           materials.reflectivity_sd), parts[0][1])
+        full_dirs = None
         if with_dirs:
+            full_dirs = np.empty((n_beams * s, 3))
             full_dirs[::s] = dirs
-        if sel.size == 0:
-            return _renumber(centre, ray_c), full_dirs, refined
-        sub32 = np.empty((sel.size * (s - 1), 6), np.float32)
+            ray_dirs = self._directions(poses, refined, s)
+            full_dirs[ray_dirs[0]] = ray_dirs[1]
+        return concat_hits(parts), full_dirs, refined
+
+    def _trace_rows(self, trace, poses, *groups):
+        """
+        Trace sub-rays of beams: groups (beams (K,), subs (J,)), ...; None when there are none.
+
+        Returns (Hits, their ray ids beam x S + sub-ray (H,), their local rows (H,): the row
+        of the traced ray, group after group, beam-major then sub-ray).
+        """
+        beams = np.concatenate([np.repeat(b, len(j)) for b, j in zip(groups[::2],
+                                                                     groups[1::2])])
+        if beams.size == 0:
+            return None
+        subs = np.concatenate([np.tile(np.asarray(j, np.int64), b.size)
+                               for b, j in zip(groups[::2], groups[1::2])])
+        beams, subs = beams.astype(np.int64), subs.astype(np.int64)
+        r32 = np.empty((beams.size, 6), np.float32)
         dx, dy, dz = self.planes
-        o_sub, d_sub = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), sel,
-                                            sub32)
-        rest = trace(o_sub, d_sub, sub32)
-        # Sub-ray j of the k-th refined beam is row k (S - 1) + j: beam sel[k], sub-ray j + 1.
-        ray_r = np.asarray(rest.ray, np.int64)
-        ray_r = sel[ray_r // (s - 1)] * s + ray_r % (s - 1) + 1
-        if with_dirs:
-            rows = (sel[:, None] * s + np.arange(1, s)[None, :]).ravel()
-            full_dirs[rows] = d_sub
-        return merge_hits(centre, ray_c, rest, ray_r), full_dirs, refined
+        o, d = rotate_rows(dx, dy, dz, np.ascontiguousarray(poses[1:]), beams, subs, r32)
+        hits = trace(o, d, r32)
+        local = np.asarray(hits.ray, np.int64)
+        return hits, beams[local] * self.n_sub + subs[local], local
+
+    def _directions(self, poses, refined, s):
+        """Return (ray ids, world directions) of every sub-ray of the refined beams."""
+        sel = np.flatnonzero(refined)
+        dx, dy, dz = self.planes
+        _, d = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), sel,
+                                    np.empty((sel.size * (s - 1), 6), np.float32))
+        return (sel[:, None] * s + np.arange(1, s)[None, :]).ravel(), d
 
     def _footprint_albedo(self, centre, refined, origins, dirs, poses, sd):
         """
@@ -292,83 +344,116 @@ def _off_plane(r, alpha, beta, rp, rn, tol):
 def refine_beams(start, count, r_first, r_last, cos, obj, material, neighbours, coef,
                  residual, edge, dense, step_m, grazing_m, offset_rad, cos_floor):
     """
-    Return refined (B,) bool: the beams whose footprint may hold more than one surface.
+    Return each beam's verdict (B,) int8: KEEP (one ray), REFINE (every sub-ray) or PROBE.
 
     start, count, r_first, r_last, cos (B,) of first_hits; obj, material (H,) of the centre
-    hits; neighbours, coef, residual, edge, dense of neighbour_table. A beam is refined when it
-    is an edge beam; when a reference beam hits and it misses, or the reverse; when a dense
-    reference beam met other layers (count, objects or materials); when its footprint's depth
-    spread D = 2 r offset_rad tan(theta) reaches grazing_m; or when its first or (same layer
-    count) last range departs from the plane of an axis's pair, 1 / (alpha / r_p + beta /
-    r_n), by more than max(step_m, D) + r residual / max(cos, cos_floor).
+    hits; neighbours, coef, residual, edge, dense of neighbour_table. REFINE: an edge beam;
+    a dense reference beam that hits where it misses (or the reverse) or met other layers
+    (count, objects or materials); a footprint depth spread D = 2 r offset_rad tan(theta) of at
+    least grazing_m; a first or (same layer count) last range off the plane of an axis's pair,
+    1 / (alpha / r_p + beta / r_n), by more than max(step_m, D) + r residual / max(cos,
+    cos_floor), on the column axis or a dense ring pair. PROBE: the same hit-or-miss and plane
+    tests failed only on the ring axis with sparse reference beams (a boundary across the
+    footprint then runs about horizontally, which the probes above and below see).
     """
     n = r_first.shape[0]
-    out = np.zeros(n, np.bool_)
+    out = np.zeros(n, np.int8)
     for b in range(n):
         if edge[b]:
-            out[b] = True
+            out[b] = REFINE
             continue
         hit = count[b] > 0
-        differs = False
+        verdict = KEEP
         for k in range(4):
             q = neighbours[b, k]
             if q < 0:
                 continue
-            if (count[q] > 0) != hit or (dense[b, k] and not _same_layers(
-                    start, count, obj, material, b, q)):
-                differs = True
-        if differs:
-            out[b] = True
-            continue
-        if not hit:
+            if dense[b, k]:
+                if (count[q] > 0) != hit or not _same_layers(start, count, obj, material, b, q):
+                    verdict = REFINE
+            elif (count[q] > 0) != hit:
+                verdict = max(verdict, PROBE if k >= 2 else REFINE)
+        if verdict == REFINE or not hit:
+            out[b] = verdict
             continue
         c = cos[b]
         spread = 2.0 * r_first[b] * offset_rad * math.sqrt(max(1.0 - c * c, 0.0)) / c \
             if c > 0.0 else np.inf
         if spread >= grazing_m:
-            out[b] = True
+            out[b] = REFINE
             continue
         tol = max(step_m, spread) + r_first[b] * max(residual[b, 0], residual[b, 1]) \
             / max(c, cos_floor)
         for axis in range(2):
             alpha, beta = coef[b, 2 * axis], coef[b, 2 * axis + 1]
-            if alpha != alpha or beta != beta:
-                continue
             p, q = neighbours[b, 2 * axis], neighbours[b, 2 * axis + 1]
+            if alpha != alpha or beta != beta or count[p] == 0 or count[q] == 0:
+                continue
             if _off_plane(r_first[b], alpha, beta, r_first[p], r_first[q], tol) or (
                     count[b] > 1 and count[p] == count[b] and count[q] == count[b]
                     and _off_plane(r_last[b], alpha, beta, r_last[p], r_last[q], tol)):
-                out[b] = True
-                break
+                if axis == 0 or (dense[b, 2] and dense[b, 3]):
+                    verdict = REFINE
+                    break
+                verdict = PROBE
+        out[b] = verdict
     return out
 
 
-def _renumber(hits, ray):
-    """Return hits with their ray column replaced by ray (H,) int64 (same order)."""
-    return Hits(ray, hits.range_m, hits.point, hits.normal, hits.cos_inc, hits.material,
-                hits.class_id, hits.foliage, hits.ground, hits.albedo, hits.smoke, hits.obj)
-
-
-def merge_hits(a, ray_a, b, ray_b):
+@numba.njit(cache=True, nogil=True)
+def probes_agree(n_probe, ray, range_m, obj, material, probe, start, count, r_first, cos,
+                 c_obj, c_mat, step_m, offset_rad, per_beam):
     """
-    Merge two Hits, each sorted by its ray ids ray_a (Ha,), ray_b (Hb,), into one sorted Hits.
+    Return agree (P,) bool: each probed beam's probe rays met what its centre met.
 
-    No ray id is in both; the rows of one ray keep their (range) order.
+    ray (H,) the probe ray of each probe hit (beam index k x per_beam + probe), sorted by
+    (ray, range); range_m, obj, material (H,); probe (P,) the probed beams; start, count,
+    r_first, cos (B,) of first_hits and c_obj, c_mat (H_c,) of the centre hits. A probe ray
+    agrees when it met as many surfaces with the same objects and materials, its first within
+    max(step_m, D) of the centre's (D the footprint's depth spread).
     """
-    pos_a = np.arange(ray_a.size) + np.searchsorted(ray_b, ray_a, side='left')
-    pos_b = np.arange(ray_b.size) + np.searchsorted(ray_a, ray_b, side='right')
-    n = ray_a.size + ray_b.size
+    seen = np.zeros(n_probe * per_beam, np.int64)
+    agree = np.ones(n_probe, np.bool_)
+    for h in range(ray.shape[0]):
+        k = ray[h] // per_beam
+        b = probe[k]
+        i = seen[ray[h]]
+        seen[ray[h]] = i + 1
+        if i >= count[b] or obj[h] != c_obj[start[b] + i] or material[h] != c_mat[start[b] + i]:
+            agree[k] = False
+        elif i == 0:
+            c = cos[b]
+            spread = 2.0 * r_first[b] * offset_rad * math.sqrt(max(1.0 - c * c, 0.0)) / c \
+                if c > 0.0 else np.inf
+            if abs(range_m[h] - r_first[b]) > max(step_m, spread):
+                agree[k] = False
+    for j in range(n_probe * per_beam):
+        if seen[j] != count[probe[j // per_beam]]:
+            agree[j // per_beam] = False
+    return agree
 
-    def put(x, y):
-        if x is None or y is None:
+
+def _take(hits, rows):
+    """Return the rows (K,) of hits."""
+    def pick(x):
+        return None if x is None else np.asarray(x)[rows]
+    return Hits(*(pick(getattr(hits, f)) for f in Hits.__dataclass_fields__))
+
+
+def concat_hits(parts):
+    """
+    Join (Hits, ray ids (H,)) parts into one Hits sorted by ray id, ray = those ids.
+
+    No ray id is in two parts, and each part keeps a ray's rows in range order.
+    """
+    ids = np.concatenate([p[1] for p in parts])
+    order = np.argsort(ids, kind='stable')
+
+    def join(name):
+        cols = [getattr(h, name) for h, _ in parts]
+        if any(c is None for c in cols):
             return None
-        x, y = np.asarray(x), np.asarray(y)
-        out = np.empty((n,) + x.shape[1:], x.dtype)
-        out[pos_a] = x
-        out[pos_b] = y
-        return out
+        return np.concatenate([np.asarray(c) for c in cols])[order]
 
-    return Hits(put(ray_a, ray_b), put(a.range_m, b.range_m), put(a.point, b.point),
-                put(a.normal, b.normal), put(a.cos_inc, b.cos_inc), put(a.material, b.material),
-                put(a.class_id, b.class_id), put(a.foliage, b.foliage), put(a.ground, b.ground),
-                put(a.albedo, b.albedo), put(a.smoke, b.smoke), put(a.obj, b.obj))
+    fields = {f: join(f) for f in Hits.__dataclass_fields__ if f != 'ray'}
+    return Hits(ray=ids[order], **fields)
