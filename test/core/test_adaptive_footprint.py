@@ -12,7 +12,8 @@ from ubot_lidar_sim.core.sensors.adaptive_footprint import (
     first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays, rotate_sub_rays
+from ubot_lidar_sim.core.sensors.sweep_passes import (rotate_beam_sub_rays, rotate_rows,
+                                                      rotate_sub_rays)
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -178,7 +179,7 @@ def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(mate
     assert abs(counts['adaptive'][1] - counts['exhaustive'][1]) <= 0.03
 
 
-def test_rotate_beam_sub_rays_gives_the_bits_of_rotate_sub_rays():
+def test_rotate_beam_sub_rays_and_rotate_rows_give_the_bits_of_rotate_sub_rays():
     rng = np.random.default_rng(5)
     dx, dy, dz = (np.ascontiguousarray(rng.normal(size=(3, 4, 7))) for _ in range(3))
     poses = rng.normal(size=(4, 4, 4))
@@ -192,6 +193,13 @@ def test_rotate_beam_sub_rays_gives_the_bits_of_rotate_sub_rays():
     assert o_sel.tobytes() == o_all[rows].tobytes()
     assert d_sel.tobytes() == d_all[rows].tobytes()
     assert sub32.tobytes() == full32[rows].tobytes()
+    subs = np.array([3, 0, 6, 2], np.int64)                 # any (beam, sub-ray) pairs
+    pair32 = np.empty((4, 6), np.float32)
+    o_pair, d_pair = rotate_rows(dx, dy, dz, poses, beams, subs, pair32)
+    rows = beams * 7 + subs
+    assert o_pair.tobytes() == o_all[rows].tobytes()
+    assert d_pair.tobytes() == d_all[rows].tobytes()
+    assert pair32.tobytes() == full32[rows].tobytes()
 
 
 def _first_hits_numpy(n_beams, ray, range_m, cos):

@@ -3,14 +3,16 @@ Adaptive footprint sampling (``footprint: adaptive``): sub-rays only where the b
 
 The centre sub-ray of every beam is traced first (its full layered trace). The other sub-rays
 are traced only for the beams whose footprint may hold more than one surface (refine_beams):
-the centre meets foliage, smoke or a transmissive material, or records more than one surface;
-a neighbour in ring or column hits where it misses (or the reverse), or hits another object or
-material; the centre range departs from the plane through its neighbours' centre hits by more
-than the footprint's depth spread (a step: mixed pixels, dual returns); or the incidence is so
-grazing that the sub-rays' ranges spread over a large part of min_separation_m. A beam without
-a neighbour column in its column block (the edges of a block and of a partial field of view)
-is always refined, so that no block needs another block's data: the same bytes however the
-blocks are spread over processes.
+a neighbour in ring or column hits where the beam misses (or the reverse), or, when it is near
+(DENSE_FACTOR), met other layers (count, objects, materials); the centre's first or last range
+departs from the plane through an axis's two neighbours by more than the footprint's depth
+spread (a step: mixed pixels, dual returns); the incidence is so grazing that the sub-rays'
+ranges spread over a large part of min_separation_m. Where only far ring neighbours (a
+VLP-16's 2 deg) raise the hit-or-miss or plane test, two probe sub-rays above and below the
+centre are traced first, and the rest only when they disagree with the centre (probes_agree).
+A beam without a neighbour column in its column block (the ends of a block and of a partial
+field of view) is always refined, so that no block needs another block's data: the same bytes
+however the blocks are spread over processes.
 
 Elsewhere the beam is one full-footprint echo from its centre hit: the centre hit's
 contribution with the footprint's whole power (the weight of every sub-ray), its incidence and
