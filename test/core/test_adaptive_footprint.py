@@ -12,8 +12,7 @@ from ubot_lidar_sim.core.sensors.adaptive_footprint import (
     first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.sweep_passes import (rotate_beam_sub_rays, rotate_rows,
-                                                      rotate_sub_rays)
+from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -179,22 +178,16 @@ def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(mate
     assert abs(counts['adaptive'][1] - counts['exhaustive'][1]) <= 0.03
 
 
-def test_rotate_beam_sub_rays_and_rotate_rows_give_the_bits_of_rotate_sub_rays():
+def test_rotate_rows_gives_the_bits_of_rotate_sub_rays():
     rng = np.random.default_rng(5)
     dx, dy, dz = (np.ascontiguousarray(rng.normal(size=(3, 4, 7))) for _ in range(3))
     poses = rng.normal(size=(4, 4, 4))
     poses[1, 0, 3] = -0.0                          # a -0.0 origin turns +0.0 in both
     full32 = np.empty((3 * 4 * 7, 6), np.float32)
     o_all, d_all = rotate_sub_rays(dx, dy, dz, poses, 0, 3 * 4 * 7, full32)
-    beams = np.array([0, 5, 11, 6], np.int64)
-    sub32 = np.empty((4 * 6, 6), np.float32)
-    o_sel, d_sel = rotate_beam_sub_rays(dx, dy, dz, poses, beams, sub32)
-    rows = (beams[:, None] * 7 + np.arange(1, 7)[None, :]).ravel()
-    assert o_sel.tobytes() == o_all[rows].tobytes()
-    assert d_sel.tobytes() == d_all[rows].tobytes()
-    assert sub32.tobytes() == full32[rows].tobytes()
-    subs = np.array([3, 0, 6, 2], np.int64)                 # any (beam, sub-ray) pairs
-    pair32 = np.empty((4, 6), np.float32)
+    beams = np.array([0, 5, 11, 6, 5], np.int64)
+    subs = np.array([3, 0, 6, 2, 1], np.int64)               # any (beam, sub-ray) pairs
+    pair32 = np.empty((5, 6), np.float32)
     o_pair, d_pair = rotate_rows(dx, dy, dz, poses, beams, subs, pair32)
     rows = beams * 7 + subs
     assert o_pair.tobytes() == o_all[rows].tobytes()

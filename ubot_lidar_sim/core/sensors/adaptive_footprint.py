@@ -29,7 +29,7 @@ import numpy as np
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.sensors.sweep_passes import rotate_beam_sub_rays, rotate_rows
+from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows
 
 #: A range step that departs from the neighbours' plane by at least this fraction of
 #: min_separation_m refines the beam. Below it the step's sub-rays merge into one echo in both
@@ -152,20 +152,23 @@ class AdaptiveFootprint:
         subs = np.concatenate([np.tile(np.asarray(j, np.int64), b.size)
                                for b, j in zip(groups[::2], groups[1::2])])
         beams, subs = beams.astype(np.int64), subs.astype(np.int64)
-        r32 = np.empty((beams.size, 6), np.float32)
-        dx, dy, dz = self.planes
-        o, d = rotate_rows(dx, dy, dz, np.ascontiguousarray(poses[1:]), beams, subs, r32)
+        o, d, r32 = self._rotate(poses, beams, subs, with_rays32=True)
         hits = trace(o, d, r32)
         local = np.asarray(hits.ray, np.int64)
         return hits, beams[local] * self.n_sub + subs[local], local
 
+    def _rotate(self, poses, beams, subs, with_rays32=False):
+        """Return world origins and directions (M, 3) (and rays32) of (beam, sub-ray) pairs."""
+        r32 = np.empty((beams.size, 6), np.float32)
+        dx, dy, dz = self.planes
+        o, d = rotate_rows(dx, dy, dz, np.ascontiguousarray(poses[1:]), beams, subs, r32)
+        return (o, d, r32) if with_rays32 else (o, d)
+
     def _directions(self, poses, refined, s):
         """Return (ray ids, world directions) of every sub-ray of the refined beams."""
-        sel = np.flatnonzero(refined)
-        dx, dy, dz = self.planes
-        _, d = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), sel,
-                                    np.empty((sel.size * (s - 1), 6), np.float32))
-        return (sel[:, None] * s + np.arange(1, s)[None, :]).ravel(), d
+        beams, subs = _every_sub_ray(np.flatnonzero(refined), s)
+        _, d = self._rotate(poses, beams, subs)
+        return beams * s + subs, d
 
     def _footprint_albedo(self, centre, refined, origins, dirs, poses, sd):
         """
@@ -182,9 +185,7 @@ class AdaptiveFootprint:
             return centre
         beams = ray[rows]
         s = self.n_sub
-        dx, dy, dz = self.planes
-        o_sub, d_sub = rotate_beam_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), beams,
-                                            np.empty((beams.size * (s - 1), 6), np.float32))
+        o_sub, d_sub = self._rotate(poses, *_every_sub_ray(beams, s))
         r = np.asarray(centre.range_m, np.float64)[rows]
         z_hit = origins[beams, 2] + dirs[beams, 2] * r
         dz_sub = d_sub[:, 2].reshape(-1, s - 1)
@@ -209,6 +210,12 @@ class AdaptiveFootprint:
         one = ~refined[contrib.beam]
         power[one] *= self.centre_gain
         return replace(contrib, power_counts=power)
+
+
+def _every_sub_ray(beams, s):
+    """Return the (beam, sub-ray) pairs (K (S - 1),) of sub-rays 1..S-1 of beams (K,)."""
+    beams = np.asarray(beams, np.int64)
+    return np.repeat(beams, s - 1), np.tile(np.arange(1, s, dtype=np.int64), beams.size)
 
 
 def neighbour_table(beams, along_rings=True, dense_rad=0.0):

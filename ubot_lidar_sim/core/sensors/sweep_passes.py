@@ -50,38 +50,13 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
 
 
 @numba.njit(cache=True, nogil=True)
-def rotate_beam_sub_rays(dx, dy, dz, poses, beams, rays32):
-    """
-    World origins and directions (K (S - 1), 3) of sub-rays 1..S-1 of the beams (K,) int64.
-
-    dx, dy, dz (R, C, S) and poses (C, 4, 4) as rotate_sub_rays; beam b is ring b // C, column
-    b % C. Row k (S - 1) + j is sub-ray j + 1 of beams[k], computed as rotate_sub_rays computes
-    it (the same bits); rays32 (K (S - 1), 6) float32 receives the rays (origins with +0.0).
-    """
-    n_col, n_sub = dx.shape[1], dx.shape[2]
-    m = beams.shape[0] * (n_sub - 1)
-    origins = np.empty((m, 3))
-    out = np.empty((m, 3))
-    q = 0
-    for k in range(beams.shape[0]):
-        r, c = beams[k] // n_col, beams[k] % n_col
-        for s in range(1, n_sub):
-            x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
-            for i in range(3):
-                origins[q, i] = poses[c, i, 3] + 0.0
-                out[q, i] = (x * poses[c, i, 0] + y * poses[c, i, 1]) + z * poses[c, i, 2]
-                rays32[q, i] = origins[q, i]
-                rays32[q, 3 + i] = out[q, i]
-            q += 1
-    return origins, out
-
-
-@numba.njit(cache=True, nogil=True)
 def rotate_rows(dx, dy, dz, poses, beams, subs, rays32):
     """
     World origins and directions (M, 3) of sub-ray subs[m] of beam beams[m] (M,) int64 each.
 
-    As rotate_beam_sub_rays (the same bits as rotate_sub_rays), for any (beam, sub-ray) pairs.
+    dx, dy, dz (R, C, S) and poses (C, 4, 4) as rotate_sub_rays; beam b is ring b // C, column
+    b % C. Each row is computed as rotate_sub_rays computes it (the same bits); rays32 (M, 6)
+    float32 receives the rays (origins with +0.0 for -0.0).
     """
     n_col = dx.shape[1]
     m = beams.shape[0]
