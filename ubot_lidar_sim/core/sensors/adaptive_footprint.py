@@ -55,11 +55,12 @@ KEEP, PROBE, REFINE = 0, 1, 2      # ordered: the strongest verdict wins
 PROBE_SUBS = np.array([2, 5], np.int64)
 #: Cosine floor of the plane test's direction residual term (below it the grazing rule refines).
 COS_FLOOR = 0.05
-#: Another object or material at a reference beam counts only when that beam is at most this
-#: many sub-ray offsets away (its edge then lies in the footprint with odds of about a half or
-#: more). Farther (a VLP-16's rings, 2 deg apart against a 1 mrad sub-ray offset) a boundary
-#: between them is left to the range-step and hit-or-miss tests: on one plane the straddling
-#: footprint gives one echo at the same range either way, only its intensity mixes.
+#: A reference beam at most this many sub-ray offsets away is near (dense): its other layers
+#: (count, objects, materials) refine the beam, as its boundary lies in the footprint with odds
+#: of about a half or more. Farther (a VLP-16's rings, 2 deg apart against a 1 mrad offset)
+#: other objects or materials do not count (on one plane the straddling footprint gives one
+#: echo at the same range either way, only its intensity mixes), and a far ring neighbour's
+#: hit-or-miss or plane failure sends the beam to the probes instead of refining it.
 DENSE_FACTOR = 4.0
 
 
