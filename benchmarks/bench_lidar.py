@@ -5,7 +5,9 @@ A: velodyne_vlp16, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibili
 B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
 C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
 A, B and C split each sweep over two compute processes; A_in_process, B_in_process and
-C_in_process are the same sweeps in this one process. geometric_vlp16 / geometric_os1_128: the
+C_in_process are the same sweeps in this one process; A_exhaustive and C_exhaustive are A and C
+with footprint exhaustive (every sub-ray of every beam; the default adaptive casts the others
+only where the footprint straddles surfaces). geometric_vlp16 / geometric_os1_128: the
 geometric model (GEOMETRIC: model geometric, no motion distortion) on a still pose, against the
 bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds; simplest_physical_*: the
 same for the physical model's simplest mode (one sub-ray, one hit, no noise, no weather).
@@ -189,6 +191,11 @@ def run(repeats, only=None):
     rows = [time_case(name, world, materials, preset, weather, label, repeats, workers=WORKERS,
                       column_blocks=BLOCKS, **overrides)
             for name, preset, weather, label, overrides in cases if want(name)]
+    # A and C with every sub-ray of every beam (footprint exhaustive, the model before issue 29).
+    rows += [time_case(f'{name}_exhaustive', world, materials, preset, weather, label, repeats,
+                       workers=WORKERS, column_blocks=BLOCKS, footprint='exhaustive', **overrides)
+             for name, preset, weather, label, overrides in cases
+             if overrides['sub_rays'] > 1 and want(f'{name}_exhaustive')]
     rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
                        column_blocks=BLOCKS, **overrides)
              for name, preset, weather, label, overrides in cases if want(f'{name}_in_process')]

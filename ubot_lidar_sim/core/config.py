@@ -66,6 +66,11 @@ class _Model(Validated):
                                'stretching.', 'm', min=0.0, max=30.0)
     sub_rays: int = _p(7, 'Sub-rays per beam: 1 (pencil) or 7 (centre + hexagon).',
                        choices=(1, 7), read_only=True)
+    footprint: str = _p('adaptive', "'adaptive': trace each beam's centre sub-ray, the others "
+                        'only where the footprint may straddle surfaces (edges, foliage, smoke, '
+                        'grazing incidence; else one echo of the centre hit with the whole '
+                        "footprint's power); 'exhaustive': every sub-ray of every beam.",
+                        choices=('adaptive', 'exhaustive'))
     max_hits_per_sub_ray: int = _p(4, 'Surfaces recorded along one sub-ray.', min=1, max=8,
                                    read_only=True)
     continue_step_m: float = _p(0.25, 'Skip after a foliage hit before the next search.', 'm',

@@ -28,6 +28,7 @@ from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.raycast.actors import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks
+from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
@@ -115,20 +116,32 @@ class LidarSimulator:
         self._sub_dirs = sub_ray_directions(beams.dir_sensor, self.offsets).reshape(
             beams.channels, beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
-        # Each sub-ray's firing time after the stamp (its point's time) and column, in ray
-        # order: where the world's actors are when it fires (none: not needed).
-        self._ray_late_s = self._ray_column = None
+        # Each beam's firing time after the stamp (its points' time) and column: where the
+        # world's actors are when its sub-rays fire (none: not needed).
+        self._beam_late_s = self._beam_column = None
         if self.world.actors:
-            n_sub = len(self.weights)
-            self._ray_column = np.repeat(np.asarray(beams.column, np.int64), n_sub)
-            self._ray_late_s = np.repeat(beams.column_time_s[beams.column]
-                                         + beams.ring_time_offset_s[beams.ring], n_sub)
+            self._beam_column = np.asarray(beams.column, np.int64)
+            self._beam_late_s = (beams.column_time_s[beams.column]
+                                 + beams.ring_time_offset_s[beams.ring])
+        # footprint adaptive (physical model, 7 sub-rays): the centres first (adaptive_footprint).
+        self._adaptive = None
+        if self.cfg.model == 'physical' and self.cfg.footprint == 'adaptive' \
+                and len(self.weights) > 1:
+            self._adaptive = AdaptiveFootprint(beams, self._sub_planes, self.offsets,
+                                               self.weights, along_rings=self._repeats)
 
-    def ray_times(self, stamp_s):
-        """Return the RayTimes of the sub-rays of the sweep stamped stamp_s (None: no actors)."""
-        if self._ray_late_s is None:
+    def ray_times(self, stamp_s, beam=None):
+        """
+        Return the RayTimes of a cast of the sweep stamped stamp_s (None: no actors).
+
+        beam (N,) int: the beam of each ray cast; None: every sub-ray in sweep order (beam
+        major, S per beam).
+        """
+        if self._beam_late_s is None:
             return None
-        return RayTimes(stamp_s + self._ray_late_s, self._ray_column,
+        if beam is None:
+            beam = np.repeat(np.arange(self.beams.n_beams), len(self.weights))
+        return RayTimes(stamp_s + self._beam_late_s[beam], self._beam_column[beam],
                         stamp_s + np.asarray(self.beams.column_time_s, np.float64))
 
     def _sweep_geometry(self, scan_index):
@@ -150,20 +163,21 @@ class LidarSimulator:
         origins, dirs = self._sub_rays(poses)
         return origins, dirs, poses[0]
 
-    def _sub_rays(self, poses, rays32=None):
+    def _sub_rays(self, poses, rays32=None, planes=None):
         """
         Origins and directions (B * S, 3) of the sweep's sub-rays, from poses (C + 1, 4, 4).
 
-        rays32 (B * S, 6) float32, when given, receives their first cast's rays.
+        rays32 (B * S, 6) float32, when given, receives their first cast's rays; planes (three
+        (R, C, S') arrays) the sub-rays to turn instead of all (the centres: S' = 1).
         """
         cols = self.beams.columns
         if poses.shape != (cols + 1, 4, 4):     # the compiled rotation does not check indices
             raise ValueError(f'poses of shape {poses.shape}: expected ({cols + 1}, 4, 4), the '
                              'pose at the stamp and at each column')
         # World component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
-        dx, dy, dz = self._sub_planes
+        dx, dy, dz = self._sub_planes if planes is None else planes
         return rotate_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), 0,
-                               self.beams.n_beams * len(self.weights), rays32)
+                               self.beams.n_beams * dx.shape[2], rays32)
 
     def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
         """
@@ -215,17 +229,20 @@ class LidarSimulator:
         weather = scan_weather(cfg, weather)
         n_beams, n_sub = beams.n_beams, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
-        rays32 = np.empty((n_beams * n_sub, 6), np.float32)   # the first cast's, in one pass
-        origins, dirs = self._sub_rays(poses, rays32)
+        # The first cast's rays, in one pass: every sub-ray, or the centres (adaptive).
+        planes = None if self._adaptive is None else self._adaptive.centre_planes
+        rays32 = np.empty((n_beams * (n_sub if planes is None else 1), 6), np.float32)
+        origins, dirs = self._sub_rays(poses, rays32, planes)
         sensor_pose = poses[0]
-        actors = {'times': self.ray_times(float(stamp_s)), 'actor_poses': actor_poses}
         t_rays = time.perf_counter()
         if cfg.model == 'geometric':
+            actors = {'times': self.ray_times(float(stamp_s)), 'actor_poses': actor_poses}
             ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams, actors)
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index, actors)
+                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index, poses,
+                stamp_s, actor_poses)
         beam = ret.beam
         points = self._pack(ret, beam)
         t4 = time.perf_counter()
@@ -271,21 +288,34 @@ class LidarSimulator:
         return ret, centre, t1
 
     def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index,
-                  actors):
+                  poses, stamp_s, actor_poses):
         """
         Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times).
 
-        actors: the times and actor_poses of World.trace.
+        origins, dirs, rays32: every sub-ray, or with footprint adaptive the beams' centres;
+        the world's actors are met at each ray's firing time (ray_times; actor_poses as in
+        World.trace).
         """
         cfg, table = self.cfg, self.materials
-        hits = self.world.trace(
-            origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
-            continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
-            smoke=weather.smoke, smoke_density=weather.smoke_density,
-            smoke_radius_scale=cfg.smoke_cell_radius_scale,
-            smoke_density_threshold=cfg.smoke_density_threshold,
-            smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
-            with_normals=cfg.pulse_length_m > 0.0, rays32=rays32, **actors)
+
+        def trace(o, d, r32, beam=None):
+            # beam (N,): each ray's beam (adaptive casts); None: every sub-ray in order.
+            return self.world.trace(
+                o, d, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
+                continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
+                smoke=weather.smoke, smoke_density=weather.smoke_density,
+                smoke_radius_scale=cfg.smoke_cell_radius_scale,
+                smoke_density_threshold=cfg.smoke_density_threshold,
+                smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
+                with_normals=cfg.pulse_length_m > 0.0, rays32=r32,
+                times=self.ray_times(float(stamp_s), beam), actor_poses=actor_poses)
+
+        refined = None
+        if self._adaptive is None:
+            hits = trace(origins, dirs, rays32)
+        else:
+            hits, dirs, refined = self._adaptive.trace(
+                trace, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub
@@ -295,6 +325,8 @@ class LidarSimulator:
             cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs,
             snow_depth_m=weather.snow_depth_m)
+        if refined is not None:
+            contrib = self._adaptive.full_footprint(contrib, refined)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
