@@ -340,12 +340,40 @@ def test_stopping_the_embedded_ray_ends_every_process_it_started():
 
 
 def test_the_embedded_ray_listens_on_loopback_only():
+    # A fresh process, as the dataset command is: Ray reads its cluster switch when it is first
+    # imported, and another test of this session may have imported it already.
+    child = subprocess.Popen(
+        [sys.executable, '-c', 'import sys; from ubot_lidar_sim.dataset import runner; '
+         's = runner.start_ray(1); print(*s.processes(), flush=True); sys.stdin.readline(); '
+         's.stop()'],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        pids = [int(p) for p in child.stdout.readline().split()]
+        listening = _listening_addresses(pids)
+    finally:
+        child.communicate('stop\n', timeout=60)
+    assert pids and listening and all(addr in LOOPBACK for addr in listening), listening
+
+
+def test_ray_processes_never_take_the_terminals_ctrl_c():
+    # Ctrl-C reaches the whole process group; only the driver may act on it (it stops Ray in
+    # order). SigBlk of /proc/PID/status: bit SIGINT - 1.
     session = runner.start_ray(1)
     try:
-        listening = _listening_addresses(session.processes())
+        pids = session.processes()
+        blocked = [int(_status(pid, 'SigBlk'), 16) >> (signal.SIGINT - 1) & 1 for pid in pids]
     finally:
         session.stop()
-    assert listening and all(addr in LOOPBACK for addr in listening), listening
+    assert pids and all(blocked), list(zip(pids, blocked))
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & {signal.SIGINT}   # not the driver
+
+
+def _status(pid, key):
+    """Return the value of key in /proc/PID/status."""
+    for line in Path(f'/proc/{pid}/status').read_text().splitlines():
+        if line.startswith(key + ':'):
+            return line.split(':', 1)[1].strip()
+    raise KeyError(key)
 
 
 # 127.0.0.1, ::ffff:127.0.0.1 and ::1 as /proc/net/tcp and tcp6 print them (host-order words)

@@ -52,6 +52,26 @@ def deferred(*signums):
 
 
 @contextlib.contextmanager
+def blocked_for_children(*signums):
+    """
+    Block signums (default SIGINT) in this thread within the context.
+
+    A blocked signal stays blocked across fork and exec, so the processes started meanwhile
+    (Ray's gcs_server, raylet, and the workers the raylet starts later) never take the
+    terminal's Ctrl-C, which reaches the whole process group: the run's driver alone acts on
+    it and stops them in order (a worker killed by SIGINT mid-task could crash the driver's
+    Ray core, exit 1 with a C++ stack). A signal sent meanwhile is delivered here when the
+    context ends.
+    """
+    signums = signums or (signal.SIGINT,)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, signums)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+@contextlib.contextmanager
 def restored_handlers(*signums):
     """Put back, when the context ends, the handlers of signums (default SIGINT, SIGTERM)."""
     signums = signums or (signal.SIGINT, signal.SIGTERM)

@@ -37,7 +37,7 @@ from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
-from ubot_lidar_sim.dataset.interrupts import deferred, restored_handlers
+from ubot_lidar_sim.dataset.interrupts import blocked_for_children, deferred, restored_handlers
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.record import check_recording, record
@@ -402,7 +402,8 @@ def start_ray(workers, address=None):
     # deferred() also puts back the SIGINT / SIGTERM handlers ray.init replaces with its own.
     # Joining a cluster starts no process here: a signal may cut it (it can wait for minutes).
     held = deferred() if address is None else restored_handlers()
-    with held, session.environment(address is None):
+    children = blocked_for_children() if address is None else contextlib.nullcontext()
+    with held, children, session.environment(address is None):
         try:
             if address is not None:
                 ray.init(address=address, **kw)
