@@ -312,3 +312,17 @@ def test_probes_agree_matches_its_numpy_reference():
     got = probes_agree(*args)
     np.testing.assert_array_equal(got, _probes_agree_numpy(*args))
     assert 0 < got.sum() < probe.size                # both outcomes occur
+
+
+def test_a_sensor_on_the_ground_gets_the_exhaustive_sweep_without_dividing_by_a_zero_range():
+    # The sensor's origin lies on the z = 0 ground: neighbour ranges of 0 give no plane, so
+    # those beams are refined (a ZeroDivisionError in the compiled plane test before).
+    world = World.load('flat')
+    clouds = []
+    for footprint in ('adaptive', 'exhaustive'):
+        cfg = LidarConfig(channels=16, horizontal_samples=360, footprint=footprint)
+        sim = LidarSimulator(cfg, world, world.materials)
+        poses = np.broadcast_to(np.eye(4), (len(sim.pose_times(0.1)), 4, 4)).copy()
+        clouds.append(sim.scan(lambda t: poses[:len(t)], 0.1, None, 0).points)
+    assert clouds[0].size == clouds[1].size
+    assert np.array_equal(np.sort(clouds[0]['range']), np.sort(clouds[1]['range']))

@@ -348,7 +348,13 @@ def _same_layers(start, count, obj, material, b, q):
 
 @numba.njit(cache=True, nogil=True)
 def _off_plane(r, alpha, beta, rp, rn, tol):
-    """Return True when r departs from 1 / (alpha / rp + beta / rn) by more than tol."""
+    """
+    Return True when r departs from 1 / (alpha / rp + beta / rn) by more than tol.
+
+    A neighbour range of 0 (a sensor on a surface) gives no plane: True, the beam is refined.
+    """
+    if not (rp > 0.0 and rn > 0.0):
+        return True
     w = alpha / rp + beta / rn
     return not w > 0.0 or abs(1.0 / w - r) > tol
 
