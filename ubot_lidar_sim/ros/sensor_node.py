@@ -313,6 +313,8 @@ class SensorNode(Node):
         return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
 
     # -- poses --------------------------------------------------------------------------------
+    _posed = False      # a pose in world_frame has been found since the node started
+
     def sweep_window(self, frame_id, now_ns):
         """
         Return (start_ns, end_ns) of this node's next sweep once /tf covers it.
@@ -332,13 +334,19 @@ class SensorNode(Node):
         Return the stamp (s) of the newest world_frame -> frame_id pose.
 
         SkipScan 'no_transform' without one, 'stale_transform' when it is more than
-        TF_MAX_AGE_S older than now_s.
+        TF_MAX_AGE_S older than now_s; 'no_new_transform' until a first pose has been found
+        while no transform of the world frame has arrived (a node just started, its /tf not
+        yet discovered: a waiting ~/sample call waits on, services.RETRY_REASONS).
         """
         world = self.config.world_frame
         with self.intake.lock:
             try:
                 latest_s = self.tf_buffer.latest_common_time(world, frame_id)
+                self._posed = True
             except TransformError as exc:
+                if not self._posed and not self.tf_buffer.knows(world):
+                    raise SkipScan('no_new_transform', f'no transform of {world!r} has '
+                                   f'arrived yet: {exc}', warn=False) from None
                 raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
                                f'{exc}') from None
         if latest_s < now_s - TF_MAX_AGE_S:

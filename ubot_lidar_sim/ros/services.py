@@ -8,7 +8,8 @@ of the sweep clock that ends after the call serves it (the sweep in progress whe
 arrives, unless a parameter set changed the config during it: then the next one), and runs even
 when nobody subscribes; the sweeps keep their grid and none is published twice or overlaps
 another. trigger ``service``: a request wakes the scan thread for a scan of its own. Either way
-a request waits over 'no_new_transform' skips (the transform the last sweep used is the newest)
+a request waits over 'no_new_transform' skips (the transform the last sweep used is the newest,
+or no /tf has arrived yet)
 and is answered by the first sweep that publishes (true) or is skipped for any other reason
 (false, with the reason). A call no sweep has taken within its wait bound is answered false
 then, with what the node is doing (e.g. while no /clock arrives, or a sweep still runs):

@@ -216,6 +216,10 @@ class TransformBuffer:
         """Return the number of known frame ids (without building their set)."""
         return len(self._edges) + sum(1 for f in self._children if f not in self._edges)
 
+    def knows(self, frame):
+        """Return True when a transform to or from frame has arrived."""
+        return self._known(frame)
+
     def _known(self, frame):
         return frame in self._edges or frame in self._children
 
