@@ -85,6 +85,57 @@ class Proc:
         return self.out_path.read_text(encoding='utf-8', errors='replace')
 
 
+# A /tf source in its own process (test pauses, such as a collection of a large heap in the
+# pytest process, do not reach it): map -> odom -> base_link on the demo's 12 m loop at argv[1]
+# Hz, base_link -> lidar_3d / laser on /tf_static; prints (monotonic s, sent) every 100.
+TF_SOURCE = """
+import sys, time
+import rclpy
+from geometry_msgs.msg import TransformStamped
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from tf2_msgs.msg import TFMessage
+from ubot_lidar_sim.ros.conversions import ns_to_stamp
+from ubot_lidar_sim.ros.demo.scenario import loop_pose
+rate = float(sys.argv[1])
+rclpy.init()
+node = rclpy.create_node('tf_source_1khz')
+pub = node.create_publisher(TFMessage, '/tf', 100)
+static = node.create_publisher(TFMessage, '/tf_static',
+                               QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+def tf(parent, child, stamp, x, y, z, yaw=0.0):
+    import math
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id, t.header.stamp = parent, child, stamp
+    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = x, y, z
+    t.transform.rotation.z, t.transform.rotation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+    return t
+clock = node.get_clock()
+stamp = clock.now().to_msg()
+static.publish(TFMessage(transforms=[tf('base_link', 'lidar_3d', stamp, 0.0, 0.0, 1.2),
+                                     tf('base_link', 'laser', stamp, 0.3, 0.0, 0.3)]))
+t0, k, sent = time.monotonic(), 0, 0
+while rclpy.ok():
+    k += 1
+    wait = t0 + k / rate - time.monotonic()
+    if wait > 0:
+        time.sleep(wait)
+    elif wait < -0.05:          # fell behind by more than 50 ms: drop the backlog
+        t0, k = time.monotonic(), 0
+    now = clock.now()
+    x, y, yaw = loop_pose(now.nanoseconds * 1e-9 % 1e4, 12.0, 2.0)
+    pub.publish(TFMessage(transforms=[tf('map', 'odom', now.to_msg(), 0.0, 0.0, 0.0),
+                                      tf('odom', 'base_link', now.to_msg(), x, y, 0.4, yaw)]))
+    sent += 1
+    if sent % 100 == 0:
+        print(time.monotonic(), sent, flush=True)
+"""
+
+
+def tf_source_argv(rate_hz):
+    """Return the argv of the TF_SOURCE process at rate_hz."""
+    return [sys.executable, '-c', TF_SOURCE, str(float(rate_hz))]
+
+
 class _NoAliases(yaml.SafeDumper):
     """rcl's parameter parser refuses YAML aliases: write repeated values out in full."""
 

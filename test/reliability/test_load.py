@@ -19,12 +19,11 @@ it (CPU_TARGET_PCT) and ``make bench`` reports it (benchmarks/bench_load.py).
 
 import json
 import statistics
-import sys
 import time
 
 import pytest
 from rclpy.qos import qos_profile_sensor_data
-from rel_helpers import node_argv, NODE_EXES, ROOT, rss_kb, write_params
+from rel_helpers import node_argv, NODE_EXES, ROOT, rss_kb, tf_source_argv, write_params
 from sensor_msgs.msg import LaserScan, PointCloud2
 
 from ubot_lidar_sim.ros.conversions import stamp_to_s
@@ -50,47 +49,6 @@ PARAMS = {
                     'laser_frame': 'drv_laser'},
 }
 TF_HZ = 1000.0
-TF_SOURCE = """
-import sys, time
-import rclpy
-from geometry_msgs.msg import TransformStamped
-from rclpy.qos import DurabilityPolicy, QoSProfile
-from tf2_msgs.msg import TFMessage
-from ubot_lidar_sim.ros.conversions import ns_to_stamp
-from ubot_lidar_sim.ros.demo.scenario import loop_pose
-rate = float(sys.argv[1])
-rclpy.init()
-node = rclpy.create_node('tf_source_1khz')
-pub = node.create_publisher(TFMessage, '/tf', 100)
-static = node.create_publisher(TFMessage, '/tf_static',
-                               QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-def tf(parent, child, stamp, x, y, z, yaw=0.0):
-    import math
-    t = TransformStamped()
-    t.header.frame_id, t.child_frame_id, t.header.stamp = parent, child, stamp
-    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = x, y, z
-    t.transform.rotation.z, t.transform.rotation.w = math.sin(yaw / 2), math.cos(yaw / 2)
-    return t
-clock = node.get_clock()
-stamp = clock.now().to_msg()
-static.publish(TFMessage(transforms=[tf('base_link', 'lidar_3d', stamp, 0.0, 0.0, 1.2),
-                                     tf('base_link', 'laser', stamp, 0.3, 0.0, 0.3)]))
-t0, k, sent = time.monotonic(), 0, 0
-while rclpy.ok():
-    k += 1
-    wait = t0 + k / rate - time.monotonic()
-    if wait > 0:
-        time.sleep(wait)
-    elif wait < -0.05:          # fell behind by more than 50 ms: drop the backlog
-        t0, k = time.monotonic(), 0
-    now = clock.now()
-    x, y, yaw = loop_pose(now.nanoseconds * 1e-9 % 1e4, 12.0, 2.0)
-    pub.publish(TFMessage(transforms=[tf('map', 'odom', now.to_msg(), 0.0, 0.0, 0.0),
-                                      tf('odom', 'base_link', now.to_msg(), x, y, 0.4, yaw)]))
-    sent += 1
-    if sent % 100 == 0:
-        print(time.monotonic(), sent, flush=True)
-"""
 
 
 def _counters(entry):
@@ -124,7 +82,7 @@ def _recover(procs, probe, domain, timeout_s=15.0):
     t0 = time.monotonic()
     # Twice the fastest sensor's rate (terrain, 50 Hz): a sensor publishes only at a transform
     # newer than its last one, so /tf at its own rate skips ticks whenever the phases meet.
-    procs([sys.executable, '-c', TF_SOURCE, 100.0], domain, 'tf_source_100hz')
+    procs(tf_source_argv(100.0), domain, 'tf_source_100hz')
 
     def back():
         entries = [probe.diag(s) for s in SENSORS]
@@ -143,7 +101,7 @@ def run_load(procs, probe_factory, domain, tmp_path, seconds, recovery=False):
     """Run the load for WARMUP_S + seconds (then the recovery if asked); return the figures."""
     params = write_params(tmp_path, 'load', PARAMS)
     started = {exe: procs(node_argv(exe, params), domain, exe) for exe in NODE_EXES}
-    started['tf_source'] = procs([sys.executable, '-c', TF_SOURCE, TF_HZ], domain, 'tf_source')
+    started['tf_source'] = procs(tf_source_argv(TF_HZ), domain, 'tf_source')
     probe = probe_factory(domain)
     counts = {'points': 0, 'scan': 0, 'terrain': 0}
     lag = {'points': [], 'scan': [], 'terrain': []}

@@ -16,7 +16,7 @@ import pytest
 from rcl_interfaces.msg import Parameter as ParameterMsg, ParameterType, ParameterValue
 from rcl_interfaces.srv import SetParameters
 from rclpy.qos import DurabilityPolicy, QoSProfile
-from rel_helpers import node_argv, rss_kb, write_params
+from rel_helpers import node_argv, rss_kb, tf_source_argv, write_params
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 
@@ -50,14 +50,14 @@ def test_the_fov_markers_of_any_range_have_at_most_max_rings_distance_rings():
 
 
 @pytest.mark.ros
-@pytest.mark.xfail(strict=False, reason='open defect (docs/NOTES.md): in the full suite since '
-                   'session 10 the node skips 6-7 sweeps once during the sets (stamp gaps of '
-                   '0.65-0.77 s in 3 of 3 runs); alone it keeps every sweep (0.10 s)')
 def test_setting_max_range_m_10000_repeatedly_keeps_points_at_rate(procs, probe_factory, domain,
                                                                    tmp_path):
     (proc,), probe = _start(procs, probe_factory, domain, tmp_path, {'lidar_3d': SMALL})
-    from test_faults import TfSource
-    TfSource(probe)
+    # /tf from its own process. From this test process (which holds the whole suite's heap)
+    # its timer paused for 0.21 s in a run of test/reliability; a pause past 0.5 s leaves the
+    # node without a pose younger than its stale limit, and it skips sweeps whatever its
+    # parameters do: the 0.7 s gaps this test showed in the full suite only.
+    procs(tf_source_argv(50.0), domain, 'tf_source')
     clouds = Clouds(probe)
     markers = []
     probe.node.create_subscription(MarkerArray, '/lidar_3d/fov_markers', markers.append,
@@ -87,7 +87,7 @@ def test_setting_max_range_m_10000_repeatedly_keeps_points_at_rate(procs, probe_
     print(f'max_range_m set 10/s: {len(during) / (t1 - t0):.1f} Hz, longest gap '
           f'{gaps.max():.2f} s, RSS {(rss_kb(proc.pid) - rss0) / 1024:+.1f} MB')
     assert len(during) >= 0.6 * 10.0 * (t1 - t0), len(during)     # 10 Hz target
-    assert gaps.max() < 0.6, gaps.max()
+    assert gaps.max() < 0.6, (gaps.max(), proc.stderr()[-1500:])     # the skips' reasons
     assert probe.wait_for(lambda: markers and any(
         m.text == '10000 m' for m in markers[-1].markers), 3.0)
     assert sum(len(m.points) for m in markers[-1].markers) <= 13000

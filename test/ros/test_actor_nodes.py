@@ -1,5 +1,6 @@
 """Actors driven by /tf (issue 28): a lidar_3d node draws them where /tf puts them, per column."""
 
+import math
 import os
 import time
 
@@ -45,7 +46,10 @@ def _tf(parent, child, stamp, xyz):
 class Rig:
     """A lidar_3d node at (0, 0, 1) and a probe driving the cart's frame on /tf at 100 Hz."""
 
-    def __init__(self):
+    def __init__(self, cart_xyz=None):
+        """Drive the cart by cart_xyz(t) -> (x, y, z) or None (no /tf of it); default cart_y."""
+        self.cart_xyz = cart_xyz or (lambda t: (CART_X, self.cart_y(t), 1.0))
+        self.sent = []                  # (ROS time s, x, y, z) of each cart transform sent
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx, domain_id=140 + os.getpid() % 90)
         self.probe = rclpy.create_node('probe', context=self.ctx)
@@ -73,9 +77,12 @@ class Rig:
     def _publish_tf(self):
         now = self.probe.get_clock().now()
         t = now.nanoseconds * 1e-9
-        self.tf_pub.publish(TFMessage(transforms=[
-            _tf('map', 'base_link', now.to_msg(), (0.0, 0.0, 0.0)),
-            _tf('map', 'cart', now.to_msg(), (CART_X, self.cart_y(t), 1.0))]))
+        transforms = [_tf('map', 'base_link', now.to_msg(), (0.0, 0.0, 0.0))]
+        cart = self.cart_xyz(t)
+        if cart is not None:
+            transforms.append(_tf('map', 'cart', now.to_msg(), cart))
+            self.sent.append((t, *cart))
+        self.tf_pub.publish(TFMessage(transforms=transforms))
 
     def clouds_after(self, n, timeout_s=10.0):
         start = len(self.clouds)
@@ -97,6 +104,13 @@ def rig():
     r = Rig()
     yield r
     r.close()
+
+
+def _cart_points(msg):
+    """Return the cart's points of a cloud and their times (ROS s)."""
+    pts = pointcloud2_to_array(msg)
+    cart = pts[pts['instance_id'] == 1]
+    return cart, stamp_to_s(msg.header.stamp) + cart['time'].astype(np.float64)
 
 
 def test_an_actor_driven_by_tf_is_drawn_where_tf_puts_it_at_each_points_time(rig):
@@ -178,3 +192,65 @@ def test_two_robots_in_one_graph_each_see_the_other_where_tf_puts_it():
         for n in nodes + [probe]:
             n.destroy_node()
         rclpy.shutdown(context=ctx)
+
+
+def test_an_actor_that_jumps_1_km_between_two_tf_messages_is_drawn_where_tf_puts_it():
+    # The cart stands still 6 m ahead for 0.5 s, then 1 km further for 0.5 s, and so on: each
+    # switch is a 1 km jump between two /tf messages 10 ms apart.
+    start_s = time.time()           # the nodes' ROS clock is the system clock
+    rig = Rig(lambda t: (CART_X + 1000.0 * ((t - start_s) % 1.0 >= 0.5), 0.0, 1.0))
+    try:
+        near = far = 0
+        for msg in rig.clouds_after(20, timeout_s=15.0):
+            cart, t = _cart_points(msg)
+            if len(cart) == 0:
+                far += 1                # 1 km away, beyond max_range_m: nothing to draw
+                continue
+            sent = np.array(rig.sent)
+            # Where /tf puts the cart: the transforms interpolated, across a jump as anywhere
+            # (no gap: the messages are 10 ms apart). The node looks the cart up at each
+            # column's time and interpolates between columns for the lasers' firing offsets,
+            # so a point's cart lies between /tf's poses one column period either side.
+            dt = 1.0 / (PARAMS['rate_hz'] * PARAMS['horizontal_samples'])
+            x_tf = np.stack([np.interp(t + k * dt, sent[:, 0], sent[:, 1]) for k in (-1, 0, 1)])
+            # bound: 1 cm, float32 points at 6 m (1 um) and /tf poses interpolated between
+            # messages of a cart that stands still but for the jumps (exact there)
+            face = np.abs(cart['y']) < 2.0 - 0.01
+            x = cart['x'][face] + 0.25
+            assert np.all((x > x_tf.min(0)[face] - 0.01) & (x < x_tf.max(0)[face] + 0.01))
+            # Away from the jumps (most points), exactly where /tf puts it at its time.
+            still = np.ptp(x_tf, axis=0)[face] == 0.0
+            assert np.all(np.abs(x[still] - x_tf[1][face][still]) < 0.01)
+            near += still.sum() > 10
+        assert near >= 3 and far >= 3
+        # A jump is not a gap: only the ghost (whose frame nobody publishes) is not drawn.
+        assert [w.split(':')[0] for w in rig.node.actor_frames.warnings()] == [
+            "actor 'ghost' not drawn"]
+    finally:
+        rig.close()
+
+
+def test_an_actor_whose_tf_stops_past_the_stale_limit_is_not_drawn_and_is_back_with_its_tf():
+    # Once the node publishes, the cart's /tf stops for 1.5 s; the sensor's own /tf goes on.
+    pause = [math.inf, math.inf]        # ROS times s (the system clock)
+    rig = Rig(lambda t: None if pause[0] <= t < pause[1] else (CART_X, 0.0, 1.0))
+    try:
+        rig.clouds_after(1, timeout_s=30.0)         # a cold kernel cache may compile first
+        pause[:] = [time.time() + 0.5, time.time() + 2.0]
+        stamps, drawn, warned = [], [], False
+        while not stamps or stamps[-1] < pause[1] + 1.0:
+            msg = rig.clouds_after(1, timeout_s=5.0)[0]
+            stamps.append(stamp_to_s(msg.header.stamp))
+            drawn.append(len(_cart_points(msg)[0]) > 10)
+            warned |= any("actor 'cart' not drawn" in w for w in rig.node.actor_frames.warnings())
+        stamps, drawn = np.array(stamps), np.array(drawn)
+        # A sweep ending more than TF_MAX_AGE_S (0.5 s) after the cart's newest transform
+        # does not draw it; one starting 0.2 s after its /tf is back draws it again.
+        stale = (stamps > pause[0] + 0.5 + 0.1) & (stamps < pause[1])
+        back = stamps > pause[1] + 0.2
+        assert stale.sum() >= 3 and not drawn[stale].any()
+        assert back.sum() >= 3 and drawn[back].all()
+        assert warned and not any(w.startswith("actor 'cart'")
+                                  for w in rig.node.actor_frames.warnings())
+    finally:
+        rig.close()
