@@ -347,3 +347,30 @@ def test_ignored_objects_leave_an_actor_out_by_its_name():
     o, d = np.array([[0.0, 0, 0]]), np.array([[1.0, 0, 0]])
     assert list(world.cast(o, d, 50.0).instance_id) == [1]
     assert len(world.cast(o, d, 50.0, ignored=('bot',))) == 0
+
+
+def test_the_casts_of_one_sweep_pose_their_actors_once_and_hit_what_a_fresh_frame_hits():
+    cfg = effective_config('lidar_3d', overrides={'preset': 'velodyne_vlp16', 'sub_rays': 7})
+    world = _world([_moving_box(0.0, -V_M_S, 0.05)])
+    sim = LidarSimulator(cfg, world, world.materials)
+    every = sim.ray_times(0.0)
+    beam = np.arange(sim.beams.n_beams)
+    centres = sim.ray_times(0.0, beam)                   # a sub-ray of each beam: fewer offsets
+    a = world.actor_frame(every.time_s.size, every)
+    b = world.actor_frame(beam.size, centres)
+    # The spheres of the first frame (its offsets cover the second's) are reused ...
+    assert b.centre is a.centre and b.radius is a.radius and b.times is centres
+    # ... for the same actors and columns only: another sweep's columns pose them anew.
+    later = sim.ray_times(0.1, beam)
+    c = world.actor_frame(beam.size, later)
+    assert c.centre is not a.centre and not np.array_equal(c.centre, a.centre)
+    # A reused frame's wider spheres cull fewer rays, never a hit: the same hits as a fresh one.
+    o, d, _ = sim.rays(STILL, 0.0)
+    o, d = o[::7], d[::7]                                # the beams' first sub-rays
+    assert world.actor_frame(every.time_s.size, every).centre is not c.centre
+    reused = world.cast(o, d, 50.0, times=centres)       # the whole sweep's spheres
+    world._tracer.actors._spheres = None                 # noqa: SLF001 (a fresh frame)
+    fresh = world.cast(o, d, 50.0, times=centres)
+    assert np.count_nonzero(fresh.instance_id == 1) > 10
+    assert np.array_equal(reused.instance_id, fresh.instance_id)
+    assert np.array_equal(reused.range_m, fresh.range_m)
