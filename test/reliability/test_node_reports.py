@@ -174,6 +174,20 @@ def test_a_bad_node_parameter_file_exits_2_with_one_line_naming_it(procs, domain
     assert 'cannot start: ' in lines[0] and says in lines[0], lines[0]
 
 
+def test_a_world_with_a_bad_actor_stops_the_node_at_start_with_one_line_naming_it(
+        procs, domain, tmp_path):
+    world = tmp_path / 'actors.yaml'
+    world.write_text('frame: map\nobjects: []\nactors:\n  - {name: cart, type: box, '
+                     'size_m: [1, 1, 1], motion: {waypoints: [[0, 0, 0]], speed_m_s: 1.0}}\n',
+                     encoding='utf-8')
+    path = write_params(tmp_path, 'bad_actor', {'lidar_3d': {'world_file': str(world)}})
+    proc = procs(node_argv('lidar_3d_node', path), domain, 'lidar_3d_node')
+    code, _ = proc.stop(None, timeout_s=30.0)
+    lines = proc.stderr().strip().splitlines()
+    assert code == 2 and len(lines) == 1, (code, lines)
+    assert 'cannot start: ' in lines[0] and "'cart'.motion.waypoints" in lines[0], lines[0]
+
+
 @pytest.mark.ros
 def test_another_sensors_parameter_in_a_shared_block_is_ignored(procs, probe_factory, domain,
                                                                 tmp_path):
