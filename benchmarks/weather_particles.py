@@ -1,6 +1,7 @@
 """
-Issue 32's weather tables: snow flakes against the rate, fog returns against the visibility,
-rain drops, and a dark target near the sensor in dense fog.
+Issue 32's weather tables: snow, rain, fog and a dark target near the sensor in dense fog.
+
+Snow flakes against the rate, fog returns against the visibility, rain drops.
 
 Flat world (200 m x 200 m grass), sensor 2 m above the ground looking along +x, seed 0, scan 0,
 strongest returns, no motion distortion. Printed as Markdown tables:

@@ -59,11 +59,13 @@ def test_clear_air_and_haze_of_1_km_or_more_give_no_clutter(preset, demo, materi
 
 
 @pytest.mark.parametrize('preset', PRESETS)
-def test_rain_clutter_stays_below_half_a_percent_at_10_and_3_percent_at_50_mm_h(
+def test_rain_clutter_stays_below_two_percent_at_10_and_5_percent_at_50_mm_h(
         preset, demo, materials):
+    # Drops are drawn one by one (issue 32): sparse returns near the aperture, most for the
+    # narrow, sensitive beams (livox_avia: 0.5 x 4.9 mrad, R10 190 m, ~1 % at 10 mm/h).
     sim = LidarSimulator(_lidar(preset), demo, materials)
-    assert _clutter_beams(sim, Weather(rain_mm_h=10.0))[0] <= 0.005
-    assert _clutter_beams(sim, Weather(rain_mm_h=50.0))[0] <= 0.03
+    assert _clutter_beams(sim, Weather(rain_mm_h=10.0))[0] <= 0.02
+    assert _clutter_beams(sim, Weather(rain_mm_h=50.0))[0] <= 0.05
 
 
 @pytest.mark.parametrize('preset', PRESETS)
@@ -131,15 +133,16 @@ def _target_fraction(tmp_path, distance_m, weather, mode):
     return target.sum() / res.n_beams, int((res.points['class_id'] == PRECIPITATION_CLASS).sum())
 
 
-@pytest.mark.parametrize('mode', ['strongest', 'last'])
+@pytest.mark.parametrize('mode', ['dual_strongest_last', 'last'])
 def test_ten_percent_target_at_45_m_in_500_m_visibility_matches_its_hand_value(tmp_path, mode):
     # Issue 14: S = 100 (60/45)^2 exp(-2 x 7.824e-3 x 45) = 87.9 counts against T = 85.96, so
-    # P(detect) = 1 - Phi((85.96 - 87.9) / sqrt(107.9)) = 0.575; the fog's soft peak (~50 counts
-    # at 1.4 m) is never detected, so in strongest mode the target is the strongest return too.
+    # P(detect) = 1 - Phi((85.96 - 87.9) / sqrt(107.9)) = 0.575. The fog's soft peak (~50 counts
+    # at 1.4 m, times its gamma factor of shape 4) is detected in a few per cent of the beams
+    # (issue 32), a separate echo 44 m nearer: the last return is the target's.
     frac, n_clutter = _target_fraction(tmp_path, 45.0, Weather(visibility_m=500.0), mode)
     # bound: se sqrt(0.575 x 0.425 / 2000) = 0.011: 0.035 is 3.2 sigma (seeded beams)
     assert frac == pytest.approx(0.575, abs=0.035)      # 3 sigma of 2000 beams
-    assert frac >= 0.5 and n_clutter == 0
+    assert frac >= 0.5 and n_clutter < 0.1 * 2000
 
 
 def test_ten_percent_target_at_r10_in_rain_25_mm_h_matches_its_hand_value(tmp_path):
@@ -148,7 +151,8 @@ def test_ten_percent_target_at_r10_in_rain_25_mm_h_matches_its_hand_value(tmp_pa
     frac, n_clutter = _target_fraction(tmp_path, 60.0, Weather(rain_mm_h=25.0), 'last')
     # bound: se sqrt(0.19 x 0.81 / 2000) = 8.8e-3: 0.027 is 3.1 sigma (seeded beams)
     assert frac == pytest.approx(0.19, abs=0.027)
-    assert n_clutter == 0
+    # Drops near the aperture return sparsely (issue 32): a few of the 2000 beams.
+    assert n_clutter <= 0.005 * 2000
 
 
 @pytest.mark.parametrize('preset', ['custom', 'velodyne_vlp16'])

@@ -100,6 +100,10 @@ class _Model(Validated):
                                     choices=('rain_law', 'acres'))
     fog_lidar_ratio_sr: float = _p(18.8, "Lidar ratio of fog droplets (O'Connor et al. 2004).",
                                    'sr', min=1.0, max=200.0)
+    fog_fluctuation_shape: float = _p(4.0, 'Shape k of the gamma pulse-to-pulse factor on the '
+                                      'fog/haze backscatter (mean 1, coefficient of variation '
+                                      '1 / sqrt(k); estimate, docs/physics-weather.md); 0 = '
+                                      'none.', min=0.0, max=1e6)
     haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
                                     '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
     rain_lidar_ratio_sr: float = _p(220.0, 'Lidar ratio of rain (Mie, water spheres 30 mrad '

@@ -3,7 +3,7 @@ The air along the beams (docs/physics-weather.md): extinction and backscatter.
 
 Each scatterer is a Medium with its extinction alpha and backscatter beta at the laser
 wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar ratio and drops from
-Marshall-Palmer counts; fog/haze from the visibility (Koschmieder) minus the part the
+Marshall-Palmer drops (particles.py); fog/haze from the visibility (Koschmieder) minus the part the
 precipitation explains, scaled to the laser wavelength with Kim et al. (2001). A precipitation
 effect is a function (cfg, Weather) -> Medium in PRECIPITATION; clutter.py draws its returns.
 Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (snow.py).
@@ -17,6 +17,7 @@ from typing import Callable, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.weather import Weather
 
@@ -124,9 +125,11 @@ class Medium:
     One scatterer in the air at the laser wavelength.
 
     alpha_per_m extinction, 1/m; beta_per_m_sr backscatter, 1/(m sr); granular: discrete
-    particles (drops, flakes) of number density particles_per_m3, whose count per clutter slab
-    is drawn, else a continuous medium (fog, haze); alpha_550_per_m its part of the 550 nm
-    extinction the visibility contains (precipitation only: the fog/haze term is the rest).
+    particles (drops, flakes) of number density particles_per_m3, drawn one by one in the beam
+    volume (particles.py), else a continuous medium (fog, haze); alpha_550_per_m its part of
+    the 550 nm extinction the visibility contains (precipitation only: the fog/haze term is the
+    rest); slope_per_mm the Lambda of the exponential melted-diameter distribution; particle
+    the kind of particle ('drop', or the snow_type 'dry' / 'wet').
     """
 
     name: str
@@ -135,6 +138,8 @@ class Medium:
     granular: bool = False
     particles_per_m3: float = 0.0
     alpha_550_per_m: float = 0.0
+    slope_per_mm: float = 0.0
+    particle: str = 'drop'
 
 
 @dataclass(frozen=True)
@@ -180,8 +185,10 @@ def rain_medium(cfg, weather: Weather) -> Medium:
     """Return the rain Medium: Carbonneau extinction, lidar-ratio backscatter, drop density."""
     rain = weather.rain_mm_h
     alpha = float(rain_extinction(cfg, rain))
-    return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, drop_density(cfg, rain),
-                  rain_part_550(cfg, rain))
+    n = drop_density(cfg, rain)
+    # Marshall-Palmer: n = N0 / Lambda with N0 fixed, so Lambda = N0 / n.
+    return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, n,
+                  rain_part_550(cfg, rain), particles.MP_N0 / n if n > 0.0 else 0.0, 'drop')
 
 
 def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> Medium:
@@ -198,7 +205,8 @@ def snow_medium(cfg, weather: Weather) -> Medium:
     rate = weather.snowfall_rate_mm_h
     alpha = snow.snow_extinction(cfg, rate)
     return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
-                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0))
+                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0),
+                  snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)
 
 
 #: The precipitation of a scan, each (cfg, Weather) -> Medium; a new effect adds its function.
