@@ -39,7 +39,7 @@ CLUTTER = 20
 POSE = ConstantTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]), np.zeros(6))
 SNOW_RATES = (0.5, 1.0, 2.5, 5.0, 10.0, 20.0)
 RAIN_RATES = (2.5, 10.0, 25.0, 50.0, 100.0)
-VISIBILITIES = (2000.0, 1000.0, 500.0, 300.0, 200.0, 150.0, 100.0, 50.0, 30.0, 20.0)
+VISIBILITIES = (2000.0, 1000.0, 500.0, 300.0, 200.0, 150.0, 100.0, 50.0, 30.0, 20.0, 10.0, 5.0)
 FIXED = {'return_mode': 'strongest', 'motion_distortion': False, 'world_file': 'flat'}
 TARGET = """frame: map
 objects:
