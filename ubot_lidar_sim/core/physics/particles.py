@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics import soft_target
 
 #: Marshall & Palmer (1948): N0 of raindrops, m^-3 mm^-1.
 MP_N0 = 8000.0
@@ -98,13 +99,6 @@ def particle_reflectance(lidar_ratio_sr):
     return 2.0 * math.pi / lidar_ratio_sr
 
 
-def weakest_detectable_counts(cfg):
-    """Return the mean signal P, counts, with P + 5 sqrt(P + ambient) = T (hopeless below)."""
-    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts
-                                         + cfg.ambient_counts))) / 2.0) ** 2
-    return max(x - cfg.ambient_counts, 0.0)
-
-
 def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     """
     Return the smallest melted diameter, mm, of a particle that can be detected (inf: none).
@@ -123,7 +117,7 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     best = float(gain.max()) * particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr)
     if best <= 0.0:
         return math.inf
-    area_m2 = weakest_detectable_counts(cfg) / best
+    area_m2 = soft_target.weakest_detectable_counts(cfg) / best
     geometric = 2.0 * math.sqrt(area_m2 / math.pi) * 1000.0 * CUT_MARGIN
     return float(melted_diameter_mm(medium.particle, geometric))
 

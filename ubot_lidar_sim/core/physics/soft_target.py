@@ -115,3 +115,10 @@ def hopeless(cfg, mean_signal):
     """Return True where a mean signal S cannot be detected: S + 5 sqrt(S + ambient) < T."""
     s = np.asarray(mean_signal, dtype=np.float64)
     return s + 5.0 * np.sqrt(s + cfg.ambient_counts) < cfg.detection_threshold_counts
+
+
+def weakest_detectable_counts(cfg):
+    """Return the mean signal P, counts, at the edge of hopeless(): P + 5 sqrt(P + ambient) = T."""
+    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts
+                                         + cfg.ambient_counts))) / 2.0) ** 2
+    return max(x - cfg.ambient_counts, 0.0)
