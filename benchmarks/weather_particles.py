@@ -5,7 +5,8 @@ Snow flakes against the rate, fog returns against the visibility, rain drops.
 
 Flat world (200 m x 200 m grass), sensor 2 m above the ground looking along +x, seed 0, scan 0,
 strongest returns, no motion distortion. Printed as Markdown tables:
-- snow: points of class 20 in one sweep, dry and wet snow, velodyne_vlp32c and velodyne_vlp16;
+- snow: points of class 20 in one sweep (and those nearer than 2 m), dry and wet snow,
+  velodyne_vlp32c and velodyne_vlp16;
 - rain: points of class 20 in one sweep (velodyne_vlp32c), and laser_scan rays < 1 m;
 - fog: share of beams (rays) with a class-20 return, velodyne_vlp16, laser_scan (custom,
   model physical) and the sick_tim571 preset;
@@ -61,26 +62,29 @@ def _laser(preset, materials, world):
 
 
 def _clutter(sim, weather, seeds):
-    """Mean class-20 points and mean share of beams with one over scans 0..seeds-1."""
-    pts, share = [], []
+    """Mean class-20 points, share of beams with one and points < 2 m over scans 0..seeds-1."""
+    pts, share, near = [], [], []
     for k in range(seeds):
         res = sim.scan(POSE, 0.0, weather, scan_index=k)
         c = res.points['class_id'] == CLUTTER
         pts.append(int(c.sum()))
+        near.append(int((c & (res.points['range'] < 2.0)).sum()))
         share.append(np.unique(res.beam[c]).size / res.n_beams)
-    return float(np.mean(pts)), float(np.mean(share))
+    return float(np.mean(pts)), float(np.mean(share)), float(np.mean(near))
 
 
 def snow_table(materials, world, seeds):
     """Print snow points (class 20) per sweep against the snowfall rate."""
-    print('\nSnow: class-20 points per sweep (mean of %d sweeps), flat world, 2 m up' % seeds)
+    print('\nSnow: class-20 points per sweep (of them < 2 m), mean of %d sweeps' % seeds)
     print('| sensor | snow | ' + ' | '.join(f'{r:g} mm/h' for r in SNOW_RATES) + ' |')
     print('|---|---|' + '---|' * len(SNOW_RATES))
     for preset in ('velodyne_vlp32c', 'velodyne_vlp16'):
         for kind in ('dry', 'wet'):
             sim = _lidar(preset, materials, world, snow_type=kind)
-            cells = [f'{_clutter(sim, Weather(snowfall_rate_mm_h=r), seeds)[0]:,.0f}'
-                     for r in SNOW_RATES]
+            cells = []
+            for r in SNOW_RATES:
+                n, _, near = _clutter(sim, Weather(snowfall_rate_mm_h=r), seeds)
+                cells.append(f'{n:,.0f} ({near:,.0f})')
             print(f'| {preset} | {kind} | ' + ' | '.join(cells) + ' |', flush=True)
 
 
