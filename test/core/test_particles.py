@@ -12,7 +12,8 @@ from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist
+from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -203,3 +204,23 @@ def test_surfaces_pass_through_clutter_unchanged_in_clear_air():
     out = clutter(LidarConfig(), atmosphere(LidarConfig(), Weather()), 2, np.full(2, 5.0),
                   np.zeros(2, int), np.random.default_rng(0), surfaces=surf)
     np.testing.assert_array_equal(out.power_counts, surf.power_counts)
+
+
+def test_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart():
+    table = MaterialTable.load()
+    cfg = LidarConfig(channels=16, horizontal_samples=360, column_blocks=3, world_file='flat',
+                      motion_distortion=False)
+    sim = LidarSimulator(cfg, World.load('flat', table), table)
+    path = ConstantTwist(pose_matrix_deg([0, 0, 2.0], [0, 0, 0]))
+    weather = Weather(snowfall_rate_mm_h=2.0, visibility_m=150.0)
+    whole = sim.scan(path, 0.0, weather, 3)
+    again = sim.scan(path, 0.0, weather, 3)
+    assert whole.points.tobytes() == again.points.tobytes()
+    assert np.sum(whole.points['class_id'] == PRECIPITATION_CLASS) > 100
+    parts = {j: sim.scan_blocks(path(sim.block_pose_times(0.0, j, j + 1)), 0.0, weather, 3, j,
+                                j + 1) for j in (2, 0, 1)}
+    merged, _ = merge_columns([parts[j] for j in (2, 0, 1)],
+                              [sim.block_columns[j] for j in (2, 0, 1)], cfg.channels)
+    assert merged.points.tobytes() == whole.points.tobytes()
+    other = sim.scan(path, 0.0, weather, 4)
+    assert other.points.tobytes() != whole.points.tobytes()
