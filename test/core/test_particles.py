@@ -224,3 +224,16 @@ def test_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart():
     assert merged.points.tobytes() == whole.points.tobytes()
     other = sim.scan(path, 0.0, weather, 4)
     assert other.points.tobytes() != whole.points.tobytes()
+
+
+def test_a_parallel_or_hair_thin_beam_keeps_the_volume_and_ranges_exact():
+    # theta -> 0: the cone's formula must not cancel; the volume is pi / 4 D0^2 (r2 - r1).
+    for div in (0.0, 1e-60):
+        cfg = LidarConfig(exit_diameter_m=0.01, divergence_mrad=div)
+        # bound: float64 rounding of the frustum formula
+        assert particles.beam_volume_m3(cfg, 1.0, 3.0) == pytest.approx(
+            math.pi / 4.0 * 1e-4 * 2.0, rel=1e-12)
+        u = np.array([0.0, 0.25, 0.5, 1.0])
+        # bound: float64 rounding
+        np.testing.assert_allclose(particles.ranges_in_volume(cfg, 1.0, 3.0, u),
+                                   1.0 + 2.0 * u, rtol=1e-12)

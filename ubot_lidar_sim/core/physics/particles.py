@@ -49,28 +49,38 @@ def beam_volume_m3(cfg, r1_m, r2_m):
     """
     Return the beam volume between ranges r1 <= r2, m^3: int A(r) dr.
 
-    pi / (12 theta) ((D0 + theta r2)^3 - (D0 + theta r1)^3) for the divergence theta, rad, and
-    the exit diameter D0; A(D0) (r2 - r1) without divergence.
+    pi / 12 (r2 - r1) (a^2 + a b + b^2), a = D0 + theta r2 and b = D0 + theta r1, for the exit
+    diameter D0 and the divergence theta (the cone frustum; no cancellation as theta -> 0).
     """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
+    a, b = _diameters(cfg, r1, r2)
+    return math.pi / 12.0 * (r2 - r1) * (a * a + a * b + b * b)
+
+
+def _diameters(cfg, r1, r2):
+    """Return the beam diameters (D0 + theta r2, D0 + theta r1), m."""
     theta = divergence_rad(cfg)
-    d0 = cfg.exit_diameter_m
-    if theta <= 0.0:
-        return math.pi / 4.0 * d0 * d0 * (r2 - r1)
-    return math.pi / (12.0 * theta) * ((d0 + theta * r2) ** 3 - (d0 + theta * r1) ** 3)
+    return cfg.exit_diameter_m + theta * r2, cfg.exit_diameter_m + theta * r1
 
 
 def ranges_in_volume(cfg, r1_m, r2_m, u):
-    """Return ranges, m, of points uniform in the beam volume from r1 to r2 for uniforms u."""
+    """
+    Return ranges, m, of points uniform in the beam volume from r1 to r2 for uniforms u.
+
+    The cube w^3 = b^3 + u (a^3 - b^3) of the diameter, written r = r1 + u (r2 - r1) (a^2 + a b +
+    b^2) / (w^2 + w b + b^2) so that a thin or parallel beam stays exact.
+    """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
-    theta = divergence_rad(cfg)
-    d0 = cfg.exit_diameter_m
-    if theta <= 0.0:
-        return r1 + u * (r2 - r1)
-    lo, hi = (d0 + theta * r1) ** 3, (d0 + theta * r2) ** 3
-    return (np.cbrt(lo + u * (hi - lo)) - d0) / theta
+    a, b = _diameters(cfg, r1, r2)
+    s = a * a + a * b + b * b
+    w = np.cbrt(b ** 3 + u * (a - b) * s)
+    den = w * w + w * b + b * b
+    # den = 0 only at w = b = 0 (u = 0 at a sensor without exit diameter): r = r1 there.
+    with np.errstate(invalid='ignore', divide='ignore'):
+        ratio = np.where(den > 0.0, s / den, 1.0)
+    return r1 + u * (r2 - r1) * ratio
 
 
 def geometric_diameter_mm(kind, melted_mm):
@@ -108,7 +118,7 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     A(r))) at the most favourable r, lowered by CUT_MARGIN.
     """
     r1 = max(cfg.min_range_m, 1e-3)
-    if cfg.clutter_max_range_m <= r1:
+    if cfg.clutter_max_range_m <= r1 or float(beam_area_m2(cfg, r1)) <= 0.0:
         return math.inf
     r = np.linspace(r1, cfg.clutter_max_range_m, CUT_GRID)
     gain = (radiometry.counts_per_reflectance(cfg, r)
