@@ -230,12 +230,12 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 
     Contributions sorted by (beam, range) chain into one echo while consecutive gaps are <
-    min_separation_m (a gap >= min_separation_m starts a new echo). Material/class of its
-    largest contributor; echo range = the power-weighted mean over the contributions on that
-    contributor's side (the air's returns, class PRECIPITATION_CLASS, or surfaces), so a target
-    merged with a fog or flake echo it dominates keeps its own range; peak P = sum power x
-    stretch. noise_rng
-    draws exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
+    min_separation_m (a gap >= min_separation_m starts a new echo). Its dominant side is the
+    air's returns (class PRECIPITATION_CLASS) when they carry more power than the surfaces',
+    else the surfaces: echo range = the power-weighted mean over that side's contributions,
+    material/class of that side's largest contributor, so a target merged with a weaker fog or
+    flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
+    exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
     (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
