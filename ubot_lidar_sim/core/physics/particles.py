@@ -146,7 +146,7 @@ def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw
     r1 = max(cfg.min_range_m, 1e-3)
     cut = detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m)
     empty = np.zeros(0)
-    if not math.isfinite(cut) or medium.particles_per_m3 <= 0.0:
+    if not math.isfinite(cut) or medium.particles_per_m3 <= 0.0 or medium.slope_per_mm <= 0.0:
         return np.zeros(0, np.int64), empty, empty, empty
     slope = medium.slope_per_mm
     n_cut = medium.particles_per_m3 * math.exp(-slope * cut)
