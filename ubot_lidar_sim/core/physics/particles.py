@@ -137,6 +137,7 @@ def flake_area_ratio(medium):
 
 def _lower_incomplete_gamma(k, x):
     """Return int_0^x t^(k-1) e^-t dt = x^k e^-x sum x^n / (k (k+1) ... (k+n)), x <= ~12."""
+    x = float(x)
     terms = x ** np.arange(SERIES_TERMS) / np.cumprod(k + np.arange(SERIES_TERMS))
     return float(x ** k * math.exp(-x) * terms.sum())
 
