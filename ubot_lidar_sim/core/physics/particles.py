@@ -122,7 +122,7 @@ def flake_area_ratio(medium):
     (an aggregate's projected ice area is a fraction of its disc); capped at 1. Closed form
     over the exponential N0 exp(-Lambda D) with the ice-density floor below ICE_MELTED_MM.
     """
-    if medium.particle == 'drop' or medium.slope_per_mm <= 0.0:
+    if medium.particle == 'drop' or medium.slope_per_mm <= 0.0 or medium.particles_per_m3 <= 0.0:
         return 1.0
     lam, x = medium.slope_per_mm, medium.slope_per_mm * ICE_MELTED_MM
     n0 = medium.particles_per_m3 * lam
