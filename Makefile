@@ -3,6 +3,7 @@ SHELL := /bin/bash
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 DEMO_SECONDS ?= 30
 DEMO_PRESET ?= velodyne_vlp16
+DEMO_ROBOTS ?= 1
 ENV := source scripts/env.sh >/dev/null &&
 
 .PHONY: build test test-generic-cpu demo bench soak clean bootstrap
@@ -21,7 +22,7 @@ test-generic-cpu: build
 	@scripts/test_generic_cpu.sh
 
 demo: build
-	@$(ENV) DEMO_SECONDS=$(DEMO_SECONDS) DEMO_PRESET=$(DEMO_PRESET) scripts/demo.sh
+	@$(ENV) DEMO_SECONDS=$(DEMO_SECONDS) DEMO_PRESET=$(DEMO_PRESET) DEMO_ROBOTS=$(DEMO_ROBOTS) scripts/demo.sh
 
 bench: build
 	@$(ENV) pip install -q --disable-pip-version-check -r requirements-bench.txt -c constraints.txt \

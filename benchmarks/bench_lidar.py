@@ -5,13 +5,17 @@ A: velodyne_vlp16, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibili
 B: ouster_os1_128, 1 sub-ray, strongest, clear, moving pose.
 C: ouster_os1_128, 7 sub-rays, dual_strongest_last, rain 10 mm/h + 1 km visibility.
 A, B and C split each sweep over two compute processes; A_in_process, B_in_process and
-C_in_process are the same sweeps in this one process. geometric_vlp16 / geometric_os1_128: the
+C_in_process are the same sweeps in this one process; A_exhaustive and C_exhaustive are A and C
+with footprint exhaustive (every sub-ray of every beam; the default adaptive casts the others
+only where the footprint straddles surfaces). geometric_vlp16 / geometric_os1_128: the
 geometric model (GEOMETRIC: model geometric, no motion distortion) on a still pose, against the
 bare cast and the peer mujoco-lidar (bench_peer.py) in the same rounds; simplest_physical_*: the
 same for the physical model's simplest mode (one sub-ray, one hit, no noise, no weather).
 Sweeps (in process): ms per scan against beams per scan, sub-rays per beam and world triangles.
 smoke_1024_thin / smoke_1024_dense: 1024 smoke volumes around the sensor (the environment
 topic's maximum), too thin to stop a ray (dropped before the trace) or dense (density 0.5).
+A_actors_10 (and _in_process): case A with 10 actors (docs/worlds.md, "Actors") moving through
+the demo world around the sensor's loop (issue 28's target: within 25 % of case A).
 """
 
 import os
@@ -27,6 +31,7 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.builtin import build as build_builtin
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -139,6 +144,33 @@ def heightfield_world(directory, cells):
     return World.load(str(world_yaml))
 
 
+def demo_with_actors(n, materials):
+    """
+    Return the demo world with n actors: cars, people and robots driving loops across the yard.
+
+    Actor k drives a square loop of side 8 m centred on the sensor's 12 m loop at angle k 2 pi /
+    n, at 1-10 m/s, alternately a 4 x 2 x 1.5 m car, a 0.3 x 1.8 m person (cylinder) and a 1 m
+    robot (box).
+    """
+    data = build_builtin('demo')
+    shapes = ({'type': 'box', 'size_m': [4.0, 2.0, 1.5], 'pose': {'xyz': [0, 0, 0.75]},
+               'material': 'vehicle'},
+              {'type': 'cylinder', 'radius_m': 0.3, 'height_m': 1.8, 'pose': {'xyz': [0, 0, 0.9]},
+               'material': 'other'},
+              {'type': 'box', 'size_m': [1.0, 0.8, 0.6], 'pose': {'xyz': [0, 0, 0.3]},
+               'material': 'metal_bin'})
+    data['actors'] = []
+    for k in range(n):     # n actors, built once
+        a = 2.0 * np.pi * k / n
+        cx, cy = 12.0 * np.cos(a), 12.0 * np.sin(a)
+        square = [[cx - 4, cy - 4, 0], [cx + 4, cy - 4, 0], [cx + 4, cy + 4, 0],
+                  [cx - 4, cy + 4, 0]]
+        data['actors'].append({'name': f'actor_{k}', 'class_id': 40 + k % 3, **shapes[k % 3],
+                               'motion': {'waypoints': square, 'speed_m_s': 1.0 + k % 10,
+                                          'loop': True}})
+    return World.from_dict(data, '<demo + actors>', None, materials)
+
+
 def run(repeats, only=None):
     """All lidar_3d cases (only: names starting with one of these prefixes); bench.json rows."""
     def want(name):
@@ -159,9 +191,21 @@ def run(repeats, only=None):
     rows = [time_case(name, world, materials, preset, weather, label, repeats, workers=WORKERS,
                       column_blocks=BLOCKS, **overrides)
             for name, preset, weather, label, overrides in cases if want(name)]
+    # A and C with every sub-ray of every beam (footprint exhaustive, the model before issue 29).
+    rows += [time_case(f'{name}_exhaustive', world, materials, preset, weather, label, repeats,
+                       workers=WORKERS, column_blocks=BLOCKS, footprint='exhaustive', **overrides)
+             for name, preset, weather, label, overrides in cases
+             if overrides['sub_rays'] > 1 and want(f'{name}_exhaustive')]
     rows += [time_case(f'{name}_in_process', world, materials, preset, weather, label, repeats,
                        column_blocks=BLOCKS, **overrides)
              for name, preset, weather, label, overrides in cases if want(f'{name}_in_process')]
+    if want('A_actors_10'):
+        actors = demo_with_actors(10, materials)
+        name, preset, weather, label, overrides = cases[0]
+        rows += [time_case('A_actors_10', actors, materials, preset, weather, label, repeats,
+                           workers=WORKERS, column_blocks=BLOCKS, **overrides),
+                 time_case('A_actors_10_in_process', actors, materials, preset, weather, label,
+                           repeats, column_blocks=BLOCKS, **overrides)]
     rows += [time_geometric(f'{mode}_{short}', world, materials, preset, repeats, overrides)
              for mode, overrides in (('geometric', GEOMETRIC),
                                      ('simplest_physical', SIMPLEST_PHYSICAL))

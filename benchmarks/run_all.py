@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import common  # noqa: E402,F401,I100
 import bench_dataset  # noqa: E402,I100
 import bench_e2e  # noqa: E402
+import bench_fleet  # noqa: E402
 import bench_lidar  # noqa: E402
 import bench_load  # noqa: E402
 import bench_sensors  # noqa: E402
@@ -41,7 +42,8 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD'))]
+    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD', 'FLEET'))]
+    fleets = [r for r in rows if r['case'].startswith('FLEET')]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
     loads = [r for r in rows if r['case'].startswith('LOAD')]
@@ -56,6 +58,9 @@ def print_table(rows):
     if loads:
         print()
         _table(loads, bench_load.COLUMNS)
+    if fleets:
+        print()
+        _table(fleets, bench_fleet.COLUMNS)
 
 
 def plot(rows, path):
@@ -107,6 +112,9 @@ def main(argv=None):
     if only is None or any(p.startswith('dataset') for p in only):
         # Dataset runner: 1 worker in process, then 2 Ray workers (bench_dataset.py).
         rows += bench_dataset.run(4, 5, rounds=1) if args.quick else bench_dataset.run(16, 30)
+    if only is None or any(p.startswith('FLEET') for p in only):
+        # N robots x 3 sensors in one process (issue 28): every sensor's rate (bench_fleet.py).
+        rows += bench_fleet.run(8.0 if args.quick else 20.0)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its defaults (trigger timer, column blocks auto: 8, computed in its own

@@ -3,10 +3,12 @@ The demo: the three sensors on the demo world, the demo driver (a loop and the w
 
 ros2 launch ubot_lidar_sim demo.launch.py
 ros2 launch ubot_lidar_sim demo.launch.py rviz:=false preset:=ouster_os1_64 namespace:=front
+ros2 launch ubot_lidar_sim demo.launch.py weather_cycle:=false   # your own /environment
+ros2 launch ubot_lidar_sim demo.launch.py robots:=3    # three robots on their own loops
 
 Takes every argument of sensors.launch.py; rviz defaults to true here. The demo driver takes
-config/demo_driver.yaml, then params_file, then use_sim_time, and is required like the
-sensors: when it exits, the launch shuts down.
+config/demo_driver.yaml, then params_file, then use_sim_time and weather_cycle, and is required
+like the sensors: when it exits, the launch shuts down.
 """
 
 import os
@@ -18,15 +20,22 @@ from launch.actions import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from ubot_lidar_sim.ros.demo.fleet import robot_namespace, robot_parameters
 import yaml
 
-# The arguments the driver reads, declared here too (same defaults as sensors.launch.py).
+# The arguments the driver reads, declared here too (same defaults as sensors.launch.py), and
+# the driver's own (DRIVER_ARGUMENTS: given to it as parameters when not empty).
 ARGUMENTS = {
     'namespace': ('/', "namespace of the nodes; '/' = none (ros2 launch refuses an empty value)"),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
+    'robots': ('1', 'robots of a fleet, 1-5: robot k in namespace robotK, seeing the others'),
     'use_sim_time': ('', 'true: follow /clock instead of the wall clock (false)'),
     'rviz': ('true', 'start rviz2 with config/ubot_lidar_sim.rviz'),
+    'weather_cycle': ('true', 'demo_driver publishes its weather cycle on /environment; '
+                      'false: no environment message, so `ros2 topic pub /environment ...` '
+                      'sets the weather'),
 }
+DRIVER_ARGUMENTS = ('use_sim_time', 'weather_cycle')
 
 
 def _driver(context):
@@ -36,11 +45,21 @@ def _driver(context):
     layers = [os.path.join(share, 'config', 'demo_driver.yaml')]
     if given['params_file']:
         layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
-    if given['use_sim_time']:
-        layers.append({'use_sim_time': yaml.safe_load(given['use_sim_time'])})
-    return [Node(package='ubot_lidar_sim', executable='demo_driver_node', name='demo_driver',
-                 namespace=given['namespace'], output='screen', parameters=layers,
-                 on_exit=Shutdown(reason='demo_driver exited'))]
+    values = {name: yaml.safe_load(given[name]) for name in DRIVER_ARGUMENTS if given[name]}
+    if values:
+        layers.append(values)
+    n = int(given['robots'])
+    drivers = []
+    for k in range(1, n + 1):       # one driver per robot, each on its own loop
+        namespace = robot_namespace(k, n)
+        if namespace:
+            namespace = given['namespace'].rstrip('/') + '/' + namespace
+        own = [robot_parameters(k, n)['demo_driver']] if n > 1 else []
+        drivers.append(Node(package='ubot_lidar_sim', executable='demo_driver_node',
+                            name='demo_driver', namespace=namespace or given['namespace'],
+                            output='screen', parameters=layers + own,
+                            on_exit=Shutdown(reason='demo_driver exited')))
+    return drivers
 
 
 def generate_launch_description():

@@ -3,12 +3,16 @@ Start the three sensor nodes (lidar_3d, laser_scan, terrain_sensor) and, with rv
 
 ros2 launch ubot_lidar_sim sensors.launch.py preset:=ouster_os1_64 world_file:=demo
 ros2 launch ubot_lidar_sim sensors.launch.py namespace:=front params_file:=my_sensors.yaml
+ros2 launch ubot_lidar_sim sensors.launch.py robots:=3 world_file:=demo
 
 Each node's parameters, later layers winning: the package's config/<node>.yaml, then
 params_file (your YAML, keys as in those files), then every launch argument given on the
 command line (one left at its empty default sets nothing). Poses come from /tf (world_frame
 -> the sensor frames): run the demo driver or your robot. The sensors are required: when one
 exits, the launch shuts down. rviz2 is optional: if it is not installed, one line says so.
+robots:=N (1-5) starts the three sensors N times, robot k in namespace robotK (under namespace)
+with its frames under robotK/ and the other robots' bodies drawn (fleet_frames,
+ros/demo/fleet.py).
 """
 
 import os
@@ -21,6 +25,7 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from ubot_lidar_sim.ros.demo.fleet import robot_namespace, robot_parameters
 import yaml
 
 SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),
@@ -31,6 +36,8 @@ ARGUMENTS = {
     'namespace': ('/', "namespace of the nodes; '/' = none (ros2 launch refuses an empty "
                   'value)', (), ''),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml', (), ''),
+    'robots': ('1', 'robots of a fleet, 1-5: robot k in namespace robotK, seeing the others',
+               (), ''),
     'preset': ('', 'lidar_3d preset, e.g. ouster_os1_64 (config/lidar_3d.yaml: '
                'velodyne_vlp16; list: python -m ubot_lidar_sim presets)', ('lidar_3d',),
                'preset'),
@@ -48,7 +55,8 @@ ARGUMENTS = {
     'lidar_model': ('', 'lidar_3d model: physical (docs/physics.md) or geometric (the first '
                     'surface of each beam, no radiometry) (physical)', ('lidar_3d',), 'model'),
     'point_layout': ('', 'lidar_3d PointCloud2 layout: full, velodyne, ouster, livox or '
-                     'autoware (full)', ('lidar_3d',), 'point_layout'),
+                     "autoware (the preset's; for config/lidar_3d.yaml's velodyne_vlp16: "
+                     'velodyne)', ('lidar_3d',), 'point_layout'),
     'livox_custom_msg': ('', 'lidar_3d with point_layout livox: also livox_ros_driver2/CustomMsg '
                          'on livox/lidar; needs livox_ros_driver2 installed (false)',
                          ('lidar_3d',), 'livox_custom_msg'),
@@ -84,15 +92,22 @@ def _sensors(context):
         if not os.path.isfile(user):
             raise FileNotFoundError(f'params_file:={given["params_file"]}: no such file')
     nodes = []
-    for name, executable in SENSORS:
-        overrides = {param: _value(arg, given[arg])
-                     for arg, (_, _, nodes, param) in ARGUMENTS.items()
-                     if name in nodes and given[arg] != ''}
-        layers = [os.path.join(share, 'config', f'{name}.yaml')] + ([user] if user else [])
-        nodes.append(Node(package='ubot_lidar_sim', executable=executable, name=name,
-                          namespace=given['namespace'], output='screen',
-                          parameters=layers + ([overrides] if overrides else []),
-                          on_exit=Shutdown(reason=f'{name} exited')))
+    n = int(given['robots'])
+    for k in range(1, n + 1):       # the robots of a fleet: a few, each three nodes
+        namespace = robot_namespace(k, n)
+        if namespace:
+            namespace = given['namespace'].rstrip('/') + '/' + namespace
+        for name, executable in SENSORS:
+            overrides = {param: _value(arg, given[arg])
+                         for arg, (_, _, nodes_set, param) in ARGUMENTS.items()
+                         if name in nodes_set and given[arg] != ''}
+            if n > 1:
+                overrides.update(robot_parameters(k, n)[name])
+            layers = [os.path.join(share, 'config', f'{name}.yaml')] + ([user] if user else [])
+            nodes.append(Node(package='ubot_lidar_sim', executable=executable, name=name,
+                              namespace=namespace or given['namespace'], output='screen',
+                              parameters=layers + ([overrides] if overrides else []),
+                              on_exit=Shutdown(reason=f'{name} exited')))
     return nodes
 
 

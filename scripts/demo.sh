@@ -4,7 +4,8 @@
 #   DEMO_SECONDS=30 DEMO_PRESET=velodyne_vlp16 scripts/demo.sh [extra runner arguments]
 # DEMO_SUB_RAYS (default 1): sub-rays per 3D LiDAR beam. The presets model the beam footprint
 # with 7, which costs ~5x the ray casting; the live demo uses 1 so that all sensors keep their
-# rates on a 2-core machine. DEMO_SUB_RAYS=7 runs the full beam model.
+# rates on a 2-core machine. DEMO_SUB_RAYS=7 runs the full beam model. DEMO_ROBOTS (default 1):
+# robots of a fleet, each on its own loop seeing the others (the status shows robot1).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -22,4 +23,4 @@ python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("ubot_lidar_sim
   || entry=(-m ubot_lidar_sim.ros.demo.runner)
 exec python "${entry[@]}" --seconds "${DEMO_SECONDS:-30}" \
   --preset "${DEMO_PRESET:-velodyne_vlp16}" --set "lidar_3d:sub_rays=${DEMO_SUB_RAYS:-1}" \
-  --snapshots "$out_dir" "$@"
+  --robots "${DEMO_ROBOTS:-1}" --snapshots "$out_dir" "$@"

@@ -14,6 +14,7 @@ import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.command import interrupted
+from ubot_lidar_sim.dataset.outdir import LOCK
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats
 import yaml
 
@@ -70,7 +71,7 @@ def test_every_sequence_has_an_mcap_labels_and_a_manifest_row(serial):
             assert hashlib.sha256(data).hexdigest() == r[f'{kind}_sha256']
         assert r['wall_s'] > 0 and r['peak_rss_mb'] > 0
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [runner.MANIFEST] + [r['mcap'] for r in rows] + [r['labels'] for r in rows])
+        [runner.MANIFEST, LOCK] + [r['mcap'] for r in rows] + [r['labels'] for r in rows])
 
 
 def test_labels_align_with_each_cloud_and_count_its_points(serial):
@@ -177,13 +178,14 @@ def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path, formats):
     rows = _rows(out)
     assert [r['id'] for r in rows] == ['seq_0000']
     files = sorted(str(p.relative_to(out)) for p in out.rglob('*') if p.is_file())
+    files.remove(LOCK)          # the run's lock file stays (dataset/outdir.py)
     if formats is None:
         assert files == [runner.MANIFEST, 'seq_0000.labels.npz', 'seq_0000.mcap']
     else:   # every format's files of the finished sequence, nothing of the interrupted one
         listed = [f for names in rows[0]['files'].values() for f in names]
         assert files == sorted(listed + [runner.MANIFEST, 'semantic-kitti.yaml'])
         assert any(f.endswith('.pcd') for f in listed) and any('.label' in f for f in listed)
-    assert not list(out.rglob('.*'))       # no temporary left
+    assert [p.name for p in out.rglob('.*')] == [LOCK]      # no temporary left
     the_spec = load_spec(spec) if formats is None else with_formats(load_spec(spec), formats)
     summary = runner.run(the_spec, out, workers=1, show_progress=False)
     assert (summary['skipped'], summary['recorded']) == (1, 1)

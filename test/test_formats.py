@@ -12,7 +12,7 @@ from ubot_lidar_sim.core.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
-from ubot_lidar_sim.dataset import runner
+from ubot_lidar_sim.dataset import outdir, runner
 from ubot_lidar_sim.output import pcd, semantickitti
 import yaml
 
@@ -131,7 +131,7 @@ def test_remission_and_label_words_by_hand():
     # bound: float32 of 100 / 255 (relative rounding 6e-8)
     np.testing.assert_allclose(scan[:, 3], [1.0, 100 / 255, 0.0], rtol=1e-7)
     assert label.tolist() == [2, 20, 21]
-    with_instance = np.zeros(2, [*FULL_DTYPE.descr, ('instance_id', '<u2')])
+    with_instance = np.zeros(2, FULL_DTYPE)
     with_instance['class_id'], with_instance['instance_id'] = [14, 14], [1, 65535]
     _, label = semantickitti.scan_arrays(with_instance)
     assert label.tolist() == [(1 << 16) | 14, (65535 << 16) | 14]
@@ -219,7 +219,7 @@ def test_every_format_of_every_sequence_is_on_disk_and_in_the_manifest(recorded)
         assert f'sequences/{n:02d}/velodyne/000001.bin' in r['files']['semantickitti']
         assert f'poses/{n:02d}.txt' in r['files']['semantickitti']
         listed += [f for names in r['files'].values() for f in names]
-    assert _files(out) == sorted(listed + [runner.MANIFEST, 'semantic-kitti.yaml'])
+    assert _files(out) == sorted(listed + [runner.MANIFEST, outdir.LOCK, 'semantic-kitti.yaml'])
 
 
 def test_the_dataset_semantickitti_is_the_first_lidar_and_matches_its_mcap_labels(recorded):

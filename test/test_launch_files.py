@@ -3,10 +3,12 @@
 import ast
 import dataclasses
 from pathlib import Path
+import re
 
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 import yaml
 
@@ -90,10 +92,15 @@ def test_sensors_launch_takes_the_user_facing_and_rate_critical_arguments():
 
 
 def test_demo_declares_what_its_driver_reads_with_the_sensors_defaults_but_rviz_on():
-    demo = constant(tree_of('demo.launch.py'), 'ARGUMENTS')
-    assert set(demo) <= set(SENSOR_ARGUMENTS)
+    tree = tree_of('demo.launch.py')
+    demo, driver = constant(tree, 'ARGUMENTS'), constant(tree, 'DRIVER_ARGUMENTS')
+    own = set(demo) - set(SENSOR_ARGUMENTS)
+    # The driver's own arguments are parameters of the driver (weather_cycle: contract name).
+    assert own == {'weather_cycle'} and own <= set(driver)
+    fields = {f.name: f for f in dataclasses.fields(DemoDriverConfig)}
     for name, (default, _) in demo.items():
-        expected = 'true' if name == 'rviz' else SENSOR_ARGUMENTS[name][0]
+        expected = ('true' if name == 'rviz' else str(fields[name].default).lower()
+                    if name in own else SENSOR_ARGUMENTS[name][0])
         assert default == expected, name
 
 
@@ -106,6 +113,39 @@ def test_every_argument_that_sets_a_parameter_names_one_the_node_declares():
             # String parameters are passed as strings (a frame '123' is not a number).
             is_str = param in fields and fields[param].type is str
             assert is_str == (arg in strings_), arg
+
+
+def _effective_defaults(node):
+    """Return {parameter: value} a node started by sensors.launch.py without arguments takes."""
+    cls = NODE_CONFIGS[node]
+    values = {f.name: f.default for f in dataclasses.fields(cls)}
+    params = yaml_parameters(node)
+    if 'preset' in params:
+        values.update(load_preset(params['preset'], cls.preset_node))
+    values.update(params)
+    return values
+
+
+def test_each_argument_default_named_in_its_description_is_the_one_the_node_takes():
+    # '... (X)' or '... (config/lidar_3d.yaml: X)' names the value a node takes when the
+    # argument is left out: config/<node>.yaml over its preset over the field's default.
+    checked = set()
+    for arg, (_, text, nodes, param) in SENSOR_ARGUMENTS.items():
+        named = re.search(r'\((?:[^()]*: )?([\w.]+)\)$', text)
+        if not named or not nodes:
+            continue
+        for node in nodes:
+            value = _effective_defaults(node).get(param, False)     # use_sim_time: false
+            shown = str(value).lower() if isinstance(value, bool) else str(value)
+            assert named.group(1) == shown, (arg, node, named.group(1), shown)
+        checked.add(arg)
+    assert {'point_layout', 'lidar_model', 'trigger', 'sub_rays', 'world_file'} <= checked
+    # An argument whose parameter has choices lists every one of them.
+    for arg, (_, text, nodes, param) in SENSOR_ARGUMENTS.items():
+        for node in nodes:
+            fields = {f.name: f for f in dataclasses.fields(NODE_CONFIGS[node])}
+            for choice in fields[param].metadata.get('choices', ()) if param in fields else ():
+                assert re.search(rf'\b{choice}\b', text), (arg, choice)
 
 
 @pytest.mark.parametrize('path', LAUNCH_FILES, ids=lambda p: p.name)

@@ -29,8 +29,9 @@ from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.laser import describe_laser
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.dataset.command import add_parser as add_dataset_parser, run_command
-from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.command import (add_parser as add_dataset_parser, interrupted,
+                                            run_command)
+from ubot_lidar_sim.dataset.record import check_recording, MAX_FRAMES, record
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
 from ubot_lidar_sim.output import files, pcd, semantickitti
 import yaml
@@ -148,7 +149,7 @@ def scan_key(args):
 
 
 def _write_semantickitti(args, outputs):
-    """Write the sweeps as DIR/sequences/NN (+ poses/NN.txt, semantic-kitti.yaml), all or none."""
+    """Write the sweeps (an iterable) as DIR/sequences/NN (+ poses, label map), all or none."""
     root = Path(args.out)
     with files.all_or_none():
         writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args))
@@ -169,8 +170,8 @@ def run_scan(args):
     elif ext not in allowed:
         raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
                           f'for --sensor {sensor}')
-    if args.frames < 1:
-        raise ConfigError('--frames', args.frames, 'an integer >= 1')
+    if not 1 <= args.frames <= MAX_FRAMES:
+        raise ConfigError('--frames', args.frames, f'an integer 1-{MAX_FRAMES}')
     if not Path(args.out).parent.is_dir():
         raise ConfigError('--out', args.out, 'a file in an existing directory')
     if args.format is not None:
@@ -191,30 +192,30 @@ def run_scan(args):
             build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
             if ext == '.pcd' and args.format is None:
                 pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
+    sensors = _rig_sensors(kinds, cfgs)
+    recording = args.format is None and files.WRITERS[ext].recording
+    if recording:       # sizes, one world, frame ids and topics: before the world is loaded
+        check_recording(sensors, args.frames, frames_name='--frames')
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
-    # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py).
-    with Rig(_rig_sensors(kinds, cfgs), world, materials) as rig:
-        if args.format is None and files.WRITERS[ext].recording:
-            try:
-                record(Path(args.out), rig, trajectory, weather, args.frames)
-            except OSError as exc:      # e.g. a full disk: name the file
-                if exc.filename is not None:
-                    raise
-                raise files.WriteError(exc.errno, exc.strerror or str(exc), args.out) from exc
+    # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py), each
+    # written (to a temporary name) as it comes, so memory does not grow with --frames.
+    with Rig(sensors, world, materials) as rig:
+        if recording:
+            record(Path(args.out), rig, trajectory, weather, args.frames)
             return [Path(args.out)]
-        outputs = [(fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
-                   for fr in rig.frames(trajectory, weather, args.frames)]
-    if args.format is not None:
-        return _write_semantickitti(args, outputs)
-    written = []
-    with files.all_or_none():       # a failed frame leaves an earlier run's files untouched
-        for k, res in enumerate(outputs):
-            path = frame_path(args.out, k, args.frames)
-            files.WRITERS[ext].write(path, res, cfg, sensor)
-            written.append(path)
-    return written
+        frames = rig.frames(trajectory, weather, args.frames)
+        if args.format is not None:
+            return _write_semantickitti(args, (fr.result for fr in frames))
+        written = []
+        with files.all_or_none():   # a failed frame leaves an earlier run's files untouched
+            for fr in frames:
+                path = frame_path(args.out, fr.index, args.frames)
+                res = (fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
+                files.WRITERS[ext].write(path, res, cfg, sensor)
+                written.append(path)
+        return written
 
 
 def run_describe(args):
@@ -281,5 +282,17 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except (SimError, ValueError, OSError, yaml.YAMLError) as e:
+        if interrupted(e):
+            return _interrupted()
         print(f'ubot_lidar_sim: error: {_describe_error(e)}', file=sys.stderr)
         return 2
+    except BaseException as e:      # Ctrl-C, or an error it caused inside C code
+        if not interrupted(e):
+            raise
+        return _interrupted()
+
+
+def _interrupted():
+    """Report Ctrl-C on one line; exit code 130 (128 + SIGINT), as a shell reports it."""
+    print('ubot_lidar_sim: interrupted: no output file was written or changed', file=sys.stderr)
+    return 130

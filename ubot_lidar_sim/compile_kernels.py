@@ -1,11 +1,11 @@
 """
 Compile the package's numba kernels into their on-disk cache before a sweep needs them.
 
-The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py, ground_texture.py;
-physics/radiometry_passes.py, rules.py; sensors/sweep_passes.py) compile on first use and are
-cached beside
-their source (``cache=True``; stamped with every kernel source: core/numba_cache.py). A fresh
-install would compile them inside the first scan of the first node, 5-20 s on 2 cores.
+The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py, ground_texture.py,
+actors.py; physics/radiometry_passes.py, rules.py; sensors/sweep_passes.py,
+adaptive_footprint.py) compile on first use and are cached beside their source
+(``cache=True``; stamped with every kernel source: core/numba_cache.py). A fresh install would
+compile them inside the first scan of the first node, 5-20 s on 2 cores.
 ``python -m ubot_lidar_sim.compile_kernels`` (scripts/bootstrap.sh runs it on the installed
 package after colcon build) runs small sweeps that reach every kernel with the
 argument types the sensors pass, so the nodes start from the cache (~0.1 s to load).
@@ -42,6 +42,14 @@ def compile_kernels():
     dirs[:, 0] = [1.0, 0.0, 0.0]
     world.cast(rays[:, :3, 3], dirs[:, 0], 50.0)
     world.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
+    # A world with an actor ahead (raycast/actors.py: the sphere cull, the local rays).
+    moving = World.from_dict({'actors': [
+        {'name': 'a', 'type': 'box', 'size_m': [1, 1, 1],
+         'motion': {'pose': [15, 0, 1, 0, 0, 0], 'twist': [0, 1, 0, 0, 0, 0]}},
+        {'name': 'b', 'type': 'box', 'size_m': [1, 1, 1],             # poses.waypoint_poses
+         'motion': {'waypoints': [[20, -1, 1], [20, 1, 1]], 'speed_m_s': 1.0}}]},
+        materials=materials)
+    moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
 
 
 def main():

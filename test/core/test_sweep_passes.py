@@ -92,7 +92,7 @@ def test_point_packing_kernel_gives_the_records_of_the_numpy_packing():
             'reflectivity': rng.uniform(0, 2, n_p), 'signal': rng.integers(0, 65535, n_p),
             'return_index': rng.integers(1, 3, n_p), 'return_count': rng.integers(1, 3, n_p),
             'return_flags': rng.integers(0, 16, n_p), 'material': rng.integers(0, 18, n_p),
-            'class_id': rng.integers(0, 20, n_p)}
+            'class_id': rng.integers(0, 20, n_p), 'instance_id': rng.integers(0, 1025, n_p)}
     cols = {k: v.astype(FULL_DTYPE[k]) if k != 'range' else v for k, v in cols.items()}
     ref = np.empty(n_p, FULL_DTYPE)
     xyz = dir_sensor[beam] * cols['range'][:, None]
@@ -104,7 +104,15 @@ def test_point_packing_kernel_gives_the_records_of_the_numpy_packing():
     got = np.empty(n_p, FULL_DTYPE)
     pack_points(got, dir_sensor, ring, column, col_t, ring_t, beam, cols['range'],
                 cols['intensity'], cols['reflectivity'], cols['signal'], cols['return_index'],
-                cols['return_count'], cols['return_flags'], cols['material'], cols['class_id'])
+                cols['return_count'], cols['return_flags'], cols['material'], cols['class_id'],
+                cols['instance_id'])
+    assert got.tobytes() == ref.tobytes()
+    # A sweep without actors passes one 0 for every point.
+    pack_points(got, dir_sensor, ring, column, col_t, ring_t, beam, cols['range'],
+                cols['intensity'], cols['reflectivity'], cols['signal'], cols['return_index'],
+                cols['return_count'], cols['return_flags'], cols['material'], cols['class_id'],
+                np.zeros(1, np.uint16))
+    ref['instance_id'] = 0
     assert got.tobytes() == ref.tobytes()
 
 

@@ -58,7 +58,7 @@ CASES = {
     'rain_1e9_mm_h': (['scan', '--rain', '1e9'], r'--rain: got 1000000000\.0, allowed 0 to 500'),
     'visibility_zero': (['scan', '--visibility', '0'], r'--visibility: got 0\.0, allowed inf '
                         r'\(clear\) or >= 1 m'),
-    'frames_zero': (['scan', '--frames', '0'], '--frames: got 0, allowed an integer >= 1'),
+    'frames_zero': (['scan', '--frames', '0'], '--frames: got 0, allowed an integer 1-100000'),
     'out_in_missing_dir': (['scan', '--out', '/nonexistent/dir/x.npz'],
                            "--out: got '/nonexistent/dir/x.npz', allowed a file in an "
                            'existing directory'),

@@ -1,5 +1,5 @@
 """
-What the scan CLI leaves on disk: a full filesystem, umask, a symlinked --out, multi-frame runs.
+What the scan CLI leaves on disk: a full filesystem, umask, multi-frame runs.
 
 The full-disk cases run the real CLI on a real full filesystem: a small tmpfs mounted in a
 private mount namespace (``unshare -m``, root only), so nothing outside the test sees it.
@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 from rel_helpers import ROOT
 
@@ -134,21 +133,6 @@ def _scan(out, *extra, sensor='lidar_3d', umask=None):
 def test_output_files_get_the_mode_the_umask_allows(tmp_path, sensor, name):
     _scan(tmp_path / name, sensor=sensor, umask=0o027)
     assert (tmp_path / name).stat().st_mode & 0o777 == 0o640
-
-
-def test_an_out_symlink_is_written_through_to_its_target(tmp_path):
-    target_dir = tmp_path / 'data'
-    target_dir.mkdir()
-    (target_dir / 'real.npz').write_bytes(b'old')
-    link = tmp_path / 'cloud.npz'
-    link.symlink_to(target_dir / 'real.npz')
-    r = _scan(link)
-    assert link.is_symlink() and os.readlink(link) == str(target_dir / 'real.npz')
-    with np.load(target_dir / 'real.npz') as npz:
-        assert len(npz['x']) > 100
-    assert sorted(p.name for p in tmp_path.iterdir()) == ['cloud.npz', 'data']
-    assert sorted(p.name for p in target_dir.iterdir()) == ['real.npz']
-    assert r.stdout.strip() == str(link)
 
 
 def test_a_multi_frame_run_leaves_no_temporary_files(tmp_path):

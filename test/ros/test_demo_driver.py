@@ -134,3 +134,32 @@ def test_parameters_build_the_config_once_ints_coerced_and_only_speed_changes_li
     with pytest.raises(ConfigError, match='phase_durations_s: got .*positive sum'):
         DemoDriverNode(context=context, parameter_overrides=[
             Parameter('phase_durations_s', value=[0.0, 0.0, 0.0, 0.0, 0.0])])
+
+
+def test_weather_cycle_false_publishes_no_environment_and_true_resumes_it_at_run_time(context):
+    driver = DemoDriverNode(context=context, parameter_overrides=[
+        Parameter('weather_cycle', value=False), Parameter('environment_rate_hz', value=20.0)])
+    listener = rclpy.create_node('listener', context=context)
+    got = {'tf': [], 'env': []}
+    listener.create_subscription(TFMessage, '/tf', got['tf'].append, 100)
+    listener.create_subscription(Environment, 'environment', got['env'].append,
+                                 QoSProfile(depth=10, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(driver)
+    executor.add_node(listener)
+
+    def spin(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            executor.spin_once(timeout_sec=0.02)
+    try:
+        spin(1.5)
+        # The loop goes on (/tf) while no weather is published: 20 Hz would give ~30.
+        assert len(got['tf']) > 20 and got['env'] == []
+        assert driver.set_parameters([Parameter('weather_cycle', value=True)])[0].successful
+        spin(1.0)
+        assert len(got['env']) >= 5
+    finally:
+        executor.shutdown()
+        listener.destroy_node()
+        driver.destroy_node()

@@ -178,6 +178,20 @@ def test_latest_common_time_is_min_over_dynamic_edges_and_inf_when_static():
     assert buf.latest_common_time('base', 'lidar') == math.inf
 
 
+def test_earliest_common_time_is_max_over_dynamic_edges_and_minus_inf_when_static():
+    buf = TransformBuffer()
+    for t in (2.0, 3.0):
+        buf.set_transform('map', 'odom', t, (0, 0, 0), IDENT_Q)
+    for t in (4.0, 9.0):
+        buf.set_transform('odom', 'base', t, (0, 0, 0), IDENT_Q)
+    buf.set_transform('base', 'lidar', 0.0, (0, 0, 0), IDENT_Q, static=True)
+    # map -> lidar is known from 4 s on (odom -> base starts there), not before.
+    assert buf.earliest_common_time('map', 'lidar') == 4.0
+    assert buf.earliest_common_time('base', 'lidar') == -math.inf
+    with pytest.raises(FrameNotFoundError):
+        buf.earliest_common_time('map', 'nowhere')
+
+
 def test_chained_dynamic_lookup_many_matches_single_lookups():
     buf = TransformBuffer()
     for t in np.linspace(0.0, 1.0, 11):

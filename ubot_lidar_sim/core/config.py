@@ -42,6 +42,12 @@ class _Shared(Validated):
                         read_only=True)
     ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
                                 item_type=str)
+    fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
+                             'fleet_body_size_m box standing on its frame (an actor, '
+                             'docs/worlds.md).', item_type=str, read_only=True)
+    fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
+                                  'm', item_type=float, length=3, min=0.01, max=100.0,
+                                  read_only=True)
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,11 @@ class _Model(Validated):
                                'stretching.', 'm', min=0.0, max=30.0)
     sub_rays: int = _p(7, 'Sub-rays per beam: 1 (pencil) or 7 (centre + hexagon).',
                        choices=(1, 7), read_only=True)
+    footprint: str = _p('adaptive', "'adaptive': trace each beam's centre sub-ray, the others "
+                        'only where the footprint may straddle surfaces (edges, foliage, smoke, '
+                        'grazing incidence; else one echo of the centre hit with the whole '
+                        "footprint's power); 'exhaustive': every sub-ray of every beam.",
+                        choices=('adaptive', 'exhaustive'))
     max_hits_per_sub_ray: int = _p(4, 'Surfaces recorded along one sub-ray.', min=1, max=8,
                                    read_only=True)
     continue_step_m: float = _p(0.25, 'Skip after a foliage hit before the next search.', 'm',

@@ -9,9 +9,11 @@ ends in ``_deg``. A constant body-frame twist moves the pose along the SE(3) exp
 T(t) = T0 exp((t - t0) xi), evaluated in closed form for many times at once.
 """
 
-import math
-
+import numba
 import numpy as np
+
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.errors import ConfigError
 
 
 def rotation_rpy(roll, pitch, yaw):
@@ -114,6 +116,148 @@ class ConstantTwist:
         return poses
 
 
+class WorldTwist:
+    """
+    Trajectory of a frame moving with a constant world-frame twist from pose0 at t = 0.
+
+    twist = (vx, vy, vz) m/s and (wx, wy, wz) rad/s in the world frame: the origin moves
+    along p0 + v t, the frame turns about its own origin by exp(t [w]) R0. Called with times
+    (C,) s it returns world-from-frame poses (C, 4, 4). The world file's actor motion.
+    """
+
+    def __init__(self, pose0, twist=(0.0,) * 6):
+        self.pose0 = np.asarray(pose0, dtype=np.float64)
+        self.twist = np.asarray(twist, dtype=np.float64)
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        t = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
+        turn = se3_exp(np.r_[0.0, 0.0, 0.0, self.twist[3:]], t)
+        out = np.empty((t.size, 4, 4))
+        out[:] = self.pose0
+        out[:, :3, :3] = turn[:, :3, :3] @ self.pose0[:3, :3]
+        out[:, :3, 3] = self.pose0[:3, 3] + t[:, None] * self.twist[:3]
+        return out
+
+
+class WaypointPath:
+    """
+    A frame driving through waypoints (W, 3) m at speed_m_s from t = 0; loop or stop.
+
+    Straight segments; the frame's x axis points along the segment (yaw from dx, dy; pitch from
+    dz; roll 0), so the heading turns at a waypoint from one sample to the next. loop False:
+    it holds the last waypoint at the end; True: it drives on from the last waypoint back to
+    the first and round again. Before t = 0 it stands on the first waypoint. The one
+    waypoint trajectory of the dataset runner and of world actors.
+    """
+
+    def __init__(self, waypoints_m, speed_m_s, name='waypoints', loop=False,
+                 speed_name='speed_m_s'):
+        pts = np.asarray(waypoints_m, dtype=np.float64)
+        if pts.ndim != 2 or pts.shape[0] < 2 or pts.shape[1] != 3 or \
+                not np.all(np.isfinite(pts)):
+            raise ConfigError(name, _plain(waypoints_m), 'at least 2 finite [x, y, z] points')
+        if loop and np.array_equal(pts[0], pts[-1]):
+            pts = pts[:-1]
+        if loop:
+            pts = np.concatenate([pts, pts[:1]])
+        seg = np.diff(pts, axis=0)
+        length = np.linalg.norm(seg, axis=1)
+        if np.any(length <= 0.0):
+            raise ConfigError(name, _plain(waypoints_m), 'no two consecutive equal points')
+        if isinstance(speed_m_s, bool) or not (isinstance(speed_m_s, (int, float))
+                                               and 0.0 < speed_m_s < 1e3):
+            raise ConfigError(speed_name, speed_m_s, 'a speed > 0 and < 1000 m/s')
+        self.points = pts
+        self.speed_m_s = float(speed_m_s)
+        self.loop = bool(loop)
+        self._cum = np.concatenate([[0.0], np.cumsum(length)])
+        self._yaw = np.arctan2(seg[:, 1], seg[:, 0])
+        pitch = -np.arctan2(seg[:, 2], np.hypot(seg[:, 0], seg[:, 1]))
+        # One rotation per segment (W - 1 of them), taken by each time's segment.
+        self._rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(pitch, self._yaw)])
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s (compiled: waypoint_poses)."""
+        t = np.ascontiguousarray(np.atleast_1d(np.asarray(times_s, dtype=np.float64)))
+        out = np.empty((t.size, 4, 4))
+        waypoint_poses(t, self.speed_m_s, self.loop, self._cum, self.points, self._rot, out)
+        return out
+
+
+@numba.njit(cache=True, nogil=True)
+def waypoint_poses(times_s, speed_m_s, loop, cum, points, rot, out):
+    """
+    Fill out (C, 4, 4) with the poses of a WaypointPath at times_s (C,) s.
+
+    Distance s = max(t, 0) v (mod the loop length, or held at the end), its segment k (cum[k]
+    <= s < cum[k + 1]), the point linearly between points[k] and points[k + 1], the segment's
+    rotation rot[k] (numpy's operations in numpy's order: test_actors holds the reference).
+    """
+    n_seg = rot.shape[0]
+    total = cum[n_seg]
+    for i in range(times_s.shape[0]):
+        s = max(times_s[i], 0.0) * speed_m_s
+        s = s % total if loop else min(s, total)
+        k = np.searchsorted(cum, s, side='right') - 1
+        k = min(max(k, 0), n_seg - 1)
+        frac = (s - cum[k]) / (cum[k + 1] - cum[k])
+        for r in range(3):
+            for c in range(3):
+                out[i, r, c] = rot[k, r, c]
+            out[i, r, 3] = points[k, r] + frac * (points[k + 1, r] - points[k, r])
+            out[i, 3, r] = 0.0
+        out[i, 3, 3] = 1.0
+
+
+class SampledPath:
+    """
+    A frame's path known at sample times (K,) s as poses (K, 4, 4): the pose at any time.
+
+    Between samples the position is linear and the rotation slerped; before the first and
+    after the last sample the end pose holds. A NaN sample (a frame not known then) gives NaN
+    poses next to it. Picklable: the poses a node looked up, sent to its compute processes.
+    """
+
+    def __init__(self, times_s, poses):
+        self.times_s = np.asarray(times_s, dtype=np.float64).reshape(-1)
+        self.poses = np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4)
+        if self.times_s.size == 0 or self.poses.shape[0] != self.times_s.size \
+                or np.any(np.diff(self.times_s) < 0.0):
+            raise ConfigError('times_s', self.times_s.tolist()[:4],
+                              'ascending times, one per pose')
+        self._quats = matrices_to_quaternions(self.poses[:, :3, :3])
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        t = np.clip(np.atleast_1d(np.asarray(times_s, dtype=np.float64)), self.times_s[0],
+                    self.times_s[-1])
+        hi = np.clip(np.searchsorted(self.times_s, t, side='right'), 1, self.times_s.size - 1) \
+            if self.times_s.size > 1 else np.zeros(t.size, np.int64)
+        lo = np.maximum(hi - 1, 0)
+        span = self.times_s[hi] - self.times_s[lo]
+        u = np.where(span > 0.0, (t - self.times_s[lo]) / np.where(span > 0.0, span, 1.0), 0.0)
+        a, b = self.poses[lo, :3, 3], self.poses[hi, :3, 3]
+        q = slerp(self._quats[lo], self._quats[hi], u)
+        return to_matrix(a + u[:, None] * (b - a), q)
+
+
+class Delayed:
+    """A trajectory started at start_s: pose at t = path(t - start_s). Picklable."""
+
+    def __init__(self, path, start_s):
+        self.path, self.start_s = path, float(start_s)
+
+    def __call__(self, times_s):
+        """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        return self.path(np.asarray(times_s, dtype=np.float64) - self.start_s)
+
+
+def _plain(value):
+    """Return an array as a list for an error message, anything else as it is."""
+    return np.asarray(value).tolist() if isinstance(value, np.ndarray) else value
+
+
 def twist_from_cli(vx, vy, vz, wx_deg, wy_deg, wz_deg):
     """Body twist (6,) in m/s and rad/s from the CLI's m/s and deg/s."""
     return np.array([vx, vy, vz, *np.radians([wx_deg, wy_deg, wz_deg])], dtype=np.float64)
@@ -138,26 +282,28 @@ def quaternion_to_matrix(q):
 
 def matrix_to_quaternion(r):
     """Return the unit quaternion (4,) (x, y, z, w), w >= 0, of a rotation matrix (3, 3)."""
-    r = np.asarray(r, dtype=np.float64)
+    return matrices_to_quaternions(np.asarray(r, dtype=np.float64)[None])[0]
+
+
+def matrices_to_quaternions(r):
+    """Return unit quaternions (N, 4) (x, y, z, w), w >= 0, of rotations (N, 3, 3); NaN: NaN."""
+    r = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3)
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = (
+        (r[:, i, 0], r[:, i, 1], r[:, i, 2]) for i in range(3))
     # Shepperd's method: pick the largest diagonal term for numerical stability.
-    tr = r[0, 0] + r[1, 1] + r[2, 2]
-    cands = np.array([tr, r[0, 0], r[1, 1], r[2, 2]])
-    k = int(np.argmax(cands))
-    if k == 0:
-        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
-        q = [(r[2, 1] - r[1, 2]) / s, (r[0, 2] - r[2, 0]) / s, (r[1, 0] - r[0, 1]) / s, s / 4]
-    elif k == 1:
-        s = 2.0 * math.sqrt(max(1.0 + r[0, 0] - r[1, 1] - r[2, 2], 1e-300))
-        q = [s / 4, (r[0, 1] + r[1, 0]) / s, (r[0, 2] + r[2, 0]) / s, (r[2, 1] - r[1, 2]) / s]
-    elif k == 2:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] + r[1, 1] - r[2, 2], 1e-300))
-        q = [(r[0, 1] + r[1, 0]) / s, s / 4, (r[1, 2] + r[2, 1]) / s, (r[0, 2] - r[2, 0]) / s]
-    else:
-        s = 2.0 * math.sqrt(max(1.0 - r[0, 0] - r[1, 1] + r[2, 2], 1e-300))
-        q = [(r[0, 2] + r[2, 0]) / s, (r[1, 2] + r[2, 1]) / s, s / 4, (r[1, 0] - r[0, 1]) / s]
-    q = np.array(q)
-    q /= np.linalg.norm(q)
-    return -q if q[3] < 0 else q
+    tr = r00 + r11 + r22
+    k = np.argmax(np.nan_to_num(np.stack([tr, r00, r11, r22], 1), nan=-np.inf), axis=1)
+    s = 2.0 * np.sqrt(np.maximum(np.choose(k, [1.0 + tr, 1.0 + r00 - r11 - r22,
+                                               1.0 - r00 + r11 - r22,
+                                               1.0 - r00 - r11 + r22]), 1e-300))
+    branches = [
+        [(r21 - r12) / s, (r02 - r20) / s, (r10 - r01) / s, s / 4],
+        [s / 4, (r01 + r10) / s, (r02 + r20) / s, (r21 - r12) / s],
+        [(r01 + r10) / s, s / 4, (r12 + r21) / s, (r02 - r20) / s],
+        [(r02 + r20) / s, (r12 + r21) / s, s / 4, (r10 - r01) / s]]
+    q = np.stack([np.choose(k, [b[i] for b in branches]) for i in range(4)], 1)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    return np.where(q[:, 3:] < 0, -q, q)
 
 
 def slerp(q0, q1, u):

@@ -37,7 +37,7 @@ def preset_nodes(name):
     Its blocks named for a node (``laser_scan:``) say so; a wildcard-only file (``/**``) is a
     lidar_3d preset, or fits every node when it sets nothing but its name (``custom``).
     """
-    blocks = load_blocks(_preset_path(name))
+    blocks = load_blocks(preset_path(name))
     named = tuple(node for node in PRESET_NODES
                   if any(key.strip('/').split('/')[-1] == node for key, _ in blocks))
     if named:
@@ -62,7 +62,7 @@ def preset_pattern(name):
 
 def preset_summary(name):
     """Return the one-line summary of a preset (its first comment line, minus the name)."""
-    path = _preset_path(name)
+    path = preset_path(name)
     with open(path, encoding='utf-8') as f:
         first = f.readline().strip()
     text = first.lstrip('#').strip()
@@ -70,7 +70,8 @@ def preset_summary(name):
     return text[len(prefix):].strip() if text.startswith(prefix) else text
 
 
-def _preset_path(name):
+def preset_path(name):
+    """Return the file of preset ``name`` (ConfigError listing the presets)."""
     known = _all_presets()
     if not isinstance(name, str) or name not in known:
         raise ConfigError('preset', name, 'one of ' + ', '.join(known))
@@ -81,7 +82,7 @@ def load_preset(name, node='lidar_3d'):
     """Return node's parameters of preset ``name`` (ConfigError listing node's presets)."""
     if node not in preset_nodes(name):
         raise ConfigError('preset', name, f'a {node} preset: ' + ', '.join(list_presets(node)))
-    params = node_params(load_blocks(_preset_path(name)), node)
+    params = node_params(load_blocks(preset_path(name)), node)
     params['preset'] = name
     return params
 

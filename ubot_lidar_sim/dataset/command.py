@@ -5,16 +5,19 @@ The ``dataset`` command: record every sequence of a spec, in its formats.
 [--formats mcap,semantickitti,pcd]``.
 
 Workers: by default one per CPU on an embedded local Ray; ``--workers 1`` runs in this process
-without Ray; ``--address`` joins a running Ray cluster. Ctrl-C exits 130 after removing the
-sequences in progress; a rerun resumes.
+without Ray; ``--address`` joins a running Ray cluster. Ctrl-C exits 130 (SIGTERM 143) after
+removing the sequences in progress; a rerun resumes.
 """
 
+import importlib.util
 import os
+import signal
 import sys
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.formats import FORMATS
+from ubot_lidar_sim.dataset.interrupts import exit_code, raise_on_sigterm
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats
 
 
@@ -36,11 +39,7 @@ def add_parser(sub):
 
 
 def _ray_installed():
-    try:
-        import ray  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importlib.util.find_spec('ray') is not None     # found, not imported (slow)
 
 
 def workers_of(args):
@@ -58,29 +57,35 @@ def workers_of(args):
     return 1
 
 
+def _interrupt(exc):
+    """Return the KeyboardInterrupt (or Terminated) exc is or was caused by, else None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
 def interrupted(exc):
     """
-    Return True when exc is Ctrl-C: a KeyboardInterrupt, or an error it caused.
+    Return True when exc is Ctrl-C or SIGTERM: a KeyboardInterrupt, or an error it caused.
 
     A SIGINT that lands while C code calls back into Python (a numba kernel loading a cached
     object, say) surfaces as a SystemError whose cause is the KeyboardInterrupt.
     """
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return _interrupt(exc) is not None
 
 
 def run_command(args):
     """Run the ``dataset`` command; returns the exit code (130 after Ctrl-C)."""
-    spec = load_spec(args.spec)
-    if args.formats is not None:
-        spec = with_formats(spec, args.formats, '--formats')
-    workers = workers_of(args)
+    before = raise_on_sigterm()     # SIGTERM cleans up as Ctrl-C does
     try:
+        spec = load_spec(args.spec)
+        if args.formats is not None:
+            spec = with_formats(spec, args.formats, '--formats')
+        workers = workers_of(args)
         summary = runner.run(spec, args.out, workers=workers, address=args.address,
                              show_progress=not args.quiet)
     except BaseException as exc:
@@ -88,7 +93,9 @@ def run_command(args):
             raise
         print('ubot_lidar_sim: interrupted: the sequences in progress were removed; run the '
               'same command again to resume', file=sys.stderr)
-        return 130
+        return exit_code(_interrupt(exc))
+    finally:
+        signal.signal(signal.SIGTERM, before)
     print(f"{summary['recorded']} sequences recorded, {summary['skipped']} already done, "
           f"{summary['frames']} frames, {summary['points']} points in "
           f"{summary['wall_s']:.1f} s: {os.path.join(args.out, runner.MANIFEST)}")

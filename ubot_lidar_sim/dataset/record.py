@@ -6,7 +6,8 @@ Topics: each sensor's own (PointCloud2 in its ``point_layout``, LaserScan, Terra
 sensor frame, once), ``/environment`` (1 Hz) and ``/clock`` (with /tf). Stamps are simulated
 time from rosbag.CLOCK_START_NS; a sensor message is logged when its sweep ends, as a driver
 publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` and
-``.../material`` (P,) uint8 per lidar sweep, aligned with the cloud's points, and
+``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
+world's actors) per lidar sweep, aligned with the cloud's points, and
 ``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
 they come; every file of a recording is renamed in together at its end (files.all_or_none).
 """
@@ -17,13 +18,23 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
-from ubot_lidar_sim.dataset.rig import schedule
+from ubot_lidar_sim.dataset.rig import end_s as recording_end_s, frame_counts
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.files import all_or_none, write_npz
+from ubot_lidar_sim.output.files import all_or_none, NpzStream
+from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
 
 ENVIRONMENT_PERIOD_S = 1.0
+# Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
+# recording"). Memory does not grow with the length: sweeps are written as they come, /tf poses
+# are computed in blocks.
+MAX_FRAMES = 100_000            # lead sweeps per recording
+MAX_SWEEPS = 1_000_000         # sweeps of all sensors (a fast one beside a slow lead)
+MAX_TF_TICKS = 10_000_000       # /tf (and /clock) messages per recording: ~1.5 GB of MCAP
+TICK_BLOCK = 4096               # /tf poses computed at once
+RESERVED_TOPICS = ('/tf', '/tf_static', '/clock', '/environment')
 MSG_TYPES = {'lidar_3d': rosbag.POINTS_MSG, 'laser_scan': rosbag.SCAN_MSG,
              'terrain_sensor': rosbag.TERRAIN_MSG}
 
@@ -51,10 +62,61 @@ class _NoBag:
         """Drop the message."""
 
 
-def _ticks(end_s, rate_hz):
-    """Tick times (J,) s: 0, 1 / rate_hz, ... up to the first at or after end_s."""
-    n = int(math.ceil(end_s * rate_hz - 1e-9)) + 1
-    return np.arange(n) / rate_hz
+def _tick_count(end_s, rate_hz):
+    """Ticks 0, 1 / rate_hz, ... up to the first at or after end_s: how many."""
+    return int(math.ceil(end_s * rate_hz - 1e-9)) + 1
+
+
+def check_sensor_topic(topic, where):
+    """Raise ConfigError(where, ...) unless topic is a valid topic name not of the recorder."""
+    check_topic(topic, where)
+    if topic in RESERVED_TOPICS:
+        raise ConfigError(where, topic, f'a topic of its own, not one of '
+                          f'{", ".join(RESERVED_TOPICS)} (the recording writes them)')
+    return topic
+
+
+def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
+                    frames_name='frames'):
+    """
+    Refuse (ConfigError) a recording that cannot work or would be invalid, before it starts.
+
+    Sizes: at most MAX_FRAMES lead sweeps, MAX_SWEEPS sweeps of all sensors and MAX_TF_TICKS
+    /tf messages (duration x tf_rate_hz). One world, world frame and material table. Names
+    (output/ros_names.py): topics fully qualified and not reserved, frame ids valid, and
+    world_frame -> base_frame -> sensor frames a tree.
+    """
+    if not 1 <= frames <= MAX_FRAMES:
+        raise ConfigError(frames_name, frames, f'an integer 1-{MAX_FRAMES} per recording')
+    counts = frame_counts(sensors, frames)
+    if sum(counts) > MAX_SWEEPS:
+        raise ConfigError(frames_name, frames, f'a recording of at most {MAX_SWEEPS} sweeps of '
+                          f'all sensors; {frames} of {sensors[0].name!r} at '
+                          f'{sensors[0].cfg.rate_hz:g} Hz take {sum(counts):.3g} (rates: '
+                          f'{", ".join(f"{s.cfg.rate_hz:g}" for s in sensors)} Hz)')
+    duration_s = recording_end_s(sensors, frames)
+    if duration_s * tf_rate_hz + 1 > MAX_TF_TICKS:
+        raise ConfigError(frames_name, frames, f'a recording of at most {MAX_TF_TICKS} /tf '
+                          f'messages; {frames} sweeps at {sensors[0].cfg.rate_hz:g} Hz last '
+                          f'{duration_s:g} s, {duration_s * tf_rate_hz:.3g} messages at '
+                          f'{tf_rate_hz:g} Hz (fewer frames, or a higher rate_hz)')
+    lead = sensors[0]
+    for s in sensors[1:]:           # the rig loads one world: every sensor must name the same
+        for name in ('world_file', 'world_frame', 'materials_file'):
+            mine, theirs = (getattr(x.cfg, name, None) for x in (s, lead))
+            if None not in (mine, theirs) and mine != theirs:
+                raise ConfigError(f'{name} of sensor {s.name!r}', mine, f'{theirs!r} as for '
+                                  f'{lead.name!r}: a recording has one world, one world frame '
+                                  'and one material table')
+    world_frame = lead.cfg.world_frame
+    edges = [('base_frame', world_frame, base_frame, None)]
+    for s in sensors:
+        check_sensor_topic(s.topic, f'topic of sensor {s.name!r}')
+        check_frame_id(s.cfg.world_frame, f'world_frame of sensor {s.name!r}')
+        if s.kind != 'terrain_sensor':
+            edges.append((f'frame_id of sensor {s.name!r}', base_frame, s.frame_id,
+                          np.asarray(s.mount, dtype=np.float64).tobytes()))
+    check_tf_tree(edges)
 
 
 def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='base_link',
@@ -76,31 +138,38 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
             compression, sinks):
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
-    end_s = schedule(rig.sensors, frames)[-1][0]
-    tick_s = _ticks(end_s, tf_rate_hz)
-    tick_pose = base_at(tick_s)
+    n_ticks = _tick_count(recording_end_s(sensors, frames), tf_rate_hz)
     env_every = max(1, int(round(ENVIRONMENT_PERIOD_S * tf_rate_hz)))
     stats = RecordStats(frames={s.name: 0 for s in sensors})
-    labels = {}
+    stamps = {}
     bag_writer = rosbag.BagWriter(path, compression) if path is not None else \
         contextlib.nullcontext(_NoBag())
-    with bag_writer as bag:
-        statics = [(base_frame, s.frame_id, rosbag.ns(0.0), s.mount)
-                   for s in sensors if s.kind != 'terrain_sensor']
+    labels_writer = NpzStream(labels_path) if labels_path is not None else \
+        contextlib.nullcontext()
+    with bag_writer as bag, labels_writer as labels:
+        # One transform per frame: sensors sharing a frame share its mount (check_recording).
+        statics = list({s.frame_id: (base_frame, s.frame_id, rosbag.ns(0.0), s.mount)
+                        for s in sensors if s.kind != 'terrain_sensor'}.values())
         if statics:
             bag.write('/tf_static', rosbag.TF_MSG, rosbag.ns(0.0),
                       rosbag.tf_msg(statics, matrix_to_quaternion), latched=True)
         next_tick = 0
+        block = (0, np.zeros(0), np.zeros((0, 4, 4)))     # first tick, times (B,), poses
 
         def ticks_until(t_s):
-            nonlocal next_tick
-            while next_tick < len(tick_s) and tick_s[next_tick] <= t_s + 1e-12:
-                j, t_ns = next_tick, rosbag.ns(tick_s[next_tick])
+            nonlocal next_tick, block
+            while next_tick < n_ticks and next_tick / tf_rate_hz <= t_s + 1e-12:
+                j = next_tick
+                if j - block[0] >= len(block[1]):
+                    times = np.arange(j, min(j + TICK_BLOCK, n_ticks)) / tf_rate_hz
+                    block = (j, times, base_at(times))
+                t_ns = rosbag.ns(block[1][j - block[0]])
                 if j % env_every == 0:
                     bag.write('/environment', rosbag.ENVIRONMENT_MSG, t_ns,
                               rosbag.environment_msg(weather, world_frame, t_ns), latched=True)
                 bag.write('/tf', rosbag.TF_MSG, t_ns, rosbag.tf_msg(
-                    [(world_frame, base_frame, t_ns, tick_pose[j])], matrix_to_quaternion))
+                    [(world_frame, base_frame, t_ns, block[2][j - block[0]])],
+                    matrix_to_quaternion))
                 bag.write('/clock', rosbag.CLOCK_MSG, t_ns, rosbag.clock_msg(t_ns))
                 next_tick += 1
 
@@ -113,21 +182,21 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
                 cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
                 msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
                 stats.points += len(cloud)
-                key = f'{s.name}/{fr.index:04d}'
-                labels[f'{key}/class_id'] = fr.result.points['class_id']
-                labels[f'{key}/material'] = fr.result.points['material']
-                labels.setdefault(f'{s.name}/stamp_ns', []).append(stamp_ns)
+                if labels is not None:  # written now: no sweep is kept
+                    key = f'{s.name}/{fr.index:04d}'
+                    labels.add(f'{key}/class_id', fr.result.points['class_id'])
+                    labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
+                    labels.add(f'{key}/material', fr.result.points['material'])
+                    stamps.setdefault(s.name, []).append(stamp_ns)
             elif s.kind == 'laser_scan':
                 msg = rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
             else:
                 msg = rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
             bag.write(s.topic, MSG_TYPES[s.kind], log_ns, msg)
             stats.frames[s.name] += 1
-        ticks_until(tick_s[-1])
+        ticks_until(math.inf)
         stats.messages = dict(bag.counts)
-        if labels_path is not None:
-            for name in [k for k in labels if k.endswith('/stamp_ns')]:
-                labels[name] = np.asarray(labels[name], dtype=np.int64)
-            write_npz(labels_path, labels)
+        for name, values in stamps.items():
+            labels.add(f'{name}/stamp_ns', np.asarray(values, dtype=np.int64))
     stats.files = {fmt: sink.close() for fmt, sink in sinks.items()}
     return stats

@@ -8,6 +8,7 @@ frames lasts N / its rate_hz, and every sensor gives the sweeps that start withi
 """
 
 from dataclasses import dataclass
+import heapq
 import math
 
 import numpy as np
@@ -70,11 +71,22 @@ def frame_counts(sensors, frames):
 
 
 def schedule(sensors, frames):
-    """Return [(publish_s, sensor index, k)] of every sweep, in publish order."""
-    items = [(sweep_times(s.cfg, s.kind, k)[1], i, k)
-             for i, (s, n) in enumerate(zip(sensors, frame_counts(sensors, frames)))
-             for k in range(n)]
-    return sorted(items)
+    """
+    Yield (publish_s, sensor index, k) of every sweep, in publish order.
+
+    Lazily (one pending sweep per sensor), so a long recording holds no list of its sweeps.
+    """
+    def sweeps(i, s, n):
+        return ((sweep_times(s.cfg, s.kind, k)[1], i, k) for k in range(n))
+
+    return heapq.merge(*(sweeps(i, s, n) for i, (s, n) in
+                         enumerate(zip(sensors, frame_counts(sensors, frames)))))
+
+
+def end_s(sensors, frames):
+    """Return when the last sweep of a recording of ``frames`` lead sweeps is published, s."""
+    return max(sweep_times(s.cfg, s.kind, n - 1)[1]
+               for s, n in zip(sensors, frame_counts(sensors, frames)))
 
 
 class Rig:
@@ -128,7 +140,7 @@ class Rig:
             elif s.kind == 'laser_scan':
                 res = sim.scan(_on(base_at, s.mount), stamp, weather, scan_index=k)
             else:
-                res = sim.sample(base_at([stamp])[0])
+                res = sim.sample(base_at([stamp])[0], time_s=stamp)
             yield Frame(s, k, stamp, publish, res)
 
 

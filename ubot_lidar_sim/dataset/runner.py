@@ -2,43 +2,58 @@
 Run a dataset spec: each sequence in the spec's formats, serially or on Ray; a resumable manifest.
 
 ``manifest.jsonl`` in the output directory holds one JSON row per finished sequence (its
-parameters, frames, points, the files of every format with bytes or sha256, wall time). A rerun
-skips every sequence whose row matches the spec and whose files all exist with the row's
-checksums. A sequence's formats are written all together or not at all (dataset/formats.py).
-Ctrl-C removes only the
-sequences in progress. Ray: an embedded local instance of ``workers`` CPUs, or the cluster at
-``address`` (whose nodes must have this package and see the output directory).
+parameters, the sha256 of its input files, frames, points, the files of every format with bytes
+or sha256, wall time). A rerun skips every sequence whose row matches the spec and its inputs
+(dataset/inputs.py) and whose files all exist with the row's checksums; it first removes what an
+earlier run left of every other sequence (finished files without a row, temporaries of a run
+that was killed). A sequence's formats are written all together or not at all
+(dataset/formats.py). Ctrl-C removes only the sequences in progress. One run at a time per
+directory, and none into a directory holding links (dataset/outdir.py). Ray: an embedded local
+instance of ``workers`` CPUs, or the cluster at ``address`` (whose nodes must have this package
+and see the output directory).
 """
 
-import hashlib
+import contextlib
+from functools import partial
 import json
 import logging
 import os
 from pathlib import Path
+import re
+import resource
 import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
 import time
 
 from ubot_lidar_sim.core.config import to_dict
 from ubot_lidar_sim.core.configure import effective_config
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
+from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
+from ubot_lidar_sim.dataset.interrupts import blocked_for_children, deferred, restored_handlers
+from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
-from ubot_lidar_sim.dataset.record import record
+from ubot_lidar_sim.dataset.record import check_recording, record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import semantickitti
+from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
 
 MANIFEST = 'manifest.jsonl'
+ADDRESS_TIMEOUT_S = 10.0    # --address: a cluster that does not accept a connection by then
+JOIN_TIMEOUT_S = 60.0       # --address: a cluster that ray.init cannot join by then
+_JOIN_PROBE = ('import logging, sys, ray; ray.init(address=sys.argv[1], log_to_driver=False, '
+               'logging_level=logging.ERROR); ray.shutdown()')
+RAY_EXIT_WAIT_S = 3.0       # after ray.shutdown, for each of SIGTERM and SIGKILL
+RAY_MARKER = 'UBOT_LIDAR_SIM_RAY_RUN'
+RAY_LOCAL_ONLY_ENV = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'    # ray_constants.ENABLE_RAY_CLUSTER
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
-
-
-def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            h.update(block)
-    return h.hexdigest()
 
 
 def sequence_files(out_dir, seq):
@@ -68,14 +83,29 @@ def rig_sensors(spec, world_file, seed):
 
 
 def check(spec):
-    """Build the configs and load every world once: a bad parameter or world stops the run."""
+    """
+    Build the configs and load every world once: a bad parameter or world stops the run.
+
+    Returns {world: inputs_sha256} (dataset/inputs.py) of each world of the spec.
+    """
+    inputs = {}
     for world in dict.fromkeys(seq.world for seq in spec.sequences):
         sensors = rig_sensors(spec, world, spec.sequences[0].seed)
         try:
             formats_mod.check_rig(spec.formats, sensors)
         except spec_mod.ConfigError as e:
             raise spec_mod.SpecError(f'{spec.source}: formats: {e}') from None
-        load_world(sensors[0].cfg)
+        try:        # sizes, topics, frame ids, a TF tree: refused before anything is recorded
+            check_recording(sensors, spec.sequences[0].frames, spec.base_frame, spec.tf_rate_hz)
+        except spec_mod.ConfigError as e:
+            raise spec_mod.SpecError(f'{spec.source}: {e}') from None
+        inputs[world] = sensor_inputs(spec, sensors, load_world(sensors[0].cfg)[0])
+    return inputs
+
+
+def sensor_inputs(spec, sensors, world):
+    """Return the inputs_sha256 of a recording of spec's rig (RigSensors) in world."""
+    return inputs_sha256(world, sensors, [s.params_file for s in spec.sensors])
 
 
 def check_outputs(spec, pending, out_dir):
@@ -91,8 +121,6 @@ def load_world(cfg, cast_threads=0):
 
     cast_threads: open3d's threads per cast (0: every core; 1: a worker given one CPU).
     """
-    from functools import partial
-
     key = (cfg.world_file, cfg.material_table_file, cast_threads)
     if key not in _WORLDS:
         _WORLDS.clear()          # one world per worker process at a time
@@ -122,10 +150,18 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
                                spec.key(seq)))
+    except OSError as exc:          # a full disk: name the user's file, not a temporary
+        remove_sequence(out_dir, seq)
+        if isinstance(exc, WriteError) or (exc.filename is not None and not str(
+                exc.filename).startswith(str(out_dir))):
+            raise
+        raise WriteError(exc.errno, exc.strerror or str(exc),
+                         str(mcap if with_mcap else out_dir / seq.name)) from None
     except BaseException:
         remove_sequence(out_dir, seq)
         raise
     row = {'id': seq.name, 'index': seq.index, 'key': spec.key(seq),
+           'inputs_sha256': sensor_inputs(spec, sensors, world),
            'parameters': spec.parameters(seq), 'frames': stats.frames,
            'points': stats.points, 'messages': sum(stats.messages.values()),
            'formats': list(spec.formats), 'files': {}, 'sha256': {}}
@@ -144,28 +180,40 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
 
 def _peak_rss_mb():
     """Return the peak resident memory (MiB) of this process (a worker) so far."""
-    import resource
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def remove_sequence(out_dir, seq):
+def _final_names(out_dir, seq):
+    out_dir = Path(out_dir)
+    return [*sequence_files(out_dir, seq), out_dir / f'{seq.name}',
+            semantickitti.sequence_dir(out_dir, seq.index), formats_mod.pcd_dir(out_dir, seq.name),
+            out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
+
+
+def _remove(path):
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.is_symlink() or path.exists():
+        path.unlink()
+
+
+def remove_temporaries(out_dir, seq):
     """
-    Delete a sequence's files, finished or temporary, of every format.
+    Delete a sequence's temporaries of every format, left by a run that was killed.
 
     Temporaries: the bag directory, the staged files' and trees' directories (files.py), all
-    named '.<final name>.*' beside their final name.
+    named '.<final name>.*' beside their final name (files.temp_prefix).
     """
-    out_dir = Path(out_dir)
-    kitti = semantickitti.sequence_dir(out_dir, seq.index)
-    pcd = formats_mod.pcd_dir(out_dir, seq.name)
-    finals = [*sequence_files(out_dir, seq), out_dir / f'{seq.name}', kitti, pcd,
-              out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
-    for path in finals:
-        for p in [path, *path.parent.glob(f'.{path.name}.*')]:
-            if p.is_dir():
-                shutil.rmtree(p, ignore_errors=True)
-            elif p.exists():
-                p.unlink()
+    for path in _final_names(out_dir, seq):
+        for p in path.parent.glob(f'{temp_prefix(path)}*'):
+            _remove(p)
+
+
+def remove_sequence(out_dir, seq):
+    """Delete a sequence's files, finished or temporary, of every format."""
+    remove_temporaries(out_dir, seq)
+    for path in _final_names(out_dir, seq):
+        _remove(path)
 
 
 def read_manifest(out_dir):
@@ -182,9 +230,13 @@ def read_manifest(out_dir):
     return rows
 
 
-def is_done(spec, seq, row, out_dir):
-    """Return True when row describes seq as spec gives it and all its files match the row."""
-    if row is None or row.get('key') != spec.key(seq):
+def is_done(spec, seq, row, out_dir, inputs):
+    """
+    Return True when row describes seq as spec gives it and all its files match the row.
+
+    inputs: the inputs_sha256 of seq's world now (check()); a row of other inputs is not done.
+    """
+    if row is None or row.get('key') != spec.key(seq) or row.get('inputs_sha256') != inputs:
         return False
     if 'mcap' in spec.formats:
         for path, name in zip(sequence_files(out_dir, seq), ('mcap', 'labels')):
@@ -202,18 +254,21 @@ def is_done(spec, seq, row, out_dir):
 
 
 def _append(out_dir, row):
-    with open(Path(out_dir) / MANIFEST, 'a', encoding='utf-8') as f:
-        f.write(json.dumps(row, sort_keys=True) + '\n')
+    path = Path(out_dir) / MANIFEST
+    try:
+        with open_append(path) as f:
+            f.write(json.dumps(row, sort_keys=True) + '\n')
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from None
 
 
 def _write_manifest(out_dir, spec, rows):
     """Rewrite the manifest in sequence order with the rows of this spec only (atomic)."""
-    path = Path(out_dir) / MANIFEST
-    tmp = path.with_name(f'.{MANIFEST}.tmp')
     ordered = [rows[s.name] for s in spec.sequences if s.name in rows]
-    tmp.write_text(''.join(json.dumps(r, sort_keys=True) + '\n' for r in ordered),
-                   encoding='utf-8')
-    os.replace(tmp, path)
+    text = ''.join(json.dumps(r, sort_keys=True) + '\n' for r in ordered)
+    atomic_write(Path(out_dir) / MANIFEST, lambda tmp: Path(tmp).write_text(text, 'utf-8'))
 
 
 def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_threads=0):
@@ -224,14 +279,32 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_
     (0: every core). Otherwise Ray (local or address), with at most ``workers`` sequences at a
     time (None: as many as the cluster's CPUs take), each task on one CPU casting on one thread.
     """
-    check(spec)
+    if address is not None:
+        check_cluster(address)
+    _WORLDS.clear()         # files read by an earlier run in this process may have changed
+    inputs = check(spec)
     out_dir = Path(out_dir)
+    if out_dir.is_dir():
+        refuse_links(out_dir)       # before the lock file is created in it
     out_dir.mkdir(parents=True, exist_ok=True)
+    with locked(out_dir):
+        refuse_links(out_dir)
+        return _run_locked(spec, out_dir, inputs, workers, address, show_progress,
+                           serial_cast_threads)
+
+
+def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_cast_threads):
     rows = read_manifest(out_dir)
     done = {s.name: rows[s.name] for s in spec.sequences
-            if is_done(spec, s, rows.get(s.name), out_dir)}
+            if is_done(spec, s, rows.get(s.name), out_dir, inputs[s.world])}
     pending = [s for s in spec.sequences if s.name not in done]
     check_outputs(spec, pending, out_dir)
+    # Nothing is left that this run does not account for: a killed run's temporaries, and the
+    # files of every sequence without a valid row (finished after the last manifest write).
+    for s in spec.sequences:
+        (remove_temporaries if s.name in done else remove_sequence)(out_dir, s)
+    for p in out_dir.glob(f'{temp_prefix(MANIFEST)}*'):
+        _remove(p)
     if 'semantickitti' in spec.formats:
         semantickitti.write_label_map(out_dir)
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
@@ -259,46 +332,183 @@ def _finish(out_dir, done, row, progress):
     progress.update(sum(row['frames'].values()))
 
 
+def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
+    """
+    Raise ConfigError('--address') unless HOST:PORT (or ray://HOST:PORT) accepts a connection.
+
+    Within timeout_s: ray.init would retry an unreachable GCS for minutes, deaf to SIGTERM
+    while it waits in C++. 'auto' is left to Ray (it reads the address of this machine's
+    cluster and fails at once without one).
+    """
+    if address == 'auto':
+        return
+    host, sep, port = address.split('://', 1)[-1].rpartition(':')
+    if not sep or not host or not port.isdigit():
+        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT")
+    try:
+        socket.create_connection((host.strip('[]'), int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        why = 'no answer' if isinstance(exc, socket.timeout) else exc.strerror or str(exc)
+        raise ConfigError('--address', address, 'a Ray cluster that accepts a connection '
+                          f'within {timeout_s:g} s ({why})') from None
+
+
+def check_cluster(address, timeout_s=JOIN_TIMEOUT_S):
+    """
+    Raise ConfigError('--address') unless a ray.init in a child process joins address in time.
+
+    A port that accepts connections but is no Ray GCS keeps ray.init waiting for minutes in C++
+    code, where no signal handler runs; the child is killed instead (a signal to this process
+    ends the wait too).
+    """
+    check_address(address)
+    try:
+        probe = subprocess.run([sys.executable, '-c', _JOIN_PROBE, address],
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, errors='replace',
+                               timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        why = f'ray.init did not join it within {timeout_s:g} s'
+    else:
+        if probe.returncode == 0:
+            return
+        lines = [ln for ln in re.sub(r'\x1b\[[0-9;]*m', '', probe.stderr).splitlines()
+                 if ln.strip()]
+        why = 'ray.init failed' + (f': {lines[-1].strip()[:200]}' if lines else '')
+    raise ConfigError('--address', address, f'a Ray cluster this process can join ({why})')
+
+
 def start_ray(workers, address=None):
     """
     Start an embedded local Ray of ``workers`` CPUs, or join ``address``; quiet.
 
-    Returns False (and does nothing) when Ray is already initialised in this process.
+    Returns the RaySession to stop, or None (and does nothing) when Ray is already initialised
+    in this process. Ctrl-C and SIGTERM are held back while Ray starts (interrupts.deferred):
+    a start cut half-way left processes that no shutdown knew of.
     """
-    import ray
+    if address is None:
+        # Ray replaces a node address of 127.0.0.1 by this machine's outside address, and binds
+        # its servers (gcs_server, raylet, workers) there, unless its cluster support is off:
+        # then every one listens on 127.0.0.1. Read once, when ray is first imported.
+        os.environ.setdefault(RAY_LOCAL_ONLY_ENV, '0')
+    import ray      # optional: --workers 1 runs without it
 
     if ray.is_initialized():
-        return False
+        return None
     os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')
     kw = {'include_dashboard': False, 'log_to_driver': False,
           'logging_level': logging.ERROR, 'configure_logging': True}
-    if address is not None:
-        ray.init(address=address, **kw)
-        return True
-    # The workers inherit the environment of the processes ray.init starts: they import this
-    # package from where this process does (a runtime_env would not use the prestarted workers).
-    root = str(Path(__file__).resolve().parents[2])
-    before = os.environ.get('PYTHONPATH')
-    os.environ['PYTHONPATH'] = os.pathsep.join(p for p in (root, before) if p)
+    session = RaySession()
+    # deferred() also puts back the SIGINT / SIGTERM handlers ray.init replaces with its own.
+    # Joining a cluster starts no process here: a signal may cut it (it can wait for minutes).
+    held = deferred() if address is None else restored_handlers()
+    children = blocked_for_children() if address is None else contextlib.nullcontext()
+    with held, children, session.environment(address is None):
+        try:
+            if address is not None:
+                ray.init(address=address, **kw)
+            else:
+                ray.init(num_cpus=workers, object_store_memory=128 << 20,
+                         _node_ip_address='127.0.0.1', _temp_dir=session.temp_dir, **kw)
+        except BaseException:
+            session.stop()
+            raise
+    return session
+
+
+class RaySession:
+    """
+    The Ray a run started: every process it starts carries a marker in its environment.
+
+    stop() shuts Ray down, then ends whatever of its processes is left (Ray's agents outlived
+    ray.shutdown() after an interrupt), found by the marker in /proc/PID/environ.
+    """
+
+    def __init__(self):
+        """Make the marker and the temporary directory of an embedded Ray (not yet used)."""
+        self.marker = f'{RAY_MARKER}={os.getpid()}.{time.monotonic_ns()}'.encode('ascii')
+        self.temp_dir = None
+
+    @contextlib.contextmanager
+    def environment(self, embedded):
+        """Within it, the processes Ray starts get the marker (and this package on PYTHONPATH)."""
+        name, value = self.marker.decode('ascii').split('=', 1)
+        saved = {k: os.environ.get(k) for k in (name, 'PYTHONPATH')}
+        os.environ[name] = value
+        if embedded:
+            # The workers import this package from where this process does (a runtime_env
+            # would not use the prestarted workers); Ray's files go to a directory of its own.
+            root = str(Path(__file__).resolve().parents[2])
+            os.environ['PYTHONPATH'] = os.pathsep.join(
+                p for p in (root, saved['PYTHONPATH']) if p)
+            self.temp_dir = tempfile.mkdtemp(prefix='ubot_ray_')
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def processes(self):
+        """Return the pids (not this one) whose environment holds the marker."""
+        pids = []
+        for entry in os.scandir('/proc'):
+            if entry.name.isdigit() and int(entry.name) != os.getpid():
+                try:
+                    with open(f'/proc/{entry.name}/environ', 'rb') as f:
+                        if self.marker in f.read().split(b'\0'):
+                            pids.append(int(entry.name))
+                except OSError:
+                    continue        # gone, or not ours
+        return pids
+
+    def stop(self):
+        """Shut Ray down; SIGTERM, then SIGKILL, what is left of its processes."""
+        import ray
+
+        with deferred():
+            try:
+                ray.shutdown()
+            finally:
+                for sig in (signal.SIGTERM, signal.SIGKILL):
+                    deadline = time.monotonic() + RAY_EXIT_WAIT_S
+                    left = self.processes()
+                    for pid in left:
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, sig)
+                    while left and time.monotonic() < deadline:
+                        time.sleep(0.05)
+                        left = self.processes()
+                    if not left:
+                        break
+                if self.temp_dir is not None:
+                    shutil.rmtree(self.temp_dir, ignore_errors=True)
+
+
+def _result(ref):
+    """Return a task's row; a failed task raises its own error (no worker traceback)."""
+    import ray
+
     try:
-        ray.init(num_cpus=workers, object_store_memory=128 << 20,
-                 _node_ip_address='127.0.0.1', **kw)     # loopback only
-    finally:
-        if before is None:
-            del os.environ['PYTHONPATH']
-        else:
-            os.environ['PYTHONPATH'] = before
-    return True
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        if isinstance(exc.cause, BaseException):
+            raise exc.cause from None
+        raise
 
 
 def _run_ray(spec, pending, out_dir, workers, address, done, progress):
     import ray
 
-    started = start_ray(workers or os.cpu_count() or 1, address)
-    task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
-    spec_ref = ray.put(spec)
-    waiting, refs = list(pending), {}
+    session = None
+    refs = {}
     try:
+        session = start_ray(workers or os.cpu_count() or 1, address)
+        task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
+        spec_ref = ray.put(spec)
+        waiting = list(pending)
         while waiting or refs:
             while waiting and (workers is None or len(refs) < workers):
                 seq = waiting.pop(0)
@@ -306,20 +516,29 @@ def _run_ray(spec, pending, out_dir, workers, address, done, progress):
                 # do not run 2N cast threads that take turns.
                 refs[task.remote(spec_ref, seq, str(out_dir), 1)] = seq
             ready, _ = ray.wait(list(refs), num_returns=1)
-            for ref in ready:
+            for ref in ready:       # in refs (in progress) until its row is written
+                _finish(out_dir, done, _result(ref), progress)
                 refs.pop(ref)
-                _finish(out_dir, done, ray.get(ref), progress)
     except BaseException:
-        for ref in refs:
-            ray.cancel(ref, force=True)
-        for ref in refs:              # wait until the cancelled workers are gone
-            try:
-                ray.get(ref, timeout=10)
-            except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
-                pass
-        for seq in refs.values():     # the sequences in progress, not the finished ones
-            remove_sequence(out_dir, seq)
+        with deferred():            # a second Ctrl-C does not cut the cleanup short
+            _abandon(refs, out_dir)
         raise
     finally:
-        if started:
-            ray.shutdown()
+        if session is not None:
+            session.stop()
+
+
+def _abandon(refs, out_dir):
+    """Cancel the tasks of refs, wait for them, remove their sequences' files."""
+    import ray
+
+    for ref in refs:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
+    for ref in refs:              # wait until the cancelled workers are gone
+        try:
+            ray.get(ref, timeout=10)
+        except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
+            pass
+    for seq in refs.values():     # the sequences in progress, not the finished ones
+        remove_sequence(out_dir, seq)

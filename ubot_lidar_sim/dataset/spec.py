@@ -16,11 +16,13 @@ from pathlib import Path
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import Weather, weather_from
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import (ConstantTwist, pose_matrix_deg, twist_from_cli,
+                                       WaypointPath)
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
+from ubot_lidar_sim.dataset.record import check_sensor_topic, MAX_FRAMES
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
-from ubot_lidar_sim.dataset.trajectory import WaypointPath
+from ubot_lidar_sim.output.ros_names import check_frame_id
 from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
@@ -28,7 +30,7 @@ SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 
 SENSOR_KEYS = ('type', 'name', 'preset', 'params', 'params_file', 'mount', 'topic')
 TRAJECTORY_KEYS = ('name', 'pose', 'twist', 'waypoints', 'speed_m_s')
 DEFAULT_POSE = (0.0, 0.0, 0.5, 0.0, 0.0, 0.0)   # base_link: the CLI's terrain_sensor default
-MAX_FRAMES = 100_000
+MAX_SEQUENCES = 100_000     # worlds x trajectories x weather entries x seeds, checked first
 
 
 class SpecError(SimError, ValueError):
@@ -155,17 +157,21 @@ def _weather_entry(ctx, entry, where):
     return out
 
 
-def _weathers(ctx, value):
+def _weathers(ctx, value, others):
+    """Return the weather entries; others: the counts of worlds, trajectories and seeds."""
     if value is None:
+        _check_count(ctx, 'seeds', others + [1])
         return [{}]
     if isinstance(value, dict) and set(value) == {'grid'}:
         grid = _keys(ctx, value['grid'], weather_fields(), 'weather.grid')
         axes = {k: _list(ctx, v, f'weather.grid.{k}', None) for k, v in grid.items()}
+        _check_count(ctx, 'weather.grid', others + [len(v) for v in axes.values()])
         combos = [dict(zip(axes, vals)) for vals in itertools.product(*axes.values())]
         return [_weather_entry(ctx, c, f'weather.grid[{i}]') for i, c in enumerate(combos)]
     if not isinstance(value, list):
         raise ctx.error('weather', f'expected a list of entries or {{grid: ...}}, got '
                         f'{short(value)}')
+    _check_count(ctx, 'weather', others + [len(value)])
     return [_weather_entry(ctx, e or {}, f'weather[{i}]') for i, e in enumerate(value)]
 
 
@@ -224,12 +230,20 @@ def _sensor(ctx, entry, i):
         params_file = str(path)
     name = _name(ctx, entry.get('name', kind), f'{where}.name')
     topic = entry.get('topic', f'/{MESSAGE_OF[kind]}')
-    if not isinstance(topic, str) or not topic.startswith('/') or topic in (
-            '/tf', '/tf_static', '/clock', '/environment'):
-        raise ctx.error(f'{where}.topic', f'expected an absolute topic of its own, got '
-                        f'{short(topic)}')
+    try:
+        check_sensor_topic(topic, 'topic')
+    except ConfigError as e:
+        raise ctx.error(f'{where}.topic', f'expected {e.allowed}, got {short(topic)}') from None
     mount = ctx.vector(entry, 'mount', where, 6, default=[0.0] * 6).tolist()
     return SensorSpec(kind, name, params, params_file, tuple(mount), topic)
+
+
+def _check_count(ctx, where, counts):
+    """Refuse a product of counts above MAX_SEQUENCES before anything is expanded."""
+    if math.prod(counts) > MAX_SEQUENCES:
+        raise ctx.error(where, f'the spec expands to {" x ".join(map(str, counts))} = '
+                        f'{math.prod(counts):.3g} sequences (worlds x trajectories x seeds x '
+                        f'weather), allowed at most {MAX_SEQUENCES}')
 
 
 def _unique(ctx, values, where):
@@ -250,6 +264,7 @@ def parse_spec(data, source='<spec>', base_dir=None):
             worlds.append(w)
         else:
             worlds.append(str(ctx.path({'file': w}, f'worlds[{i}]')))
+    _unique(ctx, worlds, lambda i: f'worlds[{i}]')      # twice: the same sequences twice
     trajs = [_trajectory(ctx, t, i) for i, t in enumerate(
         _list(ctx, data.get('trajectories'), 'trajectories', [{'name': 'still'}]))]
     _unique(ctx, [t['name'] for t in trajs], lambda i: f'trajectories[{i}].name')
@@ -263,10 +278,15 @@ def parse_spec(data, source='<spec>', base_dir=None):
     for i, s in enumerate(seeds):
         if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < 2 ** 63:
             raise ctx.error(f'seeds[{i}]', f'expected an integer >= 0, got {short(s)}')
+    _unique(ctx, seeds, lambda i: f'seeds[{i}]')
     frames = data.get('frames', 10)
     if isinstance(frames, bool) or not isinstance(frames, int) or not 1 <= frames <= MAX_FRAMES:
         raise ctx.error('frames', f'expected an integer 1-{MAX_FRAMES}, got {short(frames)}')
-    base_frame = _name(ctx, data.get('base_frame', 'base_link'), 'base_frame')
+    base_frame = data.get('base_frame', 'base_link')
+    try:
+        check_frame_id(base_frame, 'base_frame')
+    except ConfigError as e:
+        raise ctx.error('base_frame', f'expected {e.allowed}, got {short(base_frame)}') from None
     tf_rate = data.get('tf_rate_hz', 100.0)
     if isinstance(tf_rate, bool) or not isinstance(tf_rate, (int, float)) or \
             not 1.0 <= tf_rate <= 10000.0:
@@ -274,7 +294,7 @@ def parse_spec(data, source='<spec>', base_dir=None):
     compression = data.get('compression', 'zstd')
     if compression not in ('none', 'zstd'):
         raise ctx.error('compression', f"expected 'none' or 'zstd', got {short(compression)}")
-    weathers = _weathers(ctx, data.get('weather'))
+    weathers = _weathers(ctx, data.get('weather'), [len(worlds), len(trajs), len(seeds)])
     combos = itertools.product(worlds, trajs, weathers, seeds)
     seqs = tuple(Sequence(n, f'seq_{n:04d}', w, t, wx, s, frames)
                  for n, (w, t, wx, s) in enumerate(combos))

@@ -7,10 +7,16 @@ target, flushes it to disk and renames it into place, so a reader never sees hal
 failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
 Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
 written, so a failed run leaves an earlier run's files as they were; ``staged_tree`` does the
-same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence). A
-symlinked target is
-written through (its target file is replaced, the link stays); files get the mode the umask
-allows, as open() would give them. A new format is one entry
+same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence), and
+``NpzStream`` for a .npz whose arrays arrive one at a time (a dataset's labels).
+
+Links: no writer follows a symbolic link at an output name. An output path (file or staged
+tree) that is a link is refused (LinkRefused, naming it); temporaries are created exclusively
+(``mkdtemp``, mode 0700) beside the target and renamed over its name, and a rename replaces a
+directory entry without following it. So ``--out link.npz`` and ``--out link.mcap`` behave the
+same, and a link planted in a shared output directory cannot make a run write elsewhere
+(``open_append`` appends with O_NOFOLLOW). Files get the mode the umask allows, as open() would
+give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
 ``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
 run, every sensor and topic, in one file: dataset/record.py writes it from the whole run.
@@ -77,6 +83,53 @@ class WriteError(OSError):
         return f'could not write {self.filename!r}: {self.strerror}'
 
 
+class LinkRefused(WriteError):
+    """An output name is a symbolic link: nothing is written through it."""
+
+    def __init__(self, path, *unpickled):
+        """Name the link (unpickled: OSError's own arguments, as pickle passes them)."""
+        if unpickled:
+            super().__init__(path, *unpickled)
+            return
+        super().__init__(errno.ELOOP, 'it is a symbolic link (output files are never written '
+                         'through a link: remove it or name another file)', str(path))
+
+
+def refuse_link(path: Union[str, Path]) -> Path:
+    """Return path; raise LinkRefused when it is a symbolic link (dangling or not)."""
+    path = Path(path)
+    if path.is_symlink():
+        raise LinkRefused(path)
+    return path
+
+
+def temp_prefix(path: Union[str, Path]) -> str:
+    """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
+    return f'.{Path(path).name}.'
+
+
+def open_append(path: Union[str, Path]):
+    """Open a text file for appending, created if missing, never through a link (O_NOFOLLOW)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise LinkRefused(path) from None
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    return os.fdopen(fd, 'a', encoding='utf-8')
+
+
+@contextlib.contextmanager
+def naming(path):
+    """Raise an OSError of the block (a full disk, ...) as WriteError naming path, the user's."""
+    try:
+        yield
+    except WriteError:
+        raise
+    except OSError as exc:
+        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+
 class _Batch:
     """Files written into temporary directories beside their targets, renamed in at the end."""
 
@@ -84,16 +137,15 @@ class _Batch:
         self.dirs, self.staged, self.trees = {}, [], []
 
     def stage(self, path, write):
-        """Call write(tmp_path) for path (a symlink: its target) and flush it to disk."""
-        path = Path(path)
-        target = Path(os.path.realpath(path)) if path.is_symlink() else path
+        """Call write(tmp_path) for path (never a link) and flush it to disk."""
+        target = refuse_link(path)
         if not target.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
-        if target.parent not in self.dirs:
-            self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=f'.{target.stem}.',
-                                                             dir=target.parent))
-        tmp = self.dirs[target.parent] / target.name
-        try:
+        try:                        # errors name the user's file, never the temporary one
+            if target.parent not in self.dirs:
+                self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=temp_prefix(target),
+                                                                 dir=target.parent))
+            tmp = self.dirs[target.parent] / target.name
             write(str(tmp))
             _fsync(tmp)
         except OSError as exc:
@@ -102,9 +154,10 @@ class _Batch:
 
     def stage_tree(self, path):
         """Return an empty temporary directory beside path that replaces it on commit."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f'.{path.name}.', dir=path.parent))
+        path = refuse_link(path)
+        with naming(path):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
         self.trees.append((tmp, path))
         return tmp
 
@@ -115,11 +168,15 @@ class _Batch:
                 for name in names:
                     _fsync(os.path.join(folder, name))
         for tmp, target in self.staged:
-            os.replace(tmp, target)
+            try:
+                os.replace(tmp, target)
+            except OSError as exc:
+                raise WriteError(exc.errno, exc.strerror or str(exc), str(target)) from exc
         for tmp, target in self.trees:
             old = None
             if target.exists():         # a directory cannot be replaced by rename: move it off
-                old = Path(tempfile.mkdtemp(prefix=f'.{target.name}.old.', dir=target.parent))
+                old = Path(tempfile.mkdtemp(prefix=f'{temp_prefix(target)}old.',
+                                            dir=target.parent))
                 os.replace(target, old / target.name)
             os.replace(tmp, target)
             if old is not None:
@@ -177,15 +234,77 @@ def staged_tree(path: Union[str, Path]) -> Path:
     return batch.stage_tree(path)
 
 
+def _npz_entry(zf: zipfile.ZipFile, name: str, arr: Any) -> None:
+    """Write one array of a .npz, with a fixed zip timestamp (equal arrays, equal bytes)."""
+    info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
+    with zf.open(info, 'w', force_zip64=True) as f:
+        np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+
+
 def write_npz(path: Union[str, Path], arrays: Mapping[str, Any]) -> None:
     """Write a .npz with fixed zip timestamps, so equal arrays give byte-identical files."""
     def write(tmp):
         with zipfile.ZipFile(tmp, 'w', compression=zipfile.ZIP_STORED) as zf:
             for name, arr in arrays.items():
-                info = zipfile.ZipInfo(name + '.npy', date_time=(1980, 1, 1, 0, 0, 0))
-                with zf.open(info, 'w', force_zip64=True) as f:
-                    np.lib.format.write_array(f, np.asanyarray(arr), allow_pickle=False)
+                _npz_entry(zf, name, arr)
     atomic_write(path, write)
+
+
+class NpzStream:
+    """
+    A .npz written one array at a time, for arrays that arrive over a long run; a context.
+
+    The bytes of write_npz with the same arrays in the same order. It grows in a temporary
+    directory beside path; close() renames it in (with the other files of an open
+    all_or_none); an exception or abort() leaves nothing. Errors name path (WriteError).
+    """
+
+    def __init__(self, path: Union[str, Path]):
+        self.path = Path(path)
+        self._dir, self._zip = None, None
+
+    def __enter__(self):
+        """Open the temporary file; returns self."""
+        try:
+            with naming(self.path):
+                self._dir = Path(tempfile.mkdtemp(prefix=temp_prefix(self.path),
+                                                  dir=self.path.parent))
+                self._zip = zipfile.ZipFile(self._dir / self.path.name, 'w',
+                                            compression=zipfile.ZIP_STORED)
+        except BaseException:
+            self.abort()
+            raise
+        return self
+
+    def add(self, name: str, arr: Any) -> None:
+        """Append the array ``name``."""
+        with naming(self.path):
+            _npz_entry(self._zip, name, arr)
+
+    def abort(self) -> None:
+        """Drop what was written."""
+        zf, self._zip = self._zip, None
+        if zf is not None:
+            with contextlib.suppress(OSError):     # a full disk fails the flush again
+                zf.close()
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+
+    def __exit__(self, exc_type, exc, tb):
+        """Finish and rename in, or abort on an exception."""
+        if exc_type is not None:
+            self.abort()
+            return False
+        try:
+            with naming(self.path):
+                zf, self._zip = self._zip, None
+                zf.close()
+                done = self._dir / self.path.name
+                atomic_write(self.path, lambda tmp: os.replace(done, tmp))
+        finally:
+            self.abort()
+        return False
 
 
 def write_json(path: Union[str, Path], obj: Any) -> None:

@@ -9,6 +9,7 @@ to the final name. The bytes depend on the messages alone (no wall clock, no ran
 equal inputs give equal files.
 """
 
+import contextlib
 from functools import lru_cache
 import os
 from pathlib import Path
@@ -19,7 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.output.files import atomic_write
+from ubot_lidar_sim.output.files import atomic_write, naming
 
 MSG_PACKAGE = messages.MSG_PACKAGE
 CLOCK_START_NS = messages.CLOCK_START_NS
@@ -101,15 +102,22 @@ class BagWriter:
         """Create the temporary bag beside the target; returns self."""
         from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
 
-        self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.', dir=self.path.parent))
-        # The bag directory is named like the target, so the metadata it embeds names the file
-        # as it ends up (relative_file_paths: [<target>.mcap]) and the bytes do not depend on
-        # the temporary name.
-        self._writer = Writer(self._tmp / self.path.stem, version=9,
-                              storage_plugin=StoragePlugin.MCAP)
-        if self.compression == 'zstd':
-            self._writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
-        self._writer.open()
+        try:
+            with naming(self.path):
+                self._tmp = Path(tempfile.mkdtemp(prefix=f'.{self.path.name}.',
+                                                  dir=self.path.parent))
+                # The bag directory is named like the target, so the metadata it embeds names
+                # the file as it ends up (relative_file_paths: [<target>.mcap]) and the bytes
+                # do not depend on the temporary name.
+                self._writer = Writer(self._tmp / self.path.stem, version=9,
+                                      storage_plugin=StoragePlugin.MCAP)
+                if self.compression == 'zstd':
+                    self._writer.set_compression(CompressionMode.STORAGE,
+                                                 CompressionFormat.ZSTD)
+                self._writer.open()
+        except BaseException:       # no __exit__ after a failed __enter__: clean up here
+            self._cleanup()
+            raise
         return self
 
     def write(self, topic, msgtype, log_ns, msg, latched=False):
@@ -121,17 +129,19 @@ class BagWriter:
                 offered_qos_profiles=[_qos(1 if latched else 10, latched)])
             self._conns[topic] = conn
             self.counts[topic] = 0
-        self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
+        with naming(self.path):
+            self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
         self.counts[topic] += 1
 
     def close(self):
         """Finish the file and rename it to the target (replacing an older one)."""
         writer, self._writer = self._writer, None
         try:
-            writer.close()
-            done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
-            # Renamed in with the other files of files.all_or_none() when one is open.
-            atomic_write(self.path, lambda tmp: os.replace(done, tmp))
+            with naming(self.path):
+                writer.close()
+                done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
+                # Renamed in with the other files of files.all_or_none() when one is open.
+                atomic_write(self.path, lambda tmp: os.replace(done, tmp))
         finally:
             self._cleanup()
 
@@ -140,7 +150,10 @@ class BagWriter:
         writer, self._writer = self._writer, None
         try:
             if writer is not None:
-                writer.abort()
+                # Closing flushes buffered bytes: on a full disk that fails again, and would
+                # hide the error that made us abort. The file is removed either way.
+                with contextlib.suppress(OSError):
+                    writer.abort()
         finally:
             self._cleanup()
 

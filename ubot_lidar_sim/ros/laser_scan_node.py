@@ -47,9 +47,13 @@ class LaserScanNode(SensorNode):
     def _rays_wanted(self):
         return self.config.debug_rays and self._rays_pub.get_subscription_count() > 0
 
+    def build_sweeper(self, cfg):
+        """Return the LaserScanner of cfg (built when a set is checked, see SensorNode)."""
+        return LaserScanner(cfg, self.world, self.materials)
+
     def on_config_changed(self, names):
-        """Rebuild the scanner for the new model parameters (geometry is read-only)."""
-        self.scanner = LaserScanner(self.config, self.world, self.materials)
+        """Take the scanner of the new model parameters (geometry is read-only)."""
+        self.scanner = self.sweeper(self.config)
 
     def scan_once(self, now_ns):
         """Trace the next sweep (ros/sweep_clock.py) and publish it; return the ray count."""
@@ -65,7 +69,8 @@ class LaserScanNode(SensorNode):
             seen['poses'] = poses
             return poses
 
-        res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index)
+        actors = self.actor_frames.poses(self.scanner.sim.pose_times(stamp_s))
+        res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index, actors)
         description = messages.laser_scan(res, cfg.frame_id, start_ns)
         ranges = description.fields['ranges']
         msg = to_rclpy(description)

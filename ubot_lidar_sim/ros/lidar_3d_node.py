@@ -60,7 +60,7 @@ class Lidar3DNode(SensorNode):
         self._custom_pub = (self.create_publisher(livox_custom_msg_class(), 'livox/lidar',
                                                   self.output_qos)
                             if cfg.livox_custom_msg else None)
-        self._sim = LidarSimulator(cfg, self.world, self.materials)
+        self._sim = self.sweeper(cfg)
         # The child processes (compute_process, compute_workers) compute the column blocks on
         # their own GILs. While new ones start after a failure, continuous sweeps are computed
         # here by the pool; a ~/sample call waits for them.
@@ -80,9 +80,13 @@ class Lidar3DNode(SensorNode):
         return (self._points_pub.get_subscription_count() > 0 or self._custom_pub is not None
                 and self._custom_pub.get_subscription_count() > 0)
 
+    def build_sweeper(self, cfg):
+        """Return the LidarSimulator of cfg (built when a set is checked, see SensorNode)."""
+        return LidarSimulator(cfg, self.world, self.materials)
+
     def on_config_changed(self, names):
-        """Rebuild the simulator from the new config; republish the FOV if the range moved."""
-        self._sim = LidarSimulator(self.config, self.world, self.materials)
+        """Take the simulator of the new config; republish the FOV if the range moved."""
+        self._sim = self.sweeper(self.config)
         if self._proc is not None:
             self._proc.set_config(self.config)
         if names & {'max_range_m', 'min_range_m'}:
@@ -102,7 +106,8 @@ class Lidar3DNode(SensorNode):
                 times = sim.block_pose_times(stamp_s, j, j + 1)
                 self.sweep_clock.await_pose(cfg.frame_id, float(times.max()))
                 poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
-                blocks.submit(j, poses, stamp_s, weather, self.scan_index)
+                blocks.submit(j, poses, stamp_s, weather, self.scan_index,
+                              self.actor_frames.poses(times))
             results = blocks.results()
         except FAILED_CHILD as exc:
             raise _skip(exc) from None

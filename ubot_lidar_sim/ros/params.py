@@ -5,7 +5,10 @@ ROS parameters <-> a frozen core config dataclass, 1:1, descriptors from the fie
 (description, range, read_only, static type), reads the ``preset`` parameter first and uses the
 preset's values as defaults (explicit overrides from the command line or a YAML file win),
 builds the frozen config, and installs an on-set callback that validates the whole new
-config with the core and refuses a change with the core's message. An override (parameter
+config with the core and refuses a change with the core's message. A pre-set callback first
+gives a set the field's own type where ``ros2 param set`` guessed another one from the text
+(``[]`` arrives as a bool array, ``50`` for a float field as an integer), and has a value of
+another type refused in the words of a ConfigError. An override (parameter
 file, ``-p``, ``parameter_overrides=``) whose name no node of this package declares, or a
 nested value (``channels: {a: 1}`` reaches the node as ``channels.a``), is a ConfigError naming
 it: rclpy would ignore it silently. A name another node of the package declares (a ``/**``
@@ -35,6 +38,7 @@ _ARRAY_TYPES = {
     bool: Parameter.Type.BOOL_ARRAY, int: Parameter.Type.INTEGER_ARRAY,
     float: Parameter.Type.DOUBLE_ARRAY, str: Parameter.Type.STRING_ARRAY,
 }
+_ARRAY_KINDS = frozenset(_ARRAY_TYPES.values()) | {Parameter.Type.BYTE_ARRAY}
 _INT64_MAX = 2 ** 63 - 1
 
 
@@ -165,6 +169,8 @@ class ConfigParameters:
         self.config = self._build({})
         self.changed = set()
         self._pending = None
+        self._mistyped = {}         # name: value of another type, from the last pre-set call
+        node.add_pre_set_parameters_callback(self._typed)
         node.add_on_set_parameters_callback(self._on_set)
         node.add_post_set_parameters_callback(self._post_set)
 
@@ -222,7 +228,41 @@ class ConfigParameters:
         values.update(changes)
         return from_dict(self._cls, values)
 
+    def _typed(self, params):
+        """
+        Return params, each in its field's type where the value fits it (pre-set callback).
+
+        ``ros2 param set`` types a value by its YAML text (rclpy.parameter.get_parameter_value):
+        ``"[]"`` comes as a bool array, ``50`` as an integer. An empty array of any type becomes
+        the field's empty array, integers become floats for a float field. A value of another
+        type is passed on as the value in force and kept aside, so that ``_on_set`` refuses it
+        naming the parameter, the value and what is allowed (rclpy's own refusal names type
+        numbers only: ``Wrong parameter type, expected '3' got '4'``).
+        """
+        out, self._mistyped = [], {}
+        for p in params:
+            f = self._fields.get(p.name)
+            want = parameter_type(f) if f is not None else p.type_
+            if p.type_ in (want, Parameter.Type.NOT_SET):
+                out.append(p)
+            elif p.type_ in _ARRAY_KINDS and want in _ARRAY_KINDS and len(p.value) == 0:
+                out.append(Parameter(p.name, want, []))
+            else:
+                value = list(p.value) if p.type_ in _ARRAY_KINDS else p.value
+                fixed = coerce(f, value)
+                if Parameter.Type.from_parameter_value(fixed) == want:
+                    out.append(Parameter(p.name, want, fixed))
+                else:
+                    self._mistyped[p.name] = value
+                    out.append(self._node.get_parameter(p.name))
+        return out
+
     def _on_set(self, params):
+        for p in params:
+            if p.name in self._mistyped:
+                f = self._fields[p.name]
+                return SetParametersResult(successful=False, reason=str(ConfigError(
+                    p.name, self._mistyped[p.name], _allowed_text(describe(f)))))
         changes = {}
         for p in params:
             if p.name not in self._fields:

@@ -10,23 +10,27 @@ every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py)
 """
 
 import dataclasses
+import math
 import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.world.actors import fleet_actors
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
+from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import ClockWatch
-from ubot_lidar_sim.ros.services import SampleRequests
+from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S, SampleRequests
 from ubot_lidar_sim.ros.sweep_clock import SweepClock
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
@@ -63,8 +67,13 @@ class SensorNode(Node):
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')
+        self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
+        if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
+            world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
+                                                   len(world.actors)))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
+        self.add_on_set_parameters_callback(self._check_sim_time)
         rate_hz = cfg.rate_hz
         if rate_hz < MIN_RATE_HZ:
             raise ConfigError('rate_hz', rate_hz, f'>= {MIN_RATE_HZ} Hz on a node (a sweep '
@@ -82,6 +91,8 @@ class SensorNode(Node):
         self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
+        # The world's moving objects, posed from /tf per sweep.
+        self.actor_frames = ActorFrames(self, TF_MAX_GAP_S, TF_MAX_AGE_S)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._clock_watch = ClockWatch()
         self._namesakes = 1             # nodes on the graph with this node's full name
@@ -114,14 +125,41 @@ class SensorNode(Node):
         """Do one scan and publish it; return the number of points (or rays). Raise SkipScan."""
         raise NotImplementedError
 
+    def build_sweeper(self, cfg):
+        """Return the core object that sweeps cfg in this node's world (SimError: it cannot)."""
+        return None
+
     def validate_config(self, cfg):
         """
         Raise a SimError when a config cannot run in this node's world.
 
-        Called at start-up and before a parameter set is accepted, so a running node never takes
-        a value on which it cannot sweep: ignored_objects must name objects of the world.
+        Called at start-up and before a parameter set is accepted, with the whole config the
+        set would give, so a running node never takes a value on which it cannot sweep:
+        ignored_objects must name objects of the world, and the node's core sweeper is built
+        from it (``build_sweeper``: every check the core makes on a config it sweeps). The one
+        built for the config that is then in force is ``sweeper(config)``'s, not built twice.
         """
         self.world.ignored_indices(cfg.ignored_objects)
+        self._built = (cfg, self.build_sweeper(cfg))
+
+    def sweeper(self, cfg):
+        """Return the sweeper of cfg: the one validate_config built, or a new one."""
+        built = getattr(self, '_built', None)
+        return built[1] if built is not None and built[0] is cfg else self.build_sweeper(cfg)
+
+    def _check_sim_time(self, params):
+        """Refuse use_sim_time true at run time while nothing publishes /clock (see docs)."""
+        for p in params:
+            if p.name == 'use_sim_time' and p.value is True \
+                    and not self.get_parameter('use_sim_time').value \
+                    and self.count_publishers('/clock') == 0:
+                # Called before rclpy's time source takes the value (callbacks run newest
+                # first): refused here, the node stays on its clock and keeps sweeping.
+                return SetParametersResult(successful=False, reason=(
+                    'use_sim_time: got true, allowed true at run time only while /clock has a '
+                    'publisher (none now: nothing would be published until one starts); '
+                    'start the simulation first, or set use_sim_time at start-up'))
+        return SetParametersResult(successful=True)
 
     def on_config_changed(self, names):
         """Apply accepted parameter changes (called before the next scan with their names)."""
@@ -153,13 +191,35 @@ class SensorNode(Node):
         self._trigger = trigger
         self.continuous = trigger != 'service'
         self._wake, self._stop = threading.Event(), threading.Event()
+        self._sweep_since = None        # monotonic s the running scan began, None between
+        self._outcome = (-math.inf, True, '')   # (monotonic s, ok, text) of the last scan
         self._samples = SampleRequests(
-            self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group)
+            self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group,
+            SAMPLE_TIMEOUT_S + (self._period_s if self.continuous else 0.0))
+        # Answered on the executor, so a call's bound holds while a long sweep runs.
+        self.create_timer(EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
+                          clock=Clock(clock_type=ClockType.STEADY_TIME))
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
         if self.continuous:
             self._wake.set()
+
+    @tolerate_destroyed
+    def _expire_samples(self):
+        if self._samples:
+            self._samples.expire(self._sample_status)
+
+    def _sample_status(self, since):
+        """Return what the node did since a ~/sample call arrived at ``since`` (monotonic s)."""
+        if self._clock_missing():
+            return NO_CLOCK
+        started = self._sweep_since
+        if started is not None:
+            return (f'a sweep has run for {time.monotonic() - started:.1f} s (waiting for '
+                    '/tf to cover its window, or computing)')
+        at, ok, why = self._outcome
+        return why if at >= since and not ok else 'no sweep ran since the call'
 
     def stopping(self, wait_s=0.0):
         """Return True once the node stops (waits up to wait_s s for it)."""
@@ -167,22 +227,25 @@ class SensorNode(Node):
 
     def _work_loop(self):
         while not self._stop.is_set():
-            woken = self._wake.wait(timeout=0.2)
-            if self._samples:
-                self._samples.expire(NO_CLOCK if self._clock_missing()
-                                     else self.stats.counts['last_skip'])
-            if not woken:
+            if not self._wake.wait(timeout=0.2):
                 continue
             self._wake.clear()
             if self._stop.is_set():
                 break
             # The ~/sample calls waiting now are served by this scan, which then runs even
-            # when nobody subscribes; a call arriving during it waits for the next one.
+            # when nobody subscribes. A continuous sweep that publishes also serves the calls
+            # that arrived while it ran (it ends after them), unless a parameter set changed
+            # the config meanwhile: those wait for the next sweep, which has the new values.
             calls = self._samples.take()
+            config, self._sweep_since = self.config, time.monotonic()
             try:
                 ok, why = self.run_scan(on_demand=bool(calls) or self._trigger == 'service')
             except Exception as exc:  # keep the worker alive whatever a scan raised
                 ok, why = self.stats.skip('error', f'{type(exc).__name__}: {exc}')
+            ended = time.monotonic()
+            if ok and self.continuous and self.config is config:
+                calls += self._samples.take(before=ended)
+            self._outcome, self._sweep_since = (ended, ok, why), None
             self._samples.finish(calls, ok, why, '' if ok else self.stats.counts['last_status'])
             if self._trigger == 'service' and self._samples and not self._stop.wait(0.01):
                 self._wake.set()        # calls that wait for a newer transform: try again
@@ -250,6 +313,8 @@ class SensorNode(Node):
         return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
 
     # -- poses --------------------------------------------------------------------------------
+    _posed = False      # a pose in world_frame has been found since the node started
+
     def sweep_window(self, frame_id, now_ns):
         """
         Return (start_ns, end_ns) of this node's next sweep once /tf covers it.
@@ -269,19 +334,33 @@ class SensorNode(Node):
         Return the stamp (s) of the newest world_frame -> frame_id pose.
 
         SkipScan 'no_transform' without one, 'stale_transform' when it is more than
-        TF_MAX_AGE_S older than now_s.
+        TF_MAX_AGE_S older than now_s; 'no_new_transform' until a first pose has been found
+        while no transform of the world frame has arrived (a node just started, its /tf not
+        yet discovered: a waiting ~/sample call waits on, services.RETRY_REASONS).
         """
         world = self.config.world_frame
         with self.intake.lock:
             try:
                 latest_s = self.tf_buffer.latest_common_time(world, frame_id)
+                self._posed = True
             except TransformError as exc:
+                if not self._posed and not self.tf_buffer.knows(world):
+                    raise SkipScan('no_new_transform', f'no transform of {world!r} has '
+                                   f'arrived yet: {exc}', warn=False) from None
                 raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
                                f'{exc}') from None
         if latest_s < now_s - TF_MAX_AGE_S:
             raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
                            f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
         return latest_s
+
+    def oldest_pose_s(self, frame_id):
+        """Return the stamp (s) of the oldest world_frame -> frame_id pose held (-inf: static)."""
+        with self.intake.lock:
+            try:
+                return self.tf_buffer.earliest_common_time(self.config.world_frame, frame_id)
+            except TransformError:
+                return -math.inf    # newest_pose_s says what is missing
 
     def check_gap(self, frame_id, start_ns, end_ns):
         """Raise SkipScan 'transform_gap' when /tf leaves > TF_MAX_GAP_S of a sweep undescribed."""
@@ -338,7 +417,7 @@ class SensorNode(Node):
             f'{self.get_fully_qualified_name().lstrip("/")}: sensor',
             self.sensor_label(),
             1.0 / self._period_s, self.diagnostics_values() + [('tf_frames', str(frames))],
-            self._graph_warnings() + self.status_warnings())
+            self._graph_warnings() + self.status_warnings() + self.actor_frames.warnings())
         if self._clock_missing():
             self.get_logger().warning(NO_CLOCK, throttle_duration_sec=WARN_THROTTLE_S)
             status.level, status.message = DiagnosticStatus.WARN, NO_CLOCK

@@ -3,15 +3,22 @@ The services of a sensor node: ``~/sample`` (std_srvs/Trigger) and ``~/get_lates
 
 ``~/sample`` works in every trigger mode and is answered by the scan thread, never on the
 executor, so a waiting call holds up neither /tf nor /tf_static nor the other services
-(rclpy_compat.deferred_service). A continuous trigger (``timer``, ``stream``): the next sweep
-of the sweep clock serves the request and runs even when nobody subscribes; the sweeps keep
-their grid and none is published twice or overlaps another. trigger ``service``: a request
-wakes the scan thread for a scan of its own. Either way a request waits over
-'no_new_transform' skips (the transform the last sweep used is the newest) and is answered by
-the first sweep that publishes (true) or is skipped for any other reason
-(false, with the reason), at the latest after SAMPLE_TIMEOUT_S (false, e.g. while no /clock
-arrives). ``~/get_latest`` returns the last published message from memory, without
-scanning; success false before the first.
+(rclpy_compat.deferred_service). A continuous trigger (``timer``, ``stream``): the first sweep
+of the sweep clock that ends after the call serves it (the sweep in progress when the call
+arrives, unless a parameter set changed the config during it: then the next one), and runs even
+when nobody subscribes; the sweeps keep their grid and none is published twice or overlaps
+another. trigger ``service``: a request wakes the scan thread for a scan of its own. Either way
+a request waits over 'no_new_transform' skips (the transform the last sweep used is the newest,
+or no /tf has arrived yet)
+and is answered by the first sweep that publishes (true) or is skipped for any other reason
+(false, with the reason). A call no sweep has taken within its wait bound is answered false
+then, with what the node is doing (e.g. while no /clock arrives, or a sweep still runs):
+SAMPLE_TIMEOUT_S, plus one period for a continuous trigger (the sweep serving it ends up to a
+period after the call), checked on the executor every EXPIRE_POLL_S, so a long sweep does not
+hold the answer. A call a sweep has taken gets its outcome when it ends (that sweep waits at
+most max(2 s, 4 periods) for its poses; a compute child that fails is replaced). ``~/get_latest``
+returns the last published message from memory, without scanning; success false before the
+first.
 """
 
 import threading
@@ -21,7 +28,8 @@ from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.ros.rclpy_compat import deferred_service
 
-SAMPLE_TIMEOUT_S = 3.0     # a ~/sample call no sweep served by then answers false
+SAMPLE_TIMEOUT_S = 3.0     # answered by then at the latest (continuous: + one period)
+EXPIRE_POLL_S = 0.1        # how often the calls past their bound are answered
 RETRY_REASONS = ('no_new_transform',)   # skips a waiting ~/sample call outlasts
 
 
@@ -31,28 +39,34 @@ class SampleRequests:
 
     ``on_request()`` is called (on the executor) after each new call, e.g. to wake the scan
     thread. The scan thread calls ``take()`` before a sweep and ``finish(taken, ok, why,
-    reason)`` after it; ``expire()`` answers the calls older than SAMPLE_TIMEOUT_S.
+    reason)`` after it. ``expire(why_since)`` answers false the calls that waited ``wait_s``
+    (SAMPLE_TIMEOUT_S + the period for a continuous trigger) without a sweep taking them, with
+    the text ``why_since(arrival)`` (monotonic s) gives: what the node did since that call
+    arrived. A call a sweep has taken gets that sweep's outcome.
     """
 
-    def __init__(self, node, on_request, callback_group=None):
+    def __init__(self, node, on_request, callback_group=None, wait_s=SAMPLE_TIMEOUT_S):
         self._lock = threading.Lock()
-        self._waiting = []          # (deadline, monotonic s; DeferredReply), oldest first
+        self._waiting = []          # (arrival, monotonic s; DeferredReply), oldest first
         self._on_request = on_request
+        self.wait_s = wait_s
         self.service = deferred_service(node, Trigger, '~/sample', self._add, callback_group)
 
     def _add(self, _request, reply):
         with self._lock:
-            self._waiting.append((time.monotonic() + SAMPLE_TIMEOUT_S, reply))
+            self._waiting.append((time.monotonic(), reply))
         self._on_request()
 
     def __bool__(self):
-        """Return True while a call waits."""
+        """Return True while a call waits (taken by no sweep yet)."""
         return bool(self._waiting)
 
-    def take(self):
-        """Return and clear the waiting calls: the sweep about to run serves them."""
+    def take(self, before=None):
+        """Return and clear the waiting calls (that arrived before ``before``, monotonic s)."""
         with self._lock:
-            taken, self._waiting = self._waiting, []
+            cut = len(self._waiting) if before is None else sum(
+                1 for arrival, _ in self._waiting if arrival <= before)
+            taken, self._waiting = self._waiting[:cut], self._waiting[cut:]
         return taken
 
     def finish(self, taken, ok, why, reason=''):
@@ -61,20 +75,21 @@ class SampleRequests:
             with self._lock:
                 self._waiting[:0] = taken
             return
-        _answer(taken, ok, why if ok else f'no frame: {why}')
+        for _, reply in taken:
+            _answer(reply, ok, why if ok else f'no frame: {why}')
 
-    def expire(self, why):
-        """Answer false every call that waited SAMPLE_TIMEOUT_S; ``why``: the last skip."""
-        now = time.monotonic()
+    def expire(self, why_since):
+        """Answer false every call no sweep has taken that waited ``wait_s``; see the class."""
         with self._lock:
-            late = [item for item in self._waiting if item[0] <= now]
-            self._waiting = [item for item in self._waiting if item[0] > now]
-        _answer(late, False, f'no frame within {SAMPLE_TIMEOUT_S:g} s: {why or "no sweep ran"}')
+            late_before = time.monotonic() - self.wait_s
+            late = [item for item in self._waiting if item[0] <= late_before]
+            self._waiting = [item for item in self._waiting if item[0] > late_before]
+        for arrival, reply in late:
+            _answer(reply, False, f'no frame within {self.wait_s:g} s: {why_since(arrival)}')
 
 
-def _answer(calls, ok, message):
-    for _, reply in calls:
-        reply.reply(Trigger.Response(success=bool(ok), message=message))
+def _answer(reply, ok, message):
+    reply.reply(Trigger.Response(success=bool(ok), message=message))
 
 
 class LatestMessage:

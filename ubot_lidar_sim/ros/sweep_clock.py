@@ -10,8 +10,10 @@ sweep ends). A node that has fallen behind the newest transform by a period or m
 whole periods, counted as 'overrun', so the stamps stay on the grid; after a skipped sweep
 (nobody listened, no pose) it goes on from the grid point at the newest transform, not counted
 as overrun (the skip was counted). The first sweep, and the first after a clock jump or
-``reset``, ends at the newest transform. A jump of the node's clock (an NTP step, a /clock
-that seeks; ros/schedule.py tells it from a stall) is reported once, not as missed periods.
+``reset``, ends at the newest transform, or begins at the oldest one the node holds when that
+is less than a period (a node just started): no window reaches back before its /tf. A jump
+of the node's clock (an NTP step, a /clock that seeks; ros/schedule.py tells it from a stall)
+is reported once, not as missed periods.
 'service' sweeps are not continuous: a ~/sample call takes the newest window /tf covers.
 The time a sweep waits for its poses is not counted in its compute time.
 """
@@ -85,9 +87,26 @@ class SweepClock:
                                           self.duration_ns)
         if skipped and node.stats.counts['last_status'] == 'ok':
             node.stats.count('overrun', skipped)
+        start_ns = self._within_history(frame_id, start_ns)
         if start_ns <= 0:
             raise SkipScan('clock_not_started', 'the clock is younger than one period')
         return start_ns, start_ns + self.duration_ns
+
+    def _within_history(self, frame_id, start_ns):
+        """
+        Return start_ns, moved to the first window whose start /tf still holds.
+
+        A sweep that began before the oldest pose the node holds (it started less than a
+        period ago, or its buffer was cleared) could never be traced: the first sweep then
+        begins at that pose, a later one at the next grid point after it (whole periods).
+        """
+        oldest_s = self._node.oldest_pose_s(frame_id)
+        if math.isinf(oldest_s) or start_ns >= oldest_s * 1e9:
+            return start_ns
+        oldest_ns = int(math.ceil(oldest_s * 1e9))
+        if self._next_ns is None:
+            return oldest_ns
+        return start_ns + -(-(oldest_ns - start_ns) // self.period_ns) * self.period_ns
 
     def newest_window(self, frame_id, now_ns):
         """
@@ -105,6 +124,12 @@ class SweepClock:
         start_ns = end_ns - self.duration_ns
         if start_ns <= 0:
             raise SkipScan('clock_not_started', 'the clock is younger than one period')
+        oldest_s = node.oldest_pose_s(frame_id)
+        if start_ns < oldest_s * 1e9:
+            # Just started (or the buffer was cleared): /tf does not reach back one sweep yet.
+            raise SkipScan('no_new_transform', f'{node.config.world_frame} -> {frame_id} is '
+                           f'held for {end_ns * 1e-9 - oldest_s:.3f} s of the '
+                           f'{self.duration_ns * 1e-9:g} s sweep so far', warn=False)
         return start_ns, end_ns
 
     def await_pose(self, frame_id, t_s):

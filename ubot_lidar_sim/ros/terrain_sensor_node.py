@@ -37,7 +37,7 @@ class TerrainSensorNode(SensorNode):
     def __init__(self, **kwargs):
         super().__init__(self.default_name, TerrainConfig, **kwargs)
         cfg = self.config
-        self.sensor = TerrainSensor(cfg, self.world)
+        self.sensor = self.sweeper(cfg)
         self.vehicle_center_to_front_m = float(cfg.vehicle_center_to_front_m)
         self.tire_radii_m = np.asarray(cfg.tire_radii_m, dtype=np.float64)
         self._missing = set()
@@ -75,10 +75,14 @@ class TerrainSensorNode(SensorNode):
                                 'values 0 to 10 m (FL, FR, RL, RR)')
         self.tire_radii_m = radii
 
+    def build_sweeper(self, cfg):
+        """Return the core TerrainSensor of cfg (built when a set is checked, see SensorNode)."""
+        return TerrainSensor(cfg, self.world)
+
     def on_config_changed(self, names):
-        """Rebuild the core sensor; constants follow their parameters unless external."""
+        """Take the new config's core sensor; constants follow their parameters if constant."""
         cfg = self.config
-        self.sensor = TerrainSensor(cfg, self.world)
+        self.sensor = self.sweeper(cfg)
         if cfg.vehicle_center_source == 'constant':
             self.vehicle_center_to_front_m = float(cfg.vehicle_center_to_front_m)
         if cfg.tire_radii_source == 'constant':
@@ -124,7 +128,7 @@ class TerrainSensorNode(SensorNode):
         t_s = stamp_ns * 1e-9
         pose = self.lookup_many(cfg.world_frame, cfg.base_frame, [t_s])[0]
         res = self.sensor.sample(pose, self.vehicle_center_to_front_m, self.tire_radii_m,
-                                 self._tire_centres(t_s))
+                                 self._tire_centres(t_s), t_s, self.actor_frames.poses([t_s]))
         msg = to_rclpy(messages.terrain(res, cfg.world_frame, stamp_ns))
         self.end_sweep(cfg.base_frame, stamp_ns, stamp_ns)
         self._pub.publish(msg)

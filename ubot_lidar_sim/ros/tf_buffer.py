@@ -216,6 +216,10 @@ class TransformBuffer:
         """Return the number of known frame ids (without building their set)."""
         return len(self._edges) + sum(1 for f in self._children if f not in self._edges)
 
+    def knows(self, frame):
+        """Return True when a transform to or from frame has arrived."""
+        return self._known(frame)
+
     def _known(self, frame):
         return frame in self._edges or frame in self._children
 
@@ -328,6 +332,16 @@ class TransformBuffer:
             if not edge.static:
                 latest = min(latest, edge.times()[-1])
         return latest
+
+    def earliest_common_time(self, target, source):
+        """
+        Return the oldest time at which target-from-source is known without extrapolation.
+
+        -math.inf when every edge on the path is static. Raises FrameNotFoundError.
+        """
+        up_s, up_t = self._path(target, source)
+        return max((self._edges[c].times()[0] for c in up_s + up_t
+                    if not self._edges[c].static), default=-math.inf)
 
     def largest_gap(self, target, source, t0_s, t1_s):
         """

@@ -55,15 +55,21 @@ class BlockPipeline:
         self._done = {}         # block -> ScanResult
         self._out = {}          # child -> block in progress there
 
-    def submit(self, j, poses, stamp_s, weather, scan_index):
-        """Hand in block j, its poses at block_pose_times; ScanProcessError if a child failed."""
+    def submit(self, j, poses, stamp_s, weather, scan_index, actor_poses=None):
+        """
+        Hand in block j, its poses at block_pose_times; ScanProcessError if a child failed.
+
+        actor_poses: LidarSimulator.scan's, picklable (poses.SampledPath) for the children.
+        """
         if self._pool is None:
-            self._done[j] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j, j + 1)
+            self._done[j] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j, j + 1,
+                                                  actor_poses)
             return
         part = j % self._pool.workers
         if part in self._out:
             self._collect(part)
-        self._pool.submit_blocks(poses, stamp_s, weather, scan_index, j, j + 1, part)
+        self._pool.submit_blocks(poses, stamp_s, weather, scan_index, j, j + 1, part,
+                                 actor_poses)
         self._out[part] = j
 
     def _collect(self, part):

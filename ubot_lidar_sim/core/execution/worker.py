@@ -263,13 +263,15 @@ class ScanProcess:
         """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
         return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
 
-    def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None):
+    def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None,
+                      actor_poses=None):
         """
         Send column blocks j0..j1 to child part (None: j0 % workers) and return at once.
 
         LidarSimulator.scan_blocks there; poses at block_pose_times(stamp_s, j0, j1). One
         request per child at a time: collect_blocks(j0, part) takes the result. While the
-        children start (wait_for_start false) the blocks are computed here, now.
+        children start (wait_for_start false) the blocks are computed here, now. actor_poses:
+        {actor name: picklable pose_at} (poses.SampledPath), sent with the request.
         """
         part = j0 % self.workers if part is None else part
         if part in self._pending or part in self._here:
@@ -280,7 +282,7 @@ class ScanProcess:
             if self._sim is None:
                 self._sim = LidarSimulator(self.cfg, self._world, self._materials)
             self._here[part] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j0,
-                                                     j1)
+                                                     j1, actor_poses)
             self.in_process_blocks += 1
             self.restarting = True
             return
@@ -288,7 +290,7 @@ class ScanProcess:
         t0 = time.monotonic()
         deadline = t0 + self.scan_timeout_s()
         self._send(part, ('blocks', self._poses(part, poses), float(stamp_s), weather,
-                          int(scan_index), (int(j0), int(j1))), deadline, 'a scan')
+                          int(scan_index), (int(j0), int(j1)), actor_poses), deadline, 'a scan')
         self._pending[part] = (t0, deadline)
 
     def collect_blocks(self, j0, part=None):

@@ -27,7 +27,8 @@ class Contributions:
     beam (M,) int64; range_m (M,) float64; power_counts (M,) float64 (energy, no stretch);
     rho_app (M,) weight-free apparent reflectance (backscatter x transmissions); stretch (M,) peak
     factor (1 = none); material, class_id (M,) uint8; is_ground (M,) bool and roughness_m (M,)
-    float64 optional (for the caller's ground-relief range noise).
+    float64 optional (for the caller's ground-relief range noise); instance_id (M,) uint16
+    optional (the actor hit, 0 the static world; a part without it counts as 0 in concat).
     """
 
     beam: np.ndarray
@@ -39,6 +40,7 @@ class Contributions:
     class_id: np.ndarray
     is_ground: Optional[np.ndarray] = None
     roughness_m: Optional[np.ndarray] = None
+    instance_id: Optional[np.ndarray] = None
 
     def __len__(self):
         """Return M."""
@@ -77,6 +79,10 @@ class Contributions:
                      'class_id', 'is_ground', 'roughness_m'):
             vals = [getattr(p, name) for p in parts]
             out[name] = None if any(v is None for v in vals) else np.concatenate(vals)
+        if any(p.instance_id is not None for p in parts):
+            out['instance_id'] = np.concatenate([
+                np.zeros(len(p), np.uint16) if p.instance_id is None else p.instance_id
+                for p in parts])
         return cls(**out)
 
 
@@ -88,7 +94,8 @@ class Returns:
     beam (P,) int64; range_m (P,) float64 measured; reflectivity (P,) float64 (1 = 100 %);
     signal (P,) uint16; intensity, class_id, material, return_index (1-based), return_count,
     return_flags (P,) uint8; n_echoes formed before detection; too_close (B,) bool: a beam
-    with an echo above threshold nearer than min_range_m (REP 117 -inf for the 2D scanner).
+    with an echo above threshold nearer than min_range_m (REP 117 -inf for the 2D scanner);
+    instance_id (P,) uint16 of the largest contributor (None: the trace had no actors).
     """
 
     beam: np.ndarray
@@ -103,6 +110,7 @@ class Returns:
     return_flags: np.ndarray
     n_echoes: int
     too_close: np.ndarray
+    instance_id: Optional[np.ndarray] = None
 
     def __len__(self):
         """Return P."""
@@ -191,9 +199,11 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
         beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
         stretch = radiometry.pulse_stretch_factor(cfg.pulse_length_m, r, cos,
                                                   np.where(foliage, 0.0, beta))
+    instance = hits.instance_id
     return Contributions(beam, r if fix is not None else r.copy(), power, rho_app, stretch,
                          material, sel(hits.class_id, np.uint8).copy(), ground.copy(),
-                         table.roughness_m[material])
+                         table.roughness_m[material],
+                         None if instance is None else sel(instance, np.uint16).copy())
 
 
 def _r10(cfg, ring_of_beam):
@@ -270,6 +280,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     src = big if order is None else order[big]
     material = np.asarray(contrib.material, dtype=np.uint8)[src]
     class_id = np.asarray(contrib.class_id, dtype=np.uint8)[src]
+    instance = None if contrib.instance_id is None else contrib.instance_id[src]
 
     draws = noise_rng.standard_normal((n_e, 2))
     too_close = np.zeros(n_beams, dtype=bool)
@@ -296,4 +307,4 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         intensity=intensity, class_id=class_id[p], material=material[p],
         return_index=(np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
         return_count=np.repeat(run, run).astype(np.uint8), return_flags=flags[emit],
-        n_echoes=n_e, too_close=too_close)
+        n_echoes=n_e, too_close=too_close, instance_id=None if instance is None else instance[p])

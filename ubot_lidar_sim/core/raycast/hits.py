@@ -15,7 +15,8 @@ class Hits:
     float64 world; normal (H, 3) float32 world, unit, facing the ray (micro-relief applied);
     cos_inc (H,) float32 |cos| of incidence; material (H,) uint8 material byte; class_id (H,)
     uint8; foliage, ground (H,) bool flags of the object hit; albedo (H,) float32 ground-texture
-    multiplier (1 off the ground); smoke (H,) bool; obj (H,) int32 object index (-1 for smoke).
+    multiplier (1 off the ground); smoke (H,) bool; obj (H,) int32 object index (-1 for smoke);
+    instance_id (H,) uint16: 0 the static world and smoke, 1.. the world's actors (None: all 0).
     point and normal are None when the trace was asked not to compute them.
     """
 
@@ -31,6 +32,7 @@ class Hits:
     albedo: NDArray[np.float32]
     smoke: NDArray[np.bool_]
     obj: NDArray[np.int32]
+    instance_id: NDArray[np.uint16] | None = None
 
     def __len__(self) -> int:
         """Return the number of hits H."""

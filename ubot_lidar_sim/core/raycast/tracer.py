@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
+from ubot_lidar_sim.core.raycast.actors import ActorCasting, ActorFrame
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
@@ -43,11 +44,14 @@ class Tracer:
     """Multi-hit ray tracing over a fixed list of Geometry objects with per-object attributes."""
 
     def __init__(self, geometries: Sequence[Geometry], material: ArrayLike, class_id: ArrayLike,
-                 foliage: ArrayLike, ground: ArrayLike, caster: Caster):
+                 foliage: ArrayLike, ground: ArrayLike, caster: Caster,
+                 actors: ActorCasting | None = None, instance_id: ArrayLike | None = None):
         """
         Store geometries (Sequence of Geometry), per-object arrays (O,) and the caster.
 
-        caster: a backend.Caster built from the same geometries, in the same order.
+        caster: a backend.Caster built from the same geometries, in the same order. actors: the
+        moving objects (raycast/actors.py), the last objects of the lists (plain meshes in their
+        own frame), cast by their own casters; instance_id (O,) uint16 (None: all 0).
         """
         self._geoms = list(geometries)
         self.caster = caster
@@ -70,6 +74,9 @@ class Tracer:
         self._ext_class = np.append(self.class_id, np.uint8(SMOKE_CLASS))
         self._ext_foliage = np.append(self.foliage, False)
         self._ext_ground = np.append(self.ground, False)
+        self.actors = actors
+        inst = np.zeros(len(self.material), np.uint16) if instance_id is None else instance_id
+        self._ext_instance = np.append(np.asarray(inst, np.uint16), np.uint16(0))
         self._tables = (self._ext_material, self._ext_class, self._ext_foliage, self._ext_ground)
         self._texture = GroundTexture(self._geoms, self.material, self.ground)
         self._volumes = ClosedVolumes(self._geoms, self._fol_closed, ANALYTIC_EXITS).arrays
@@ -89,9 +96,12 @@ class Tracer:
               smoke_range_m: NDArray[np.float64] | None = None, continue_foliage: bool = True,
               reflectivity_sd: NDArray[np.float64] | None = None,
               micro_slope_deg: NDArray[np.float64] | None = None, with_points: bool = True,
-              with_normals: bool = True, rays32: NDArray[np.float32] | None = None) -> Hits:
+              with_normals: bool = True, rays32: NDArray[np.float32] | None = None,
+              actors: ActorFrame | None = None) -> Hits:
         """
         Trace rays (N, 3) float64 up to limit_m (N,); see World.trace for the semantics.
+
+        actors: the moving objects of this trace (ActorCasting.frame over these N rays).
 
         with_points / with_normals False leave Hits.point / Hits.normal None (not computed).
         rays32 (N, 6) float32: the first cast's rays (origins without -0.0), given by the caller.
@@ -117,7 +127,7 @@ class Tracer:
                 break
             rec, (rays, active, start) = self._layer(
                 rays, ignored, active, start, first, o, origins, dirs, limit, count, stopped,
-                max_hits, continue_step_m, continue_foliage)
+                max_hits, continue_step_m, continue_foliage, actors)
             layers.append(rec)
             first = False
         if smoke_range_m is not None:
@@ -133,7 +143,7 @@ class Tracer:
 
     def first_hits(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                    rays32: NDArray[np.float32], limit_m: float,
-                   ignored: frozenset[int] = frozenset()):
+                   ignored: frozenset[int] = frozenset(), actors: ActorFrame | None = None):
         """
         Return the first hit of each ray within limit_m, one cast: ray, range, object (K,).
 
@@ -145,19 +155,23 @@ class Tracer:
         n = origins.shape[0]
         rec, _ = self._layer(rays32, ignored, np.arange(n, dtype=np.int64), np.zeros(n), True,
                              origins, origins, dirs, np.array([limit_m]),
-                             np.zeros(n, np.int64), np.zeros(n, bool), 1, 1.0, False)
+                             np.zeros(n, np.int64), np.zeros(n, bool), 1, 1.0, False, actors)
         return rec[0], rec[2], rec[3]
 
     def _layer(self, rays, ignored, active, start, first, o, origins, dirs, limit, count,
-               stopped, max_hits, continue_step_m, continue_foliage):
+               stopped, max_hits, continue_step_m, continue_foliage, actors=None):
         """
         Cast rays (M, 6) float32 once and finish the layer (layer_kernel.finish_layer).
+
+        actors: the moving objects, each met at the firing time of the ray (rows ``active``).
 
         Returns the recorded hits (ray, slot, range, object, outward normal, n . d) and the next
         cast's (rays, active, start); count and stopped are updated.
         """
         m = active.size
         res = self.caster.cast_rays(rays, ignored)
+        if actors is not None and actors.index:
+            res = self.actors.cast(rays, res, active, actors, ignored)
         rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
                np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
         nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
@@ -199,7 +213,11 @@ class Tracer:
                     put_rows(normal_f, pos[g], n_g.astype(np.float32))
         return Hits(ray_f, rng_f, point_f if with_points else None,
                     normal_f if with_normals else None, cos_f, material, class_id, foliage,
-                    ground, albedo_f, smoke, obj_f)
+                    ground, albedo_f, smoke, obj_f, self._ext_instance[obj_f])
+
+    def instance_of(self, obj: NDArray[np.int32]) -> NDArray[np.uint16]:
+        """Return the instance ids (K,) uint16 of objects (K,) (-1, smoke: 0)."""
+        return self._ext_instance[obj]
 
 
 @numba.njit(cache=True, nogil=True)

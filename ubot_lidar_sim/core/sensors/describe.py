@@ -58,7 +58,12 @@ def describe_models(cfg) -> Dict[str, str]:
             f'{"on" if cfg.motion_distortion else "off"}. Each beam is '
             + ('one pencil ray' if cfg.sub_rays == 1 else
                f'7 sub-rays: centre (weight 0.25) + hexagon at 0.35 x {cfg.divergence_mrad:g} '
-               'mrad (0.125 each)')
+               'mrad (0.125 each), '
+               + ('every one traced (footprint exhaustive)' if cfg.footprint == 'exhaustive'
+                  else 'footprint adaptive: the centre traced first, the hexagon only where the '
+                  'footprint may straddle surfaces (neighbours off its plane or hitting other '
+                  'layers, grazing incidence, block edges); elsewhere one echo of the centre '
+                  'hit with the whole power and the footprint-mean ground albedo'))
             + f'; divergence {cfg.divergence_mrad:g} x {div_v:g} mrad, up to '
             f'{cfg.max_hits_per_sub_ray} surfaces per sub-ray (foliage transmits, '
             f'continue step {cfg.continue_step_m:g} m).')

@@ -85,14 +85,15 @@ class LaserScanner:
         """Return the number of rays (len(ranges))."""
         return len(self.azimuth_rad)
 
-    def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
+    def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
         """
         Simulate one scan stamped at its first ray; returns a LaserScanResult.
 
         pose_at(times (N + 1,)) -> (N + 1, 4, 4) world-from-sensor at [stamp, stamp + ray times]
         (as for LidarSimulator.scan); weather and scan_index matter to the physical model only.
+        The world's actors are met at each ray's time (actor_poses: LidarSimulator.scan).
         """
-        res = self.sim.scan(pose_at, stamp_s, weather, scan_index)
+        res = self.sim.scan(pose_at, stamp_s, weather, scan_index, actor_poses)
         r = np.full(self.n_rays, np.inf)
         r[res.beam] = res.points['range']
         intens = np.zeros(0, dtype=np.float32)

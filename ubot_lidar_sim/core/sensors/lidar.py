@@ -26,12 +26,15 @@ from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pa
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.raycast.actors import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks
+from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 
 STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG = 0, 1, 2, 3, 4
+_NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
 
 
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
@@ -113,6 +116,33 @@ class LidarSimulator:
         self._sub_dirs = sub_ray_directions(beams.dir_sensor, self.offsets).reshape(
             beams.channels, beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
+        # Each beam's firing time after the stamp (its points' time) and column: where the
+        # world's actors are when its sub-rays fire (none: not needed).
+        self._beam_late_s = self._beam_column = None
+        if self.world.actors:
+            self._beam_column = np.asarray(beams.column, np.int64)
+            self._beam_late_s = (beams.column_time_s[beams.column]
+                                 + beams.ring_time_offset_s[beams.ring])
+        # footprint adaptive (physical model, 7 sub-rays): the centres first (adaptive_footprint).
+        self._adaptive = None
+        if self.cfg.model == 'physical' and self.cfg.footprint == 'adaptive' \
+                and len(self.weights) > 1:
+            self._adaptive = AdaptiveFootprint(beams, self._sub_planes, self.offsets,
+                                               self.weights, along_rings=self._repeats)
+
+    def ray_times(self, stamp_s, beam=None):
+        """
+        Return the RayTimes of a cast of the sweep stamped stamp_s (None: no actors).
+
+        beam (N,) int: the beam of each ray cast; None: every sub-ray in sweep order (beam
+        major, S per beam).
+        """
+        if self._beam_late_s is None:
+            return None
+        if beam is None:
+            beam = np.repeat(np.arange(self.beams.n_beams), len(self.weights))
+        return RayTimes(stamp_s + self._beam_late_s[beam], self._beam_column[beam],
+                        stamp_s + np.asarray(self.beams.column_time_s, np.float64))
 
     def _sweep_geometry(self, scan_index):
         """Switch to the beams of sweep scan_index (a rosette moves on; a grid stays)."""
@@ -133,40 +163,45 @@ class LidarSimulator:
         origins, dirs = self._sub_rays(poses)
         return origins, dirs, poses[0]
 
-    def _sub_rays(self, poses, rays32=None):
+    def _sub_rays(self, poses, rays32=None, planes=None):
         """
         Origins and directions (B * S, 3) of the sweep's sub-rays, from poses (C + 1, 4, 4).
 
-        rays32 (B * S, 6) float32, when given, receives their first cast's rays.
+        rays32 (B * S, 6) float32, when given, receives their first cast's rays; planes (three
+        (R, C, S') arrays) the sub-rays to turn instead of all (the centres: S' = 1).
         """
         cols = self.beams.columns
         if poses.shape != (cols + 1, 4, 4):     # the compiled rotation does not check indices
             raise ValueError(f'poses of shape {poses.shape}: expected ({cols + 1}, 4, 4), the '
                              'pose at the stamp and at each column')
         # World component i = (dx R_i0 + dy R_i1) + dz R_i2 of each column's rotation.
-        dx, dy, dz = self._sub_planes
+        dx, dy, dz = self._sub_planes if planes is None else planes
         return rotate_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), 0,
-                               self.beams.n_beams * len(self.weights), rays32)
+                               self.beams.n_beams * dx.shape[2], rays32)
 
-    def scan(self, pose_at, stamp_s, weather=None, scan_index=0):
+    def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
         """
         Simulate the sweep whose header stamp is stamp_s (s); returns a ScanResult.
 
         pose_at(times (C,)) -> (C, 4, 4) world-from-sensor at absolute times; weather a Weather
         (None = clear, dry); scan_index keys the random streams (noise, clutter, roughness).
+        The world's actors are met at each sub-ray's firing time (stamp + its point's time;
+        trajectories count from t = 0 s); actor_poses {actor name: pose_at} poses them
+        instead (World.actor_frame).
         """
         t0 = time.perf_counter()
         poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
         if self.blocks:
-            return self.scan_blocks(poses, stamp_s, weather, scan_index)
-        return self._scan_beams(poses, stamp_s, weather, scan_index, t0)
+            return self.scan_blocks(poses, stamp_s, weather, scan_index, actor_poses=actor_poses)
+        return self._scan_beams(poses, stamp_s, weather, scan_index, t0, actor_poses)
 
     def block_pose_times(self, stamp_s, j0, j1):
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
         cols = np.sort(np.concatenate(self.block_columns[j0:j1]))
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
 
-    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None):
+    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None,
+                    actor_poses=None):
         """
         Simulate the column blocks j0..j1 (None: all) of a sweep; their merged ScanResult.
 
@@ -175,33 +210,39 @@ class LidarSimulator:
         them; for all blocks it is the sweep. Without blocks: the whole sweep.
         """
         if not self.blocks:
-            return self._scan_beams(poses, stamp_s, weather, scan_index)
+            return self._scan_beams(poses, stamp_s, weather, scan_index,
+                                    actor_poses=actor_poses)
         j1 = len(self.blocks) if j1 is None else j1
         columns = self.block_columns[j0:j1]
         union = np.sort(np.concatenate(columns))
         results = []
         for blk, cols in zip(self.blocks[j0:j1], columns):
             rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
-            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index))
+            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index,
+                                           actor_poses=actor_poses))
         return column_blocks.merge_columns(results, columns, self.beams.channels)[0]
 
-    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None):
+    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None, actor_poses=None):
         """Simulate every beam of this simulator (a sweep or one column block): ScanResult."""
         self._sweep_geometry(scan_index)
         cfg, beams = self.cfg, self.beams
         weather = scan_weather(cfg, weather)
         n_beams, n_sub = beams.n_beams, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
-        rays32 = np.empty((n_beams * n_sub, 6), np.float32)   # the first cast's, in one pass
-        origins, dirs = self._sub_rays(poses, rays32)
+        # The first cast's rays, in one pass: every sub-ray, or the centres (adaptive).
+        planes = None if self._adaptive is None else self._adaptive.centre_planes
+        rays32 = np.empty((n_beams * (n_sub if planes is None else 1), 6), np.float32)
+        origins, dirs = self._sub_rays(poses, rays32, planes)
         sensor_pose = poses[0]
         t_rays = time.perf_counter()
         if cfg.model == 'geometric':
-            ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams)
+            actors = {'times': self.ray_times(float(stamp_s)), 'actor_poses': actor_poses}
+            ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams, actors)
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index)
+                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index, poses,
+                stamp_s, actor_poses)
         beam = ret.beam
         points = self._pack(ret, beam)
         t4 = time.perf_counter()
@@ -212,17 +253,19 @@ class LidarSimulator:
                           sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
                           hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
 
-    def _geometric(self, origins, dirs, rays32, n_beams):
+    def _geometric(self, origins, dirs, rays32, n_beams, actors):
         """
         Run the geometric model: (Returns, centre range (B,), time), one ray per beam.
 
         The first surface each ray meets (World.first_surfaces: foliage included, smoke not)
         within max_range_m; nearer than min_range_m it is too close, otherwise a point with
         intensity, reflectivity and signal 0 that is its beam's first, strongest and last return.
+        actors: the times and actor_poses of World.first_surfaces.
         """
         cfg = self.cfg
-        beam, r, material, class_id = self.world.first_surfaces(
-            origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects))
+        beam, r, material, class_id, instance = self.world.first_surfaces(
+            origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects),
+            **actors)
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
         centre[beam] = r                                  # one ray per beam
@@ -232,27 +275,47 @@ class LidarSimulator:
         if near.any():
             too_close[beam[near]] = True
             p = np.flatnonzero(~near)
-            beam, r, material, class_id = beam[p], r[p], material[p], class_id[p]
+            beam, r, material, class_id, instance = (beam[p], r[p], material[p], class_id[p],
+                                                     instance[p])
         n = beam.size
         ret = echoes.Returns(
             beam=beam, range_m=r, reflectivity=np.zeros(n), signal=np.zeros(n, np.uint16),
             intensity=np.zeros(n, np.uint8), class_id=class_id, material=material,
             return_index=np.ones(n, np.uint8), return_count=np.ones(n, np.uint8),
             return_flags=np.full(n, FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST, np.uint8),
-            n_echoes=hits, too_close=too_close)
+            n_echoes=hits, too_close=too_close,
+            instance_id=instance if self.world.actors else None)
         return ret, centre, t1
 
-    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index):
-        """Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times)."""
+    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index,
+                  poses, stamp_s, actor_poses):
+        """
+        Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times).
+
+        origins, dirs, rays32: every sub-ray, or with footprint adaptive the beams' centres;
+        the world's actors are met at each ray's firing time (ray_times; actor_poses as in
+        World.trace).
+        """
         cfg, table = self.cfg, self.materials
-        hits = self.world.trace(
-            origins, dirs, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
-            continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
-            smoke=weather.smoke, smoke_density=weather.smoke_density,
-            smoke_radius_scale=cfg.smoke_cell_radius_scale,
-            smoke_density_threshold=cfg.smoke_density_threshold,
-            smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
-            with_normals=cfg.pulse_length_m > 0.0, rays32=rays32)
+
+        def trace(o, d, r32, beam=None):
+            # beam (N,): each ray's beam (adaptive casts); None: every sub-ray in order.
+            return self.world.trace(
+                o, d, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
+                continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
+                smoke=weather.smoke, smoke_density=weather.smoke_density,
+                smoke_radius_scale=cfg.smoke_cell_radius_scale,
+                smoke_density_threshold=cfg.smoke_density_threshold,
+                smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
+                with_normals=cfg.pulse_length_m > 0.0, rays32=r32,
+                times=self.ray_times(float(stamp_s), beam), actor_poses=actor_poses)
+
+        refined = None
+        if self._adaptive is None:
+            hits = trace(origins, dirs, rays32)
+        else:
+            hits, dirs, refined = self._adaptive.trace(
+                trace, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub
@@ -262,6 +325,8 @@ class LidarSimulator:
             cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs,
             snow_depth_m=weather.snow_depth_m)
+        if refined is not None:
+            contrib = self._adaptive.full_footprint(contrib, refined)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
@@ -314,7 +379,8 @@ class LidarSimulator:
         pack_points(pts, beams.dir_sensor, beams.ring, beams.column, beams.column_time_s,
                     beams.ring_time_offset_s, np.asarray(beam, np.int64), ret.range_m,
                     ret.intensity, ret.reflectivity, ret.signal, ret.return_index,
-                    ret.return_count, ret.return_flags, ret.material, ret.class_id)
+                    ret.return_count, ret.return_flags, ret.material, ret.class_id,
+                    _NO_INSTANCE if ret.instance_id is None else ret.instance_id)
         return pts
 
 

@@ -50,6 +50,30 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
 
 
 @numba.njit(cache=True, nogil=True)
+def rotate_rows(dx, dy, dz, poses, beams, subs, rays32):
+    """
+    World origins and directions (M, 3) of sub-ray subs[m] of beam beams[m] (M,) int64 each.
+
+    dx, dy, dz (R, C, S) and poses (C, 4, 4) as rotate_sub_rays; beam b is ring b // C, column
+    b % C. Each row is computed as rotate_sub_rays computes it (the same bits); rays32 (M, 6)
+    float32 receives the rays (origins with +0.0 for -0.0).
+    """
+    n_col = dx.shape[1]
+    m = beams.shape[0]
+    origins = np.empty((m, 3))
+    out = np.empty((m, 3))
+    for q in range(m):
+        r, c, s = beams[q] // n_col, beams[q] % n_col, subs[q]
+        x, y, z = dx[r, c, s], dy[r, c, s], dz[r, c, s]
+        for i in range(3):
+            origins[q, i] = poses[c, i, 3] + 0.0
+            out[q, i] = (x * poses[c, i, 0] + y * poses[c, i, 1]) + z * poses[c, i, 2]
+            rays32[q, i] = origins[q, i]
+            rays32[q, 3 + i] = out[q, i]
+    return origins, out
+
+
+@numba.njit(cache=True, nogil=True)
 def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
     """
     Minimum (B,) of values (H,) per beam (H,) int (inf where none), over rows where mask (H,).
@@ -71,10 +95,11 @@ def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
 @numba.njit(cache=True, nogil=True)
 def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s, beam, range_m,
                 intensity, reflectivity, signal, return_index, return_count, return_flags,
-                material, class_id):
+                material, class_id, instance_id):
     """
     Fill the point records pts (P,) of output.layouts.FULL_DTYPE from the Returns columns.
 
+    instance_id (P,) uint16, or (1,) for a sweep without actors (every point that value).
     beam (P,) the points' beams in the sweep; dir_sensor (B, 3), ring (B,), column (B,) per
     beam; column_time_s (C,), ring_time_offset_s (rings,). xyz = direction x range and time =
     column time + ring offset are float64 rounded once to the float32 fields.
@@ -96,6 +121,7 @@ def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s
         pts[p].return_flags = return_flags[p]
         pts[p].material = material[p]
         pts[p].class_id = class_id[p]
+        pts[p].instance_id = instance_id[p if instance_id.shape[0] == beam.shape[0] else 0]
 
 
 @numba.njit(cache=True, nogil=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.raycast.actors import one_instant
 
 N_RAYS = 5
 
@@ -46,10 +47,12 @@ class TerrainSensor:
         self.world = world
 
     def sample(self, base_pose, vehicle_center_to_front_m=None, tire_radii_m=None,
-               tire_centres_base=None):
+               tire_centres_base=None, time_s=0.0, actor_poses=None):
         """
         Trace the rays from the world-from-base pose (4, 4); returns a TerrainResult.
 
+        time_s: the sample's time (the world's actors are where they are then; trajectories
+        count from the recording start), actor_poses: as World.trace.
         vehicle_center_to_front_m and tire_radii_m (4,) default to the config's constants;
         tire_centres_base (4, 3) base-frame tire centres (e.g. from TF), default
         tire_positions_m. A NaN row (centre unknown) takes that tire's tire_positions_m when
@@ -90,7 +93,9 @@ class TerrainSensor:
         rows = np.flatnonzero(castable)
         if rows.size:
             hits = self.world.cast(starts[rows], axes[rows], float(lengths[rows].max()),
-                                   ignored=tuple(cfg.ignored_objects))
+                                   ignored=tuple(cfg.ignored_objects),
+                                   times=one_instant(rows.size, time_s),
+                                   actor_poses=actor_poses)
             ray = rows[np.asarray(hits.ray)]
             rng = np.asarray(hits.range_m, dtype=np.float64)
             # One cast serves all lengths: keep the hits inside each ray's own trace.

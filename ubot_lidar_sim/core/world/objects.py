@@ -32,9 +32,13 @@ class WorldObject:
     n_triangles: int
 
 
-def build_object(obj, index, ctx, budget):
-    """Check objects[index] and build it; returns (WorldObject, Geometry) within budget."""
-    keys = check_object(obj, index, ctx)
+def build_object(obj, index, ctx, budget, section='objects'):
+    """
+    Check objects[index] and build it; returns (WorldObject, Geometry) within budget.
+
+    section 'actors': an actor (schema.check_object), placed by its pose in its own frame.
+    """
+    keys = check_object(obj, index, ctx, section)
     kind, where, xyz = keys.kind, keys.where, keys.xyz
     rot = rotation_rpy(*np.radians(keys.rpy_deg))
     extra = {}

@@ -92,6 +92,7 @@ def occupancy_map(obj, where, ctx, budget):
     wall_m = ctx.number(obj, 'wall_height_m', where, 2.0)
     meta = read_yaml(path)
     mctx = Context(f'{path} (map of {ctx.source} {where})', path.parent, ctx.budget)
+    mctx.files = ctx.files          # the image is a file of the world too
     if not isinstance(meta, dict):
         raise mctx.error('map', 'expected a mapping (Nav2 map_server YAML)')
     if 'image' not in meta:

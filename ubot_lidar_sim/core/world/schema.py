@@ -19,7 +19,11 @@ MAX_TRIANGLES = 5_000_000
 # Every length and coordinate of a world: float32 geometry keeps ~6 cm at 1000 km, and beyond
 # float32's 3.4e38 an object would silently vanish from the scene.
 MAX_EXTENT_M = 1e6
-WORLD_KEYS = ('frame', 'objects', 'smoke')
+WORLD_KEYS = ('frame', 'objects', 'actors', 'smoke')
+# Actors are cast one caster each, per cast: a thousand keeps a world's actors a fleet, not a
+# crowd the cast cannot carry; checked before any actor is built.
+MAX_ACTORS = 1024
+ACTOR_TYPES = ('box', 'sphere', 'cylinder', 'mesh')
 COMMON_KEYS = {'name', 'type', 'material', 'class_id', 'foliage', 'ground', 'pose'}
 TYPE_KEYS = {
     'plane': {'size_m'}, 'box': {'size_m'}, 'sphere': {'radius_m'},
@@ -42,6 +46,7 @@ class Context:
     def __init__(self, source, base_dir, max_triangles):
         """Name the file (source) in errors; base_dir resolves relative paths (None: cwd)."""
         self.source, self.base_dir, self.budget = source, base_dir, max_triangles
+        self.files = []     # every file path() returned, in order: what the world was read from
 
     def error(self, where, problem):
         """Return the WorldError '<source>: <where>: <problem>'."""
@@ -90,6 +95,7 @@ class Context:
             raise self.error(f'{where}.file', f"'{path}' is {exc.strerror}") from None
         except OSError:
             raise self.error(f'{where}.file', f"file '{path}' not found") from None
+        self.files.append(path)
         return path
 
 
@@ -110,6 +116,17 @@ def check_world(data, ctx):
     return frame, entries
 
 
+def check_actor_list(data, ctx):
+    """Return the world's actors list (at most MAX_ACTORS entries), before any is built."""
+    actors = data.get('actors', []) if isinstance(data, dict) else []
+    actors = [] if actors is None else actors
+    if not isinstance(actors, list):
+        raise ctx.error('actors', f'expected a list, got {short(actors)}')
+    if len(actors) > MAX_ACTORS:
+        raise ctx.error('actors', f'{len(actors)} actors, at most {MAX_ACTORS}')
+    return actors
+
+
 @dataclass(frozen=True)
 class ObjectKeys:
     """The checked common keys of one object entry (its type keys are read by its builder)."""
@@ -125,23 +142,30 @@ class ObjectKeys:
     rpy_deg: np.ndarray             # (3,) float64 deg
 
 
-def check_object(obj, index, ctx):
-    """Check the keys of objects[index] and its common values; returns ObjectKeys."""
-    where = f'objects[{index}]'
+def check_object(obj, index, ctx, section='objects'):
+    """
+    Check the keys of objects[index] and its common values; returns ObjectKeys.
+
+    section 'actors': an entry of the actors list (its types ACTOR_TYPES, plus ``motion``).
+    """
+    where = f'{section}[{index}]'
     if not isinstance(obj, dict):
         raise ctx.error(where, f'expected a mapping, got {short(obj)}')
+    kinds = ACTOR_TYPES if section == 'actors' else tuple(TYPE_KEYS)
+    extra = {'motion'} if section == 'actors' else set()
     kind = obj.get('type')
-    if kind not in TYPE_KEYS:
-        raise ctx.error(f'{where}.type', f'unknown type {short(kind)}, allowed '
-                        + ', '.join(TYPE_KEYS))
     name = obj.get('name', f'{kind}_{index}')
     if not isinstance(name, str) or not name:
         raise ctx.error(f'{where}.name', f'expected a non-empty string, got {short(name)}')
-    where = f"objects[{index}] '{name}'"
-    unknown = sorted(set(obj) - COMMON_KEYS - TYPE_KEYS[kind])
+    if kind not in kinds:
+        named = f"{where} '{name}'" if section == 'actors' and 'name' in obj else where
+        raise ctx.error(f'{named}.type', f'unknown type {short(kind)}, allowed '
+                        + ', '.join(kinds))
+    where = f"{section}[{index}] '{name}'"
+    unknown = sorted(set(obj) - COMMON_KEYS - TYPE_KEYS[kind] - extra)
     if unknown:
         raise ctx.error(f'{where}.{unknown[0]}', f'unknown key for a {kind}, allowed '
-                        + ', '.join(sorted(COMMON_KEYS | TYPE_KEYS[kind])))
+                        + ', '.join(sorted(COMMON_KEYS | TYPE_KEYS[kind] | extra)))
     material = obj.get('material', 'other')
     if material not in MATERIAL_NAMES:
         raise ctx.error(f'{where}.material', f'unknown material {short(material)}, allowed '

@@ -10,23 +10,27 @@ the key and the problem. Built once per scene; weather and poses are passed per 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.raycast.actors import (ActorCasting, ActorFrame, one_instant, PoseAt,
+                                                RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
 from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
+from ubot_lidar_sim.core.world.actors import Actor, build_actors
 from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
-from ubot_lidar_sim.core.world.schema import check_smoke, check_world, Context, MAX_TRIANGLES
+from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
+                                              Context, MAX_TRIANGLES)
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 
@@ -36,27 +40,38 @@ class World:
     def __init__(self, frame: str, objects: Sequence[WorldObject],
                  geometries: Sequence[Geometry], smoke: NDArray[np.float64],
                  smoke_density: NDArray[np.float64], materials: MaterialTable | None = None,
-                 caster: CasterFactory | None = None):
+                 caster: CasterFactory | None = None, actors: Sequence[Actor] = ()):
         """
         Use World.load or World.from_dict; attributes follow docs/architecture.md.
 
-        caster: a backend.CasterFactory built once from the geometries (default Open3dCaster).
+        caster: a backend.CasterFactory built once from the geometries (default Open3dCaster),
+        and once per actor from its geometry (core/world/actors.py, raycast/actors.py).
         """
         self.frame = frame
         self.objects = list(objects)
+        self.actors = list(actors)
         self.smoke = smoke
         self.smoke_density = smoke_density
         self.materials = materials
-        self._names = {o.name: i for i, o in enumerate(self.objects)}
+        self._geoms = list(geometries)
+        every = self.objects + [a.obj for a in self.actors]
+        self._names = {o.name: i for i, o in enumerate(every)}
+        self.files = ()     # the world file and every file it references (World.load)
         self._caster_factory = Open3dCaster if caster is None else caster
-        self._tracer = Tracer(geometries, [o.material for o in objects],
-                              [o.class_id for o in objects], [o.foliage for o in objects],
-                              [o.ground for o in objects], self._caster_factory(geometries))
+        n = len(self.objects)
+        casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
+            if self.actors else None
+        instance = np.r_[np.zeros(n), np.arange(1, len(self.actors) + 1)].astype(np.uint16)
+        self._tracer = Tracer(self._geoms + [a.geometry for a in self.actors],
+                              [o.material for o in every], [o.class_id for o in every],
+                              [o.foliage for o in every], [o.ground for o in every],
+                              self._caster_factory(self._geoms), casting, instance)
 
     def __reduce__(self):
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
-        return (World, (self.frame, self.objects, self._tracer.geometries, self.smoke,
-                        self.smoke_density, self.materials, self._caster_factory))
+        return (World, (self.frame, self.objects, self._geoms, self.smoke,
+                        self.smoke_density, self.materials, self._caster_factory, self.actors),
+                {'files': self.files})
 
     @property
     def n_triangles(self) -> int:
@@ -87,8 +102,10 @@ class World:
             return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
                                  max_triangles, caster)
         path = Path(spec)
-        return cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
-                             caster)
+        world = cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
+                              caster)
+        world.files = (path, *world.files)
+        return world
 
     @classmethod
     def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
@@ -97,9 +114,40 @@ class World:
         """Build a world from the parsed YAML mapping; relative files resolve against base_dir."""
         ctx = Context(source, base_dir, max_triangles)
         frame, entries = check_world(data, ctx)
+        check_actor_list(data, ctx)         # the count, before anything is built
         objects, geoms = build_objects(entries, ctx, max_triangles)
+        actors = build_actors(data, ctx, max_triangles - sum(o.n_triangles for o in objects),
+                              len(objects), [o.name for o in objects])
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
-        return cls(frame, objects, geoms, smoke, density, materials, caster)
+        world = cls(frame, objects, geoms, smoke, density, materials, caster, actors)
+        world.files = tuple(ctx.files)
+        return world
+
+    def with_actors(self, extra: Sequence[Actor]) -> World:
+        """Return this world with the actors extra after its own (e.g. actors.fleet_actors)."""
+        world = World(self.frame, self.objects, self._geoms, self.smoke, self.smoke_density,
+                      self.materials, self._caster_factory, self.actors + list(extra))
+        world.files = self.files
+        return world
+
+    def actor_frame(self, n: int, times: RayTimes | None = None,
+                    actor_poses: Mapping[str, PoseAt] | None = None) -> ActorFrame | None:
+        """
+        Return the actors of a cast of n rays fired at times (None: all at t = 0 s).
+
+        An actor is posed by actor_poses[its name] when given there (a node's /tf lookup),
+        else by its trajectory (times from the recording start); a frame actor without an
+        entry is not drawn. None when the world has no actors.
+        """
+        if not self.actors:
+            return None
+        times = one_instant(n, 0.0) if times is None else times
+        if times.time_s.shape != (n,) or times.column.shape != (n,):
+            raise ConfigError('times', f'{times.time_s.shape} {times.column.shape}',
+                              f'({n},) firing times and columns, one per ray')
+        poses = actor_poses or {}
+        chosen = [(k, poses.get(a.name, a.trajectory)) for k, a in enumerate(self.actors)]
+        return self._tracer.actors.frame([(k, p) for k, p in chosen if p is not None], times)
 
     def _texture(self, materials, sd, slope):
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""
@@ -130,7 +178,8 @@ class World:
               smoke_enabled: bool = True, materials: MaterialTable | None = None,
               reflectivity_sd: ArrayLike | None = None, micro_slope_deg: ArrayLike | None = None,
               with_points: bool = True, with_normals: bool = True,
-              rays32: NDArray[np.float32] | None = None) -> Hits:
+              rays32: NDArray[np.float32] | None = None, times: RayTimes | None = None,
+              actor_poses: Mapping[str, PoseAt] | None = None) -> Hits:
         """
         Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
 
@@ -146,8 +195,12 @@ class World:
         that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
         rays32 (N, 6) float32: the first cast's rays when the caller has them (origins without
         -0.0; sensors.sweep_passes.rotate_sub_rays), which saves a pass over the rays.
+        times (raycast.actors.RayTimes of the N rays), actor_poses: when each ray meets the
+        world's actors, and where they are (World.actor_frame; None: t = 0 s). Hits.instance_id
+        names the actor hit (0: the static world).
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
+        actors = self.actor_frame(o.shape[0], times, actor_poses)
         if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
             raise ConfigError('rays32', f'{rays32.dtype} {rays32.shape}',
                               f'float32 ({o.shape[0]}, 6): the rays of origins and dirs')
@@ -179,38 +232,45 @@ class World:
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
-                                  bool(with_points), bool(with_normals), rays32)
+                                  bool(with_points), bool(with_normals), rays32, actors)
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
              ignored: str | Iterable[str] = (), materials: MaterialTable | None = None,
              reflectivity_sd: ArrayLike | None = None,
-             micro_slope_deg: ArrayLike | None = None, texture: bool = True) -> Hits:
+             micro_slope_deg: ArrayLike | None = None, texture: bool = True,
+             times: RayTimes | None = None,
+             actor_poses: Mapping[str, PoseAt] | None = None) -> Hits:
         """
         Return the first hit of each ray (no foliage continuation, no smoke), <= N Hits rows.
 
         texture False: no ground texture (albedo 1, the faces' own normals), for a caller that
-        needs only ranges, objects and materials.
+        needs only ranges, objects and materials. times, actor_poses: as in trace.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg) if texture \
             else (None, None)
         return self._tracer.trace(o, d, rng, 1, 1.0, self.ignored_indices(ignored), None, False,
-                                  sd, slope)
+                                  sd, slope, actors=self.actor_frame(o.shape[0], times,
+                                                                     actor_poses))
 
     def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                        rays32: NDArray[np.float32], max_range_m: float,
-                       ignored: str | Iterable[str] = ()):
+                       ignored: str | Iterable[str] = (), times: RayTimes | None = None,
+                       actor_poses: Mapping[str, PoseAt] | None = None):
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
         origins, dirs (N, 3) float64 (unit dirs, no -0.0 in origins) and rays32 (N, 6) float32
         the same rays (sensors.sweep_passes.rotate_sub_rays gives all three; not checked again).
         Returns ray (K,) int64 ascending, range (K,) float64 (<= max_range_m), material and
-        class_id (K,) uint8 of the K rays that hit.
+        class_id (K,) uint8 and instance_id (K,) uint16 of the K rays that hit. times,
+        actor_poses: as in trace.
         """
+        actors = self.actor_frame(origins.shape[0], times, actor_poses)
         ray, rng, obj = self._tracer.first_hits(origins, dirs, rays32, float(max_range_m),
-                                                self.ignored_indices(ignored))
-        return ray, rng, self._tracer.material[obj], self._tracer.class_id[obj]
+                                                self.ignored_indices(ignored), actors)
+        return (ray, rng, self._tracer.material[obj], self._tracer.class_id[obj],
+                self._tracer.instance_of(obj))
 
 
 def materials_for_config(cfg) -> MaterialTable:

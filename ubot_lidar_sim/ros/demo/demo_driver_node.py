@@ -6,7 +6,9 @@ Publishes ``/tf`` (world_frame -> odom -> base_link on a circle of ``loop_radius
 frames (depth 1, transient_local, as tf2 static broadcasters do), ``/environment`` (a scenario
 clear -> rain ramping to ``rain_max_mm_h`` -> fog down to ``fog_min_visibility_m`` -> smoke
 near the path -> snow ramping to ``snow_max_mm_h`` on ``snow_depth_m`` of cover, repeating) and
-``~/phase`` (std_msgs/String, the current phase name). The parameters are the fields of
+``~/phase`` (std_msgs/String, the current phase name). With ``weather_cycle`` false it
+publishes neither, so a weather published by hand (``ros2 topic pub /environment ...``) stays
+in force. The parameters are the fields of
 ``scenario.DemoDriverConfig``; the maths is in scenario.py.
 """
 
@@ -107,6 +109,8 @@ class DemoDriverNode(Node):
     @_on_clock
     def _publish_environment(self, t_s, stamp):
         cfg = self.config
+        if not cfg.weather_cycle:
+            return
         phase, rain, vis, frac, snow = scenario_at(
             t_s, cfg.phase_durations_s, cfg.rain_max_mm_h, cfg.fog_min_visibility_m,
             rain_haze_visibility_m=cfg.rain_haze_visibility_m, snow_max_mm_h=cfg.snow_max_mm_h)

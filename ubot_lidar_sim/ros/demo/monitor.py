@@ -84,9 +84,10 @@ class TopicRate:
 class Monitor(Node):
     """Subscribes to the sensor topics, the demo phase and environment; keeps rates, samples."""
 
-    def __init__(self, context, snapshots, world_frame, lookup):
+    def __init__(self, context, snapshots, world_frame, lookup, namespace=None):
         # No parameter services: each service is one more entity in every wait set.
-        super().__init__('demo_monitor', context=context, start_parameter_services=False)
+        super().__init__('demo_monitor', context=context, start_parameter_services=False,
+                         **({'namespace': namespace} if namespace else {}))
         self.rates = {'lidar_3d': TopicRate(), 'laser_scan': TopicRate(),
                       'terrain_sensor': TopicRate()}
         self.phase = '-'

@@ -18,6 +18,7 @@ from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
+from ubot_lidar_sim.ros.demo.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
@@ -55,6 +56,9 @@ def add_arguments(parser):
     parser.add_argument('--set', action='append', default=[], metavar='NODE:NAME=VALUE',
                         help='override one parameter of one node, value as YAML, e.g. '
                         'lidar_3d:sub_rays=1 (repeatable)')
+    parser.add_argument('--robots', type=int, default=1,
+                        help='robots of a fleet (1-5): each in namespace robotK with its four '
+                        'nodes, on its own loop, seeing the others (the status shows robot1)')
     parser.add_argument('--verbose', action='store_true',
                         help="keep the nodes' info logs (they interleave with the status)")
     return parser
@@ -94,6 +98,7 @@ def run(args):
 
     try:
         params = node_parameters(args.params, args.preset, args.set)
+        check_robots(args.robots)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         # YAML errors span several lines (position, context): one line (exit 2).
         print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
@@ -117,17 +122,18 @@ def run(args):
     try:
         classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
                    ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
-        for name, cls in classes:
-            kwargs = {'context': context,
-                      'parameter_overrides': [Parameter(k, value=v)
-                                              for k, v in params[name].items()]}
+        n = args.robots
+        for robot, (name, cls) in ((k, c) for k in range(1, n + 1) for c in classes):
+            given = {**params[name], **(robot_parameters(robot, n)[name] if n > 1 else {})}
+            kwargs = {'context': context, 'namespace': robot_namespace(robot, n) or None,
+                      'parameter_overrides': [Parameter(k, value=v) for k, v in given.items()]}
             if nodes and name != 'demo_driver' and _same_world(params, name):
-                kwargs.update(world=nodes[0].world, materials=nodes[0].materials)
-            nodes.append(cls(**kwargs))
+                kwargs.update(world=nodes[0].loaded_world, materials=nodes[0].materials)
+            nodes.append(cls(**{k: v for k, v in kwargs.items() if v is not None}))
             if stop['signal']:
                 return 0
         monitor = Monitor(context, args.snapshots, nodes[0].get_parameter('world_frame').value,
-                          nodes[0].lookup_many)
+                          nodes[0].lookup_many, robot_namespace(1, n) or None)
         nodes.append(monitor)
         configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
         executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)

@@ -24,7 +24,7 @@ _RAIN_MODEL = LidarConfig()
 
 @dataclass(frozen=True)
 class DemoDriverConfig(Validated):
-    """Parameters of the demo_driver node; only speed_m_s may change while it runs."""
+    """Parameters of the demo_driver node; speed_m_s and weather_cycle may change as it runs."""
 
     world_frame: str = _p('map', 'World (ground-truth) frame, parent of odom.', read_only=True,
                           nonempty=True)
@@ -47,6 +47,8 @@ class DemoDriverConfig(Validated):
                            'base_link -> laser_frame: x y z (m) roll pitch yaw (deg).',
                            item_type=float, length=6, read_only=True)
     tf_rate_hz: float = _p(50.0, 'Rate of /tf.', 'Hz', min=1.0, max=1000.0, read_only=True)
+    weather_cycle: bool = _p(True, 'Publish the weather cycle on /environment; false: no '
+                             'environment message at all (publish your own weather).')
     environment_rate_hz: float = _p(5.0, 'Rate of environment updates.', 'Hz', min=0.1,
                                     max=100.0, read_only=True)
     rain_haze_visibility_m: float = _p(20000.0, 'Visibility of the haze that comes with the '

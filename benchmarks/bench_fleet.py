@@ -1,0 +1,109 @@
+"""
+Fleet case (issue 28): N robots x 3 sensors in one process on this machine, every sensor's rate.
+
+`python -m ubot_lidar_sim run --robots N` (the runner's defaults: the demo world, each lidar_3d
+in its own compute process) in a subprocess; a subscriber here counts every sensor's messages
+of every robot over `seconds` after a warm-up. FLEET_3x3: 3 robots at the defaults (physical
+model); FLEET_<N>_geometric: lidar_3d model geometric, N = 1, 2, ... until a sensor of some
+robot stays more than MISS_PCT under its rate (the largest N that keeps all is the row before).
+"""
+
+import os
+from pathlib import Path
+import signal
+import subprocess
+import sys
+import time
+
+from common import cpu_times, steal_pct
+import rclpy
+import rclpy.executors
+from rclpy.qos import qos_profile_sensor_data
+from sensor_msgs.msg import LaserScan, PointCloud2
+
+from ubot_lidar_sim.ros.demo.fleet import MAX_ROBOTS, robot_namespace
+from ubot_lidar_sim_msgs.msg import TerrainSensor
+
+COLUMNS = ('case', 'robots', 'sensors', 'slowest_hz', 'set_hz', 'met', 'cpu_steal_pct')
+MISS_PCT = 5.0          # a sensor under 95 % of its set rate misses it
+RATES_HZ = {'points': 10.0, 'scan': 30.0, 'terrain': 50.0}      # the runner's defaults
+ROOT = Path(__file__).resolve().parents[1]
+_RUNS = [0]             # a DDS domain per run: the last run's participants may linger
+
+
+def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0):
+    """
+    Return {(robot, topic): rate Hz} of a run of n robots over seconds.
+
+    Counted from warm_s after every topic's first message (the start takes longer on a loaded
+    machine; none within start_limit_s: those topics count 0).
+    """
+    _RUNS[0] += 1
+    domain = 60 + (os.getpid() + 7 * _RUNS[0]) % 40
+    env = {**os.environ, 'ROS_DOMAIN_ID': str(domain)}
+    argv = [sys.executable, '-m', 'ubot_lidar_sim', 'run', '--robots', str(n)] + [
+        a for s in sets for a in ('--set', s)]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node('fleet_bench', context=ctx)
+    stamps = {}
+    types = {'points': PointCloud2, 'scan': LaserScan, 'terrain': TerrainSensor}
+    for k in range(1, n + 1):
+        ns = robot_namespace(k, n)
+        for topic, cls in types.items():
+            key = (k, topic)
+            stamps[key] = []
+            node.create_subscription(cls, f'/{ns}/{topic}' if ns else f'/{topic}',
+                                     lambda _m, key=key: stamps[key].append(time.monotonic()),
+                                     qos_profile_sensor_data)
+    executor = rclpy.executors.SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    limit = time.monotonic() + start_limit_s
+    try:
+        while time.monotonic() < limit and not all(stamps.values()):
+            executor.spin_once(timeout_sec=0.05)
+        start = time.monotonic() + warm_s
+        while time.monotonic() < start + seconds:
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    end = start + seconds
+    return {key: sum(1 for t in ts if start <= t < end) / seconds
+            for key, ts in stamps.items()}
+
+
+def _row(case, n, rates, steal):
+    """One bench.json row: every robot's rate per sensor, the slowest, met or not."""
+    slowest = {topic: min(r for (k, t), r in rates.items() if t == topic) for topic in RATES_HZ}
+    met = all(slowest[t] >= RATES_HZ[t] * (1.0 - MISS_PCT / 100.0) for t in RATES_HZ)
+    return {'case': case, 'robots': n, 'sensors': 3 * n,
+            'rates_hz': {f'robot{k}/{t}': round(r, 2) for (k, t), r in sorted(rates.items())},
+            'slowest_hz': {t: round(r, 2) for t, r in slowest.items()},
+            'set_hz': RATES_HZ, 'met': met, 'cpu_steal_pct': steal}
+
+
+def run(seconds=20.0):
+    """FLEET_3x3, then FLEET_<N>_geometric for N = 1.. until one misses; bench.json rows."""
+    rows = []
+    before = cpu_times()
+    rows.append(_row('FLEET_3x3', 3, measure(3, seconds), steal_pct(before)))
+    for n in range(1, MAX_ROBOTS + 1):
+        before = cpu_times()
+        rows.append(_row(f'FLEET_{n}_geometric', n,
+                         measure(n, seconds, sets=('lidar_3d:model=geometric',)),
+                         steal_pct(before)))
+        if not rows[-1]['met']:
+            break
+    return rows
+
+
+if __name__ == '__main__':
+    import json
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 20.0
+    print(json.dumps(run(seconds), indent=1))

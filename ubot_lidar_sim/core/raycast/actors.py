@@ -1,0 +1,196 @@
+"""
+Moving objects (actors) in a cast: each ray meets each actor where the actor is at its own time.
+
+Every actor has its own caster, built once from its geometry in its own frame with the world's
+caster factory, so any backend of the Caster seam casts actors. Per cast and actor:
+
+1. cull: the rays that cannot reach the actor's bounding sphere before their static hit are
+   dropped (compiled, one test per ray); the sphere's centre is taken at each ray's column time
+   and its radius grows by what the centre moves within the firing offsets of a column;
+2. only the surviving rays are turned into the actor's frame at their own firing time (the
+   actor's pose is asked for those times only) and cast against the actor's caster;
+3. the nearer of the static and the actor hit is kept; its normal is turned back to the world.
+
+The cost of an actor follows the rays that reach its sphere, not the whole sweep, and no pose is
+shared by a sweep: a spinning sensor sees a moving actor stretched or squeezed as a real one does.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import numba
+import numpy as np
+from numpy.typing import NDArray
+
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
+from ubot_lidar_sim.core.raycast.geometry import Geometry
+
+# pose_at(times (n,) s) -> (n, 4, 4) world-from-actor; a NaN pose leaves the actor out.
+PoseAt = Callable[[NDArray[np.float64]], NDArray[np.float64]]
+
+
+class RayTimes(NamedTuple):
+    """
+    When each ray of a cast fires: time_s (N,) s; column (N,) int64 into column_time_s (C,) s.
+
+    A ray fires within a few microseconds (the per-laser offsets) of its column's time; the cull
+    uses the column's time with a sphere grown by the actor's motion over that offset.
+    """
+
+    time_s: NDArray[np.float64]
+    column: NDArray[np.int64]
+    column_time_s: NDArray[np.float64]
+
+
+def one_instant(n: int, time_s: float) -> RayTimes:
+    """Return the RayTimes of n rays that all fire at time_s."""
+    return RayTimes(np.full(n, float(time_s)), np.zeros(n, np.int64),
+                    np.array([float(time_s)]))
+
+
+class ActorFrame(NamedTuple):
+    """One cast's actors: object indices (A,), their poses and the rays' times."""
+
+    index: tuple
+    pose_at: tuple
+    centre: NDArray[np.float64]     # (A, C, 3) sphere centre at each column time
+    radius: NDArray[np.float64]     # (A, C) sphere radius grown by the in-column motion
+    times: RayTimes
+
+
+class ActorCasting:
+    """The actors of a world: one caster per actor, object indices first_obj.. (see module)."""
+
+    def __init__(self, geometries: Sequence[Geometry], factory: CasterFactory, first_obj: int):
+        """Build a caster per actor geometry (its own frame); actor k is object first_obj + k."""
+        self.first_obj = int(first_obj)
+        self._casters = [factory([g]) for g in geometries]
+        self._centre, self._radius = [], []
+        for g in geometries:
+            v = np.asarray(g.vertices, np.float64)
+            c = (v.min(axis=0) + v.max(axis=0)) / 2.0 if v.size else np.zeros(3)
+            self._centre.append(c)
+            # float32 vertices and the float32 rays: a millimetre keeps every hit inside.
+            self._radius.append(float(np.linalg.norm(v - c, axis=1).max()) + 1e-3
+                                if v.size else 0.0)
+
+    def __len__(self):
+        """Return the number of actors."""
+        return len(self._casters)
+
+    def frame(self, actors: Sequence[tuple[int, PoseAt]], times: RayTimes) -> ActorFrame:
+        """
+        Return the ActorFrame of one cast: actors (k, pose_at) with k the actor's number.
+
+        The sphere of actor k at column j is centred where pose_at puts it at column_time_s[j];
+        its radius grows by the farthest its centre moves within the largest firing offset.
+        """
+        t_c = np.asarray(times.column_time_s, np.float64)
+        late = np.asarray(times.time_s, np.float64) - t_c[times.column]
+        offsets = sorted({float(late.min()), 0.0, float(late.max())} if late.size else {0.0})
+        at_times = np.concatenate([t_c + dt for dt in offsets])     # one call per actor
+        n_c = t_c.size
+        index, poses = [], []
+        centres = np.empty((len(actors), n_c, 3))
+        radii = np.empty((len(actors), n_c))
+        for a, (k, pose_at) in enumerate(actors):     # a few actors, not a loop over rays
+            local = np.append(self._centre[k], 1.0)
+            at = (np.asarray(pose_at(at_times), np.float64) @ local)[:, :3].reshape(
+                len(offsets), n_c, 3)
+            centres[a] = at[offsets.index(0.0)]
+            radii[a] = self._radius[k] + np.linalg.norm(at - centres[a], axis=2).max(axis=0)
+            index.append(self.first_obj + k)
+            poses.append(pose_at)
+        return ActorFrame(tuple(index), tuple(poses), centres, radii, times)
+
+    def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
+             frame: ActorFrame, ignored: frozenset[int]) -> CastResult:
+        """
+        Return res with every actor hit nearer than the static one (see the module docstring).
+
+        rays (M, 6) float32 world frame, res their static CastResult, rows (M,) the rays'
+        indices into frame.times.
+        """
+        t, obj, prim, normal = res
+        copied = False
+        column = frame.times.column[rows]
+        live = np.array([index not in ignored for index in frame.index])
+        limit = np.array(t, np.float64)       # a copy: it shrinks as actors are hit
+        # One pass over the rays for every actor: reach[a, m] when ray m reaches sphere a.
+        reach = np.zeros((len(frame.index), rays.shape[0]), np.bool_)
+        reach_spheres(rays, column, frame.centre, frame.radius, limit, live, reach)
+        for a, index in enumerate(frame.index):
+            cand = np.flatnonzero(reach[a])
+            n = cand.size
+            if n == 0:
+                continue
+            pose = np.ascontiguousarray(frame.pose_at[a](frame.times.time_s[rows[cand]]),
+                                        np.float64)
+            local = np.empty((n, 6), np.float32)
+            rays_to_local(rays, cand, pose, local)
+            hit = self._casters[index - self.first_obj].cast_rays(local)
+            near = np.flatnonzero(np.asarray(hit.t, np.float64) < limit[cand])
+            if near.size == 0:
+                continue
+            if not copied:
+                # The caster's fresh arrays are changed in place (a read-only one is copied).
+                t, obj, prim, normal = (x if x.flags.writeable else x.copy()
+                                        for x in (np.asarray(t), np.asarray(obj),
+                                                  np.asarray(prim), np.asarray(normal)))
+                copied = True
+            sel = cand[near]
+            t[sel] = hit.t[near]
+            limit[sel] = t[sel]         # a later actor must be nearer still
+            obj[sel] = index
+            prim[sel] = hit.primitive[near]
+            normal[sel] = np.einsum('nij,nj->ni', pose[near, :3, :3],
+                                    np.asarray(hit.normal, np.float64)[near])
+        return CastResult(t, obj, prim, normal)
+
+
+@numba.njit(cache=True, nogil=True)
+def reach_spheres(rays, column, centre, radius, limit, live, reach):
+    """
+    Set reach[a, m] for the rays (M, 6) that reach sphere a before limit (M,), live[a] only.
+
+    Sphere a of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]]
+    (A, C); a ray reaches it when it enters before limit[m] (its static hit, inf for none) and
+    leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    """
+    for m in range(rays.shape[0]):
+        c = column[m]
+        px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
+        dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
+        for a in range(centre.shape[0]):
+            if not live[a]:
+                continue
+            ox = px - centre[a, c, 0]
+            oy = py - centre[a, c, 1]
+            oz = pz - centre[a, c, 2]
+            b = ox * dx + oy * dy + oz * dz
+            disc = b * b - (ox * ox + oy * oy + oz * oz - radius[a, c] * radius[a, c])
+            if not disc >= 0.0:
+                continue
+            s = np.sqrt(disc)
+            if -b + s < 0.0 or -b - s > limit[m]:
+                continue
+            reach[a, m] = True
+
+
+@numba.njit(cache=True, nogil=True)
+def rays_to_local(rays, cand, pose, out):
+    """
+    Write to out (n, 6) float32 the rays rays[cand] (n,) in their actor's frame.
+
+    pose (n, 4, 4) world-from-actor at each ray's time: origin R^T (o - p), direction R^T d.
+    """
+    for i in range(cand.shape[0]):
+        m = cand[i]
+        ox = np.float64(rays[m, 0]) - pose[i, 0, 3]
+        oy = np.float64(rays[m, 1]) - pose[i, 1, 3]
+        oz = np.float64(rays[m, 2]) - pose[i, 2, 3]
+        dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
+        for j in range(3):
+            out[i, j] = ox * pose[i, 0, j] + oy * pose[i, 1, j] + oz * pose[i, 2, j]
+            out[i, 3 + j] = dx * pose[i, 0, j] + dy * pose[i, 1, j] + dz * pose[i, 2, j]
