@@ -11,9 +11,14 @@ strongest returns, no motion distortion. Printed as Markdown tables:
 - fog: share of beams (rays) with a class-20 return, velodyne_vlp16, laser_scan (custom,
   model physical) and the sick_tim571 preset;
 - target: a 5 % Lambertian wall 2.0 m ahead in visibility 30 m and 50 m (velodyne_vlp16, the
-  beams on the wall): median range of their strongest point and the share labelled clutter.
+  beams on the wall): median range of their strongest point and the share labelled clutter;
+- laser: laser_scan rays < 1 m (physical model, custom optics) over --laser-scans scans at
+  2.5 / 5 / 10 mm/h and their ranges (the round-2 target: none);
+- snow_ranges: VLP-32C dry-snow points per sweep by range bin (where the flakes sit).
+--set NAME=VALUE (repeatable) overrides every sensor's config, to measure a lever.
 
 Usage: python benchmarks/weather_particles.py [--tables snow,rain,fog,target] [--seeds N]
+       [--laser-scans N] [--set NAME=VALUE ...]
 """
 
 import argparse
@@ -28,7 +33,7 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 
 import numpy as np  # noqa: E402
 
-from ubot_lidar_sim.cli import effective_config  # noqa: E402
+from ubot_lidar_sim.core.configure import effective_config, parse_overrides  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
@@ -42,6 +47,10 @@ SNOW_RATES = (0.5, 1.0, 2.5, 5.0, 10.0, 20.0)
 RAIN_RATES = (2.5, 10.0, 25.0, 50.0, 100.0)
 VISIBILITIES = (2000.0, 1000.0, 500.0, 300.0, 200.0, 150.0, 100.0, 50.0, 30.0, 20.0, 10.0, 5.0)
 FIXED = {'return_mode': 'strongest', 'motion_distortion': False, 'world_file': 'flat'}
+LASER_RATES = (2.5, 5.0, 10.0)
+SNOW_BINS = (0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+#: --set overrides, applied to every sensor built here.
+LEVERS = {}
 TARGET = """frame: map
 objects:
   - {name: ground, type: plane, size_m: [200, 200], material: grass}
@@ -50,7 +59,7 @@ objects:
 
 
 def _lidar(preset, materials, world, **extra):
-    cfg = effective_config('lidar_3d', overrides={**FIXED, 'preset': preset, **extra})
+    cfg = effective_config('lidar_3d', overrides={**FIXED, 'preset': preset, **extra, **LEVERS})
     return LidarSimulator(cfg, world, materials)
 
 
@@ -58,7 +67,8 @@ def _laser(preset, materials, world):
     over = {'seed': 0, 'world_file': 'flat', 'model': 'physical', 'motion_distortion': False}
     if preset != 'custom':
         over['preset'] = preset
-    return LaserScanner(effective_config('laser_scan', overrides=over), world, materials)
+    return LaserScanner(effective_config('laser_scan', overrides={**over, **LEVERS}), world,
+                        materials)
 
 
 def _clutter(sim, weather, seeds):
@@ -149,12 +159,49 @@ def target_table(materials, seeds):
                   f'{100.0 * sum(miss) / nb:.1f} |', flush=True)
 
 
+def laser_table(materials, world, scans):
+    """Print laser_scan rays < 1 m over scans 0..scans-1 against the rain rate."""
+    print(f'\nLaser: laser_scan (physical, custom) rays < 1 m in {scans} scans')
+    print('| rain | rays < 1 m | per scan | their ranges, m |')
+    print('|---|---|---|---|')
+    laser = _laser('custom', materials, world)
+    for rate in LASER_RATES:
+        r = np.concatenate([laser.scan(POSE, 0.0, Weather(rain_mm_h=rate), k).ranges
+                            for k in range(scans)])
+        near = np.sort(r[r < 1.0])
+        shown = ', '.join(f'{x:.2f}' for x in near[:12]) + (' ...' if near.size > 12 else '')
+        print(f'| {rate:g} mm/h | {near.size} | {near.size / scans:.3f} | {shown} |', flush=True)
+
+
+def snow_range_table(materials, world, seeds):
+    """Print VLP-32C dry-snow points per sweep by range bin against the rate."""
+    bins = SNOW_BINS
+    print('\nSnow by range: velodyne_vlp32c dry, class-20 points per sweep (mean of %d)' % seeds)
+    print('| rate | ' + ' | '.join(f'{a:g}-{b:g} m' for a, b in zip(bins[:-1], bins[1:]))
+          + ' | total |')
+    print('|---|' + '---|' * len(bins))
+    sim = _lidar('velodyne_vlp32c', materials, world, snow_type='dry')
+    for rate in SNOW_RATES[:3]:
+        counts = np.zeros(len(bins) - 1)
+        for k in range(seeds):
+            res = sim.scan(POSE, 0.0, Weather(snowfall_rate_mm_h=rate), scan_index=k)
+            c = res.points['class_id'] == CLUTTER
+            counts += np.histogram(res.points['range'][c], bins=bins)[0]
+        counts /= seeds
+        print(f'| {rate:g} mm/h | ' + ' | '.join(f'{x:,.0f}' for x in counts)
+              + f' | {counts.sum():,.0f} |', flush=True)
+
+
 def main(argv=None):
     """Print the tables; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     ap.add_argument('--tables', default='snow,rain,fog,target')
     ap.add_argument('--seeds', type=int, default=1, help='sweeps per cell (scan 0..N-1)')
+    ap.add_argument('--laser-scans', type=int, default=60, help='scans of the laser table')
+    ap.add_argument('--set', dest='overrides', action='append', default=[],
+                    metavar='NAME=VALUE', help='override every sensor config (a lever)')
     args = ap.parse_args(argv)
+    LEVERS.update(parse_overrides(args.overrides))
     materials = MaterialTable.load()
     world = World.load('flat', materials)
     t0 = time.perf_counter()
@@ -167,6 +214,10 @@ def main(argv=None):
         fog_table(materials, world, args.seeds)
     if 'target' in tables:
         target_table(materials, args.seeds)
+    if 'laser' in tables:
+        laser_table(materials, world, args.laser_scans)
+    if 'snow_ranges' in tables:
+        snow_range_table(materials, world, args.seeds)
     print(f'\n({time.perf_counter() - t0:.0f} s)')
     return 0
 

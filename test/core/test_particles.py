@@ -232,13 +232,16 @@ def test_surfaces_pass_through_clutter_unchanged_in_clear_air():
     np.testing.assert_array_equal(out.power_counts, surf.power_counts)
 
 
-def test_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart():
+@pytest.mark.parametrize('footprint', ['adaptive', 'exhaustive'])
+def test_drops_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart(footprint):
+    # Both footprints: an adaptive beam kept at one ray meets its drops, flakes and fog from
+    # the same streams as an exhaustive one (the surfaces they shadow included).
     table = MaterialTable.load()
     cfg = LidarConfig(channels=16, horizontal_samples=360, column_blocks=3, world_file='flat',
-                      motion_distortion=False)
+                      motion_distortion=False, footprint=footprint)
     sim = LidarSimulator(cfg, World.load('flat', table), table)
     path = ConstantTwist(pose_matrix_deg([0, 0, 2.0], [0, 0, 0]))
-    weather = Weather(snowfall_rate_mm_h=2.0, visibility_m=150.0)
+    weather = Weather(rain_mm_h=20.0, snowfall_rate_mm_h=2.0, visibility_m=150.0)
     whole = sim.scan(path, 0.0, weather, 3)
     again = sim.scan(path, 0.0, weather, 3)
     assert whole.points.tobytes() == again.points.tobytes()
