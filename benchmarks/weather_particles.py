@@ -12,13 +12,13 @@ strongest returns, no motion distortion. Printed as Markdown tables:
   model physical) and the sick_tim571 preset;
 - target: a 5 % Lambertian wall 2.0 m ahead in visibility 30 m and 50 m (velodyne_vlp16, the
   beams on the wall): median range of their strongest point and the share labelled clutter;
-- laser: laser_scan rays < 1 m (physical model, custom optics) over --laser-scans scans at
-  2.5 / 5 / 10 mm/h and their ranges (the round-2 target: none);
+- laser: laser_scan rays < 1 m (physical model, --laser-preset, default custom optics) over
+  --laser-scans scans at 2.5 / 5 / 10 mm/h and their ranges (the round-2 target: none);
 - snow_ranges: VLP-32C dry-snow points per sweep by range bin (where the flakes sit).
 --set NAME=VALUE (repeatable) overrides every sensor's config, to measure a lever.
 
 Usage: python benchmarks/weather_particles.py [--tables snow,rain,fog,target] [--seeds N]
-       [--laser-scans N] [--set NAME=VALUE ...]
+       [--laser-scans N] [--laser-preset P] [--set NAME=VALUE ...]
 """
 
 import argparse
@@ -159,12 +159,12 @@ def target_table(materials, seeds):
                   f'{100.0 * sum(miss) / nb:.1f} |', flush=True)
 
 
-def laser_table(materials, world, scans):
+def laser_table(materials, world, scans, preset='custom'):
     """Print laser_scan rays < 1 m over scans 0..scans-1 against the rain rate."""
-    print(f'\nLaser: laser_scan (physical, custom) rays < 1 m in {scans} scans')
+    print(f'\nLaser: laser_scan (physical, {preset}) rays < 1 m in {scans} scans')
     print('| rain | rays < 1 m | per scan | their ranges, m |')
     print('|---|---|---|---|')
-    laser = _laser('custom', materials, world)
+    laser = _laser(preset, materials, world)
     for rate in LASER_RATES:
         r = np.concatenate([laser.scan(POSE, 0.0, Weather(rain_mm_h=rate), k).ranges
                             for k in range(scans)])
@@ -198,6 +198,7 @@ def main(argv=None):
     ap.add_argument('--tables', default='snow,rain,fog,target')
     ap.add_argument('--seeds', type=int, default=1, help='sweeps per cell (scan 0..N-1)')
     ap.add_argument('--laser-scans', type=int, default=60, help='scans of the laser table')
+    ap.add_argument('--laser-preset', default='custom', help='preset of the laser table')
     ap.add_argument('--set', dest='overrides', action='append', default=[],
                     metavar='NAME=VALUE', help='override every sensor config (a lever)')
     args = ap.parse_args(argv)
@@ -215,7 +216,7 @@ def main(argv=None):
     if 'target' in tables:
         target_table(materials, args.seeds)
     if 'laser' in tables:
-        laser_table(materials, world, args.laser_scans)
+        laser_table(materials, world, args.laser_scans, args.laser_preset)
     if 'snow_ranges' in tables:
         snow_range_table(materials, world, args.seeds)
     print(f'\n({time.perf_counter() - t0:.0f} s)')
