@@ -178,6 +178,41 @@ def test_fog_share_with_gamma_factor_matches_its_hand_value():
     assert np.mean(c.power_counts >= t) * c.beam.size / n == pytest.approx(expect, abs=0.01)
 
 
+def test_only_the_droplets_share_of_the_fog_backscatter_fluctuates():
+    # Between 0.5 and 1 km the lidar ratio blends droplets (18.8 sr) and aerosol (60 sr) with
+    # weight a = (V / 1 km - 0.5) / 0.5. At 750 m, a = 0.5: the droplets' share of the
+    # backscatter f = (0.5 / 18.8) / (0.5 / 18.8 + 0.5 / 60) = 0.7614, so the factor f G + 1 - f
+    # has mean 1, coefficient of variation f / sqrt(k) = 0.3807 (k = 4) and is >= 1 - f. At 1 km
+    # and beyond (haze) f = 0: every beam's peak is the steady one; below 500 m f = 1.
+    base = {'min_range_m': 0.9, 'noise_enabled': False, 'range_at_10pct_m': 400.0}
+    n = 40000
+
+    def ratios(visibility_m):
+        atm = atmosphere(LidarConfig(**base), Weather(visibility_m=visibility_m))
+        c0 = clutter(LidarConfig(**base, fog_fluctuation_shape=0.0), atm, 1, np.full(1, np.inf),
+                     np.zeros(1, int), np.random.default_rng(0))
+        c = clutter(LidarConfig(**base), atm, n, np.full(n, np.inf), np.zeros(n, int),
+                    np.random.default_rng(0), streams={'fog': np.random.default_rng(1)})
+        assert c.beam.size == n                  # R10 400 m: no beam is hopeless
+        return atm.medium('fog').fluctuating_share, c.power_counts / c0.power_counts[0]
+
+    f, g = ratios(750.0)
+    # bound: a of V = 3.912 / (3.912 / 750) is 0.5 to a few float64 ulps
+    assert f == pytest.approx(0.76142, abs=1e-5)
+    # bound: se of the mean over 40,000 seeded beams 0.3807 / 200 = 0.0019: 0.008 is 4 se
+    assert g.mean() == pytest.approx(1.0, abs=0.008)
+    # bound: se of the std sigma sqrt((2 + 6 / k) / 4 n) = 0.0018 (gamma excess kurtosis 6 / k)
+    assert g.std() == pytest.approx(0.3807, abs=0.008)
+    # bound: float64 products of f G + 1 - f, a few ulps of 1 below 1 - f
+    assert g.min() >= 1.0 - f - 1e-12
+    for haze_m in (1000.0, 2000.0):
+        f, g = ratios(haze_m)
+        assert f == 0.0 and np.all(g == 1.0)
+    f, g = ratios(400.0)
+    # bound: the same se as above, k = 4 and f = 1: std 0.5, se 0.0025 (4 se: 0.01)
+    assert f == 1.0 and g.std() == pytest.approx(0.5, abs=0.01)
+
+
 TARGET = """frame: map
 objects:
   - {name: target, type: box, size_m: [0.2, 40, 40], pose: {xyz: [2.1, 0, 0]}, material: other}

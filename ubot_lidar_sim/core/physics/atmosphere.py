@@ -97,15 +97,32 @@ def fog_extinction(cfg, visibility_m, precipitation_550_per_m=0.0):
     return residual * (cfg.wavelength_nm / 550.0) ** -q
 
 
+def _haze_weight(fog_visibility_m):
+    """Return the aerosol weight a of the fog/haze blend: 0 at <= 0.5 km, 1 at >= 1 km, linear."""
+    return min(max((fog_visibility_m / 1000.0 - 0.5) / 0.5, 0.0), 1.0)
+
+
 def fog_lidar_ratio(cfg, fog_visibility_m):
     """Return the fog/haze lidar ratio, sr: droplets < 0.5 km, aerosol > 1 km, 1/ratio linear."""
-    v = fog_visibility_m / 1000.0
-    if v <= 0.5:
+    a = _haze_weight(fog_visibility_m)
+    if a == 0.0:
         return cfg.fog_lidar_ratio_sr
-    if v >= 1.0:
+    if a == 1.0:
         return cfg.haze_lidar_ratio_sr
-    a = (v - 0.5) / 0.5
     return 1.0 / ((1.0 - a) / cfg.fog_lidar_ratio_sr + a / cfg.haze_lidar_ratio_sr)
+
+
+def droplet_backscatter_share(cfg, fog_visibility_m):
+    """
+    Return the share of the fog/haze backscatter from fog droplets: 1 at <= 0.5 km, 0 at >= 1 km.
+
+    The droplets' part (1 - a) / fog_lidar_ratio_sr of 1 / fog_lidar_ratio (the same blend).
+    Only this part fluctuates from pulse to pulse (docs/physics-weather.md).
+    """
+    a = _haze_weight(fog_visibility_m)
+    if a == 0.0 or a == 1.0:
+        return 1.0 - a
+    return (1.0 - a) / cfg.fog_lidar_ratio_sr * fog_lidar_ratio(cfg, fog_visibility_m)
 
 
 def drop_density(cfg, rain_mm_h):
@@ -129,7 +146,8 @@ class Medium:
     volume (particles.py), else a continuous medium (fog, haze); alpha_550_per_m its part of
     the 550 nm extinction the visibility contains (precipitation only: the fog/haze term is the
     rest); slope_per_mm the Lambda of the exponential melted-diameter distribution; particle
-    the kind of particle ('drop', or the snow_type 'dry' / 'wet').
+    the kind of particle ('drop', or the snow_type 'dry' / 'wet'); fluctuating_share the share
+    of a continuous medium's backscatter that fluctuates from pulse to pulse (fog droplets).
     """
 
     name: str
@@ -140,6 +158,7 @@ class Medium:
     alpha_550_per_m: float = 0.0
     slope_per_mm: float = 0.0
     particle: str = 'drop'
+    fluctuating_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -196,8 +215,10 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
     residual = fog_residual_550(weather.visibility_m, precipitation_550_per_m)
     alpha = fog_extinction(cfg, weather.visibility_m, precipitation_550_per_m)
     fog_vis = KOSCHMIEDER / residual if residual > 0 else math.inf
-    beta = alpha / fog_lidar_ratio(cfg, fog_vis) if alpha > 0 else 0.0
-    return Medium('fog', alpha, beta)
+    if alpha <= 0.0:
+        return Medium('fog', alpha, 0.0)
+    return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg, fog_vis),
+                  fluctuating_share=droplet_backscatter_share(cfg, fog_vis))
 
 
 def snow_medium(cfg, weather: Weather) -> Medium:

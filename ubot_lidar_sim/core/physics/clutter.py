@@ -33,14 +33,16 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
     Return the backscatter Contributions of the air of a scan (material other, atm's class).
 
     Continuous media (fog, haze): one pulse-integrated soft return per beam at its peak
-    (soft_target.py), its backscatter times a pulse-to-pulse factor G ~ Gamma(k, 1 / k) (mean
-    1, k = fog_fluctuation_shape; one draw per beam, beam order, from streams['fog'], else
-    from a jump of rng; k = 0: G = 1). Granular media (rain drops, snow flakes): the particles
-    of particles.sample from min_range_m to min(clutter_max_range_m, the beam's nearest solid
-    hit), one contribution each; power = 2 pi / S share x counts_per_reflectance(r) x exp(-2
-    alpha r). Each granular medium draws its counts from streams[medium.name] when given
-    (snow: its own stream), else the first shared medium's from rng (the clutter stream) and
-    the others' from jumps of rng; its ranges and diameters from a jump of its count stream.
+    (soft_target.py), its backscatter times a pulse-to-pulse factor f G + 1 - f, G ~ Gamma(k,
+    1 / k) (mean 1, k = fog_fluctuation_shape; one draw per beam, beam order, from
+    streams['fog'], else from a jump of rng), f the fluctuating (droplet) share of the
+    backscatter (k = 0 or f = 0: 1, no draws). Granular media (rain drops, snow flakes): the
+    particles of particles.sample from min_range_m to min(clutter_max_range_m, the beam's
+    nearest solid hit), one contribution each; power = 2 pi / S share x
+    counts_per_reflectance(r) x exp(-2 alpha r). Each granular medium draws its counts from
+    streams[medium.name] when given (snow: its own stream), else the first shared medium's
+    from rng (the clutter stream) and the others' from jumps of rng; its ranges and diameters
+    from a jump of its count stream.
     surfaces, when given, are returned with the clutter, each shadowed by the particles in
     front of it in its beam (particles.shadow_factor).
     """
@@ -50,14 +52,19 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
     limit = np.minimum(np.asarray(beam_limit_range_m, dtype=np.float64), cfg.clutter_max_range_m)
     ring = np.asarray(beam_ring)
     out = []
-    beta_soft = _sum_beta(m for m in atm.media if not m.granular)
+    soft = [m for m in atm.media if not m.granular]
+    beta_soft = _sum_beta(soft)
     if beta_soft > 0.0:
         k = cfg.fog_fluctuation_shape
+        # Only the droplets' part of the backscatter fluctuates; haze aerosol is steady.
+        share = sum(m.beta_per_m_sr * m.fluctuating_share for m in soft) / beta_soft
         gain_g = None
-        if k > 0.0:
+        if k > 0.0 and share > 0.0:
             fog_rng = streams.get('fog')
             fog_rng = _jumped(rng, FOG_JUMPS) if fog_rng is None else fog_rng
             gain_g = fog_rng.gamma(k, 1.0 / k, size=n_beams)
+            if share < 1.0:
+                gain_g = share * gain_g + (1.0 - share)
         b, r, s = soft_target.soft_returns(cfg, beta_soft, atm.alpha, limit, ring,
                                            cfg.clutter_max_range_m, gain_g)
         gain = radiometry.counts_per_reflectance(
