@@ -2,9 +2,9 @@
 Clutter: the backscatter of the air itself as echoes (docs/physics-weather.md).
 
 Continuous media (fog, haze) return one pulse-integrated soft echo per beam (soft_target.py)
-whose backscatter fluctuates from pulse to pulse; granular ones (rain drops, snow flakes) one
-echo per particle drawn in the beam volume (particles.py), which also shadows the surfaces
-behind it. Randomness only from the Generators passed.
+whose fog droplets' backscatter fluctuates from pulse to pulse (haze's is steady); granular
+ones (rain drops, snow flakes) one echo per particle drawn in the beam volume (particles.py),
+which also shadows the surfaces behind it. Randomness only from the Generators passed.
 """
 
 from dataclasses import replace
@@ -146,8 +146,9 @@ def describe_air(cfg):
         f'per beam (Hahner et al. 2021), pulse length {length:g} m ('
         + ('pulse_length_m' if cfg.pulse_length_m > 0.0 else 'min_separation_m')
         + f'), at its peak between min_range_m and the nearest solid hit, up to '
-        f'{cfg.clutter_max_range_m:g} m, its backscatter times a gamma factor per pulse (shape '
-        f'{cfg.fog_fluctuation_shape:g}, mean 1). Rain: alpha = {cfg.rain_db_per_km:g} R^'
+        f"{cfg.clutter_max_range_m:g} m, its fog droplets' backscatter times a gamma factor "
+        f'per pulse (shape {cfg.fog_fluctuation_shape:g}, mean 1; haze steady). Rain: '
+        f'alpha = {cfg.rain_db_per_km:g} R^'
         f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, '
         f'Marshall-Palmer drops {cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. '
         f'Snow ({cfg.snow_type}, ITU-R): alpha = {slope * cfg.wavelength_nm + intercept:.4g} '
