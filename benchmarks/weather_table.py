@@ -124,10 +124,13 @@ def main(argv=None):
                 else ['n/a'] * (len(COLUMNS) - 2)
             print('| ' + ' | '.join(str(c) for c in [name, label] + cells) + ' |', flush=True)
     if not args.no_laser:
-        cfg = effective_config('laser_scan', overrides={'seed': 0, 'world_file': 'demo'})
+        # The weather acts on the physical model only (laser_scan's default is geometric).
+        cfg = effective_config('laser_scan', overrides={'seed': 0, 'world_file': 'demo',
+                                                        'model': 'physical'})
         scanner = LaserScanner(cfg, world, materials)
         clear = LaserScanner(effective_config('laser_scan', overrides={
-            'seed': 0, 'world_file': 'demo', 'noise_enabled': False, 'weather': False}),
+            'seed': 0, 'world_file': 'demo', 'model': 'physical', 'noise_enabled': False,
+            'weather': False}),
             world, materials).scan(trajectory, 0.0, None).ranges.astype(np.float64)
         clear = np.where(clear == -np.inf, 0.0, clear)
         for row in rows:

@@ -196,3 +196,20 @@ def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
 def test_a_gap_of_exactly_min_separation_separates_echoes():
     c = Contributions.build([0, 0, 0], [0.475, 1.225, 1.975], [500.0, 500.0, 500.0], 0.1)
     assert _run('strongest', c).n_echoes == 3
+
+
+@pytest.mark.parametrize('fog_power, range_m, class_id', [(300.0, 2.0, 5), (1000.0, 1.4, 20)])
+def test_a_merged_echo_takes_the_range_and_class_of_its_dominant_side(fog_power, range_m,
+                                                                      class_id):
+    # A fog return at 1.4 m and a target at 2.0 m (0.6 m apart: one echo) whose power is split
+    # over 7 sub-rays of 182 + 6 x 91 = 728 counts: the target side dominates a 300-count fog
+    # return though each of its rows is weaker, and reads 2.0 m with its class (a power-weighted
+    # mean would read 1.83 m); a 1000-count fog return dominates the target.
+    power = [fog_power, 182.0] + [91.0] * 6
+    contrib = Contributions.build(np.zeros(8, int), [1.4] + [2.0] * 7, power, 0.05, 1.0,
+                                  [0] + [5] * 7, [20] + [5] * 7)
+    ret = _run('strongest', contrib)
+    assert len(ret) == 1 and ret.n_echoes == 1
+    # bound: a mean of equal float64 ranges, exact
+    assert ret.range_m[0] == pytest.approx(range_m, abs=1e-12)
+    assert ret.class_id[0] == class_id

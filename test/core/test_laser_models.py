@@ -121,8 +121,8 @@ def test_geometric_mode_stops_at_the_first_surface_even_foliage(scene):
 
 
 def test_geometric_mode_has_no_detection_statistics(scene, tmp_path):
-    # A 10 % wall 90 m away: the radiometric defaults (10 % detected at 60 m, p = 0.9) lose it
-    # (signal (60 / 90)^2 = 0.44 of the spec one), the line trace reads it inside max_range_m.
+    # A 10 % wall 90 m away: the radiometric defaults (10 % detected at 18 m, p = 0.9) lose it
+    # (signal (18 / 90)^2 = 0.04 of the spec one), the line trace reads it inside max_range_m.
     table = tmp_path / 'ten.yaml'
     table.write_text('other: {reflectivity: 0.1, specular: 0.0, reflectivity_sd: 0.0}\n')
     materials = MaterialTable.load(str(table))

@@ -14,7 +14,7 @@ from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
                                                           FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 
 
-def form_echoes_reference(beam, r, pw, st, gap_m):
+def form_echoes_reference(beam, r, pw, st, air, gap_m):
     """Chain and sum echoes as echoes.process_beams did with bincounts (numpy reference)."""
     new = np.ones(beam.size, dtype=bool)
     new[1:] = (beam[1:] != beam[:-1]) | (np.diff(r) >= gap_m)
@@ -22,15 +22,24 @@ def form_echoes_reference(beam, r, pw, st, gap_m):
     start = np.flatnonzero(new)
     n_e = start.size
     energy = np.bincount(eid, pw, n_e)
-    with np.errstate(invalid='ignore', divide='ignore'):
-        r_e = np.bincount(eid, pw * r, n_e) / energy
-        dark = ~(energy > 0)
-        n_c = np.bincount(eid, minlength=n_e)
-        r_e = np.where(dark, np.bincount(eid, r, n_e) / np.maximum(n_c, 1), r_e)
     peak = np.bincount(eid, pw * st, n_e)
-    is_max = pw == np.maximum.reduceat(pw, start)[eid]
+    # The dominant side (air or surfaces) by energy; its largest contributor and mean range.
+    en_air = np.bincount(eid, pw * air, n_e)
+    en_surf = np.bincount(eid, pw * ~air, n_e)
+    n_surf = np.bincount(eid, ~air, n_e)
+    side_air = (en_air > en_surf) | (n_surf == 0)
+    in_side = air == side_air[eid]
+    pw_side = np.where(in_side, pw, -1.0)
+    is_max = pw_side == np.maximum.reduceat(pw_side, start)[eid]
     cand = np.flatnonzero(is_max)
     big = cand[np.r_[True, eid[cand][1:] != eid[cand][:-1]]]
+    side = in_side.astype(np.float64)
+    with np.errstate(invalid='ignore', divide='ignore'):
+        en_side = np.bincount(eid, pw * side, n_e)
+        r_e = np.bincount(eid, pw * r * side, n_e) / en_side
+        dark = ~(en_side > 0)
+        n_c = np.bincount(eid, minlength=n_e)
+        r_e = np.where(dark, np.bincount(eid, r, n_e) / np.maximum(n_c, 1), r_e)
     return start, energy, r_e, peak, big
 
 
@@ -66,14 +75,16 @@ def _contributions(seed, m=20000):
     pw[rng.random(m) < 0.05] = 0.0                      # dark contributions (some dark echoes)
     pw[rng.random(m) < 0.1] = 7.0                       # ties for the largest contributor
     st = np.where(rng.random(m) < 0.5, 1.0, rng.uniform(0.2, 1.0, m))
-    return beam[order], r[order], pw, st
+    air = rng.random(m) < 0.3                           # fog, drops and flakes among surfaces
+    return beam[order], r[order], pw, st, air
 
 
 @pytest.mark.parametrize('seed', [1, 2, 3])
 def test_echo_formation_kernel_gives_the_bits_of_the_bincount_code(seed):
-    beam, r, pw, st = _contributions(seed)
+    beam, r, pw, st, air = _contributions(seed)
     gap = 0.75 * (1.0 - 1e-9)
-    got, ref = form_echoes(beam, r, pw, st, gap), form_echoes_reference(beam, r, pw, st, gap)
+    got = form_echoes(beam, r, pw, st, air, gap)
+    ref = form_echoes_reference(beam, r, pw, st, air, gap)
     assert 1000 < got[0].size < beam.size and np.any(~(ref[1] > 0))
     for a, b in zip(got, ref):
         np.testing.assert_array_equal(a, b)

@@ -89,3 +89,12 @@ def test_hopeless_peaks_are_dropped_and_rings_scale_with_r10_squared():
     beam, _, _ = st.soft_returns(cfg, 2.3e-5, 1.4e-3, [np.inf], [0], 10.0)
     assert beam.size == 0
     assert st.hopeless(cfg, 1.0) and not st.hopeless(cfg, cfg.detection_threshold_counts)
+
+
+def test_weakest_detectable_signal_is_the_edge_of_hopeless():
+    cfg = LidarConfig()
+    p = st.weakest_detectable_counts(cfg)
+    # T = 85.96, ambient 20: sqrt(x) = (-5 + sqrt(25 + 4 x 105.96)) / 2 = 8.093, P = 45.50
+    # bound: 4-digit hand value
+    assert p == pytest.approx(45.50, abs=0.01)
+    assert not st.hopeless(cfg, p * 1.001) and st.hopeless(cfg, p * 0.999)

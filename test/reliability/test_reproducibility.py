@@ -30,6 +30,8 @@ from ubot_lidar_sim_msgs.msg import Environment
 CLUTTER = 20
 GEOMETRY = ('x', 'y', 'z', 'range', 'ring', 'time', 'intensity', 'reflectivity', 'signal',
             'material', 'class_id')
+#: The fields a drop in front of a surface changes (two-way shadow of its footprint share).
+SHADOWED = ('intensity', 'reflectivity', 'signal')
 BASE = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'world_file': 'demo'}
 
 
@@ -72,11 +74,18 @@ def test_another_seed_with_noise_off_changes_only_the_rain_clutter(demo):
            'overlap_range_m': 1.0}
     a = _sweeps(demo, 1, RAIN, frames=2, **cfg)
     b = _sweeps(demo, 2, RAIN, frames=2, **cfg)
+    # Drops shadow the surfaces behind them (issue 32): another seed moves no surface point
+    # but changes the brightness of those behind a drop, never raising it.
     for (_, pa), (_, pb) in zip(a, b):
         sa, sb = pa[pa['class_id'] != CLUTTER], pb[pb['class_id'] != CLUTTER]
         assert len(sa) > 1000
         for name in GEOMETRY:
-            np.testing.assert_array_equal(sa[name], sb[name], err_msg=name)
+            if name not in SHADOWED:
+                np.testing.assert_array_equal(sa[name], sb[name], err_msg=name)
+        dim = np.abs(sa['reflectivity'].astype(np.float64) - sb['reflectivity'])
+        # bound: a drop covers f = (D / beam)^2; D <= 6 mm (larger drops break up) in a beam
+        # >= 10 mm wide: f <= 0.36, (1 - f)^2 >= 0.41, a loss below 60 %
+        assert np.all(dim <= 0.6 * np.maximum(sa['reflectivity'], sb['reflectivity']))
     clutter_a = np.concatenate([p[p['class_id'] == CLUTTER] for _, p in a])
     clutter_b = np.concatenate([p[p['class_id'] == CLUTTER] for _, p in b])
     assert len(clutter_a) > 10 and len(clutter_b) > 10

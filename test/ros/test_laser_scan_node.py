@@ -252,8 +252,9 @@ def test_rain_reduces_returns_from_a_dark_far_wall(context):
     d = 58.0
     world = World.from_dict({'frame': 'map', 'objects': [
         _wall('dark_wall', (d + 0.1, 0.0, 1.0), (0.2, 80.0, 4.0), material='asphalt')]})
+    # R10 60 m (lidar_3d's, not the laser's 18 m): a far wall whose rain loss is measurable.
     params = {'fov_deg': 20.0, 'resolution_deg': 0.25, 'max_range_m': 150.0, 'seed': 3,
-              'model': 'physical'}
+              'model': 'physical', 'range_at_10pct_m': 60.0}
     counts = {}
     for rain in (0.0, 25.0):
         env = Environment(rain_rate_mm_h=rain, visibility_m=math.inf, surface_wetness=0.0)

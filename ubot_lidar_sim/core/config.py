@@ -111,6 +111,11 @@ class _Model(Validated):
                                     choices=('rain_law', 'acres'))
     fog_lidar_ratio_sr: float = _p(18.8, "Lidar ratio of fog droplets (O'Connor et al. 2004).",
                                    'sr', min=1.0, max=200.0)
+    fog_fluctuation_shape: float = _p(4.0, 'Shape k of the gamma pulse-to-pulse factor on the '
+                                      "fog droplets' backscatter (mean 1, coefficient of "
+                                      'variation 1 / sqrt(k); estimate; haze aerosol is '
+                                      'steady, docs/physics-weather.md); 0 = none.',
+                                      min=0.0, max=1e6)
     haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
                                     '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
     rain_lidar_ratio_sr: float = _p(220.0, 'Lidar ratio of rain (Mie, water spheres 30 mrad '
@@ -369,6 +374,12 @@ class LaserScanConfig(_Shared, _Model):
                        choices=(1, 7), read_only=True)
     return_mode: str = _p('strongest', 'Which echo gives the range (one per ray).',
                           choices=SINGLE_RETURN_MODES)
+    # A 2D scanner's sensitivity, not the 3D lidar default: SICK LMS111-10100, an outdoor 905 nm
+    # 2D scanner, "scanning range at 10 % remission 18 m" (SICK product page p109842,
+    # https://www.sick.com/br/en/lidar-sensors/2d-lidar-sensors/lms1xx/lms111-10100/p/p109842).
+    range_at_10pct_m: float = _p(18.0, 'Range where a 10 % Lambertian target is detected with '
+                                 'probability detection_at_spec (SICK LMS111-10100: 18 m).',
+                                 'm', min=0.1, max=10000.0)
 
     @property
     def n_rays(self):

@@ -3,7 +3,7 @@ The air along the beams (docs/physics-weather.md): extinction and backscatter.
 
 Each scatterer is a Medium with its extinction alpha and backscatter beta at the laser
 wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar ratio and drops from
-Marshall-Palmer counts; fog/haze from the visibility (Koschmieder) minus the part the
+Marshall-Palmer drops (particles.py); fog/haze from the visibility (Koschmieder) minus the part the
 precipitation explains, scaled to the laser wavelength with Kim et al. (2001). A precipitation
 effect is a function (cfg, Weather) -> Medium in PRECIPITATION; clutter.py draws its returns.
 Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (snow.py).
@@ -17,6 +17,7 @@ from typing import Callable, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.weather import Weather
 
@@ -96,15 +97,32 @@ def fog_extinction(cfg, visibility_m, precipitation_550_per_m=0.0):
     return residual * (cfg.wavelength_nm / 550.0) ** -q
 
 
+def _haze_weight(fog_visibility_m):
+    """Return the aerosol weight a of the fog/haze blend: 0 at <= 0.5 km, 1 at >= 1 km, linear."""
+    return min(max((fog_visibility_m / 1000.0 - 0.5) / 0.5, 0.0), 1.0)
+
+
 def fog_lidar_ratio(cfg, fog_visibility_m):
     """Return the fog/haze lidar ratio, sr: droplets < 0.5 km, aerosol > 1 km, 1/ratio linear."""
-    v = fog_visibility_m / 1000.0
-    if v <= 0.5:
+    a = _haze_weight(fog_visibility_m)
+    if a == 0.0:
         return cfg.fog_lidar_ratio_sr
-    if v >= 1.0:
+    if a == 1.0:
         return cfg.haze_lidar_ratio_sr
-    a = (v - 0.5) / 0.5
     return 1.0 / ((1.0 - a) / cfg.fog_lidar_ratio_sr + a / cfg.haze_lidar_ratio_sr)
+
+
+def droplet_backscatter_share(cfg, fog_visibility_m):
+    """
+    Return the share of the fog/haze backscatter from fog droplets: 1 at <= 0.5 km, 0 at >= 1 km.
+
+    The droplets' part (1 - a) / fog_lidar_ratio_sr of 1 / fog_lidar_ratio (the same blend).
+    Only this part fluctuates from pulse to pulse (docs/physics-weather.md).
+    """
+    a = _haze_weight(fog_visibility_m)
+    if a == 0.0 or a == 1.0:
+        return 1.0 - a
+    return (1.0 - a) / cfg.fog_lidar_ratio_sr * fog_lidar_ratio(cfg, fog_visibility_m)
 
 
 def drop_density(cfg, rain_mm_h):
@@ -124,9 +142,12 @@ class Medium:
     One scatterer in the air at the laser wavelength.
 
     alpha_per_m extinction, 1/m; beta_per_m_sr backscatter, 1/(m sr); granular: discrete
-    particles (drops, flakes) of number density particles_per_m3, whose count per clutter slab
-    is drawn, else a continuous medium (fog, haze); alpha_550_per_m its part of the 550 nm
-    extinction the visibility contains (precipitation only: the fog/haze term is the rest).
+    particles (drops, flakes) of number density particles_per_m3, drawn one by one in the beam
+    volume (particles.py), else a continuous medium (fog, haze); alpha_550_per_m its part of
+    the 550 nm extinction the visibility contains (precipitation only: the fog/haze term is the
+    rest); slope_per_mm the Lambda of the exponential melted-diameter distribution; particle
+    the kind of particle ('drop', or the snow_type 'dry' / 'wet'); fluctuating_share the share
+    of a continuous medium's backscatter that fluctuates from pulse to pulse (fog droplets).
     """
 
     name: str
@@ -135,6 +156,9 @@ class Medium:
     granular: bool = False
     particles_per_m3: float = 0.0
     alpha_550_per_m: float = 0.0
+    slope_per_mm: float = 0.0
+    particle: str = 'drop'
+    fluctuating_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -180,8 +204,10 @@ def rain_medium(cfg, weather: Weather) -> Medium:
     """Return the rain Medium: Carbonneau extinction, lidar-ratio backscatter, drop density."""
     rain = weather.rain_mm_h
     alpha = float(rain_extinction(cfg, rain))
-    return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, drop_density(cfg, rain),
-                  rain_part_550(cfg, rain))
+    n = drop_density(cfg, rain)
+    # Marshall-Palmer: n = N0 / Lambda with N0 fixed, so Lambda = N0 / n.
+    return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, n,
+                  rain_part_550(cfg, rain), particles.MP_N0 / n if n > 0.0 else 0.0, 'drop')
 
 
 def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> Medium:
@@ -189,8 +215,10 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
     residual = fog_residual_550(weather.visibility_m, precipitation_550_per_m)
     alpha = fog_extinction(cfg, weather.visibility_m, precipitation_550_per_m)
     fog_vis = KOSCHMIEDER / residual if residual > 0 else math.inf
-    beta = alpha / fog_lidar_ratio(cfg, fog_vis) if alpha > 0 else 0.0
-    return Medium('fog', alpha, beta)
+    if alpha <= 0.0:
+        return Medium('fog', alpha, 0.0)
+    return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg, fog_vis),
+                  fluctuating_share=droplet_backscatter_share(cfg, fog_vis))
 
 
 def snow_medium(cfg, weather: Weather) -> Medium:
@@ -198,7 +226,8 @@ def snow_medium(cfg, weather: Weather) -> Medium:
     rate = weather.snowfall_rate_mm_h
     alpha = snow.snow_extinction(cfg, rate)
     return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
-                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0))
+                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0),
+                  snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)
 
 
 #: The precipitation of a scan, each (cfg, Weather) -> Medium; a new effect adds its function.

@@ -1,16 +1,18 @@
 """
 Clutter: the backscatter of the air itself as echoes (docs/physics-weather.md).
 
-Continuous media (fog, haze) return one pulse-integrated soft echo per beam (soft_target.py);
-granular ones (rain drops, snow flakes) a Poisson number of particles of random brightness per
-slab along each beam. Randomness only from the Generators passed.
+Continuous media (fog, haze) return one pulse-integrated soft echo per beam (soft_target.py)
+whose fog droplets' backscatter fluctuates from pulse to pulse (haze's is steady); granular
+ones (rain drops, snow flakes) one echo per particle drawn in the beam volume (particles.py),
+which also shadows the surfaces behind it. Randomness only from the Generators passed.
 """
 
-import math
+from dataclasses import replace
 from typing import Dict, Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics import soft_target
@@ -18,55 +20,67 @@ from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.world.materials import OTHER
 
-
-def _unique_small(values):
-    """np.unique(values, return_inverse=True) for small non-negative ints (ring numbers), O(N)."""
-    if values.size == 0 or values.min() < 0 or values.max() > 1 << 20:
-        return np.unique(values, return_inverse=True)
-    present = np.bincount(values) > 0
-    rank = np.cumsum(present) - 1
-    return np.flatnonzero(present), rank[values]
-
-
-def beam_area_m2(cfg, range_m) -> np.ndarray:
-    """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
-    d = cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * cfg.divergence_mrad * 1e-3
-    return math.pi / 4.0 * d * d
+#: The fog factors' stream without one of its own: this many jumps ahead of the clutter stream
+#: (the granular media use the first jumps).
+FOG_JUMPS = 64
 
 
 def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np.ndarray,
             beam_ring: np.ndarray, rng: np.random.Generator,
-            streams: Optional[Dict[str, np.random.Generator]] = None) -> Contributions:
+            streams: Optional[Dict[str, np.random.Generator]] = None,
+            surfaces: Optional[Contributions] = None) -> Contributions:
     """
     Return the backscatter Contributions of the air of a scan (material other, atm's class).
 
     Continuous media (fog, haze): one pulse-integrated soft return per beam at its peak
-    (soft_target.py). Granular media (rain drops, snow flakes; n particles per m^3): slabs of
-    length dR = min_separation_m from min_range_m to min(clutter_max_range_m, the beam's nearest
-    solid hit), slab centre r; N ~ Poisson(n A(r) dR) particles, X = E^2 / 2 with E ~ Exp(1),
-    rho = pi beta dR sum(X) / (n A dR). Power includes exp(-2 alpha r) and the form factor. Slabs
-    whose mean signal is hopeless (soft_target.hopeless) are skipped before any draw. Each
-    granular medium draws one Poisson array and one exponential array, beam-major then slab
-    order: the Poisson counts from streams[medium.name] when given (snow: its own stream),
-    else the first shared medium's from rng (the clutter stream) and the others' from jumps of
-    rng; the exponentials from a jump of the Poisson stream.
+    (soft_target.py), its backscatter times a pulse-to-pulse factor f G + 1 - f, G ~ Gamma(k,
+    1 / k) (mean 1, k = fog_fluctuation_shape; one draw per beam, beam order, from
+    streams['fog'], else from a jump of rng), f the fluctuating (droplet) share of the
+    backscatter (k = 0 or f = 0: 1, no draws). Granular media (rain drops, snow flakes): the
+    particles of particles.sample from min_range_m to min(clutter_max_range_m, the beam's
+    nearest solid hit), one contribution each; power = 2 pi / S share x
+    counts_per_reflectance(r) x exp(-2 alpha r). Each granular medium draws its counts from
+    streams[medium.name] when given (snow: its own stream), else the first shared medium's
+    from rng (the clutter stream) and the others' from jumps of rng; its ranges and diameters
+    from a jump of its count stream.
+    surfaces, when given, are returned with the clutter, each shadowed by the particles in
+    front of it in its beam (particles.shadow_factor).
     """
     if atm is None or not atm.active or not cfg.weather:
-        return Contributions.empty()
+        return surfaces if surfaces is not None else Contributions.empty()
     streams = streams or {}
     limit = np.minimum(np.asarray(beam_limit_range_m, dtype=np.float64), cfg.clutter_max_range_m)
     ring = np.asarray(beam_ring)
     out = []
-    beta_soft = _sum_beta(m for m in atm.media if not m.granular)
+    soft = [m for m in atm.media if not m.granular]
+    beta_soft = _sum_beta(soft)
     if beta_soft > 0.0:
+        k = cfg.fog_fluctuation_shape
+        # Only the droplets' part of the backscatter fluctuates; haze aerosol is steady.
+        share = sum(m.beta_per_m_sr * m.fluctuating_share for m in soft) / beta_soft
+        gain_g = None
+        if k > 0.0 and share > 0.0:
+            fog_rng = streams.get('fog')
+            fog_rng = _jumped(rng, FOG_JUMPS) if fog_rng is None else fog_rng
+            gain_g = fog_rng.gamma(k, 1.0 / k, size=n_beams)
+            if share < 1.0:
+                gain_g = share * gain_g + (1.0 - share)
         b, r, s = soft_target.soft_returns(cfg, beta_soft, atm.alpha, limit, ring,
-                                           cfg.clutter_max_range_m)
+                                           cfg.clutter_max_range_m, gain_g)
         gain = radiometry.counts_per_reflectance(
             cfg, r, None if radiometry.uniform_r10(cfg) else ring[b])
         out.append(_contributions(atm, b, r, s, s / gain))
     discrete = [m for m in atm.media if m.granular and m.beta_per_m_sr > 0.0]
+    shadow = None
     if discrete:
-        out.append(_granular(cfg, atm, n_beams, limit, ring, rng, streams, discrete))
+        drawn, shadow = _granular(cfg, atm, limit, ring, rng, streams, discrete)
+        out.append(drawn)
+    if surfaces is not None:
+        if shadow is not None and shadow[0].size:
+            t = particles.shadow_factor(*shadow, surfaces.beam, surfaces.range_m)
+            surfaces = replace(surfaces, power_counts=surfaces.power_counts * t,
+                               rho_app=surfaces.rho_app * t)
+        out.insert(0, surfaces)
     return Contributions.concat(*out) if out else Contributions.empty()
 
 
@@ -86,29 +100,14 @@ def _contributions(atm, beam, range_m, power, rho_app):
         material=np.full(m, OTHER, np.uint8), class_id=np.full(m, atm.clutter_class, np.uint8))
 
 
-def _granular(cfg, atm, n_beams, limit, beam_ring, rng, streams, discrete):
-    """Return the Contributions of the granular media (drops, flakes) in slabs."""
-    dr = cfg.min_separation_m
-    n_slab = int(math.ceil((cfg.clutter_max_range_m - cfg.min_range_m) / dr))
-    if n_slab <= 0:
-        return Contributions.empty()
-    centre = cfg.min_range_m + (np.arange(n_slab) + 0.5) * dr
-    two_way = atm.two_way_transmission(centre)
-    # The skip test depends only on (ring, slab): decide it on that small grid first.
-    rings, ring_of = _unique_small(np.asarray(beam_ring, dtype=np.int64))
-    mean_rho = math.pi * _sum_beta(discrete) * dr
-    gain_rj = radiometry.counts_per_reflectance(cfg, centre[None, :], rings[:, None]) \
-        * two_way[None, :]
-    keep_rj = ~soft_target.hopeless(cfg, mean_rho * gain_rj)
-    live = keep_rj[ring_of.reshape(n_beams)] & (centre[None, :] < limit.reshape(n_beams, 1))
-    flat = np.flatnonzero(live)  # beam-major, then slab
-    b_idx, j_idx = flat // n_slab, flat % n_slab
-    gain = gain_rj.reshape(-1)[ring_of.reshape(n_beams)[b_idx] * n_slab + j_idx]
-    rho = np.zeros(b_idx.shape)
-    area_j = beam_area_m2(cfg, centre)
-    # Each medium's Poisson and exponential draws come from streams of their own, all derived
-    # before any draw (jumps of the given stream's state), so that adding a medium leaves the
-    # others' draws as they were. The first shared medium's Poisson draws are rng's own.
+def _granular(cfg, atm, limit, beam_ring, rng, streams, discrete):
+    """Return the Contributions of the granular media and their (beam, range, share)."""
+    r10_max = float(np.max(radiometry.ring_r10(cfg, beam_ring))) if beam_ring.size and \
+        not radiometry.uniform_r10(cfg) else radiometry.ring_r10(cfg)
+    two_alpha = 2.0 * atm.alpha
+    # Each medium's draws come from streams of their own, all derived before any draw (jumps
+    # of the given stream's state), so that adding a medium leaves the others' draws as they
+    # were. The first shared medium's counts are rng's own.
     gens, shared = [], 0
     for medium in discrete:
         own = streams.get(medium.name)
@@ -117,32 +116,18 @@ def _granular(cfg, atm, n_beams, limit, beam_ring, rng, streams, discrete):
         else:
             gens.append((_jumped(rng, 2 * shared), _jumped(rng, 2 * shared + 1)))
             shared += 1
-    for medium, (poisson_rng, exponential_rng) in zip(discrete, gens):
-        rho += _particles(poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr)
-    power = rho * gain
-    nz = np.flatnonzero(power > 0.0)
-    j_nz = j_idx[nz]
-    return _contributions(atm, b_idx[nz], centre[j_nz], power[nz], rho[nz] * two_way[j_nz])
+    parts = [particles.sample(cfg, medium, limit, two_alpha, r10_max, count_rng, draw_rng)
+             for medium, (count_rng, draw_rng) in zip(discrete, gens)]
+    beam, r, share, rho = (np.concatenate([p[i] for p in parts]) for i in range(4))
+    two_way = atm.two_way_transmission(r)
+    gain = radiometry.counts_per_reflectance(
+        cfg, r, None if radiometry.uniform_r10(cfg) else beam_ring[beam])
+    return _contributions(atm, beam, r, rho * gain * two_way, rho * two_way), (beam, r, share)
 
 
 def _jumped(rng, jumps):
     """Return rng itself (jumps 0) or a new Generator jumps x 2^128 x phi draws ahead of it."""
     return rng if jumps == 0 else np.random.Generator(rng.bit_generator.jumped(jumps))
-
-
-def _particles(poisson_rng, exponential_rng, medium, area_j, b_idx, j_idx, dr):
-    """
-    Return the rho (cells,) of one discrete medium.
-
-    area_j (slabs,) beam cross-section at the slab centres, m^2; cells are (b_idx, j_idx).
-    """
-    expected = (medium.particles_per_m3 * area_j * dr)[j_idx]
-    count = poisson_rng.poisson(expected)
-    e = exponential_rng.exponential(size=int(count.sum()))
-    sum_x = np.bincount(np.repeat(np.arange(b_idx.size), count), 0.5 * e * e, b_idx.size)
-    with np.errstate(invalid='ignore', divide='ignore'):
-        return np.where(expected > 0, math.pi * medium.beta_per_m_sr * dr
-                        * sum_x / expected, 0.0)
 
 
 def describe_air(cfg):
@@ -161,14 +146,20 @@ def describe_air(cfg):
         f'per beam (Hahner et al. 2021), pulse length {length:g} m ('
         + ('pulse_length_m' if cfg.pulse_length_m > 0.0 else 'min_separation_m')
         + f'), at its peak between min_range_m and the nearest solid hit, up to '
-        f'{cfg.clutter_max_range_m:g} m. Rain: alpha = {cfg.rain_db_per_km:g} R^'
-        f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, drops '
-        f'{cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. Snow ({cfg.snow_type}, '
-        f'ITU-R): alpha = {slope * cfg.wavelength_nm + intercept:.4g} S^{b:g} dB/km (S mm/h '
-        f'water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, Gunn-Marshall flakes '
-        f'{snow.GM_N0 / snow.GM_LAMBDA:.0f} S^{snow.GM_N0_EXP - snow.GM_LAMBDA_EXP:.2f} /m^3 on '
-        'their own stream; snow_depth_m > 0 turns ground into snow. Drops and flakes: '
-        f'Poisson counts per {cfg.min_separation_m:g} m slab, brightness E^2 / 2. Wetness from '
+        f"{cfg.clutter_max_range_m:g} m, its fog droplets' backscatter times a gamma factor "
+        f'per pulse (shape {cfg.fog_fluctuation_shape:g}, mean 1; haze steady). Rain: '
+        f'alpha = {cfg.rain_db_per_km:g} R^'
+        f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, '
+        f'Marshall-Palmer drops {cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. '
+        f'Snow ({cfg.snow_type}, ITU-R): alpha = {slope * cfg.wavelength_nm + intercept:.4g} '
+        f'S^{b:g} dB/km (S mm/h water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, '
+        f'Gunn-Marshall flakes {snow.GM_N0 / snow.GM_LAMBDA:.0f} '
+        f'S^{snow.GM_N0_EXP - snow.GM_LAMBDA_EXP:.2f} /m^3 of Brandes et al. (2007) density, '
+        'optical area the share of their discs that gives the snow law extinction; '
+        'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
+        'large enough to be detected is drawn in the beam volume up to the nearest solid hit, '
+        'returns 2 pi / S times the share of the footprint it covers and shadows what lies '
+        'behind it. Wetness from '
         f'the environment or 1 - exp(-R / 1 mm/h); puddles >= {cfg.pond_threshold_m:g} m turn '
         'ground into water. Smoke volumes stop the rays'
         + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))

@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import radiometry_passes
 from ubot_lidar_sim.core.physics import snow
@@ -239,9 +240,12 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 
     Contributions sorted by (beam, range) chain into one echo while consecutive gaps are <
-    min_separation_m (a gap >= min_separation_m starts a new echo). Echo range = power-weighted
-    mean; material/class of its largest contributor; peak P = sum power x stretch. noise_rng
-    draws exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
+    min_separation_m (a gap >= min_separation_m starts a new echo). Its dominant side is the
+    air's returns (class PRECIPITATION_CLASS) when they carry more power than the surfaces',
+    else the surfaces: echo range = the power-weighted mean over that side's contributions,
+    material/class of that side's largest contributor, so a target merged with a weaker fog or
+    flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
+    exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
     (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
@@ -252,6 +256,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     r = np.asarray(contrib.range_m, dtype=np.float64)
     pw = np.asarray(contrib.power_counts, dtype=np.float64)
     st = np.asarray(contrib.stretch, dtype=np.float64)
+    air = np.asarray(contrib.class_id) == PRECIPITATION_CLASS
     order = None
     if r.size:
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
@@ -264,12 +269,12 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
             r - r_lo, 0.0, span - 1.0)
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
-            beam, r, pw, st = beam[order], r[order], pw[order], st[order]
+            beam, r, pw, st, air = beam[order], r[order], pw[order], st[order], air[order]
     # docs/physics.md, "Echoes": contributions *closer* than min_separation_m merge, so a gap of
     # exactly min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
     start, energy, r_e, peak, big = radiometry_passes.form_echoes(
-        beam, r, pw, st, cfg.min_separation_m * (1.0 - 1e-9))
+        beam, r, pw, st, air, cfg.min_separation_m * (1.0 - 1e-9))
     n_e = start.size
     e_beam = beam[start]
     src = big if order is None else order[big]

@@ -22,15 +22,19 @@ from ubot_lidar_sim.core.physics import rules
 
 
 @numba.njit(cache=True, nogil=True)
-def form_echoes(beam, r, pw, st, gap_m):
+def form_echoes(beam, r, pw, st, air, gap_m):
     """
     Chain sorted contributions into echoes; returns (start, energy, r_e, peak, big).
 
-    beam (M,) int64, r (M,) float64 range, pw (M,) power, st (M,) pulse-stretch factor, in
-    (beam, range) order. A new echo starts at a new beam or where the range steps by >= gap_m.
-    Per echo E: start (E,) its first row; energy = sum pw; r_e = sum(pw r) / energy (the mean
-    range of its rows when energy is not > 0); peak = sum(pw st); big the row of its largest
-    contributor (the nearest among ties).
+    beam (M,) int64, r (M,) float64 range, pw (M,) power, st (M,) pulse-stretch factor, air (M,)
+    bool (the air's own returns: fog, drops, flakes), in (beam, range) order. A new echo starts
+    at a new beam or where the range steps by >= gap_m. Per echo E: start (E,) its first row;
+    energy = sum pw; peak = sum(pw st). Its dominant side is the air when the air's rows carry
+    more power than the surfaces' (else the surfaces; the side that has rows when neither has
+    power): big is the row of the largest contributor of that side (the nearest among ties) and
+    r_e the power-weighted mean range of that side's rows (the mean range of all the echo's
+    rows when the side's energy is not > 0), so that a merged echo reads the range and class of
+    what dominates it.
     """
     m = beam.shape[0]
     start = np.empty(m, np.int64)
@@ -39,28 +43,39 @@ def form_echoes(beam, r, pw, st, gap_m):
     peak = np.empty(m)
     big = np.empty(m, np.int64)
     e = -1
-    s_pr = s_r = best = 0.0
+    s_r = 0.0
+    s_pr = np.zeros(2)
+    en = np.zeros(2)
+    best = np.zeros(2)
+    big_g = np.zeros(2, np.int64)
+    n_g = np.zeros(2, np.int64)
     count = 0
-    for i in range(m):
-        if i == 0 or beam[i] != beam[i - 1] or r[i] - r[i - 1] >= gap_m:
+    for i in range(m + 1):
+        if i == m or i == 0 or beam[i] != beam[i - 1] or r[i] - r[i - 1] >= gap_m:
             if e >= 0:
-                r_e[e] = s_pr / energy[e] if energy[e] > 0.0 else s_r / count
+                g = 1 if en[1] > en[0] or n_g[0] == 0 else 0
+                big[e] = big_g[g]
+                r_e[e] = s_pr[g] / en[g] if en[g] > 0.0 else s_r / count
+            if i == m:
+                break
             e += 1
             start[e] = i
-            energy[e] = peak[e] = s_pr = s_r = 0.0
+            energy[e] = peak[e] = s_r = 0.0
+            for k in range(2):
+                s_pr[k] = en[k] = best[k] = 0.0
+                n_g[k] = 0
             count = 0
-            big[e] = i
-            best = pw[i]
+        g = 1 if air[i] else 0
         energy[e] += pw[i]
-        s_pr += pw[i] * r[i]
+        en[g] += pw[i]
+        s_pr[g] += pw[i] * r[i]
         peak[e] += pw[i] * st[i]
         s_r += r[i]
         count += 1
-        if pw[i] > best:
-            best = pw[i]
-            big[e] = i
-    if e >= 0:
-        r_e[e] = s_pr / energy[e] if energy[e] > 0.0 else s_r / count
+        if n_g[g] == 0 or pw[i] > best[g]:
+            best[g] = pw[i]
+            big_g[g] = i
+        n_g[g] += 1
     n = e + 1
     return start[:n], energy[:n], r_e[:n], peak[:n], big[:n]
 

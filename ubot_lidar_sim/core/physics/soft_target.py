@@ -14,7 +14,8 @@ over 2 L, a homogeneous volume is a hard target of reflectance rho_eq = pi beta 
 continuous and G depends on the ring only through R10, so the profile is evaluated once per scan
 on a range grid; each beam reports its peak at or beyond min_range_m (receiver blanking) and
 before its nearest solid hit, as one contribution that the echo stage detects with the usual shot
-noise. No random draws.
+noise. The caller may scale each beam's peak by a random factor (clutter.py: the pulse-to-pulse
+fluctuation of the backscatter); the profile itself has no random draws.
 """
 
 import math
@@ -88,11 +89,14 @@ def beam_peaks(cfg, grid_m, profile, limit_m, min_range_m):
     return peak_r, peak_s
 
 
-def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_m):
+def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_m,
+                 fluctuation=None):
     """
     Return the soft echo of every beam that can be detected: beam (M,), range (M,), power (M,).
 
-    power is the peak signal in counts with the beam's ring R10; beams whose peak S satisfies
+    power is the peak signal in counts with the beam's ring R10, times the beam's backscatter
+    factor fluctuation (B,) when given (the profile's shape, hence the peak's range, stays);
+    beams whose S satisfies
     S + 5 sqrt(S + ambient) < T (hopeless()) are dropped, as are beams
     without a grid point between min_range_m and their nearest solid hit.
     """
@@ -101,6 +105,8 @@ def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_
     ring = np.asarray(beam_ring)
     if not radiometry.uniform_r10(cfg):
         peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
+    if fluctuation is not None:
+        peak_s = peak_s * fluctuation
     keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg, peak_s))
     return keep, peak_r[keep], peak_s[keep]
 
@@ -109,3 +115,10 @@ def hopeless(cfg, mean_signal):
     """Return True where a mean signal S cannot be detected: S + 5 sqrt(S + ambient) < T."""
     s = np.asarray(mean_signal, dtype=np.float64)
     return s + 5.0 * np.sqrt(s + cfg.ambient_counts) < cfg.detection_threshold_counts
+
+
+def weakest_detectable_counts(cfg):
+    """Return the mean signal P, counts, at the edge of hopeless(): P + 5 sqrt(P + ambient) = T."""
+    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts
+                                         + cfg.ambient_counts))) / 2.0) ** 2
+    return max(x - cfg.ambient_counts, 0.0)

@@ -68,8 +68,9 @@ def describe_models(cfg) -> Dict[str, str]:
             f'{cfg.max_hits_per_sub_ray} surfaces per sub-ray (foliage transmits, '
             f'continue step {cfg.continue_step_m:g} m).')
     echo = (f'Contributions weight x two-way transmission x S_i cluster into one echo while '
-            f'gaps are <= {cfg.min_separation_m:g} m; echo range is the power-weighted mean, '
-            'material and class those of the largest contributor'
+            f'gaps are <= {cfg.min_separation_m:g} m; the dominant side of an echo (the '
+            "air's returns or the surfaces, by power) gives its range (power-weighted mean) "
+            'and its material and class (largest contributor)'
             + (f'; pulse stretching with L = {cfg.pulse_length_m:g} m.' if cfg.pulse_length_m > 0
                else '; no pulse stretching (pulse_length_m 0).'))
     signal = (f'S = {cfg.signal_at_10pct_counts:g} (rho / 0.1) (R10 / R)^2 (1 - exp(-(R / '

@@ -33,7 +33,7 @@ from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW = 0, 1, 2, 3
+STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG = 0, 1, 2, 3, 4
 _NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
 
 
@@ -334,11 +334,12 @@ class LidarSimulator:
         limit = _min_per_beam(n_beams, hit_beam, hits.range_m, solid)
         if atm.active:
             clutter_rng = self._rng(scan_index, STREAM_CLUTTER)
-            # Flakes draw from their own stream: snow leaves the rain draws as they were.
-            snow_rng = self._rng(scan_index, STREAM_SNOW)
-            contrib = echoes.Contributions.concat(
-                contrib, clutter(cfg, atm, n_beams, limit, ring, clutter_rng,
-                                 streams={'snow': snow_rng}))
+            # Flakes and the fog's fluctuation draw from their own streams: each leaves the
+            # others' draws as they were. Particles shadow the surfaces behind them.
+            streams = {'snow': self._rng(scan_index, STREAM_SNOW),
+                       'fog': self._rng(scan_index, STREAM_FOG)}
+            contrib = clutter(cfg, atm, n_beams, limit, ring, clutter_rng, streams=streams,
+                              surfaces=contrib)
         t2 = time.perf_counter()
 
         noise_rng = self._rng(scan_index, STREAM_NOISE)
