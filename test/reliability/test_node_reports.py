@@ -79,7 +79,10 @@ def test_a_3_h_clock_jump_is_reported_once_and_a_paused_clock_is_named(procs, pr
     t_jump = time.monotonic()
     assert probe.wait_for(lambda: len(clouds.since(t_jump + 0.5)) >= 5, 5.0)
     assert probe.wait_for(lambda: diag_value(probe, 'clock_jumps') == '1', 3.0)
-    assert int(diag_value(probe, 'skipped.overrun', default=0)) - overrun0 < 5
+    # The jump's 108,000 periods are not counted as overrun: only periods that passed since
+    # (10 Hz, the clock at wall speed), which a busy machine may really miss, can be.
+    passed = (time.monotonic() - t_jump + 1.0) * SMALL['rate_hz']
+    assert int(diag_value(probe, 'skipped.overrun', default=0)) - overrun0 <= passed
     assert proc.stderr().count('clock jumped forward by 108') == 1
     clock.running = False
     assert probe.wait_for(lambda: 'clock paused' in probe.diag('lidar_3d')['message'], 4.0), \
