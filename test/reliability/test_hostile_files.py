@@ -223,11 +223,16 @@ def test_a_30000_squared_pgm_map_is_refused_from_its_header(tmp_path):
     assert seconds < 1.0 and 'huge.pgm' in line and '30000 x 30000' in line, line
 
 
+# The child's own peak: VmHWM of its address space. Not ru_maxrss: Linux keeps that across
+# execve, and bounded() forks the pytest process (preexec_fn), so ru_maxrss starts at the
+# suite's RSS (736 MB once in a full run against 363 MB for the load alone).
 LOAD_MAP = """
-import sys, resource
+import sys
 from ubot_lidar_sim.core.world.world import World
 world = World.load(sys.argv[1])
-print(world.n_triangles, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+with open('/proc/self/status') as f:
+    hwm_kb = next(int(line.split()[1]) for line in f if line.startswith('VmHWM:'))
+print(world.n_triangles, hwm_kb // 1024)
 """
 
 
