@@ -339,8 +339,13 @@ def test_out_of_range_parameter_set_is_refused_and_live_changes_apply(rig_factor
     assert not result.successful and 'read-only' in result.reason
     assert node.config.max_range_m == 30.0 and node.config.channels == 8
     rig.clouds_after(1)
+    t_set = node.get_clock().now().nanoseconds * 1e-9
     assert node.set_parameters([Parameter('max_range_m', value=5.0)])[0].successful
-    pts = pointcloud2_to_array(rig.clouds_after(2)[-1])
+    # The first sweep that starts after the set: the clouds of sweeps begun before it may
+    # still arrive (computed, or queued for this executor, on a busy machine).
+    later = [m for m in rig.clouds_after(6, timeout_s=15.0) if stamp_to_s(m.header.stamp) > t_set]
+    assert later, 'no sweep started after the set'
+    pts = pointcloud2_to_array(later[0])
     assert len(pts) > 0 and pts['range'].max() <= 5.0
 
 
