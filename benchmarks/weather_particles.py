@@ -15,6 +15,10 @@ strongest returns, no motion distortion. Printed as Markdown tables:
 - laser: laser_scan rays < 1 m (physical model, --laser-preset, default custom optics) over
   --laser-scans scans at 2.5 / 5 / 10 mm/h and their ranges (the round-2 target: none);
 - snow_ranges: VLP-32C dry-snow points per sweep by range bin (where the flakes sit).
+- cadc: the CADC snow statistic (Pitropov et al. 2020, cadc_devkit other/filter_pointcloud.py
+  and cadc_dataset_route_stats.csv): points that DROR (Charron et al. 2018, the devkit's
+  parameters) removes from the sweep cropped to |x|, |y| <= 4 m, -3 <= z <= 10 m of the lidar,
+  beside the class-20 points in that box; VLP-32C, dry and wet snow.
 --set NAME=VALUE (repeatable) overrides every sensor's config, to measure a lever.
 
 Usage: python benchmarks/weather_particles.py [--tables snow,rain,fog,target] [--seeds N]
@@ -49,6 +53,12 @@ VISIBILITIES = (2000.0, 1000.0, 500.0, 300.0, 200.0, 150.0, 100.0, 50.0, 30.0, 2
 FIXED = {'return_mode': 'strongest', 'motion_distortion': False, 'world_file': 'flat'}
 LASER_RATES = (2.5, 5.0, 10.0)
 SNOW_BINS = (0.0, 1.0, 2.0, 4.0, 6.0, 8.0, 10.0)
+#: CADC's crop box around the lidar (x, y, z min; x, y, z max), m: cadc_devkit
+#: other/filter_pointcloud.py, crop_cloud.
+CADC_BOX = ((-4.0, -4.0, -3.0), (4.0, 4.0, 10.0))
+#: The devkit's DROR parameters (dror_filter): radius multiplier, azimuth resolution (deg),
+#: minimum neighbours, minimum search radius (m).
+DROR = (3.0, 0.16, 3, 0.04)
 #: --set overrides, applied to every sensor built here.
 LEVERS = {}
 TARGET = """frame: map
@@ -192,6 +202,46 @@ def snow_range_table(materials, world, seeds):
               + f' | {counts.sum():,.0f} |', flush=True)
 
 
+def dror_removed(xyz):
+    """
+    Mask (N,) of the points DROR removes from xyz (N, 3), as the CADC devkit runs it.
+
+    A point stays when at least 3 of its 4 nearest neighbours (itself excluded) lie within
+    max(3 x 0.16 deg x its horizontal range, 0.04 m) (Charron et al. 2018).
+    """
+    from scipy.spatial import cKDTree
+    mult, az_deg, min_nb, min_r = DROR
+    if xyz.shape[0] == 0:
+        return np.zeros(0, bool)
+    radius = np.maximum(mult * np.radians(az_deg) * np.hypot(xyz[:, 0], xyz[:, 1]), min_r)
+    dist, _ = cKDTree(xyz).query(xyz, k=min_nb + 1)
+    dist = np.where(np.isfinite(dist), dist, np.inf)
+    neighbours = (dist[:, 1:] < radius[:, None]).sum(axis=1)
+    return neighbours < min_nb
+
+
+def cadc_table(materials, world, seeds):
+    """Print the CADC statistic (DROR-removed points in the crop box) against the rate."""
+    lo, hi = (np.asarray(b) for b in CADC_BOX)
+    print('\nCADC statistic: velodyne_vlp32c, points DROR removes in the 8 x 8 x 13 m box '
+          '(class-20 points in the box), mean of %d sweeps' % seeds)
+    print('| snow | ' + ' | '.join(f'{r:g} mm/h' for r in SNOW_RATES) + ' |')
+    print('|---|' + '---|' * len(SNOW_RATES))
+    for kind in ('dry', 'wet'):
+        sim = _lidar('velodyne_vlp32c', materials, world, snow_type=kind)
+        cells = []
+        for r in SNOW_RATES:
+            removed, flakes = [], []
+            for k in range(seeds):
+                res = sim.scan(POSE, 0.0, Weather(snowfall_rate_mm_h=r), scan_index=k)
+                xyz = np.stack([res.points[a] for a in ('x', 'y', 'z')], axis=1)
+                box = np.all((xyz >= lo) & (xyz <= hi), axis=1)
+                removed.append(int(dror_removed(xyz[box]).sum()))
+                flakes.append(int((res.points['class_id'][box] == CLUTTER).sum()))
+            cells.append(f'{np.mean(removed):,.0f} ({np.mean(flakes):,.0f})')
+        print(f'| {kind} | ' + ' | '.join(cells) + ' |', flush=True)
+
+
 def main(argv=None):
     """Print the tables; returns 0."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[1])
@@ -219,6 +269,8 @@ def main(argv=None):
         laser_table(materials, world, args.laser_scans, args.laser_preset)
     if 'snow_ranges' in tables:
         snow_range_table(materials, world, args.seeds)
+    if 'cadc' in tables:
+        cadc_table(materials, world, args.seeds)
     print(f'\n({time.perf_counter() - t0:.0f} s)')
     return 0
 

@@ -4,7 +4,6 @@ import math
 import os
 import time
 
-from geometry_msgs.msg import TransformStamped
 import numpy as np
 import pytest
 import rclpy
@@ -12,6 +11,7 @@ from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from ros_helpers import SensorRig, static_transform
 from sensor_msgs.msg import PointCloud2
 from tf2_msgs.msg import TFMessage
 
@@ -36,23 +36,19 @@ PARAMS = {'channels': 8, 'horizontal_samples': 720, 'sub_rays': 1, 'max_range_m'
 
 
 def _tf(parent, child, stamp, xyz):
-    t = TransformStamped()
-    t.header.frame_id, t.child_frame_id, t.header.stamp = parent, child, stamp
-    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = xyz
-    t.transform.rotation.w = 1.0
+    t = static_transform(parent, child, xyz)
+    t.header.stamp = stamp
     return t
 
 
-class Rig:
+class Rig(SensorRig):
     """A lidar_3d node at (0, 0, 1) and a probe driving the cart's frame on /tf at 100 Hz."""
 
     def __init__(self, cart_xyz=None):
         """Drive the cart by cart_xyz(t) -> (x, y, z) or None (no /tf of it); default cart_y."""
         self.cart_xyz = cart_xyz or (lambda t: (CART_X, self.cart_y(t), 1.0))
         self.sent = []                  # (ROS time s, x, y, z) of each cart transform sent
-        self.ctx = rclpy.Context()
-        rclpy.init(context=self.ctx, domain_id=140 + os.getpid() % 90)
-        self.probe = rclpy.create_node('probe', context=self.ctx)
+        super().__init__(Lidar3DNode, World.from_dict(WORLD), PARAMS, domain_id=140)
         self.t0_s = self.probe.get_clock().now().nanoseconds * 1e-9
         self.probe.create_publisher(TFMessage, '/tf_static', LATCHED).publish(TFMessage(
             transforms=[_tf('base_link', 'lidar_3d', self.probe.get_clock().now().to_msg(),
@@ -61,14 +57,7 @@ class Rig:
         self.probe.create_timer(0.01, self._publish_tf,
                                 clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self._publish_tf()
-        self.clouds = []
-        self.probe.create_subscription(PointCloud2, 'points', self.clouds.append, 10)
-        self.node = Lidar3DNode(
-            context=self.ctx, world=World.from_dict(WORLD),
-            parameter_overrides=[Parameter(k, value=v) for k, v in PARAMS.items()])
-        self.executor = SingleThreadedExecutor(context=self.ctx)
-        self.executor.add_node(self.probe)
-        self.executor.add_node(self.node)
+        self.clouds = self.subscribe(PointCloud2, 'points')
 
     def cart_y(self, t_s):
         """Return the cart's y (m) at ROS time t_s: it crosses y = 0 every 0.5 s."""
@@ -86,17 +75,9 @@ class Rig:
 
     def clouds_after(self, n, timeout_s=10.0):
         start = len(self.clouds)
-        end = time.monotonic() + timeout_s
-        while len(self.clouds) < start + n and time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.02)
-        assert len(self.clouds) >= start + n, f'no cloud: {self.node._stats}'
+        assert self.spin_until(lambda: len(self.clouds) >= start + n, timeout_s), (
+            f'no cloud: {self.node._stats}')
         return self.clouds[start:start + n]
-
-    def close(self):
-        self.executor.shutdown()
-        self.node.destroy_node()
-        self.probe.destroy_node()
-        rclpy.shutdown(context=self.ctx)
 
 
 @pytest.fixture

@@ -91,6 +91,7 @@ class SensorNode(Node):
         self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
                              history_s=max(TF_CACHE_S, 2.0 * self._period_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
+        self._posed = False     # a pose in world_frame has been found since the node started
         # The world's moving objects, posed from /tf per sweep.
         self.actor_frames = ActorFrames(self, TF_MAX_GAP_S, TF_MAX_AGE_S)
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
@@ -313,8 +314,6 @@ class SensorNode(Node):
         return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
 
     # -- poses --------------------------------------------------------------------------------
-    _posed = False      # a pose in world_frame has been found since the node started
-
     def sweep_window(self, frame_id, now_ns):
         """
         Return (start_ns, end_ns) of this node's next sweep once /tf covers it.

@@ -48,9 +48,14 @@ def divergence_rad(cfg):
     return math.sqrt(cfg.divergence_mrad * (cfg.divergence_v_mrad or cfg.divergence_mrad)) * 1e-3
 
 
+def beam_diameter_m(cfg, range_m):
+    """Return the beam diameter D_exit + R divergence, m, at ranges range_m, m."""
+    return cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * divergence_rad(cfg)
+
+
 def beam_area_m2(cfg, range_m):
     """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
-    d = cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * divergence_rad(cfg)
+    d = beam_diameter_m(cfg, range_m)
     return math.pi / 4.0 * d * d
 
 
@@ -63,14 +68,8 @@ def beam_volume_m3(cfg, r1_m, r2_m):
     """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
-    a, b = _diameters(cfg, r1, r2)
+    a, b = beam_diameter_m(cfg, r2), beam_diameter_m(cfg, r1)
     return math.pi / 12.0 * (r2 - r1) * (a * a + a * b + b * b)
-
-
-def _diameters(cfg, r1, r2):
-    """Return the beam diameters (D0 + theta r2, D0 + theta r1), m."""
-    theta = divergence_rad(cfg)
-    return cfg.exit_diameter_m + theta * r2, cfg.exit_diameter_m + theta * r1
 
 
 def ranges_in_volume(cfg, r1_m, r2_m, u):
@@ -82,7 +81,7 @@ def ranges_in_volume(cfg, r1_m, r2_m, u):
     """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
-    a, b = _diameters(cfg, r1, r2)
+    a, b = beam_diameter_m(cfg, r2), beam_diameter_m(cfg, r1)
     s = a * a + a * b + b * b
     w = np.cbrt(b ** 3 + u * (a - b) * s)
     den = w * w + w * b + b * b
