@@ -207,15 +207,23 @@ def shadow_factor(p_beam, p_range, p_share, c_beam, c_range):
     Over the particles (K,) of the contribution's beam nearer than its range.
     """
     c_beam = np.asarray(c_beam, dtype=np.int64)
+    out = np.ones(c_beam.shape)
     if p_beam.size == 0 or c_beam.size == 0:
-        return np.ones(c_beam.shape)
+        return out
     c_range = np.asarray(c_range, dtype=np.float64)
     span = 2.0 * max(float(p_range.max()), float(c_range.max()), 0.0) + 2.0
+    # Only the contributions of beams that hold a particle are searched (the others keep 1):
+    # a sweep has hundreds of particles against hundreds of thousands of contributions.
+    holds = np.zeros(int(max(p_beam.max(), c_beam.max())) + 1, bool)
+    holds[p_beam] = True
+    rows = np.flatnonzero(holds[c_beam])
     key = p_beam * span + p_range
     order = np.argsort(key, kind='stable')
     log_t = 2.0 * np.log1p(-np.minimum(p_share[order], 1.0 - 1e-12))
     cum = np.concatenate([[0.0], np.cumsum(log_t)])
     ks = key[order]
-    lo = np.searchsorted(ks, c_beam * span, side='left')
-    hi = np.searchsorted(ks, c_beam * span + np.clip(c_range, 0.0, span - 1.0), side='left')
-    return np.exp(cum[hi] - cum[lo])
+    base = c_beam[rows] * span
+    lo = np.searchsorted(ks, base, side='left')
+    hi = np.searchsorted(ks, base + np.clip(c_range[rows], 0.0, span - 1.0), side='left')
+    out[rows] = np.exp(cum[hi] - cum[lo])
+    return out
