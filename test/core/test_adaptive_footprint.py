@@ -9,7 +9,7 @@ from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.sensors.adaptive_footprint import (
-    first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
+    first_hits, KEEP, plane_points, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
@@ -193,6 +193,37 @@ def test_rotate_rows_gives_the_bits_of_rotate_sub_rays():
     assert o_pair.tobytes() == o_all[rows].tobytes()
     assert d_pair.tobytes() == d_all[rows].tobytes()
     assert pair32.tobytes() == full32[rows].tobytes()
+
+
+def _plane_points_numpy(o_sub, d_sub, origins, dirs, beams, r, per_beam):
+    z_hit = origins[beams, 2] + dirs[beams, 2] * r
+    with np.errstate(divide='ignore', invalid='ignore'):
+        t = (z_hit[:, None] - o_sub[:, 2].reshape(-1, per_beam)) / d_sub[:, 2].reshape(
+            -1, per_beam)
+    t = np.where(np.isfinite(t) & (t > 0.0), t, r[:, None]).reshape(-1)
+    centre_pts = origins[beams] + dirs[beams] * r[:, None]
+    return np.where(np.isfinite(t)[:, None], o_sub + d_sub * t[:, None],
+                    np.repeat(centre_pts, per_beam, axis=0))
+
+
+def test_plane_points_matches_its_numpy_reference():
+    # Sub-rays that meet the plane ahead, run parallel to it (dz 0), meet it behind (t < 0),
+    # and a beam whose centre range is not finite: the same bits as the numpy reference.
+    rng = np.random.default_rng(11)
+    origins, dirs = rng.normal(size=(6, 3)), rng.normal(size=(6, 3))
+    beams = np.array([4, 0, 2, 5], np.int64)
+    r = np.array([3.0, 12.5, np.inf, 0.7])
+    o_sub = rng.normal(size=(4 * 6, 3))
+    d_sub = rng.normal(size=(4 * 6, 3))
+    d_sub[1, 2] = 0.0
+    d_sub[7, 2] = -d_sub[7, 2]
+    got = plane_points(o_sub, d_sub, origins, dirs, beams, r, 6)
+    want = _plane_points_numpy(o_sub, d_sub, origins, dirs, beams, r, 6)
+    assert got.tobytes() == want.tobytes()
+    # By hand: the parallel sub-ray samples its own point at its beam's centre range (3 m);
+    # a beam whose centre range is infinite has no plane, its sub-rays no finite point.
+    assert np.array_equal(got[1], o_sub[1] + d_sub[1] * 3.0)
+    assert not np.isfinite(got[12:18]).any()
 
 
 def _first_hits_numpy(n_beams, ray, range_m, cos):

@@ -141,6 +141,11 @@ class Tracer:
                 count[s_ray] += 1
         return self._finish(origins, dirs, count, layers, tex)
 
+    def ground_albedo(self, points: NDArray[np.float64], material: NDArray[np.uint8],
+                      sd_table: NDArray[np.float64]) -> NDArray[np.float32]:
+        """Albedo (K,) float32 of the ground texture at points (K, 3) of materials (K,) uint8."""
+        return self._texture.albedo(points, material, sd_table)
+
     def first_hits(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                    rays32: NDArray[np.float32], limit_m: float,
                    ignored: frozenset[int] = frozenset(), actors: ActorFrame | None = None):

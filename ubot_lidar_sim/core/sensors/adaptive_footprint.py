@@ -27,7 +27,6 @@ import numba
 import numpy as np
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
-from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows
 
@@ -84,12 +83,14 @@ class AdaptiveFootprint:
         self.neighbours, self.coef, self.residual, self.edge, self.dense = neighbour_table(
             beams, along_rings, DENSE_FACTOR * self.offset_rad)
 
-    def trace(self, trace, origins, dirs, rays32, poses, cfg, materials, with_dirs):
+    def trace(self, trace, origins, dirs, rays32, poses, cfg, materials, with_dirs,
+              ground_albedo):
         """
         Trace the centres (origins, dirs (B, 3), rays32 (B, 6)), then the refined beams' rest.
 
         trace(origins, dirs, rays32, beam) -> Hits is the sweep's World.trace (beam (N,): each
-        ray's beam, for the actors' times). Beams that
+        ray's beam, for the actors' times); ground_albedo(points, material, sd_table) its
+        World.ground_albedo (the texture's albedo, for the footprint's mean). Beams that
         refine_beams marks PROBE trace two sub-rays first (PROBE_SUBS: above and below the
         centre) and are refined only when those disagree with the centre (probes_agree).
         Returns (Hits with ray = beam x S + sub-ray, as the exhaustive trace numbers them;
@@ -133,7 +134,8 @@ class AdaptiveFootprint:
             if more is not None:
                 parts.append(more[:2])
         parts[0] = (self._footprint_albedo(centre, refined, origins, dirs, poses,
-                                           materials.reflectivity_sd), parts[0][1])
+                                           materials.reflectivity_sd, ground_albedo),
+                    parts[0][1])
         full_dirs = None
         if with_dirs:
             full_dirs = np.empty((n_beams * s, 3))
@@ -174,13 +176,14 @@ class AdaptiveFootprint:
         _, d = self._rotate(poses, beams, subs)
         return beams * s + subs, d
 
-    def _footprint_albedo(self, centre, refined, origins, dirs, poses, sd):
+    def _footprint_albedo(self, centre, refined, origins, dirs, poses, sd, albedo_at):
         """
         Give the textured ground hits of unrefined beams the footprint's mean albedo (a copy).
 
         The ground texture changes every 0.1 m (raycast/ground_texture.py), finer than a far
         footprint: the sub-rays' points on the horizontal plane through the centre hit take
-        their cells' albedo, averaged with the sub-ray weights, as their hits would have given.
+        their cells' albedo (albedo_at: World.ground_albedo), averaged with the sub-ray
+        weights, as their hits would have given.
         """
         ray = np.asarray(centre.ray, np.int64)
         mat = np.asarray(centre.material, np.intp)
@@ -190,17 +193,9 @@ class AdaptiveFootprint:
         beams = ray[rows]
         s = self.n_sub
         o_sub, d_sub = self._rotate(poses, *_every_sub_ray(beams, s))
-        r = np.asarray(centre.range_m, np.float64)[rows]
-        z_hit = origins[beams, 2] + dirs[beams, 2] * r
-        dz_sub = d_sub[:, 2].reshape(-1, s - 1)
-        with np.errstate(divide='ignore', invalid='ignore'):
-            t = (z_hit[:, None] - o_sub[:, 2].reshape(-1, s - 1)) / dz_sub
-        # A sub-ray that never meets the plane ahead samples the centre's cell.
-        t = np.where(np.isfinite(t) & (t > 0.0), t, r[:, None]).reshape(-1)
-        centre_pts = origins[beams] + dirs[beams] * r[:, None]
-        pts = np.where(np.isfinite(t)[:, None], o_sub + d_sub * t[:, None],
-                       np.repeat(centre_pts, s - 1, axis=0))
-        alb = ground_albedo(pts, np.repeat(sd[mat[rows]], s - 1)).astype(np.float32)
+        pts = plane_points(o_sub, d_sub, origins, dirs, beams,
+                           np.asarray(centre.range_m, np.float64)[rows], s - 1)
+        alb = albedo_at(pts, np.repeat(mat[rows], s - 1).astype(np.uint8), sd)
         w = self.weights
         mean = (w[0] * np.asarray(centre.albedo, np.float64)[rows]
                 + alb.reshape(-1, s - 1).astype(np.float64) @ w[1:]) / np.sum(w)
@@ -220,6 +215,30 @@ def _every_sub_ray(beams, s):
     """Return the (beam, sub-ray) pairs (K (S - 1),) of sub-rays 1..S-1 of beams (K,)."""
     beams = np.asarray(beams, np.int64)
     return np.repeat(beams, s - 1), np.tile(np.arange(1, s, dtype=np.int64), beams.size)
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def plane_points(o_sub, d_sub, origins, dirs, beams, r, per_beam):
+    """
+    Return where sub-rays meet the horizontal plane through their beam's centre hit (M, 3).
+
+    o_sub, d_sub (M, 3): the sub-rays, per_beam consecutive rows per beam of beams (K,); the
+    centre hit of beam beams[k] is origins + dirs r[k] (origins, dirs (B, 3), r (K,)). A
+    sub-ray that never meets the plane ahead (parallel, or behind it) samples its own point at
+    the centre's range (the centre hit itself when that range is not finite).
+    """
+    out = np.empty((o_sub.shape[0], 3))
+    for i in range(o_sub.shape[0]):
+        k = i // per_beam
+        b = beams[k]
+        z_hit = origins[b, 2] + dirs[b, 2] * r[k]
+        t = (z_hit - o_sub[i, 2]) / d_sub[i, 2]
+        if not (np.isfinite(t) and t > 0.0):
+            t = r[k]
+        for j in range(3):
+            out[i, j] = o_sub[i, j] + d_sub[i, j] * t if np.isfinite(t) \
+                else origins[b, j] + dirs[b, j] * r[k]
+    return out
 
 
 def neighbour_table(beams, along_rings=True, dense_rad=0.0):

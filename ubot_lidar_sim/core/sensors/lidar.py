@@ -315,7 +315,8 @@ class LidarSimulator:
             hits = trace(origins, dirs, rays32)
         else:
             hits, dirs, refined = self._adaptive.trace(
-                trace, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0)
+                trace, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0,
+                self.world.ground_albedo)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub

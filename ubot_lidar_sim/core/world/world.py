@@ -158,6 +158,15 @@ class World:
         return (None if sd is None else np.asarray(sd, np.float64),
                 None if slope is None else np.asarray(slope, np.float64))
 
+    def ground_albedo(self, points: NDArray[np.float64], material: NDArray[np.uint8],
+                      sd_table: NDArray[np.float64]) -> NDArray[np.float32]:
+        """
+        Albedo (K,) float32 of the ground texture at points (K, 3) of materials (K,) uint8.
+
+        sd_table (17,): each material's reflectivity_sd. The values a ground hit there gets.
+        """
+        return self._tracer.ground_albedo(points, material, sd_table)
+
     def ignored_indices(self, ignored):
         """Map ignored object names to a frozenset of object indices."""
         if isinstance(ignored, str):
