@@ -3,7 +3,9 @@ Rates of the sensors started as demo.launch.py starts them: four node processes,
 
 launch_ros is not installable from PyPI, so this starts the four console scripts the launch
 files name, each with its package YAML (the launch defaults) plus the given overrides, and
-counts what reliable subscribers in this process receive after a warm-up.
+counts what reliable subscribers in this process receive after a warm-up: the arrival rate, the
+sweeps skipped by their header stamps (a continuous trigger's stamps are one period apart), and
+the lidar node's last /diagnostics (mean compute time, skip reasons).
 
     source scripts/env.sh
     python benchmarks/launch_rates.py [--seconds 20] [--warmup 8] [--namespace front]
@@ -18,12 +20,15 @@ import signal
 import subprocess
 import time
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 NODES = ('lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver')
 
 
 def main(argv=None):
     """Start the four nodes, print the rate and frame of points, scan and terrain."""
+    from diagnostic_msgs.msg import DiagnosticArray
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import LaserScan, PointCloud2
@@ -51,15 +56,23 @@ def main(argv=None):
     rclpy.init(args=[])
     node = rclpy.create_node('launch_rates')
     got = {'points': [], 'scan': [], 'terrain': []}
+    stamps = {'points': [], 'scan': [], 'terrain': []}
     frames = {}
     prefix = f'/{args.namespace}/' if args.namespace else ''
     for topic, msg_type in (('points', PointCloud2), ('scan', LaserScan),
                             ('terrain', TerrainSensor)):
         def on_msg(msg, topic=topic):
             got[topic].append(time.monotonic())
+            stamps[topic].append(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
             frames[topic] = msg.header.frame_id
         node.create_subscription(msg_type, prefix + topic, on_msg,
                                  QoSProfile(depth=5, reliability=ReliabilityPolicy.RELIABLE))
+    diags = {}
+
+    def on_diag(msg):
+        for status in msg.status:
+            diags[status.name] = status
+    node.create_subscription(DiagnosticArray, '/diagnostics', on_diag, 10)
     t0 = time.monotonic()
     try:
         while time.monotonic() - t0 < args.warmup + args.seconds:
@@ -75,10 +88,22 @@ def main(argv=None):
             except subprocess.TimeoutExpired:
                 proc.kill()
     for topic, times in got.items():
-        window = [t for t in times if t >= t0 + args.warmup]
+        keep = [k for k, t in enumerate(times) if t >= t0 + args.warmup]
+        window = [times[k] for k in keep]
         hz = (len(window) - 1) / (window[-1] - window[0]) if len(window) > 1 else 0.0
+        # Sweeps skipped: the header stamps of a continuous trigger are one period apart,
+        # a skipped sweep leaves a gap of a whole number of periods.
+        st = np.diff([stamps[topic][k] for k in keep])
+        period = float(np.median(st)) if st.size else 0.0
+        skipped = int(np.sum(np.round(st / period) - 1)) if period > 0.0 else 0
         print(f'{prefix + topic:16s} {hz:7.2f} Hz  ({len(window)} messages, frame '
-              f'{frames.get(topic)!r})')
+              f'{frames.get(topic)!r}, {skipped} sweeps skipped by their stamps)')
+    for name, status in sorted(diags.items()):
+        if 'lidar' in name:
+            kv = {v.key: v.value for v in status.values}
+            shown = [f'{k} {v}' for k, v in kv.items() if k.startswith('skipped.')
+                     or k in ('compute_ms_mean', 'scans_published')]
+            print(f'{name}: ' + ', '.join(shown))
     return 0
 
 
