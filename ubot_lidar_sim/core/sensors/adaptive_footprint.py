@@ -397,7 +397,7 @@ def refine_beams(start, count, r_first, r_last, cos, obj, material, neighbours, 
             if dense[b, k]:
                 # Same layers: as many hits, the same objects and materials in order. Written
                 # out here: a helper taking the four arrays costs their reference counts per
-                # call (16x the whole loop's time on an OS1-128 block).
+                # call (3.1 ms against 0.16 ms for the loop on an OS1-128 block).
                 same = count[q] == count[b]
                 if same:
                     for i in range(count[b]):
