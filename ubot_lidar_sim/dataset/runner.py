@@ -521,7 +521,18 @@ def _run_ray(spec, pending, out_dir, workers, address, done, progress):
                 refs.pop(ref)
     except BaseException:
         with deferred():            # a second Ctrl-C does not cut the cleanup short
-            _abandon(refs, out_dir)
+            if session is not None and session.temp_dir is not None:
+                # An embedded Ray: shut it down and end its processes, then remove the files
+                # of the sequences in progress (no worker writes any more). ray.cancel(force=
+                # True) of a running task races in Ray's core with the task's reply and can
+                # abort this process ("Check failed: ... Tried to complete task that was not
+                # pending"; ray-project/ray PR 54798 fixed one side of that race).
+                stopping, session = session, None
+                stopping.stop()
+                for seq in refs.values():
+                    remove_sequence(out_dir, seq)
+            else:
+                _abandon(refs, out_dir)
         raise
     finally:
         if session is not None:
