@@ -451,6 +451,11 @@ class RaySession:
                 else:
                     os.environ[k] = v
 
+    @property
+    def embedded(self):
+        """Return True when this process started the Ray (it did not join a cluster)."""
+        return self.temp_dir is not None
+
     def processes(self):
         """Return the pids (not this one) whose environment holds the marker."""
         pids = []
@@ -521,35 +526,38 @@ def _run_ray(spec, pending, out_dir, workers, address, done, progress):
                 refs.pop(ref)
     except BaseException:
         with deferred():            # a second Ctrl-C does not cut the cleanup short
-            if session is not None and session.temp_dir is not None:
-                # An embedded Ray: shut it down and end its processes, then remove the files
-                # of the sequences in progress (no worker writes any more). ray.cancel(force=
-                # True) of a running task races in Ray's core with the task's reply and can
-                # abort this process ("Check failed: ... Tried to complete task that was not
-                # pending"; ray-project/ray PR 54798 fixed one side of that race).
-                stopping, session = session, None
-                stopping.stop()
-                for seq in refs.values():
-                    remove_sequence(out_dir, seq)
-            else:
-                _abandon(refs, out_dir)
+            if _abandon(refs, out_dir, session):
+                session = None      # stopped already
         raise
     finally:
         if session is not None:
             session.stop()
 
 
-def _abandon(refs, out_dir):
-    """Cancel the tasks of refs, wait for them, remove their sequences' files."""
+def _abandon(refs, out_dir, session):
+    """
+    End the tasks of refs, then remove their sequences' files; returns True if session stopped.
+
+    An embedded Ray (session.embedded) is shut down and its processes ended: ray.cancel(force=
+    True) of a running task races in Ray's core with the task's reply and can abort this
+    process ("Check failed: ... Tried to complete task that was not pending"; ray-project/ray
+    PR 54798 fixed one side of that race). A joined cluster's tasks are cancelled and waited
+    for (its workers are not this process's to end).
+    """
     import ray
 
-    for ref in refs:
-        with contextlib.suppress(Exception):
-            ray.cancel(ref, force=True)
-    for ref in refs:              # wait until the cancelled workers are gone
-        try:
-            ray.get(ref, timeout=10)
-        except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
-            pass
+    stopped = session is not None and session.embedded
+    if stopped:
+        session.stop()
+    else:
+        for ref in refs:
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        for ref in refs:          # wait until the cancelled workers are gone
+            try:
+                ray.get(ref, timeout=10)
+            except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
+                pass
     for seq in refs.values():     # the sequences in progress, not the finished ones
         remove_sequence(out_dir, seq)
+    return stopped
