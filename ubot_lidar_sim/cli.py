@@ -219,7 +219,7 @@ def run_scan(args):
 
 
 def run_describe(args):
-    """Run the ``describe`` command: JSON of every effective setting and the model descriptions."""
+    """Run the ``describe`` command: JSON of the settings that apply and the models in words."""
     if args.sensor == 'all':
         raise ConfigError('--sensor', 'all', f'one of {", ".join(SENSORS)} for describe')
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))

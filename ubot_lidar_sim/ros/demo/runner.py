@@ -69,7 +69,7 @@ def node_parameters(params_file=None, preset=None, sets=()):
     Return {node name: {parameter: value}} for the four nodes.
 
     Runner defaults, then the blocks of the parameter file that apply to the node in file order
-    (core/params_file.py, the rule of ``scan --params`` too), then --preset, then each
+    (core/config/params_file.py, the rule of ``scan --params`` too), then --preset, then each
     ``NODE:NAME=VALUE`` of sets (ValueError naming a malformed one).
     """
     blocks = load_blocks(params_file) if params_file else []
