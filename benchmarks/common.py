@@ -21,9 +21,9 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 
 from ubot_lidar_sim.core.beams import firing  # noqa: E402
 from ubot_lidar_sim.core.config import from_dict, LidarConfig  # noqa: E402
+from ubot_lidar_sim.core.config.presets import load_preset  # noqa: E402
 from ubot_lidar_sim.core.physics import footprint  # noqa: E402
 from ubot_lidar_sim.core.physics.footprint import sub_ray_pattern  # noqa: E402
-from ubot_lidar_sim.core.presets import load_preset  # noqa: E402
 
 WARMUP = 3
 # CPU time the hypervisor gave to other guests (%, /proc/stat 'steal') during the last

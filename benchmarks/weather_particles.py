@@ -37,7 +37,7 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 
 import numpy as np  # noqa: E402
 
-from ubot_lidar_sim.core.configure import effective_config, parse_overrides  # noqa: E402
+from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402

@@ -26,9 +26,9 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.cli import effective_config  # noqa: E402
+from ubot_lidar_sim.core.config.presets import list_presets  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
-from ubot_lidar_sim.core.presets import list_presets  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable  # noqa: E402

@@ -8,7 +8,7 @@ import open3d as o3d
 from pypcd4 import PointCloud
 import pytest
 from ubot_lidar_sim.cli import main
-from ubot_lidar_sim.core.configure import effective_config
+from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
-from ubot_lidar_sim.core.presets import load_preset
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 import yaml
 

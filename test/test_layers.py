@@ -13,13 +13,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / 'ubot_lidar_sim'
 #: Lowest first: a module may import its own group and any group of a lower rank.
 LAYERS = (
     (0, 'core.base', ('core.errors', 'core.yaml_io', 'core.resources', 'core.numba_cache',
-                      'core.poses', 'core.labels', 'core.memory')),
+                      'core.poses', 'core.labels', 'core.memory', 'core.limits',
+                      'core.detection')),
     (1, 'core.raycast', ('core.raycast',)),
     (2, 'core.world', ('core.world',)),
     (3, 'core.physics', ('core.physics',)),
     (4, 'core.beams', ('core.beams',)),
-    (5, 'core.config', ('core.config_fields', 'core.config', 'core.presets',
-                        'core.params_file', 'core.configure')),
+    (5, 'core.config', ('core.config',)),
     (6, 'core.sensors', ('core.sensors',)),
     (7, 'core.execution', ('core.execution',)),
     (8, 'output', ('output',)),

@@ -18,9 +18,9 @@ from pathlib import Path
 import sys
 
 from ubot_lidar_sim.core import config as config_mod
-from ubot_lidar_sim.core import presets as presets_mod
 from ubot_lidar_sim.core.beams.firing import build_beams
-from ubot_lidar_sim.core.configure import effective_config, one_line, parse_overrides
+from ubot_lidar_sim.core.config import presets as presets_mod
+from ubot_lidar_sim.core.config.configure import effective_config, one_line, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
@@ -219,11 +219,13 @@ def run_scan(args):
 
 
 def run_describe(args):
-    """Run the ``describe`` command: JSON of every effective setting and the model descriptions."""
+    """Run the ``describe`` command: JSON of the settings that apply and the models in words."""
     if args.sensor == 'all':
         raise ConfigError('--sensor', 'all', f'one of {", ".join(SENSORS)} for describe')
     cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
-    out = {'sensor': args.sensor, 'settings': config_mod.to_dict(cfg)}
+    # Only what applies: the fields of the config's pattern and model, not the others'.
+    settings = {name: getattr(cfg, name) for name in config_mod.applicable_names(cfg)}
+    out = {'sensor': args.sensor, 'settings': settings}
     if args.sensor == 'lidar_3d':
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z

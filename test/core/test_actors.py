@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
-from ubot_lidar_sim.core.configure import effective_config
+from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import ScanProcess

@@ -5,9 +5,9 @@ import pytest
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import from_dict, LidarConfig, replace
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World

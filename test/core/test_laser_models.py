@@ -7,9 +7,9 @@ import pytest
 from tolerances import f32_hit_bound_m, f32_round_bound_m, f64_sqrt_root_bound_m
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World

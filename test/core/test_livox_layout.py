@@ -3,8 +3,8 @@
 import numpy as np
 
 from ubot_lidar_sim.core.config import from_dict, LidarConfig, replace
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
-from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import (FULL_DTYPE, LIVOX_DTYPE, point_fields,
                                                        to_layout)

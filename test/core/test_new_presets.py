@@ -8,8 +8,9 @@ import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig
+from ubot_lidar_sim.core.config.presets import (list_presets, load_preset, preset_nodes,
+                                                preset_pattern)
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.presets import list_presets, load_preset, preset_nodes, preset_pattern
 
 SCANNERS_2D = ('sick_tim571', 'hokuyo_ust10lx', 'slamtec_rplidar_a2m8')
 LIDARS = {'livox_avia': 'rosette', 'livox_mid360': 'rosette', 'velodyne_vlp32c': 'spinning',

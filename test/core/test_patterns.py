@@ -13,7 +13,7 @@ from ubot_lidar_sim.core.beams.planar_and_rosette import (azimuth_elevation_rad,
                                                           rosette_line_elevations_deg,
                                                           rosette_times_s)
 from ubot_lidar_sim.core.config import from_dict, LidarConfig
-from ubot_lidar_sim.core.presets import load_preset
+from ubot_lidar_sim.core.config.presets import load_preset
 
 # Livox Avia: six lines stacked 1.36 deg apart (70.4 deg circle, 77.2 deg tall), 240,000
 # points/s; prisms at 7294 and -4664 rpm (the Livox Mid-70 Risley pair of HELIOS++,

@@ -5,8 +5,9 @@ import pytest
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import from_dict, LidarConfig
+from ubot_lidar_sim.core.config.presets import (list_presets, load_preset, merge_params,
+                                                preset_summary)
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.presets import list_presets, load_preset, merge_params, preset_summary
 
 PRESETS = ('custom', 'leishen_c16', 'velodyne_vlp16', 'robosense_helios32', 'ouster_os1_64',
            'ouster_os1_128')

@@ -2,6 +2,7 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core import detection
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
@@ -28,11 +29,11 @@ def test_seven_sub_rays_are_centre_plus_hexagon_at_035_divergence():
 
 def test_threshold_for_defaults_by_hand():
     # bound: bisection to 1e-13 of an erf within ulps (pdf 0.18): error < 1e-12 << 1e-10
-    np.testing.assert_allclose(rad.normal_ppf(0.9), 1.2815515655446004, atol=1e-10)
+    np.testing.assert_allclose(detection.normal_ppf(0.9), 1.2815515655446004, atol=1e-10)
     # bound: z truncated to 1e-10: 5e-10 counts of 86, 6e-12 rel << 1e-9; z = 0: default rtol 1e-7
-    np.testing.assert_allclose(rad.detection_threshold(100.0, 20.0, 0.9),
+    np.testing.assert_allclose(detection.detection_threshold(100.0, 20.0, 0.9),
                                100.0 - 1.2815515655 * math.sqrt(120.0), rtol=1e-9)
-    np.testing.assert_allclose(rad.detection_threshold_from_z(100.0, 20.0, 0.0), 100.0)
+    np.testing.assert_allclose(detection.detection_threshold_from_z(100.0, 20.0, 0.0), 100.0)
 
 
 def test_reference_target_gives_s10_at_r10():

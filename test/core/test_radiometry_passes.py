@@ -178,7 +178,7 @@ def reflectivity_byte_reference(rho):
 def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
-    from ubot_lidar_sim.core.presets import load_preset
+    from ubot_lidar_sim.core.config.presets import load_preset
     cfg = from_dict(LidarConfig, {**load_preset(preset), 'range_noise_snr_exponent': 1.3})
     rng = np.random.default_rng(12)
     r = np.concatenate([[0.0, 1e-4, 1e-3], rng.uniform(0.0, 200.0, 5000)])
@@ -248,7 +248,7 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, pr
 def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tolerance(preset):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
-    from ubot_lidar_sim.core.presets import load_preset
+    from ubot_lidar_sim.core.config.presets import load_preset
     from ubot_lidar_sim.core.world.materials import MaterialTable
     table = MaterialTable.load()
     cfg = from_dict(LidarConfig, load_preset(preset))
@@ -349,7 +349,7 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
     from ubot_lidar_sim.core.physics.radiometry_passes import emitted_values
-    from ubot_lidar_sim.core.presets import load_preset
+    from ubot_lidar_sim.core.config.presets import load_preset
     cfg = from_dict(LidarConfig, load_preset(preset))
     rng = np.random.default_rng(10)
     n, n_beams = 40000, 9000

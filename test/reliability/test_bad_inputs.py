@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config.params_file import read_params_file
 from ubot_lidar_sim.core.errors import ConfigError, ScanError, WorldError
-from ubot_lidar_sim.core.params_file import read_params_file
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable

@@ -43,7 +43,7 @@ TIMED = """
 import sys, time
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
-from ubot_lidar_sim.core.params_file import read_params_file
+from ubot_lidar_sim.core.config.params_file import read_params_file
 kind, path = sys.argv[1], sys.argv[2]
 call = {'world': lambda: World.load(path), 'materials': lambda: MaterialTable.load(path),
         'params': lambda: read_params_file(path, 'lidar_3d')}[kind]

@@ -12,7 +12,7 @@ import hashlib
 from pathlib import Path
 
 from ubot_lidar_sim import __version__
-from ubot_lidar_sim.core.presets import preset_path
+from ubot_lidar_sim.core.config.presets import preset_path
 from ubot_lidar_sim.core.resources import config_path
 
 

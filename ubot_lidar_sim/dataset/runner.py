@@ -30,7 +30,7 @@ import tempfile
 import time
 
 from ubot_lidar_sim.core.config import to_dict
-from ubot_lidar_sim.core.configure import effective_config
+from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster

@@ -25,8 +25,8 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.presets import load_preset
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
 

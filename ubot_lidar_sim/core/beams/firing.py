@@ -116,17 +116,18 @@ def build_beams(cfg, scan_index=0):
     A spinning grid is the same every sweep (cached); a rosette continues at t = scan_index /
     rate_hz, so no two sweeps repeat (the last few are cached).
     """
-    offsets_s = tuple(np.asarray(cfg.ring_time_offsets_us, dtype=np.float64) * 1e-6)
-    if cfg.pattern_type == 'rosette':
+    pattern = cfg.pattern
+    if pattern.kind == 'rosette':
         return _rosette_beams(cfg.channels, cfg.horizontal_samples, cfg.vertical_fov_up_deg,
                               cfg.vertical_fov_down_deg, tuple(cfg.elevations_deg),
-                              cfg.rate_hz, tuple(cfg.rosette_prism_hz),
-                              cfg.rosette_spin_hz, cfg.stamp_at, bool(cfg.motion_distortion),
+                              cfg.rate_hz, tuple(pattern.rosette_prism_hz),
+                              pattern.rosette_spin_hz, cfg.stamp_at, bool(cfg.motion_distortion),
                               int(scan_index))
+    offsets_s = tuple(np.asarray(pattern.ring_time_offsets_us, dtype=np.float64) * 1e-6)
     return _build_beams(cfg.channels, cfg.horizontal_samples, cfg.horizontal_fov_deg,
                         cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg,
                         tuple(cfg.elevations_deg), 1.0 / cfg.rate_hz,
-                        cfg.spin_direction, cfg.scan_start_azimuth_deg, cfg.stamp_at,
+                        pattern.spin_direction, pattern.scan_start_azimuth_deg, cfg.stamp_at,
                         bool(cfg.motion_distortion), offsets_s)
 
 

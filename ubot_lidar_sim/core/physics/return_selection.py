@@ -7,6 +7,7 @@ strongest. A multi-return mode emits the union of its echoes (one point when the
 
 import numpy as np
 
+from ubot_lidar_sim.core.limits import RETURN_MODES
 from ubot_lidar_sim.core.physics import radiometry_passes
 
 FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
@@ -20,9 +21,7 @@ _EMIT = {
     'dual_first_last': lambda first, strongest, last: first | last,
     'triple_first_strongest_last': lambda first, strongest, last: first | strongest | last,
 }
-RETURN_MODES = tuple(_EMIT)
-#: The modes with one point per beam (the 2D scanner's).
-SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
+assert tuple(_EMIT) == RETURN_MODES, 'core/limits.py lists the modes of _EMIT'
 
 
 def select_returns(mode: str, beam: np.ndarray, strength: np.ndarray):

@@ -16,20 +16,17 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.limits import (RAIN_ALLOWED, RAIN_MAX_MM_H, VISIBILITY_ALLOWED,
+                                        VISIBILITY_MIN_M)
 from ubot_lidar_sim.core.physics import radiometry
 
-#: Limits of every entrance. Rain above ~300 mm/h is a minute-long record; 500 leaves room.
-RAIN_MAX_MM_H = 500.0
-VISIBILITY_MIN_M = 1.0
+#: Limits of every entrance: RAIN_MAX_MM_H, VISIBILITY_MIN_M in core/limits.py, and these.
 PUDDLE_MAX_M = 1.0
 #: Snowfall, liquid-water equivalent: 10 mm/h is already a whiteout (visibility ~130 m).
 SNOW_MAX_MM_H = 100.0
 SNOW_DEPTH_MAX_M = 10.0
 SMOKE_MAX_VOLUMES = 1024
 SMOKE_RADIUS_MAX_M = 1000.0
-
-RAIN_ALLOWED = f'0 to {RAIN_MAX_MM_H:g} mm/h'
-VISIBILITY_ALLOWED = f'inf (clear) or >= {VISIBILITY_MIN_M:g} m'
 
 
 def _number(name, value, allowed, lo=-math.inf, hi=math.inf, allow_inf=False):

@@ -9,52 +9,50 @@ from ubot_lidar_sim.core.physics.clutter import describe_air
 
 def _pattern_text(cfg) -> str:
     """Return the scan pattern of a LidarConfig in words (its beams and their firing times)."""
-    if cfg.pattern_type == 'rosette':
+    pattern = cfg.pattern
+    if pattern.kind == 'rosette':
         up, down = cfg.vertical_fov_up_deg, cfg.vertical_fov_down_deg
         el = planar_and_rosette.rosette_line_elevations_deg(cfg.channels, up, down,
                                                             cfg.elevations_deg)
         theta = math.degrees(planar_and_rosette.rosette_cone_half_angle_rad(up, down, el))
-        f1, f2 = cfg.rosette_prism_hz
+        (f1, f2), spin = pattern.rosette_prism_hz, pattern.rosette_spin_hz
         rate = cfg.channels * cfg.horizontal_samples * cfg.rate_hz
         return (f'Risley rosette (non-repetitive): {cfg.channels} lines x '
                 f'{cfg.horizontal_samples} shots per {1e3 / cfg.rate_hz:g} ms frame '
                 f'({rate:,.0f} points/s, point i on line i mod {cfg.channels}, every point at its '
                 f'own time), prisms at {f1:g} and {f2:g} Hz sweeping a {theta:.4g} deg cone about '
                 f'axes at {", ".join(f"{e:g}" for e in el)} deg elevation'
-                + (f', head turning at {cfg.rosette_spin_hz:g} Hz' if cfg.rosette_spin_hz else '')
+                + (f', head turning at {spin:g} Hz' if spin else '')
                 + '; sweep k continues the pattern at k / rate_hz')
+    offsets = pattern.ring_time_offsets_us
     order = ('each ring at its firing offset (ring_time_offsets_us, max '
-             f'{max(cfg.ring_time_offsets_us):g} us)' if cfg.ring_time_offsets_us else
-             'every ring of a column at once')
+             f'{max(offsets):g} us)' if offsets else 'every ring of a column at once')
     return (f'{cfg.channels} channels x {cfg.horizontal_samples} columns over '
-            f'{cfg.horizontal_fov_deg:g} deg, {cfg.rate_hz:g} Hz, spin {cfg.spin_direction} from '
-            f'{cfg.scan_start_azimuth_deg:g} deg, {order}')
+            f'{cfg.horizontal_fov_deg:g} deg, {cfg.rate_hz:g} Hz, spin '
+            f'{pattern.spin_direction} from {pattern.scan_start_azimuth_deg:g} deg, {order}')
 
 
 _SENSOR_FRAME = ('Points in the sensor frame at the instant their column fired; stamp at the '
                  'sweep {stamp_at}.')
 
 
-def describe_models(cfg) -> Dict[str, str]:
-    """
-    Return plain-text descriptions of the models with this config's numbers.
-
-    Keys: beam, echo, signal, return_selection, intensity, weather (with the near-range model:
-    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``);
-    for model geometric: model, beam, sensor_frame.
-    """
-    if cfg.model == 'geometric':
-        beam = (_pattern_text(cfg) + ', motion distortion '
-                f'{"on" if cfg.motion_distortion else "off"}. Each beam is one pencil ray.')
-        return {'model': 'geometric: the first surface each beam meets (foliage included, '
-                         f'smoke not) within {cfg.max_range_m:g} m gives one point, its first, '
-                         'strongest and last return; nearer than '
-                         f'{cfg.min_range_m:g} m it is too close. No radiometry, detection '
-                         'statistics, noise or weather: intensity, reflectivity and signal 0.',
-                'beam': beam,
-                'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at)}
-    div_v = cfg.divergence_v_mrad or cfg.divergence_mrad
+def _geometric_models(cfg) -> Dict[str, str]:
+    """Return the descriptions of model geometric: model, beam, sensor_frame."""
     beam = (_pattern_text(cfg) + ', motion distortion '
+            f'{"on" if cfg.motion_distortion else "off"}. Each beam is one pencil ray.')
+    return {'model': 'geometric: the first surface each beam meets (foliage included, '
+                     f'smoke not) within {cfg.max_range_m:g} m gives one point, its first, '
+                     'strongest and last return; nearer than '
+                     f'{cfg.min_range_m:g} m it is too close. No radiometry, detection '
+                     'statistics, noise or weather: intensity, reflectivity and signal 0.',
+            'beam': beam,
+            'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at)}
+
+
+def _beam_text(cfg) -> str:
+    """Return the beams of the physical model in words: pattern, sub-rays, divergence."""
+    div_v = cfg.divergence_v_mrad or cfg.divergence_mrad
+    return (_pattern_text(cfg) + ', motion distortion '
             f'{"on" if cfg.motion_distortion else "off"}. Each beam is '
             + ('one pencil ray' if cfg.sub_rays == 1 else
                f'7 sub-rays: centre (weight 0.25) + hexagon at 0.35 x {cfg.divergence_mrad:g} '
@@ -67,6 +65,19 @@ def describe_models(cfg) -> Dict[str, str]:
             + f'; divergence {cfg.divergence_mrad:g} x {div_v:g} mrad, up to '
             f'{cfg.max_hits_per_sub_ray} surfaces per sub-ray (foliage transmits, '
             f'continue step {cfg.continue_step_m:g} m).')
+
+
+def describe_models(cfg) -> Dict[str, str]:
+    """
+    Return plain-text descriptions of the models with this config's numbers.
+
+    Keys: beam, echo, signal, return_selection, intensity, weather (with the near-range model:
+    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``);
+    for model geometric: model, beam, sensor_frame.
+    """
+    if cfg.model == 'geometric':
+        return _geometric_models(cfg)
+    beam = _beam_text(cfg)
     echo = (f'Contributions weight x two-way transmission x S_i cluster into one echo while '
             f'gaps are <= {cfg.min_separation_m:g} m; the dominant side of an echo (the '
             "air's returns or the surfaces, by power) gives its range (power-weighted mean) "

@@ -61,15 +61,16 @@ class LaserScanner:
     def __init__(self, cfg, world, materials):
         self.cfg = cfg
         self.world = world
-        self.azimuth_rad = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg)
+        planar = cfg.pattern
+        self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
         n = len(self.azimuth_rad)
         self.angle_min = float(self.azimuth_rad[0])
-        self.angle_increment = math.radians(cfg.resolution_deg)
+        self.angle_increment = math.radians(planar.resolution_deg)
         self.angle_max = float(self.azimuth_rad[-1])
         self.scan_time = 1.0 / cfg.rate_hz
-        self.time_increment = self.scan_time * cfg.resolution_deg / 360.0 if n > 1 else 0.0
+        self.time_increment = self.scan_time * planar.resolution_deg / 360.0 if n > 1 else 0.0
         # Ray k fires k x time_increment after the stamp (all at the stamp without distortion).
-        self.ray_time_s = (planar_times_s(n, cfg.resolution_deg, self.scan_time)
+        self.ray_time_s = (planar_times_s(n, planar.resolution_deg, self.scan_time)
                            if cfg.motion_distortion else np.zeros(n))
         self._local = np.stack([np.cos(self.azimuth_rad), np.sin(self.azimuth_rad),
                                 np.zeros(n)], axis=1)
@@ -121,10 +122,11 @@ class LaserScanner:
 
 def describe_laser(cfg):
     """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
-    n = cfg.n_rays
-    az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg)
-    beam = (f'{n} rays every {cfg.resolution_deg:g} deg (ceil({cfg.fov_deg:g} / '
-            f'{cfg.resolution_deg:g})) from {math.degrees(az[0]):g} to '
+    planar = cfg.pattern
+    n = planar.n_rays
+    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+    beam = (f'{n} rays every {planar.resolution_deg:g} deg (ceil({planar.fov_deg:g} / '
+            f'{planar.resolution_deg:g})) from {math.degrees(az[0]):g} to '
             f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
             'fires k x time_increment after the stamp, motion distortion '
             f'{"on" if cfg.motion_distortion else "off"}; REP 117: +inf no return, -inf nearer '

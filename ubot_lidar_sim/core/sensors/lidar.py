@@ -91,7 +91,7 @@ class LidarSimulator:
         # The geometric model traces each beam's centre ray only.
         self.offsets, self.weights = sub_ray_pattern(
             1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.divergence_mrad)
-        self._repeats = beams is not None or cfg.pattern_type != 'rosette'
+        self._repeats = beams is not None or cfg.pattern.kind != 'rosette'
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)

@@ -14,8 +14,8 @@ import sys
 import time
 
 from ubot_lidar_sim.core import yaml_io
+from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
-from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
 from ubot_lidar_sim.ros.demo.fleet import check_robots, robot_namespace, robot_parameters
@@ -69,7 +69,7 @@ def node_parameters(params_file=None, preset=None, sets=()):
     Return {node name: {parameter: value}} for the four nodes.
 
     Runner defaults, then the blocks of the parameter file that apply to the node in file order
-    (core/params_file.py, the rule of ``scan --params`` too), then --preset, then each
+    (core/config/params_file.py, the rule of ``scan --params`` too), then --preset, then each
     ``NODE:NAME=VALUE`` of sets (ValueError naming a malformed one).
     """
     blocks = load_blocks(params_file) if params_file else []

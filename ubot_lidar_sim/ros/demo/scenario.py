@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import math
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.config_fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, rain_part_550
 from ubot_lidar_sim.core.physics.snow import snow_extinction

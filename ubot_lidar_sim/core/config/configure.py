@@ -5,15 +5,18 @@ The CLI (``scan``, ``describe``) and the dataset runner build their sensors' con
 both refuse the same values with the same message.
 """
 
-from ubot_lidar_sim.core import config as config_mod
-from ubot_lidar_sim.core import presets as presets_mod
 from ubot_lidar_sim.core import yaml_io
+from ubot_lidar_sim.core.config import presets as presets_mod
+from ubot_lidar_sim.core.config.laser import LaserScanConfig
+from ubot_lidar_sim.core.config.lidar import LidarConfig
+from ubot_lidar_sim.core.config.mapping import from_dict
+from ubot_lidar_sim.core.config.params_file import read_params_file
+from ubot_lidar_sim.core.config.terrain import TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.params_file import read_params_file
 import yaml
 
-CONFIG_CLASSES = {'lidar_3d': config_mod.LidarConfig, 'laser_scan': config_mod.LaserScanConfig,
-                  'terrain_sensor': config_mod.TerrainConfig}
+CONFIG_CLASSES = {'lidar_3d': LidarConfig, 'laser_scan': LaserScanConfig,
+                  'terrain_sensor': TerrainConfig}
 # ROS-only keys a node parameter file may carry; they mean nothing offline.
 _ROS_ONLY = ('use_sim_time',)
 
@@ -53,4 +56,4 @@ def effective_config(sensor, params_file=None, overrides=None, extra=None):
     merged = {**(overrides or {}), **(extra or {})}
     params = presets_mod.merge_params(file_params, merged,
                                       use_presets=sensor in presets_mod.PRESET_NODES, node=sensor)
-    return config_mod.from_dict(CONFIG_CLASSES[sensor], params)
+    return from_dict(CONFIG_CLASSES[sensor], params)

@@ -1,7 +1,7 @@
 """
 Sensor presets (config/presets/*.yaml) and the merge order they take part in.
 
-A preset file is a node parameter file (read by core/params_file.py) whose first comment line
+A preset file is a node parameter file (read by config/params_file.py) whose first comment line
 reads ``# <name>: <summary>``. Its blocks say which sensor it is for: ``/**`` or ``lidar_3d:``
 for the 3D LiDAR, ``laser_scan:`` for a 2D scanner (``custom``, the defaults, fits both).
 Parameters merge as preset < parameter file < explicit overrides.
@@ -9,8 +9,8 @@ Parameters merge as preset < parameter file < explicit overrides.
 
 from pathlib import Path
 
+from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.resources import config_path
 
 PRESET_NODES = ('lidar_3d', 'laser_scan')    # the nodes whose config has the preset parameter
@@ -21,7 +21,7 @@ def _presets_dir():
         return config_path('presets')
     except FileNotFoundError:
         # materials.yaml not installed yet: fall back to the source tree.
-        return Path(__file__).resolve().parents[2] / 'config' / 'presets'
+        return Path(__file__).resolve().parents[3] / 'config' / 'presets'
 
 
 def _all_presets():

@@ -104,3 +104,13 @@ class Validated:
 
     def _check_cross(self) -> None:
         """Check the rules between fields (none here; configs override and call super())."""
+
+    @classmethod
+    def of(cls, cfg: Any) -> Any:
+        """Return the sub-config of class cls holding cfg's values of its fields."""
+        return cls(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cls)})
+
+
+def group_names(cls: Any) -> frozenset:
+    """Return the field names of a config or sub-config class."""
+    return frozenset(f.name for f in dataclasses.fields(cls))

@@ -1,0 +1,28 @@
+"""The parameters every sensor shares: world, frame of the poses, seed, QoS, fleet."""
+
+from dataclasses import dataclass
+
+from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+
+
+@dataclass(frozen=True)
+class SharedParams(Validated):
+    """Parameters every sensor node declares (docs/parameters.md)."""
+
+    world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
+                         read_only=True, nonempty=True)
+    world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
+                          read_only=True, nonempty=True)
+    seed: int = _p(0, 'Seed of the noise, clutter and roughness streams.', min=0, max=2**63 - 1)
+    qos_reliability: str = _p('reliable', 'QoS reliability of the output topic.',
+                              choices=('reliable', 'best_effort'), read_only=True)
+    qos_depth: int = _p(5, 'QoS history depth of the output topic.', min=1, max=1000,
+                        read_only=True)
+    ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
+                                item_type=str)
+    fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
+                             'fleet_body_size_m box standing on its frame (an actor, '
+                             'docs/worlds.md).', item_type=str, read_only=True)
+    fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
+                                  'm', item_type=float, length=3, min=0.01, max=100.0,
+                                  read_only=True)

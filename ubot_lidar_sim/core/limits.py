@@ -1,0 +1,19 @@
+"""
+Limits and choices config shares with the physics: the weather an entrance may send, the modes.
+
+The base layer holds them so that config (which declares them as ranges and choices) and the
+physics (which applies them) both import them and config imports no physics.
+"""
+
+#: Limits of every weather entrance. Rain above ~300 mm/h is a minute-long record; 500 leaves
+#: room.
+RAIN_MAX_MM_H = 500.0
+VISIBILITY_MIN_M = 1.0
+RAIN_ALLOWED = f'0 to {RAIN_MAX_MM_H:g} mm/h'
+VISIBILITY_ALLOWED = f'inf (clear) or >= {VISIBILITY_MIN_M:g} m'
+
+#: return_mode values, physics/return_selection's order.
+RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first_last',
+                'triple_first_strongest_last')
+#: The modes with one point per beam (the 2D scanner's).
+SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
