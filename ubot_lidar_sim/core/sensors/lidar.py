@@ -5,13 +5,12 @@ LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through th
 (physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
 points in the full layout (point_layouts.py); the other layouts are converted from it. Points
 are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
-a spinning LiDAR. Randomness comes from scan_rng's streams only.
+a spinning LiDAR. Randomness comes from the streams of random_streams.py only.
 """
 
 from dataclasses import dataclass, field, replace
 import time
-from typing import Dict, Optional
-import zlib
+from typing import Dict
 
 import numpy as np
 
@@ -26,28 +25,17 @@ from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pa
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.raycast.actors import RayTimes
+from ubot_lidar_sim.core.raycast.actor_casting import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM_CLUTTER, STREAM_FOG,
+                                                        STREAM_NOISE, STREAM_ROUGHNESS,
+                                                        STREAM_SNOW)
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG = 0, 1, 2, 3, 4
 _NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
-
-
-def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
-             block: Optional[int] = None) -> np.random.Generator:
-    """
-    Return the Generator of one random stream of one scan (docs/architecture.md).
-
-    block: the column block of a sweep cut in blocks (column_blocks.py), a fifth key entry.
-    """
-    key = [int(seed), zlib.crc32(sensor_id.encode('utf-8')), int(scan_index), int(stream)]
-    if block is not None:
-        key.append(int(block))
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
 
 
 @dataclass(frozen=True, eq=False)
