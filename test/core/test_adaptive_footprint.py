@@ -8,9 +8,10 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
-from ubot_lidar_sim.core.sensors.adaptive_footprint import (
-    first_hits, KEEP, plane_points, PROBE, probes_agree, REFINE, refine_beams)
+from ubot_lidar_sim.core.sensors.adaptive_footprint import plane_points
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
+from ubot_lidar_sim.core.sensors.footprint_rules import (
+    first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
 from ubot_lidar_sim.core.world.materials import MaterialTable
