@@ -13,7 +13,7 @@ import numpy as np
 #: (name, what it draws), stream k = index k.
 STREAMS = (
     ('noise', 'detection and range noise of the echoes'),
-    ('clutter', 'the clutter of the air (rain drops, fog)'),
+    ('clutter', 'the clutter of the air: rain drops'),
     ('roughness', 'the ground roughness, one normal per beam'),
     ('snow', 'the snow flakes'),
     ('fog', "the fog's pulse factor"),
