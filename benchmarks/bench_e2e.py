@@ -16,7 +16,7 @@ import time
 from common import cpu_times, steal_pct
 import numpy as np
 
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 
 
 def _peak_rss_mb(pid):
@@ -120,8 +120,8 @@ def run(seconds, rate_hz=10.0, compute_process=False, case='E2E', compute_worker
         static_pub.publish(TFMessage(transforms=[
             _transform(TransformStamped, 'base_link', 'lidar_3d', mount, stamp)]))
         t0 = time.monotonic()
-        traj = ConstantTwist(pose_matrix_deg([12.0, 0.0, 0.3], [0.0, 0.0, 90.0]),
-                             (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0), t0_s=t0)
+        traj = BodyTwist(pose_matrix_deg([12.0, 0.0, 0.3], [0.0, 0.0, 90.0]),
+                         (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0), t0_s=t0)
         next_tf = t0
         warmup_s = 5.0
         while time.monotonic() - t0 < seconds + warmup_s and node_proc.poll() is None:

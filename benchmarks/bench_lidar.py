@@ -29,7 +29,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.builtin import build as build_builtin
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -62,7 +62,7 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
     sim = LidarSimulator(cfg, world, materials)
     pool = ScanProcess(cfg, world, materials, workers) if workers else None
     pids = [os.getpid()] + (pool.pids if pool is not None else [])
-    pose_at = ConstantTwist(POSE0, MOVING if moving else (0.0,) * 6)
+    pose_at = BodyTwist(POSE0, MOVING if moving else (0.0,) * 6)
     state = {'k': 0, 'points': 0, 'cpu': []}
 
     def one_scan():
@@ -98,7 +98,7 @@ def time_geometric(name, world, materials, preset, repeats, overrides=None):
     overrides = GEOMETRIC if overrides is None else overrides
     cfg = lidar_config(preset, **overrides)
     sim = LidarSimulator(cfg, world, materials)
-    pose_at = ConstantTwist(POSE0, (0.0,) * 6)
+    pose_at = BodyTwist(POSE0, (0.0,) * 6)
     state = {'k': 0, 'points': 0}
 
     def one_scan():

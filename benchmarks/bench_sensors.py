@@ -10,7 +10,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -25,7 +25,7 @@ def run(repeats):
 
     cfg = from_dict(LaserScanConfig, {'resolution_deg': 1.0, 'rate_hz': 30.0})
     scanner = LaserScanner(cfg, world, materials)
-    pose_at = ConstantTwist(pose0, (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0))
+    pose_at = BodyTwist(pose0, (2.0, 0.0, 0.0, 0.0, 0.0, 2.0 / 12.0))
     state = {'k': 0, 'rays': 0}
 
     def laser_scan():

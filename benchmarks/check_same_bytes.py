@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, TerrainConfig  # noqa: E402
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor  # noqa: E402
@@ -76,7 +76,7 @@ def collect(workers=0):
     for name, preset, weather, moving, overrides, pose in lidar_cases():
         cfg = lidar_config(preset, **overrides)
         sim = LidarSimulator(cfg, world, materials)
-        pose_at = ConstantTwist(pose, MOVING if moving else (0.0,) * 6)
+        pose_at = BodyTwist(pose, MOVING if moving else (0.0,) * 6)
         pool = ScanProcess(cfg, world, materials, workers) if workers else None
         for k in (0, 3):
             res = sweep(sim, pool, pose_at, k * cfg.period_s, weather, k)
@@ -90,7 +90,7 @@ def collect(workers=0):
     # The trace itself, every Hits field: demo world, case A rays, per-scan smoke.
     cfg = lidar_config('velodyne_vlp16', sub_rays=7, horizontal_samples=600)
     origins, dirs, _ = LidarSimulator(cfg, world, materials).rays(
-        ConstantTwist(POSE0, MOVING), 0.0)
+        BodyTwist(POSE0, MOVING), 0.0)
     smoke = {'smoke': FOG_SMOKE.smoke, 'smoke_density': FOG_SMOKE.smoke_density, 'max_hits': 5}
     for name, kw in (('trace', smoke), ('cast', None)):
         hits = world.trace(origins, dirs, 80.0, **kw) if kw else world.cast(origins, dirs, 80.0)
@@ -99,7 +99,7 @@ def collect(workers=0):
             out[f'{name}_{field}'] = getattr(hits, field)
     cfg = from_dict(LaserScanConfig, {'resolution_deg': 1.0, 'rate_hz': 30.0})
     scanner = LaserScanner(cfg, world, materials)
-    pose_at = ConstantTwist(pose_matrix_deg([12.0, 0.0, 0.3], [0.0, 0.0, 90.0]), MOVING)
+    pose_at = BodyTwist(pose_matrix_deg([12.0, 0.0, 0.3], [0.0, 0.0, 90.0]), MOVING)
     for k in (0, 1):
         res = scanner.scan(pose_at, k / cfg.rate_hz, FOG_SMOKE if k else Weather(), k)
         out[f'laser_{k}_ranges'] = res.ranges

@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_lidar import CLEAR, MOVING, POSE0, RAIN  # noqa: E402
 from common import lidar_config  # noqa: E402
 
-from ubot_lidar_sim.core.poses import ConstantTwist  # noqa: E402
+from ubot_lidar_sim.core.poses import BodyTwist  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
@@ -42,7 +42,7 @@ def main(argv=None):
     preset, weather, moving, overrides = CASES[args.case]
     cfg = lidar_config(preset, **overrides)
     sim = LidarSimulator(cfg, World.load('demo'), MaterialTable.load())
-    pose_at = ConstantTwist(POSE0, MOVING if moving else (0.0,) * 6)
+    pose_at = BodyTwist(POSE0, MOVING if moving else (0.0,) * 6)
     for k in range(3):
         sim.scan(pose_at, k * cfg.period_s, weather, k)
     profiler = None

@@ -39,14 +39,14 @@ import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 CLUTTER = 20
-POSE = ConstantTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]), np.zeros(6))
+POSE = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]), np.zeros(6))
 SNOW_RATES = (0.5, 1.0, 2.5, 5.0, 10.0, 20.0)
 RAIN_RATES = (2.5, 10.0, 25.0, 50.0, 100.0)
 VISIBILITIES = (2000.0, 1000.0, 500.0, 300.0, 200.0, 150.0, 100.0, 50.0, 30.0, 20.0, 10.0, 5.0)

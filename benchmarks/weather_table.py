@@ -27,11 +27,12 @@ import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.cli import effective_config  # noqa: E402
 from ubot_lidar_sim.core.config.presets import list_presets  # noqa: E402
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg  # noqa: E402
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable  # noqa: E402
+from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 POSE = (12.0, 0.0, 1.8, 0.0, 0.0, 90.0)
@@ -106,7 +107,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     presets = args.presets.split(',') if args.presets else list(list_presets())
     rows = args.rows.split(',') if args.rows else list(ROWS)
-    trajectory = ConstantTwist(pose_matrix_deg(POSE[:3], POSE[3:]), np.zeros(6))
+    trajectory = BodyTwist(pose_matrix_deg(POSE[:3], POSE[3:]), np.zeros(6))
     materials = MaterialTable.load()
     world = World.load('demo', materials)
     print('| ' + ' | '.join(COLUMNS) + ' |')

@@ -16,7 +16,7 @@ import pytest
 
 from ubot_lidar_sim.cli import effective_config, main
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.world import load_for_config
@@ -52,8 +52,8 @@ WEATHER = Weather(rain_mm_h=4.0, visibility_m=800.0, smoke=[[30, 0, 1, 0.5]],
 
 
 def _record(path, frames=3, **kw):
-    base = ConstantTwist(pose_matrix_deg((0, 0, BASE_Z), (0, 0, 0)),
-                         (VX, 0, 0, 0, 0, math.radians(WZ_DEG)))
+    base = BodyTwist(pose_matrix_deg((0, 0, BASE_Z), (0, 0, 0)),
+                     (VX, 0, 0, 0, 0, math.radians(WZ_DEG)))
     with _rig(**kw) as rig:
         return record(path, rig, base, WEATHER, frames, labels_path=path.with_suffix('.npz'))
 

@@ -23,7 +23,7 @@ from ubot_lidar_sim.core.config import presets as presets_mod
 from ubot_lidar_sim.core.config.configure import effective_config, one_line, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import weather_from
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.laser import describe_laser
@@ -197,7 +197,7 @@ def run_scan(args):
     if recording:       # sizes, one world, frame ids and topics: before the world is loaded
         check_recording(sensors, args.frames, frames_name='--frames')
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
-    trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
+    trajectory = BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
     # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.

@@ -2,8 +2,8 @@
 Compile the package's numba kernels into their on-disk cache before a sweep needs them.
 
 The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py, ground_texture.py,
-actors.py; physics/radiometry_passes.py, rules.py; sensors/sweep_passes.py,
-adaptive_footprint.py) compile on first use and are cached beside their source
+actor_casting.py; physics/radiometry_passes.py, rules.py; sensors/sweep_passes.py,
+footprint_rules.py, adaptive_footprint.py) compile on first use and are cached beside their source
 (``cache=True``; stamped with every kernel source: core/numba_cache.py). A fresh install would
 compile them inside the first scan of the first node, 5-20 s on 2 cores.
 ``python -m ubot_lidar_sim.compile_kernels`` (scripts/bootstrap.sh runs it on the installed
@@ -18,7 +18,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -28,8 +28,8 @@ def compile_kernels():
     """Run one small sweep per code path (multi-hit, pulse stretching, single ray, cast)."""
     materials = MaterialTable.load()
     world = World.load('demo', materials)
-    pose = ConstantTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]),
-                         (1.0, 0.0, 0.0, 0.0, 0.0, 0.1))
+    pose = BodyTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]),
+                     (1.0, 0.0, 0.0, 0.0, 0.0, 0.1))
     rain = Weather(rain_mm_h=5.0, visibility_m=2000.0)
     for overrides in ({'sub_rays': 7, 'return_mode': 'dual_strongest_last'},
                       {'sub_rays': 1, 'pulse_length_m': 1.0, 'noise_enabled': False}):
@@ -42,7 +42,7 @@ def compile_kernels():
     dirs[:, 0] = [1.0, 0.0, 0.0]
     world.cast(rays[:, :3, 3], dirs[:, 0], 50.0)
     world.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
-    # A world with an actor ahead (raycast/actors.py: the sphere cull, the local rays).
+    # A world with an actor ahead (raycast/actor_casting.py: the sphere cull, the local rays).
     moving = World.from_dict({'actors': [
         {'name': 'a', 'type': 'box', 'size_m': [1, 1, 1],
          'motion': {'pose': [15, 0, 1, 0, 0, 0], 'twist': [0, 1, 0, 0, 0, 0]}},

@@ -10,9 +10,9 @@ from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
 from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.worker import ScanProcess
-from ubot_lidar_sim.core.poses import ConstantTwist, invert, pose_matrix_deg, SampledPath
+from ubot_lidar_sim.core.poses import BodyTwist, invert, pose_matrix_deg, SampledPath
 from ubot_lidar_sim.core.poses import WaypointPath, WorldTwist
-from ubot_lidar_sim.core.raycast.actors import rays_to_local, RayTimes, reach_spheres
+from ubot_lidar_sim.core.raycast.actor_casting import rays_to_local, RayTimes, reach_spheres
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
@@ -30,7 +30,7 @@ SPACING_M = 2.0 * math.pi * R_M / COLUMNS      # one column spacing at R_M: 17.5
 RING = {'model': 'geometric', 'channels': 1, 'vertical_fov_up_deg': 0.0,
         'vertical_fov_down_deg': 0.0, 'horizontal_samples': COLUMNS, 'rate_hz': RATE_HZ,
         'noise_enabled': False, 'max_range_m': 50.0}
-STILL = ConstantTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0]))
+STILL = BodyTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0]))
 
 
 def _world(actors, caster=None):
@@ -269,7 +269,7 @@ def test_a_frame_actor_without_a_pose_is_not_drawn_and_one_with_a_pose_is():
                      'motion': {'frame': 'robot2/base_link'}}])
     o, d = np.array([[0.0, 0, 0]]), np.array([[1.0, 0, 0]])
     assert len(world.cast(o, d, 50.0)) == 0
-    there = ConstantTwist(pose_matrix_deg([5, 0, 0], [0, 0, 0]))
+    there = BodyTwist(pose_matrix_deg([5, 0, 0], [0, 0, 0]))
     hits = world.cast(o, d, 50.0, actor_poses={'bot': there})
     # bound: allclose's 1e-5 relative (45 um) is above a float32 hit at 4.5 m (4 um)
     assert list(hits.instance_id) == [1] and np.allclose(hits.range_m, 4.5)
@@ -286,7 +286,7 @@ def test_the_laser_scanner_and_the_terrain_sensor_see_an_actor_where_it_is_at_th
     laser = LaserScanner(LaserScanConfig(fov_deg=10.0, resolution_deg=1.0, noise_enabled=False,
                                          model='geometric'), world, world.materials)
     for stamp in (0.0, 2.0):
-        scan = laser.scan(ConstantTwist(pose_matrix_deg([0, 0, 0.5], [0, 0, 0])), stamp)
+        scan = laser.scan(BodyTwist(pose_matrix_deg([0, 0, 0.5], [0, 0, 0])), stamp)
         centre = int(np.argmin(np.abs(laser.azimuth_rad)))
         # The face at x = 2.5 + stamp (the scan's 10 rays fire within 0.3 ms: 0.3 mm).
         # bound: 1 mm, above the 0.3 mm the cube moves while the scan fires
@@ -312,7 +312,7 @@ def test_two_compute_processes_give_the_in_process_bytes_with_trajectory_and_fra
     # The frame actor as a node hands it over: its /tf poses sampled at the sweep's times,
     # driving from (-8, 3) along +x at 20 m/s, behind-left of the sensor.
     times = np.sort(sim.pose_times(0.0))
-    frame = {'bot': SampledPath(times, ConstantTwist(
+    frame = {'bot': SampledPath(times, BodyTwist(
         pose_matrix_deg([-8, 3, 1], [0, 0, 0]), [20, 0, 0, 0, 0, 0])(times))}
     here = sim.scan(STILL, 0.0, None, 2, actor_poses=frame)
     proc = ScanProcess(cfg, world, world.materials, workers=2)

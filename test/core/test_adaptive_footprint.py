@@ -6,11 +6,12 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import ScanProcess
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
-from ubot_lidar_sim.core.sensors.adaptive_footprint import (
-    first_hits, KEEP, plane_points, PROBE, probes_agree, REFINE, refine_beams)
+from ubot_lidar_sim.core.sensors.adaptive_footprint import plane_points
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
+from ubot_lidar_sim.core.sensors.footprint_rules import (
+    first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -30,9 +31,9 @@ objects:
 """
 QUIET = {'noise_enabled': False, 'sub_rays': 7, 'min_range_m': 0.5,
          'return_mode': 'triple_first_strongest_last', 'motion_distortion': False}
-STILL = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
-PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
-                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+STILL = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
+PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                 twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
 RAIN = Weather(rain_mm_h=20.0, visibility_m=1500.0)
 DEMO_CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
             'return_mode': 'dual_strongest_last', 'max_range_m': 60.0, 'footprint': 'adaptive'}
@@ -156,8 +157,8 @@ def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(mate
         for seed in range(4):
             rng = np.random.default_rng([29, seed])
             a = rng.uniform(0.0, 2.0 * np.pi)
-            pose = ConstantTwist(pose_matrix_deg([12 * np.cos(a), 12 * np.sin(a), 1.8],
-                                                 [0.0, 0.0, rng.uniform(-180.0, 180.0)]))
+            pose = BodyTwist(pose_matrix_deg([12 * np.cos(a), 12 * np.sin(a), 1.8],
+                                             [0.0, 0.0, rng.uniform(-180.0, 180.0)]))
             cfg = LidarConfig(preset='velodyne_vlp16', channels=16, horizontal_samples=600,
                               vertical_fov_up_deg=15.0, vertical_fov_down_deg=15.0,
                               sub_rays=7, seed=seed, footprint=mode,

@@ -7,7 +7,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import atmosphere as atm_mod
 from ubot_lidar_sim.core.physics.atmosphere import (Atmosphere, atmosphere, drop_density,
                                                     fog_extinction, fog_lidar_ratio, kim_q,
-                                                    marshall_palmer_drops, Medium, rain_extinction,
+                                                    Medium, rain_extinction,
                                                     rain_part_550)
 from ubot_lidar_sim.core.physics.weather import scan_weather, Weather
 
@@ -38,15 +38,7 @@ def test_drop_density_is_marshall_palmer_n0_over_lambda():
     for r in (1.0, 5.0, 25.0):
         # bound: rain_drops_per_m3 = 1951.2 is 8000 / 4.1 to 5 digits (1.1e-5 rel) < 1e-4
         np.testing.assert_allclose(drop_density(CFG, r), 8000.0 / (4.1 * r ** -0.21), rtol=1e-4)
-        # bound: the same float64 formula both sides, default rtol 1e-7
-        np.testing.assert_allclose(marshall_palmer_drops(r), 8000.0 / (4.1 * r ** -0.21))
     assert drop_density(CFG, 0.0) == 0.0
-
-
-def test_marshall_palmer_counts_with_005mm_cut():
-    got = [marshall_palmer_drops(r, 0.05) for r in (1, 5, 10, 25)]
-    # bound: printed counts, >= half a unit (3e-4)
-    np.testing.assert_allclose(got, [1590, 2364, 2789, 3456], rtol=1e-3)
 
 
 def test_kim_wavelength_factors_at_905nm():

@@ -6,17 +6,18 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, scan_rng
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.random_streams import scan_rng
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last', 'max_range_m': 60.0}
 RAIN = Weather(rain_mm_h=20.0, visibility_m=1500.0)
-PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
-                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                 twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
 
 
 @pytest.fixture(scope='module')

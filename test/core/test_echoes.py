@@ -89,7 +89,7 @@ def test_contributions_closer_than_min_separation_merge_into_one_echo():
 
 def test_reflectivity_is_energy_over_reference_and_signal_saturates():
     cfg = LidarConfig(saturation_counts=1000.0, **QUIET)
-    s = rad.signal_counts(cfg, 0.5, 10.0)
+    s = 0.5 * rad.counts_per_reflectance(cfg, 10.0)
     c = Contributions.build([0], [10.0], [0.25 * s], 0.5)
     ret = process_beams(cfg, c, 1, np.random.default_rng(0), [0])
     # bound: float64 ratios of exact inputs, a few ulps; default rtol 1e-7
@@ -142,7 +142,7 @@ def test_noise_off_still_draws_so_streams_stay_aligned():
 def test_reference_target_at_r10_is_detected_with_spec_probability():
     n = 40000
     cfg = LidarConfig(return_mode='strongest')
-    power = rad.signal_counts(cfg, 0.1, 60.0)
+    power = 0.1 * rad.counts_per_reflectance(cfg, 60.0)
     c = Contributions.build(np.arange(n), 60.0, power, 0.1)
     ret = process_beams(cfg, c, n, np.random.default_rng(11), np.zeros(n, int))
     # bound: binomial p = 0.9, n = 40000 seeded: se 1.5e-3, 0.01 is 6.7 sigma
@@ -176,7 +176,8 @@ def test_foliage_passes_its_gap_fraction_both_ways():
     # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(c.rho_app, [(1 - t) * table.reflectivity[crown],
                                            t * t * table.reflectivity[wall]])
-    np.testing.assert_allclose(c.power_counts, rad.signal_counts(cfg, c.rho_app, c.range_m))
+    np.testing.assert_allclose(c.power_counts,
+                               c.rho_app * rad.counts_per_reflectance(cfg, c.range_m))
 
 
 def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
@@ -190,7 +191,8 @@ def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
     np.testing.assert_array_equal(c.material, [material_index('water'), 1])
     t2 = math.exp(-2 * atm.alpha * 10.0)
     # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
-    np.testing.assert_allclose(c.power_counts[1], 0.25 * t2 * rad.signal_counts(cfg, 0.3, 10.0))
+    np.testing.assert_allclose(c.power_counts[1],
+                               0.25 * t2 * 0.3 * rad.counts_per_reflectance(cfg, 10.0))
 
 
 def test_a_gap_of_exactly_min_separation_separates_echoes():

@@ -7,7 +7,7 @@ from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import from_dict, LidarConfig, replace
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -90,7 +90,7 @@ def test_point_times_in_a_sweep_add_the_laser_offset_to_the_column_time():
     cfg = replace(_preset('velodyne_vlp16'), sub_rays=1, noise_enabled=False, weather=False,
                   min_range_m=0.5, overlap_range_m=0.0)
     sim = LidarSimulator(cfg, world, MaterialTable.load())
-    res = sim.scan(ConstantTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0])), 0.0)
+    res = sim.scan(BodyTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0])), 0.0)
     beams = sim.beams
     assert len(res.points) == beams.n_beams             # every beam sees the drum
     col, ring = beams.column[res.beam], beams.ring[res.beam]

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -29,7 +29,7 @@ def setup(tmp_path_factory):
 
 
 def _pose(yaw=0.0):
-    return ConstantTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, yaw]))
+    return BodyTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, yaw]))
 
 
 @pytest.mark.parametrize('fov, res, n', [
@@ -102,7 +102,7 @@ def test_wall_beyond_range_max_reads_plus_inf(setup):
 def test_each_ray_is_traced_at_its_own_time_when_moving(setup):
     world, materials = setup
     cfg = LaserScanConfig(resolution_deg=1.0, noise_enabled=False, rate_hz=1.0)
-    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0]), [1.0, 0, 0, 0, 0, 0])
+    moving = BodyTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0]), [1.0, 0, 0, 0, 0, 0])
     scan = LaserScanner(cfg, world, materials).scan(moving, 0.0)
     k = np.r_[356:360, 0:5]   # -4 .. 4 deg: the last rays of the sweep and the first ones
     t = k * scan.time_increment

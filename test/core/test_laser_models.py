@@ -9,7 +9,7 @@ from tolerances import f32_hit_bound_m, f32_round_bound_m, f64_sqrt_root_bound_m
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -38,7 +38,7 @@ def scene():
 
 
 def _pose():
-    return ConstantTwist(pose_matrix_deg([0.0, 0.0, H], [0.0, 0.0, 0.0]))
+    return BodyTwist(pose_matrix_deg([0.0, 0.0, H], [0.0, 0.0, 0.0]))
 
 
 def analytic_ranges(angles, with_cos=False):
@@ -162,7 +162,7 @@ def test_a_single_ray_reports_the_angle_it_traces(scene, model):
     assert len(scan.ranges) == 1 and scan.angle_min == scan.angle_max == 0.0
     # bound: 1 cm, a pose check (which wall is ahead), >> the f32 hit bound (~10 um at 5 m)
     assert abs(scan.ranges[0] - EAST_X) < 1e-2    # the wall along +x (angle 0)
-    turned = _scan(cfg, scene, ConstantTwist(pose_matrix_deg([0.0, 0.0, H], [0.0, 0.0, 180.0])))
+    turned = _scan(cfg, scene, BodyTwist(pose_matrix_deg([0.0, 0.0, H], [0.0, 0.0, 180.0])))
     assert abs(turned.ranges[0] - analytic_ranges(np.array([math.pi]))[0][0]) < 1e-2
 
 

@@ -10,7 +10,7 @@ from tolerances import assert_wall_ranges
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -50,7 +50,7 @@ def foliage_world(tmp_path_factory, materials):
 
 
 def _still(z=1.5):
-    return ConstantTwist(pose_matrix_deg([0, 0, z], [0, 0, 0]))
+    return BodyTwist(pose_matrix_deg([0, 0, z], [0, 0, 0]))
 
 
 def test_wall_at_known_distance_without_noise_gives_that_distance(wall_world, materials):
@@ -80,7 +80,7 @@ def test_seven_sub_rays_on_a_wall_keep_the_centre_range(wall_world, materials):
 def test_flat_ground_below_is_at_height_over_sine_of_depression(wall_world, materials):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0, vertical_fov_down_deg=20,
                       horizontal_samples=1, horizontal_fov_deg=1.0, **QUIET)
-    pose = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 180]))  # facing away from the wall
+    pose = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 180]))  # facing away from the wall
     res = LidarSimulator(cfg, wall_world, materials).scan(pose, 0.0)
     # bound: ground z = 0 of exact vertices: t errs by d in float32 (3 F32_EPS / 2 = 1.8e-7 rel)
     np.testing.assert_allclose(res.points['range'], [1.5 / math.sin(math.radians(10))],
@@ -122,7 +122,7 @@ def test_foliage_before_a_wall_gives_two_echoes_flagged_per_return_mode(
 def test_constant_twist_skews_the_wall_as_the_column_times_predict(wall_world, materials):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0, vertical_fov_down_deg=0,
                       horizontal_samples=360, **QUIET)
-    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [10.0, 0, 0, 0, 0, 0])
+    moving = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [10.0, 0, 0, 0, 0, 0])
     res = LidarSimulator(cfg, wall_world, materials).scan(moving, 0.0)
     wall = res.points[res.points['material'] == 5]
     assert len(wall) > 40
@@ -137,7 +137,7 @@ def test_constant_twist_skews_the_wall_as_the_column_times_predict(wall_world, m
 def test_without_motion_distortion_the_moving_wall_is_not_skewed(wall_world, materials):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0, vertical_fov_down_deg=0,
                       horizontal_samples=360, motion_distortion=False, **QUIET)
-    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [10.0, 0, 0, 0, 0, 0])
+    moving = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [10.0, 0, 0, 0, 0, 0])
     res = LidarSimulator(cfg, wall_world, materials).scan(moving, 0.05)
     wall = res.points[res.points['material'] == 5]
     # bound: float32 x at 10 m: f32 hit bound 3.2e-5 m < 1e-4
@@ -148,7 +148,7 @@ def test_without_motion_distortion_the_moving_wall_is_not_skewed(wall_world, mat
 def test_without_motion_distortion_the_pose_is_looked_up_once_for_every_column(
         wall_world, materials):
     cfg = LidarConfig(channels=2, horizontal_samples=90, motion_distortion=False, **QUIET)
-    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 20]), [3.0, 0, 0, 0, 0, 0.5])
+    moving = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 20]), [3.0, 0, 0, 0, 0, 0.5])
     asked = []
 
     def once(times):
@@ -183,7 +183,7 @@ def test_same_seed_gives_identical_points_and_another_seed_differs(wall_world, m
 
 
 def test_constant_twist_follows_the_circle_of_its_exp_map():
-    traj = ConstantTwist(np.eye(4), [1.0, 0, 0, 0, 0, 1.0])
+    traj = BodyTwist(np.eye(4), [1.0, 0, 0, 0, 0, 1.0])
     poses = traj([0.0, math.pi / 2, math.pi])
     # bound: float64 pose integration of exact inputs, a few eps64 x 3 m << 1e-12
     np.testing.assert_allclose(poses[1][:3, 3], [1.0, 1.0, 0.0], atol=1e-12)
@@ -191,6 +191,6 @@ def test_constant_twist_follows_the_circle_of_its_exp_map():
     # bound: float64 rotations (sin, cos of pi / 2 within an ulp), a few eps64 << 1e-12
     np.testing.assert_allclose(poses[1][:3, :3], pose_matrix_deg([0, 0, 0], [0, 0, 90])[:3, :3],
                                atol=1e-12)
-    straight = ConstantTwist(pose_matrix_deg([1, 2, 3], [0, 0, 90]), [2.0, 0, 0, 0, 0, 0])
+    straight = BodyTwist(pose_matrix_deg([1, 2, 3], [0, 0, 90]), [2.0, 0, 0, 0, 0, 0])
     # bound: float64 pose integration of exact inputs, a few eps64 x 3 m << 1e-12
     np.testing.assert_allclose(straight([0.5])[0][:3, 3], [1.0, 3.0, 3.0], atol=1e-12)

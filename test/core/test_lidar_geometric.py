@@ -10,7 +10,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -35,7 +35,7 @@ def world():
 def _scan(world, pose=None, air=None, **kw):
     """Scan with the FAN config and kw over it; air: the scan's Weather (None: clear)."""
     cfg = LidarConfig(**{**FAN, **kw})
-    still = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
+    still = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]))
     return LidarSimulator(cfg, world, world.materials).scan(pose or still, 0.0, air)
 
 
@@ -61,7 +61,7 @@ def test_the_ranges_are_those_world_cast_gives_for_the_same_rays(world):
                          'vertical_fov_up_deg': 15.0, 'vertical_fov_down_deg': 25.0,
                          'horizontal_fov_deg': 360.0, 'max_range_m': 30.0})
     sim = LidarSimulator(cfg, world, world.materials)
-    pose = ConstantTwist(pose_matrix_deg([0.3, -0.2, 1.5], [0, 0, 30]), [1.0, 0, 0, 0, 0, 0.4])
+    pose = BodyTwist(pose_matrix_deg([0.3, -0.2, 1.5], [0, 0, 30]), [1.0, 0, 0, 0, 0, 0.4])
     origins, dirs, _ = sim.rays(pose, 0.0)
     ref = world.cast(origins, dirs, 30.0)
     res = sim.scan(pose, 0.0)
@@ -109,7 +109,7 @@ def test_sub_rays_noise_and_weather_change_nothing(world):
 def test_a_moving_sensor_traces_each_column_from_its_own_pose(world):
     # 20 m/s towards the wall: the last column of a clockwise sweep fires ~0.1 s after the
     # first, 2 m nearer. Each wall point's x is 10 m minus the distance driven at its time.
-    moving = ConstantTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [20.0, 0, 0, 0, 0, 0])
+    moving = BodyTwist(pose_matrix_deg([0, 0, 1.5], [0, 0, 0]), [20.0, 0, 0, 0, 0, 0])
     pts = _scan(world, pose=moving).points
     wall = pts[pts['material'] == 5]
     assert np.ptp(wall['time']) > 0.01

@@ -4,7 +4,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.config import from_dict, LidarConfig, replace
 from ubot_lidar_sim.core.config.presets import load_preset
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import (FULL_DTYPE, LIVOX_DTYPE, point_fields,
                                                        to_layout)
@@ -66,7 +66,7 @@ def test_a_livox_sweep_reads_back_field_for_field():
          'material': 'concrete'}]})
     cfg = replace(from_dict(LidarConfig, load_preset('livox_avia')), sub_rays=1)
     res = LidarSimulator(cfg, world, MaterialTable.load()).scan(
-        ConstantTwist(pose_matrix_deg([0, 0, 0], [0, 0, 0])), 0.0)
+        BodyTwist(pose_matrix_deg([0, 0, 0], [0, 0, 0])), 0.0)
     cloud = to_layout(res.points, cfg.point_layout, stamp_ns=5_000_000_000)
     assert len(cloud) > 20_000
     back = read_points_like_sensor_msgs_py(cloud.tobytes(), point_fields(cloud.dtype),

@@ -2,9 +2,9 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS, MATERIAL_NAMES, WATER
 from ubot_lidar_sim.core.resources import config_path
-from ubot_lidar_sim.core.world.materials import (FOLIAGE_MATERIALS, material_index, MATERIAL_NAMES,
-                                                 MaterialTable, PROPERTIES, WATER)
+from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, PROPERTIES
 
 
 def test_table_has_18_materials_in_contract_order():

@@ -12,7 +12,7 @@ from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -230,7 +230,7 @@ def test_five_percent_target_at_2_m_in_visibility_30_m_reads_2_m_with_its_own_cl
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0,
                       horizontal_samples=400, horizontal_fov_deg=4.0, return_mode='strongest',
                       motion_distortion=False, min_range_m=0.9, overlap_range_m=11.8)
-    res = LidarSimulator(cfg, world, table).scan(ConstantTwist(np.eye(4)), 0.0,
+    res = LidarSimulator(cfg, world, table).scan(BodyTwist(np.eye(4)), 0.0,
                                                  Weather(visibility_m=30.0))
     pts = res.points
     assert len(pts) > 0.95 * res.n_beams
@@ -249,7 +249,7 @@ def test_a_separable_target_behind_the_fog_echo_gives_its_own_echo(tmp_path):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0,
                       horizontal_samples=200, horizontal_fov_deg=4.0,
                       return_mode='dual_first_last', motion_distortion=False, min_range_m=0.9)
-    res = LidarSimulator(cfg, world, table).scan(ConstantTwist(np.eye(4)), 0.0,
+    res = LidarSimulator(cfg, world, table).scan(BodyTwist(np.eye(4)), 0.0,
                                                  Weather(visibility_m=30.0))
     pts = res.points
     fog = pts['class_id'] == PRECIPITATION_CLASS
@@ -275,7 +275,7 @@ def test_drops_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apa
     cfg = LidarConfig(channels=16, horizontal_samples=360, column_blocks=3, world_file='flat',
                       motion_distortion=False, footprint=footprint)
     sim = LidarSimulator(cfg, World.load('flat', table), table)
-    path = ConstantTwist(pose_matrix_deg([0, 0, 2.0], [0, 0, 0]))
+    path = BodyTwist(pose_matrix_deg([0, 0, 2.0], [0, 0, 0]))
     weather = Weather(rain_mm_h=20.0, snowfall_rate_mm_h=2.0, visibility_m=150.0)
     whole = sim.scan(path, 0.0, weather, 3)
     again = sim.scan(path, 0.0, weather, 3)

@@ -4,9 +4,10 @@ import numpy as np
 
 from ubot_lidar_sim.core import detection
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.material_ids import WATER
 from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
-from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, WATER
+from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
 
 TABLE = MaterialTable.load()
 
@@ -39,29 +40,31 @@ def test_threshold_for_defaults_by_hand():
 def test_reference_target_gives_s10_at_r10():
     cfg = LidarConfig()
     # bound: float64 formula; default rtol 1e-7
-    np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 60.0), 100.0)
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg, 60.0), 100.0)
 
 
 def test_80pct_target_reaches_10pct_threshold_at_r10_sqrt8():
     cfg = LidarConfig(overlap_range_m=0.0)
     # bound: same float64 formula both sides, sqrt(8)^2 = 8 within a few ulps << 1e-12
-    np.testing.assert_allclose(rad.signal_counts(cfg, 0.8, 60.0 * math.sqrt(8.0)),
-                               rad.signal_counts(cfg, 0.1, 60.0), rtol=1e-12)
+    np.testing.assert_allclose(0.8 * rad.counts_per_reflectance(cfg, 60.0 * math.sqrt(8.0)),
+                               0.1 * rad.counts_per_reflectance(cfg, 60.0), rtol=1e-12)
 
 
 def test_overlap_factor_and_range_floor():
     cfg = LidarConfig(overlap_range_m=2.0)
     # bound: same float64 formula both sides (exp, pow within ulps); default rtol 1e-7 absorbs them
-    np.testing.assert_allclose(rad.signal_counts(cfg, 0.1, 2.0),
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg, 2.0),
                                100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
     cfg0 = LidarConfig(overlap_range_m=0.0)
     # bound: float64 formula at the 1 mm range floor, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(rad.signal_counts(cfg0, 0.1, 0.0), 100.0 * (60.0 / 1e-3) ** 2)
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg0, 0.0),
+                               100.0 * (60.0 / 1e-3) ** 2)
 
 
 def test_per_ring_r10_and_out_of_range_ring_fallback():
     cfg = LidarConfig(channels=2, ring_range_at_10pct_m=(20.0, 90.0), overlap_range_m=0.0)
-    s = rad.signal_counts(cfg, 0.1, np.array([20.0, 90.0, 60.0, 60.0]), np.array([0, 1, -1, 5]))
+    s = 0.1 * rad.counts_per_reflectance(cfg, np.array([20.0, 90.0, 60.0, 60.0]),
+                                         np.array([0, 1, -1, 5]))
     # bound: float64 formula at its own r10, few ulps; default rtol 1e-7
     np.testing.assert_allclose(s, [100.0, 100.0, 100.0, 100.0])
 

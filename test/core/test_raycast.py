@@ -6,8 +6,9 @@ from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.raycast.ground_texture import ground_albedo
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
+from ubot_lidar_sim.core.world.materials import MaterialTable, PROPERTIES
 from ubot_lidar_sim.core.world.world import World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})

@@ -5,7 +5,7 @@ import numpy as np
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
-from ubot_lidar_sim.core.raycast.smoke import cells_that_can_stop, smoke_entry
+from ubot_lidar_sim.core.raycast.smoke import bounds, cells_that_can_stop, smoke_entry
 from ubot_lidar_sim.core.world.world import World
 
 
@@ -46,7 +46,7 @@ def test_smoke_too_thin_to_stop_a_ray_is_dropped_and_changes_nothing():
     rng = np.random.default_rng(0)
     origins, dirs = sweep_rays(sub_rays=1)
     cells, density = random_smoke(rng, 1024, 0.04)         # below the threshold 0.05
-    assert cells_that_can_stop(origins, cells, density, 1.0, 0.05, 100.0).size == 0
+    assert cells_that_can_stop(bounds(origins), cells, density, 1.0, 0.05, 100.0).size == 0
     world = World.load('demo')
     clear = world.trace(origins, dirs, 100.0)
     thin = world.trace(origins, dirs, 100.0, smoke=cells, smoke_density=density)
@@ -57,7 +57,7 @@ def test_smoke_too_thin_to_stop_a_ray_is_dropped_and_changes_nothing():
 def test_smoke_out_of_reach_is_dropped():
     origins, dirs = sweep_rays(sub_rays=1)
     cells = np.array([[150.0, 0.0, 1.0, 3.0], [0.0, -103.0, 1.0, 2.0], [0.0, 90.0, 1.0, 2.0]])
-    kept = cells_that_can_stop(origins, cells, np.ones(3), 1.0, 0.05, 100.0)
+    kept = cells_that_can_stop(bounds(origins), cells, np.ones(3), 1.0, 0.05, 100.0)
     assert kept.tolist() == [2]          # the surfaces of the first two are 147 m and 101 m away
 
 

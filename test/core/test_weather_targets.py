@@ -17,13 +17,13 @@ from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
-POSE = ConstantTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]))
+POSE = BodyTwist(pose_matrix_deg([12.0, 0.0, 1.8], [0.0, 0.0, 90.0]))
 PRESETS = list(list_presets())
 CLEAR_AND_HAZE = [Weather(), Weather(visibility_m=10000.0), Weather(visibility_m=2000.0),
                   Weather(visibility_m=1000.0)]
@@ -154,7 +154,7 @@ def test_laser_scan_defaults_give_no_ray_under_1_m_in_300_scans_of_rain_up_to_10
     cfg = LaserScanConfig(world_file='flat', model='physical')
     assert cfg.range_at_10pct_m == 18.0
     scanner = LaserScanner(cfg, World.load('flat', materials), materials)
-    pose = ConstantTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
+    pose = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
     for rate in (2.5, 5.0, 10.0):
         near = sum(int(np.count_nonzero(scanner.scan(pose, 0.0, Weather(rain_mm_h=rate),
                                                      k).ranges < 1.0)) for k in range(300))
@@ -178,7 +178,7 @@ def _target_fraction(tmp_path, distance_m, weather, mode):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0,
                       horizontal_samples=2000, horizontal_fov_deg=2.0, sub_rays=1,
                       return_mode=mode, motion_distortion=False)
-    res = LidarSimulator(cfg, world, table).scan(ConstantTwist(np.eye(4)), 0.0, weather)
+    res = LidarSimulator(cfg, world, table).scan(BodyTwist(np.eye(4)), 0.0, weather)
     target = (res.points['class_id'] != PRECIPITATION_CLASS) & (
         np.abs(res.points['range'] - distance_m) < 0.5)
     return target.sum() / res.n_beams, int((res.points['class_id'] == PRECIPITATION_CLASS).sum())
@@ -238,7 +238,7 @@ def test_vlp32c_in_light_to_moderate_snow_has_cadc_s_count_of_flakes_around_the_
     flat = World.load('flat', materials)
     sim = LidarSimulator(_lidar('velodyne_vlp32c', snow_type=kind,
                                 horizontal_samples=1800), flat, materials)
-    pose = ConstantTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
+    pose = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
     counts = []
     for rate in (0.5, 1.0):
         res = sim.scan(pose, 0.0, Weather(snowfall_rate_mm_h=rate))

@@ -13,7 +13,7 @@ from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.transport import SharedResults
 from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -37,8 +37,8 @@ def worker(demo):
     proc.close()
 
 
-PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
-                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                 twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
 
 
 def _both(sim, worker, k, weather=RAIN):

@@ -10,7 +10,8 @@ from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.config import LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.errors import ConfigError, WorldError
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES, MaterialTable, PROPERTIES
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
+from ubot_lidar_sim.core.world.materials import MaterialTable, PROPERTIES
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config, World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})

@@ -21,14 +21,14 @@ from rel_helpers import new_domain, node_argv, ROOT, write_params
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessExited, ScanProcessHung
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 CFG = LidarConfig(channels=16, horizontal_samples=360, sub_rays=1, seed=3)
-PATH = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
-                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                 twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
 SHM = pathlib.Path('/dev/shm')
 
 

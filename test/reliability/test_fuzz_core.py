@@ -15,7 +15,7 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import RETURN_MODES
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -134,7 +134,7 @@ def _scan(params, weather, pose, twist, scan_index):
     world, materials = _demo()
     cfg = LidarConfig(world_file='demo', **params)
     sim = LidarSimulator(cfg, world, materials)
-    path = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*twist))
+    path = BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*twist))
     return cfg, sim.scan(path, scan_index * cfg.period_s, weather, scan_index)
 
 
@@ -186,7 +186,7 @@ def test_property_checks_see_points_in_every_return_mode(mode):
     world, materials = _demo()
     cfg = LidarConfig(world_file='demo', return_mode=mode, horizontal_samples=90, sub_rays=7)
     res = LidarSimulator(cfg, world, materials).scan(
-        ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 0]), np.zeros(6)), 0.0,
+        BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 0]), np.zeros(6)), 0.0,
         Weather(rain_mm_h=20.0), 0)
     assert len(res.points) > 200
     _check_points(cfg, res)

@@ -20,7 +20,7 @@ from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import ConstantTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -45,8 +45,8 @@ def _sweeps(demo, seed, weather, frames=3, **cfg):
     """Return the PointCloud2 data bytes of `frames` sweeps along a moving, turning path."""
     world, materials = demo
     sim = LidarSimulator(LidarConfig(**{**BASE, 'seed': seed, **cfg}), world, materials)
-    path = ConstantTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
-                         twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
+    path = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
+                     twist_from_cli(2.0, 0.0, 0.0, 0.0, 0.0, 15.0))
     out = []
     for k in range(frames):
         res = sim.scan(path, 0.1 * k, weather, k)

@@ -92,7 +92,7 @@ def se3_exp(twist, dt):
     return out
 
 
-class ConstantTwist:
+class BodyTwist:
     """
     Trajectory of a frame moving with a constant body-frame twist from pose0 at time t0_s.
 
@@ -100,20 +100,15 @@ class ConstantTwist:
     scan orchestrators take. twist = (vx, vy, vz) m/s and (wx, wy, wz) rad/s, body frame.
     """
 
-    def __init__(self, pose0, twist=(0.0,) * 6, t0_s=0.0, frame_offset=None):
+    def __init__(self, pose0, twist=(0.0,) * 6, t0_s=0.0):
         self.pose0 = np.asarray(pose0, dtype=np.float64)
         self.twist = np.asarray(twist, dtype=np.float64)
         self.t0_s = float(t0_s)
-        # Optional fixed body-from-frame transform (e.g. base_link -> sensor).
-        self.frame_offset = None if frame_offset is None else np.asarray(frame_offset)
 
     def __call__(self, times_s):
         """World-from-frame poses (C, 4, 4) at absolute times (C,) s."""
         t = np.atleast_1d(np.asarray(times_s, dtype=np.float64)) - self.t0_s
-        poses = self.pose0[None] @ se3_exp(self.twist, t)
-        if self.frame_offset is not None:
-            poses = poses @ self.frame_offset[None]
-        return poses
+        return self.pose0[None] @ se3_exp(self.twist, t)
 
 
 class WorldTwist:

@@ -16,7 +16,7 @@ from pathlib import Path
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import Weather, weather_from
-from ubot_lidar_sim.core.poses import (ConstantTwist, pose_matrix_deg, twist_from_cli,
+from ubot_lidar_sim.core.poses import (BodyTwist, pose_matrix_deg, twist_from_cli,
                                        WaypointPath)
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
@@ -205,7 +205,7 @@ def make_trajectory(entry):
     if 'waypoints' in entry:
         return WaypointPath(entry['waypoints'], entry['speed_m_s'], name='waypoints')
     pose = entry['pose']
-    return ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*entry['twist']))
+    return BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*entry['twist']))
 
 
 def _sensor(ctx, entry, i):

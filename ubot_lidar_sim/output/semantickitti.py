@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.output.files import atomic_write, staged_tree
 import yaml
 

@@ -39,7 +39,7 @@ def scan_in_blocks(pool, poses, stamp_s, weather, scan_index):
         raise ValueError(f'poses of shape {np.shape(poses)}: expected ({n_columns + 1}, 4, 4), '
                          'the pose at the stamp and at each column')
     runs = block_runs(len(columns), pool.workers)
-    spans = [np.sort(np.concatenate(columns[j0:j1])) for j0, j1 in runs]
+    spans = [columns.union(j0, j1) for j0, j1 in runs]
     for part, ((j0, j1), cols) in enumerate(zip(runs, spans)):
         pool.submit_blocks(poses[np.concatenate([[0], 1 + cols])], stamp_s, weather,
                            scan_index, j0, j1, part)

@@ -37,7 +37,7 @@ from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProces
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.sensors.column_blocks import block_columns
+from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import concat_records
 
@@ -105,9 +105,7 @@ class ScanProcess:
     def _use_config(self, cfg):
         self.cfg = cfg
         self._sim = None               # this process's simulator, built when first needed
-        n_blocks = cfg.n_column_blocks
-        self.block_columns = (block_columns(build_beams(cfg).column_time_s, n_blocks)
-                              if n_blocks > 1 else [None])
+        self.block_columns = BlockPlan.of(build_beams(cfg).column_time_s, cfg.n_column_blocks)
 
     @property
     def pid(self):

@@ -130,12 +130,6 @@ def drop_density(cfg, rain_mm_h):
     return cfg.rain_drops_per_m3 * rain_mm_h ** cfg.rain_drops_exponent if rain_mm_h > 0 else 0.0
 
 
-def marshall_palmer_drops(rain_mm_h, min_diameter_mm=0.0):
-    """Return Marshall-Palmer drops above a diameter, 8000 exp(-D Lambda) / Lambda, 1/m^3."""
-    lam = 4.1 * rain_mm_h ** -0.21
-    return 8000.0 * math.exp(-min_diameter_mm * lam) / lam
-
-
 @dataclass(frozen=True)
 class Medium:
     """

@@ -12,13 +12,13 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.echoes import Contributions
-from ubot_lidar_sim.core.world.materials import OTHER
 
 #: The fog factors' stream without one of its own: this many jumps ahead of the clutter stream
 #: (the granular media use the first jumps).

@@ -190,9 +190,9 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     valid = radiometry.valid_materials(table, material)
     # One compiled pass: backscatter, foliage (1 - t), the two-way gap fraction of the foliage
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
-    rho_app, power, _ = radiometry_passes.hit_power(
+    rho_app, power = radiometry_passes.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
-        radiometry.surface_tables(table), table.transmission, 0.0, 2.0 * alpha, r10,
+        radiometry.surface_tables(table), table.transmission, 2.0 * alpha, r10,
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.material_ids import OTHER, WATER
 from ubot_lidar_sim.core.physics import radiometry_passes, rules
-from ubot_lidar_sim.core.world.materials import OTHER, WATER
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0
@@ -102,15 +102,6 @@ def counts_per_reflectance(cfg, range_m, ring=None):
 def uniform_r10(cfg):
     """Return True when every ring has range_at_10pct_m (no ring_range_at_10pct_m table)."""
     return len(cfg.ring_range_at_10pct_m) == 0
-
-
-def signal_counts(cfg, rho, range_m, ring=None):
-    """
-    Return the mean signal S = S10 (rho / 0.1) (R10 / R)^2 (1 - exp(-(R / Rov)^2)), counts.
-
-    R is floored at 1 mm; ``ring`` selects ring_range_at_10pct_m (out of range: range_at_10pct_m).
-    """
-    return np.asarray(rho, dtype=np.float64) * counts_per_reflectance(cfg, range_m, ring)
 
 
 def reflectivity_byte(rho):

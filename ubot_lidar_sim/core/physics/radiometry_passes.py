@@ -133,19 +133,19 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, prefix,
-              two_alpha, r10, s10_per_rho, overlap_m, weights):
+def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, two_alpha,
+              r10, s10_per_rho, overlap_m, weights):
     """
-    Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power, carry).
+    Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power).
 
     One pass of echoes.contributions_from_hits. ray (H,) int64 (beam = ray // S, S =
     len(weights)); r (H,) range, m (H,) material (valid), cos, albedo (H,), foliage (H,) bool;
     wetness (clipped to [0, 1]); surface: the backscatter tables of backscatter_rows
     (wet darkening, reflectivity, exponent, specular, width, lobe); transmission (M,) of
     foliage. rho_app = rho_bs x (1 - t on foliage) x t^2 of the foliage before the hit in its
-    ray (exp of twice the running sum of log t, continued from prefix) x exp(-two_alpha R);
+    ray (exp of twice the running sum of log t since the ray's first hit) x exp(-two_alpha R);
     power = weight x rho_app x rules.counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,)
-    or per beam (B,)). carry: the running sum after the last hit, where the next part continues.
+    or per beam (B,)).
     """
     wet_darkening, reflectivity, exponent, specular, width, lobe = surface
     log_transmission = np.log(np.maximum(transmission, 1e-12))
@@ -155,7 +155,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
     power = np.empty(h)
     one_r10 = r10.shape[0] == 1
     weighted = s > 1 or weights[0] != 1.0
-    running = prefix            # sum of log t of the foliage hits before this one
+    running = 0.0               # sum of log t of the foliage hits before this one
     base = 0.0
     for i in range(h):
         k = m[i]
@@ -180,7 +180,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, p
                                               s10_per_rho, overlap_m)
         p = x * counts
         power[i] = weights[ray[i] % s] * p if weighted else p
-    return rho, power, running
+    return rho, power
 
 
 @numba.njit(cache=True, nogil=True)

@@ -15,8 +15,8 @@ import math
 
 import numpy as np
 
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.physics.radiometry import pond_material
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
 
 DB_PER_NEPER = 10.0 * math.log10(math.e)
 #: ITU-R P.1817 snow law: (slope per nm, intercept, exponent b) of a(lambda) = slope lambda + c.

@@ -37,3 +37,29 @@ class Hits:
     def __len__(self) -> int:
         """Return the number of hits H."""
         return int(self.ray.shape[0])
+
+
+def take_hits(hits, rows):
+    """Return the rows (K,) int of hits, as a Hits."""
+    def pick(x):
+        return None if x is None else np.asarray(x)[rows]
+    return Hits(*(pick(getattr(hits, f)) for f in Hits.__dataclass_fields__))
+
+
+def concat_hits(parts):
+    """
+    Join (Hits, ray ids (H,)) parts into one Hits sorted by ray id, ray = those ids.
+
+    No ray id is in two parts, and each part keeps a ray's rows in range order.
+    """
+    ids = np.concatenate([p[1] for p in parts])
+    order = np.argsort(ids, kind='stable')
+
+    def join(name):
+        cols = [getattr(h, name) for h, _ in parts]
+        if any(c is None for c in cols):
+            return None
+        return np.concatenate([np.asarray(c) for c in cols])[order]
+
+    fields = {f: join(f) for f in Hits.__dataclass_fields__ if f != 'ray'}
+    return Hits(ray=ids[order], **fields)

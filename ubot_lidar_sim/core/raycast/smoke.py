@@ -28,19 +28,14 @@ def bounds(origins):
     return lo, hi
 
 
-def cells_that_can_stop(origins, cells, density, radius_scale, threshold, limit_m):
+def cells_that_can_stop(box, cells, density, radius_scale, threshold, limit_m):
     """
-    Return the indices of the cells that may stop a ray from origins (N, 3) within limit_m.
+    Return the indices of the cells that may stop a ray from within box (lo, hi) within limit_m.
 
     A cell whose density is below threshold (or 0) never reaches it, as its effective density
     is at most its density; one whose sphere lies farther than limit_m (the largest, for an
-    array) from the box around the origins is never entered in range.
+    array) from the box (bounds of the rays' origins) is never entered in range.
     """
-    return _can_stop(bounds(origins), cells, density, radius_scale, threshold, limit_m)
-
-
-def _can_stop(box, cells, density, radius_scale, threshold, limit_m):
-    """cells_that_can_stop for origins within box (lo, hi)."""
     lo, hi = box
     r = cells[:, 3] * radius_scale
     gap = np.linalg.norm(np.maximum(np.maximum(lo - cells[:, :3], cells[:, :3] - hi), 0.0),
@@ -104,7 +99,7 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
     if cells is None or len(cells) == 0 or n == 0:
         return best
     box = bounds(origins)
-    keep = _can_stop(box, cells, density, radius_scale, threshold, limit_m)
+    keep = cells_that_can_stop(box, cells, density, radius_scale, threshold, limit_m)
     if keep.size == 0:
         return best
     cells, density = cells[keep], density[keep]

@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
-from ubot_lidar_sim.core.raycast.actors import ActorCasting, ActorFrame
+from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting, ActorFrame
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_CYLINDER, KIND_SPHERE
@@ -50,8 +50,8 @@ class Tracer:
         Store geometries (Sequence of Geometry), per-object arrays (O,) and the caster.
 
         caster: a backend.Caster built from the same geometries, in the same order. actors: the
-        moving objects (raycast/actors.py), the last objects of the lists (plain meshes in their
-        own frame), cast by their own casters; instance_id (O,) uint16 (None: all 0).
+        moving objects (raycast/actor_casting.py), the last objects of the lists (plain meshes in
+        their own frame), cast by their own casters; instance_id (O,) uint16 (None: all 0).
         """
         self._geoms = list(geometries)
         self.caster = caster

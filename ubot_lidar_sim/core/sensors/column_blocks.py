@@ -19,6 +19,31 @@ from ubot_lidar_sim.core.beams.firing import Beams
 from ubot_lidar_sim.core.sensors.point_layouts import concat_records, take_records
 
 
+class BlockPlan(tuple):
+    """
+    The column blocks of a sweep: plan[j] the sorted int64 columns (C_j,) of block j.
+
+    The one place that cuts the columns (of) and joins a run of blocks (union); the
+    simulator, the compute processes and the merge read their blocks from it.
+    """
+
+    @classmethod
+    def of(cls, column_time_s, n_blocks=1):
+        """Return the plan of n_blocks blocks by firing time (block_columns); 1: one block."""
+        if n_blocks > 1:
+            return cls(block_columns(column_time_s, n_blocks))
+        return cls([np.arange(np.size(column_time_s))])
+
+    def union(self, j0=0, j1=None):
+        """Return the sorted columns (int64) of blocks j0..j1 (None: to the last)."""
+        return column_union(self[j0:j1])
+
+
+def column_union(columns):
+    """Return the sorted union of disjoint column sets (a list of int arrays)."""
+    return np.sort(np.concatenate(columns))
+
+
 def block_columns(column_time_s, n_blocks):
     """
     Cut the columns into n_blocks sets by firing time; a list of sorted int64 index arrays.
@@ -64,7 +89,7 @@ def merge_columns(results, columns, channels, timing='sum'):
     beam in the union, each beam's in the order its result gave them. timing 'sum' adds the
     phase times (computed one after another), 'max' takes the slowest (side by side).
     """
-    union = np.sort(np.concatenate(columns))
+    union = column_union(columns)
     width, rings = union.size, int(channels)
     if len(results) == 1:
         return results[0], union

@@ -5,6 +5,7 @@ from typing import Dict
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.physics.clutter import describe_air
+from ubot_lidar_sim.core.sensors.random_streams import describe_streams
 
 
 def _pattern_text(cfg) -> str:
@@ -113,6 +114,5 @@ def describe_models(cfg) -> Dict[str, str]:
             'intensity': intensity, 'weather': weather, 'material': material,
             'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at),
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
-                              'stream])): 0 noise, 1 clutter, 2 roughness, 3 snow flakes; '
-                              'the exponentials of a clutter medium from a jump of its '
-                              'Poisson stream' + blocks}
+                              'stream])): ' + describe_streams() + '; the exponentials of a '
+                              'clutter medium from a jump of its Poisson stream' + blocks}

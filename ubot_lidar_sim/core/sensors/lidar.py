@@ -5,13 +5,12 @@ LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through th
 (physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
 points in the full layout (point_layouts.py); the other layouts are converted from it. Points
 are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
-a spinning LiDAR. Randomness comes from scan_rng's streams only.
+a spinning LiDAR. Randomness comes from the streams of random_streams.py only.
 """
 
 from dataclasses import dataclass, field, replace
 import time
-from typing import Dict, Optional
-import zlib
+from typing import Dict
 
 import numpy as np
 
@@ -26,28 +25,18 @@ from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pa
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.raycast.actors import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
+from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
+from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM_CLUTTER, STREAM_FOG,
+                                                        STREAM_NOISE, STREAM_ROUGHNESS,
+                                                        STREAM_SNOW)
+from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG = 0, 1, 2, 3, 4
 _NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
-
-
-def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,
-             block: Optional[int] = None) -> np.random.Generator:
-    """
-    Return the Generator of one random stream of one scan (docs/architecture.md).
-
-    block: the column block of a sweep cut in blocks (column_blocks.py), a fifth key entry.
-    """
-    key = [int(seed), zlib.crc32(sensor_id.encode('utf-8')), int(scan_index), int(stream)]
-    if block is not None:
-        key.append(int(block))
-    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,10 +85,11 @@ class LidarSimulator:
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
         self._block = block
-        self.blocks, self.block_columns = [], [np.arange(self.beams.columns)]
-        n_blocks = cfg.n_column_blocks
-        if n_blocks > 1 and beams is None and block is None:
-            self.block_columns = column_blocks.block_columns(self.beams.column_time_s, n_blocks)
+        # A block's simulator (beams given) is one block of its own.
+        self.blocks, self.block_columns = [], BlockPlan.of(
+            self.beams.column_time_s,
+            cfg.n_column_blocks if beams is None and block is None else 1)
+        if len(self.block_columns) > 1:
             self.blocks = [LidarSimulator(cfg, world, materials, column_blocks.column_beams(
                 self.beams, cols), block=j) for j, cols in enumerate(self.block_columns)]
 
@@ -137,12 +127,13 @@ class LidarSimulator:
         beam (N,) int: the beam of each ray cast; None: every sub-ray in sweep order (beam
         major, S per beam).
         """
-        if self._beam_late_s is None:
-            return None
-        if beam is None:
-            beam = np.repeat(np.arange(self.beams.n_beams), len(self.weights))
-        return RayTimes(stamp_s + self._beam_late_s[beam], self._beam_column[beam],
-                        stamp_s + np.asarray(self.beams.column_time_s, np.float64))
+        return self._cast(stamp_s).times(beam)
+
+    def _cast(self, stamp_s, actor_poses=None, settings=None):
+        """Return the SweepCast of the sweep stamped stamp_s (settings: World.trace's)."""
+        return SweepCast(self.world, float(stamp_s), self._beam_late_s, self._beam_column,
+                         self.beams.column_time_s, len(self.weights), actor_poses,
+                         settings or {})
 
     def _sweep_geometry(self, scan_index):
         """Switch to the beams of sweep scan_index (a rosette moves on; a grid stays)."""
@@ -197,7 +188,7 @@ class LidarSimulator:
 
     def block_pose_times(self, stamp_s, j0, j1):
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
-        cols = np.sort(np.concatenate(self.block_columns[j0:j1]))
+        cols = self.block_columns.union(j0, j1)
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
 
     def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None,
@@ -214,7 +205,7 @@ class LidarSimulator:
                                     actor_poses=actor_poses)
         j1 = len(self.blocks) if j1 is None else j1
         columns = self.block_columns[j0:j1]
-        union = np.sort(np.concatenate(columns))
+        union = self.block_columns.union(j0, j1)
         results = []
         for blk, cols in zip(self.blocks[j0:j1], columns):
             rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
@@ -297,26 +288,20 @@ class LidarSimulator:
         World.trace).
         """
         cfg, table = self.cfg, self.materials
-
-        def trace(o, d, r32, beam=None):
-            # beam (N,): each ray's beam (adaptive casts); None: every sub-ray in order.
-            return self.world.trace(
-                o, d, cfg.max_range_m, max_hits=cfg.max_hits_per_sub_ray,
-                continue_step_m=cfg.continue_step_m, ignored=tuple(cfg.ignored_objects),
-                smoke=weather.smoke, smoke_density=weather.smoke_density,
-                smoke_radius_scale=cfg.smoke_cell_radius_scale,
-                smoke_density_threshold=cfg.smoke_density_threshold,
-                smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
-                with_normals=cfg.pulse_length_m > 0.0, rays32=r32,
-                times=self.ray_times(float(stamp_s), beam), actor_poses=actor_poses)
-
+        cast = self._cast(stamp_s, actor_poses, {
+            'max_range_m': cfg.max_range_m, 'max_hits': cfg.max_hits_per_sub_ray,
+            'continue_step_m': cfg.continue_step_m, 'ignored': tuple(cfg.ignored_objects),
+            'smoke': weather.smoke, 'smoke_density': weather.smoke_density,
+            'smoke_radius_scale': cfg.smoke_cell_radius_scale,
+            'smoke_density_threshold': cfg.smoke_density_threshold,
+            'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
+            'with_normals': cfg.pulse_length_m > 0.0})
         refined = None
         if self._adaptive is None:
-            hits = trace(origins, dirs, rays32)
+            hits = cast.trace(origins, dirs, rays32)
         else:
             hits, dirs, refined = self._adaptive.trace(
-                trace, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0,
-                self.world.ground_albedo)
+                cast, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub

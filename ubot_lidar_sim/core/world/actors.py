@@ -98,12 +98,11 @@ def check_motion(motion, where, ctx):
                         f'expected {exc.allowed}, got {short(exc.value)}') from None
 
 
-def build_actors(data, ctx, budget, first_index, names):
+def build_actors(data, ctx, budget, names):
     """
     Build the actors of a world mapping; returns [Actor] within budget triangles.
 
-    names: the static objects' names (an actor's name is unique among both); first_index: the
-    object index of the first actor (the static objects come first).
+    names: the static objects' names (an actor's name is unique among both).
     """
     entries = check_actor_list(data, ctx)
     actors, used = [], 0

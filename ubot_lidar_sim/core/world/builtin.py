@@ -11,7 +11,6 @@ import numpy as np
 
 BUILTIN_WORLDS = ('demo', 'flat')
 DEMO_SEED = 20240611
-CLEAR_RING_M = (9.0, 15.0)
 PUDDLES = ((0.0, 12.0, 1.0), (-12.0, -2.0, 1.2), (3.0, 4.0, 0.7), (-23.0, -8.0, 0.9))  # x, y, r
 
 

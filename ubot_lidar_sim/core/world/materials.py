@@ -11,15 +11,9 @@ from pathlib import Path
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.yaml_io import read_yaml
-
-MATERIAL_NAMES = ('other', 'soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water',
-                  'corn_leaf', 'soybean_leaf', 'tree_foliage', 'bark', 'shrub', 'building',
-                  'metal_bin', 'vehicle', 'mud', 'potato_leaf', 'snow')
-FOLIAGE_MATERIALS = ('corn_leaf', 'soybean_leaf', 'tree_foliage', 'shrub', 'potato_leaf')
-OTHER = 0
-WATER = MATERIAL_NAMES.index('water')
 
 # Allowed range of each property (inclusive).
 PROPERTY_RANGES = {

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ubot_lidar_sim.core.errors import shown, WorldError
-from ubot_lidar_sim.core.world.materials import FOLIAGE_MATERIALS, MATERIAL_NAMES
+from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS, MATERIAL_NAMES
 from ubot_lidar_sim.core.yaml_io import check_regular_file, FileRefused
 
 MAX_TRIANGLES = 5_000_000

@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.raycast.actors import (ActorCasting, ActorFrame, one_instant, PoseAt,
-                                                RayTimes)
+from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
+                                                       PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
@@ -45,7 +45,7 @@ class World:
         Use World.load or World.from_dict; attributes follow docs/architecture.md.
 
         caster: a backend.CasterFactory built once from the geometries (default Open3dCaster),
-        and once per actor from its geometry (core/world/actors.py, raycast/actors.py).
+        and once per actor from its geometry (core/world/actors.py, raycast/actor_casting.py).
         """
         self.frame = frame
         self.objects = list(objects)
@@ -117,7 +117,7 @@ class World:
         check_actor_list(data, ctx)         # the count, before anything is built
         objects, geoms = build_objects(entries, ctx, max_triangles)
         actors = build_actors(data, ctx, max_triangles - sum(o.n_triangles for o in objects),
-                              len(objects), [o.name for o in objects])
+                              [o.name for o in objects])
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
         world = cls(frame, objects, geoms, smoke, density, materials, caster, actors)
         world.files = tuple(ctx.files)
@@ -204,7 +204,7 @@ class World:
         that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
         rays32 (N, 6) float32: the first cast's rays when the caller has them (origins without
         -0.0; sensors.sweep_passes.rotate_sub_rays), which saves a pass over the rays.
-        times (raycast.actors.RayTimes of the N rays), actor_poses: when each ray meets the
+        times (raycast.actor_casting.RayTimes of the N rays), actor_poses: when each ray meets the
         world's actors, and where they are (World.actor_frame; None: t = 0 s). Hits.instance_id
         names the actor hit (0: the static world).
         """

@@ -1,0 +1,13 @@
+"""
+The material bytes: a hit's material is its index in MATERIAL_NAMES (uint8).
+
+In the base layer so that physics and output name materials without importing the world;
+world/materials.py holds their properties.
+"""
+
+MATERIAL_NAMES = ('other', 'soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water',
+                  'corn_leaf', 'soybean_leaf', 'tree_foliage', 'bark', 'shrub', 'building',
+                  'metal_bin', 'vehicle', 'mud', 'potato_leaf', 'snow')
+FOLIAGE_MATERIALS = ('corn_leaf', 'soybean_leaf', 'tree_foliage', 'shrub', 'potato_leaf')
+OTHER = 0
+WATER = MATERIAL_NAMES.index('water')
