@@ -74,13 +74,9 @@ def _points(xyz):
     return [Point(x=a, y=b, z=c) for a, b, c in np.asarray(xyz, dtype=np.float64).tolist()]
 
 
-def fov_markers(cfg):
-    """Return the MarkerArray of the FOV: volume, angular grid, distance grid, range labels."""
-    az0, az1, el0, el1 = _fov_limits(cfg)
-    r = cfg.max_range_m
-    az = _steps(az0, az1, math.radians(5.0))
-    el = _steps(el0, el1, math.radians(5.0))
-    # Volume: outer spherical patch, the top and bottom cones and, below 360 deg, the sides.
+def _volume_triangles(cfg, r, az, el, limits):
+    """Return TRIANGLE_LIST vertices: outer patch, top and bottom cones, sides below 360 deg."""
+    az0, az1, el0, el1 = limits
     outer = _sph(r, az[:, None], el[None, :])
     a, b = outer[:-1, :-1], outer[1:, :-1]
     c, d = outer[1:, 1:], outer[:-1, 1:]
@@ -94,22 +90,20 @@ def fov_markers(cfg):
         for edge in (az0, az1):
             side = _sph(r, edge, el)
             tris.append(np.stack([origin, side[:-1], side[1:]], axis=1).reshape(-1, 3))
-    volume = _marker(cfg, 0, 'fov_volume', Marker.TRIANGLE_LIST, PREVIEW_OPACITY)
-    volume.scale.x = volume.scale.y = volume.scale.z = 1.0
-    volume.points = _points(np.concatenate(tris))
-    width = max(0.02, r / 1000.0)
-    # Angular grid every 15 deg: rays and meridians in azimuth, parallels in elevation.
-    grid_az = np.arange(math.ceil(az0 / math.radians(ANGULAR_GRID_DEG)),
-                        math.floor(az1 / math.radians(ANGULAR_GRID_DEG)) + 1)
-    grid_az = grid_az * math.radians(ANGULAR_GRID_DEG)
+    return np.concatenate(tris)
+
+
+def _angular_grid(cfg, r, az, el, limits):
+    """Return LINE_LIST vertices of the grid every 15 deg: rays, meridians and parallels."""
+    az0, az1, el0, el1 = limits
+    step = math.radians(ANGULAR_GRID_DEG)
+    grid_az = np.arange(math.ceil(az0 / step), math.floor(az1 / step) + 1) * step
     if cfg.horizontal_fov_deg >= 360.0:
         grid_az = grid_az[grid_az < az1 - 1e-9]
     else:
         grid_az = np.unique(np.concatenate([[az0], grid_az, [az1]]))
     grid_el = np.unique(np.concatenate([
-        [el0], np.arange(math.ceil(el0 / math.radians(ANGULAR_GRID_DEG)),
-                         math.floor(el1 / math.radians(ANGULAR_GRID_DEG)) + 1)
-        * math.radians(ANGULAR_GRID_DEG), [el1]]))
+        [el0], np.arange(math.ceil(el0 / step), math.floor(el1 / step) + 1) * step, [el1]]))
     segs = []
     for g in grid_az:   # a few dozen grid lines, not per beam
         for e in (el0, el1):
@@ -117,9 +111,39 @@ def fov_markers(cfg):
         segs.append(_arc_segments(r, g, el))
     for e in grid_el:
         segs.append(_arc_segments(r, az, e))
+    return np.concatenate(segs)
+
+
+def _range_labels(cfg, r, rings, limits):
+    """Return text markers along +x (or the FOV centre), thinned to at most MAX_LABELS."""
+    el0, el1 = limits[2], limits[3]
+    every = max(1, int(math.ceil(len(rings) / MAX_LABELS)))
+    label_el = 0.0 if el0 <= 0.0 <= el1 else (el0 + el1) / 2.0
+    labels = []
+    for i, rr in enumerate(rings[every - 1::every]):
+        label = _marker(cfg, 10 + i, 'range_labels', Marker.TEXT_VIEW_FACING, 1.0)
+        label.scale.z = max(0.3, r / 60.0)
+        label.text = f'{rr:g} m'
+        p = _sph(rr, 0.0, label_el)
+        label.pose.position = Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
+        labels.append(label)
+    return labels
+
+
+def fov_markers(cfg):
+    """Return the MarkerArray of the FOV: volume, angular grid, distance grid, range labels."""
+    limits = _fov_limits(cfg)
+    az0, az1, el0, el1 = limits
+    r = cfg.max_range_m
+    az = _steps(az0, az1, math.radians(5.0))
+    el = _steps(el0, el1, math.radians(5.0))
+    volume = _marker(cfg, 0, 'fov_volume', Marker.TRIANGLE_LIST, PREVIEW_OPACITY)
+    volume.scale.x = volume.scale.y = volume.scale.z = 1.0
+    volume.points = _points(_volume_triangles(cfg, r, az, el, limits))
+    width = max(0.02, r / 1000.0)
     angular = _marker(cfg, 1, 'angular_grid', Marker.LINE_LIST, 0.5)
     angular.scale.x = width
-    angular.points = _points(np.concatenate(segs))
+    angular.points = _points(_angular_grid(cfg, r, az, el, limits))
     # Distance grid every 5 m (MAX_RINGS at most) on the top and bottom cones (and the horizon
     # when inside).
     step = ring_step_m(r)
@@ -129,18 +153,7 @@ def fov_markers(cfg):
     distance = _marker(cfg, 2, 'distance_grid', Marker.LINE_LIST, 0.35)
     distance.scale.x = width
     distance.points = _points(np.concatenate(segs)) if segs else []
-    markers = [volume, angular, distance]
-    # Range labels along +x (or the FOV centre), thinned to at most MAX_LABELS.
-    every = max(1, int(math.ceil(len(rings) / MAX_LABELS)))
-    label_el = 0.0 if el0 <= 0.0 <= el1 else (el0 + el1) / 2.0
-    for i, rr in enumerate(rings[every - 1::every]):
-        label = _marker(cfg, 10 + i, 'range_labels', Marker.TEXT_VIEW_FACING, 1.0)
-        label.scale.z = max(0.3, r / 60.0)
-        label.text = f'{rr:g} m'
-        p = _sph(rr, 0.0, label_el)
-        label.pose.position = Point(x=float(p[0]), y=float(p[1]), z=float(p[2]))
-        markers.append(label)
-    return MarkerArray(markers=markers)
+    return MarkerArray(markers=[volume, angular, distance] + _range_labels(cfg, r, rings, limits))
 
 
 class FovMarkerThread:

@@ -60,23 +60,8 @@ class TerrainSensor:
         """
         cfg = self.cfg
         pose = np.asarray(base_pose, dtype=np.float64)
-        veh_len = cfg.vehicle_center_to_front_m if vehicle_center_to_front_m is None \
-            else float(vehicle_center_to_front_m)
-        radii = np.asarray(cfg.tire_radii_m if tire_radii_m is None else tire_radii_m,
-                           dtype=np.float64)
-        if radii.shape != (4,):
-            raise ConfigError('tire_radii_m', radii.tolist(), 'a list of 4 values')
-        if not np.all(np.isfinite(radii)) or np.any(radii < 0.0):
-            raise ConfigError('tire_radii_m', radii.tolist(), '4 finite values >= 0 m')
-        positions = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3)
-        tires = positions if tire_centres_base is None \
-            else np.asarray(tire_centres_base, dtype=np.float64)
-        if tires.shape != (4, 3):
-            raise ConfigError('tire_centres_base', tires.tolist(), 'a (4, 3) array')
-        unknown = ~np.all(np.isfinite(tires), axis=1)
-        if cfg.tire_frames_fallback:
-            tires = np.where(unknown[:, None], positions, tires)
-            unknown[:] = False
+        veh_len, radii, tires, unknown = self._inputs(vehicle_center_to_front_m,
+                                                      tire_radii_m, tire_centres_base)
         centres_base = np.vstack([np.asarray(cfg.vehicle_center_m, dtype=np.float64), tires])
         rot = pose[:3, :3]
         centres = centres_base @ rot.T + pose[:3, 3]
@@ -114,3 +99,25 @@ class TerrainSensor:
             hit_flg=hit.astype(np.uint8), enabled=enabled.astype(np.uint8), hit_loc=hit_loc,
             start_loc=start_loc, end_loc=end_loc, veh_hit_dist=float(dist[0]),
             tire_hit_dist=dist[1:].copy(), centre_loc=centres)
+
+    def _inputs(self, vehicle_center_to_front_m, tire_radii_m, tire_centres_base):
+        """Return (centre-to-front m, radii (4,), tire centres (4, 3), unknown (4,) bool)."""
+        cfg = self.cfg
+        veh_len = cfg.vehicle_center_to_front_m if vehicle_center_to_front_m is None \
+            else float(vehicle_center_to_front_m)
+        radii = np.asarray(cfg.tire_radii_m if tire_radii_m is None else tire_radii_m,
+                           dtype=np.float64)
+        if radii.shape != (4,):
+            raise ConfigError('tire_radii_m', radii.tolist(), 'a list of 4 values')
+        if not np.all(np.isfinite(radii)) or np.any(radii < 0.0):
+            raise ConfigError('tire_radii_m', radii.tolist(), '4 finite values >= 0 m')
+        positions = np.asarray(cfg.tire_positions_m, dtype=np.float64).reshape(4, 3)
+        tires = positions if tire_centres_base is None \
+            else np.asarray(tire_centres_base, dtype=np.float64)
+        if tires.shape != (4, 3):
+            raise ConfigError('tire_centres_base', tires.tolist(), 'a (4, 3) array')
+        unknown = ~np.all(np.isfinite(tires), axis=1)
+        if cfg.tire_frames_fallback:
+            tires = np.where(unknown[:, None], positions, tires)
+            unknown[:] = False
+        return veh_len, radii, tires, unknown
