@@ -176,6 +176,31 @@ def laser_scan_view(world_map, laser_pose, ranges_m, angle_min, angle_increment,
     return _finish(fig, path)
 
 
+def _distance_history(bx, history):
+    """Plot the tire distances (left axis) and veh_hit_dist (right axis) over the run."""
+    t = np.asarray(history.get('t_s', []), dtype=np.float64)
+    tires = np.asarray(history.get('tire_hit_dist', []), dtype=np.float64).reshape(-1, 4)
+    finite = tires[np.isfinite(tires)]
+    # Tire clearances are millimetres on flat ground: show them in mm when that small.
+    scale, unit = (1000.0, 'mm') if len(finite) and np.abs(finite).max() < 0.05 else (1.0, 'm')
+    for k in range(4):
+        bx.plot(t, np.where(np.isfinite(tires[:, k]), tires[:, k] * scale, np.nan), lw=1.2,
+                label=f'tire_hit_dist {_RAY_NAMES[k + 1]}')
+    bx.set_xlabel('time since start (s)')
+    bx.set_ylabel(f'tire_hit_dist ({unit})')
+    bx.set_title('terrain distances over the run')
+    bx.grid(alpha=0.3)
+    cx = bx.twinx()
+    veh = np.asarray(history.get('veh_hit_dist', []), dtype=np.float64)
+    cx.plot(t, np.where(np.isfinite(veh), veh, np.nan), 'k.', ms=3,
+            label='veh_hit_dist (right axis; gaps = nothing ahead)')
+    cx.set_ylabel('veh_hit_dist (m)')
+    lines = bx.get_legend_handles_labels()
+    more = cx.get_legend_handles_labels()
+    bx.legend(lines[0] + more[0], lines[1] + more[1], loc='upper center', fontsize=8,
+              bbox_to_anchor=(0.5, -0.13), ncol=2, framealpha=0.9)
+
+
 def terrain_view(start_m, hit_m, hit_flg, enabled, yaw_rad, history, path, title,
                  distances=(np.nan,) * 5):
     """
@@ -218,27 +243,7 @@ def terrain_view(start_m, hit_m, hit_flg, enabled, yaw_rad, history, path, title
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend(loc='upper left', fontsize=9)
-    t = np.asarray(history.get('t_s', []), dtype=np.float64)
-    tires = np.asarray(history.get('tire_hit_dist', []), dtype=np.float64).reshape(-1, 4)
-    finite = tires[np.isfinite(tires)]
-    # Tire clearances are millimetres on flat ground: show them in mm when that small.
-    scale, unit = (1000.0, 'mm') if len(finite) and np.abs(finite).max() < 0.05 else (1.0, 'm')
-    for k in range(4):
-        bx.plot(t, np.where(np.isfinite(tires[:, k]), tires[:, k] * scale, np.nan), lw=1.2,
-                label=f'tire_hit_dist {_RAY_NAMES[k + 1]}')
-    bx.set_xlabel('time since start (s)')
-    bx.set_ylabel(f'tire_hit_dist ({unit})')
-    bx.set_title('terrain distances over the run')
-    bx.grid(alpha=0.3)
-    cx = bx.twinx()
-    veh = np.asarray(history.get('veh_hit_dist', []), dtype=np.float64)
-    cx.plot(t, np.where(np.isfinite(veh), veh, np.nan), 'k.', ms=3,
-            label='veh_hit_dist (right axis; gaps = nothing ahead)')
-    cx.set_ylabel('veh_hit_dist (m)')
-    lines = bx.get_legend_handles_labels()
-    more = cx.get_legend_handles_labels()
-    bx.legend(lines[0] + more[0], lines[1] + more[1], loc='upper center', fontsize=8,
-              bbox_to_anchor=(0.5, -0.13), ncol=2, framealpha=0.9)
+    _distance_history(bx, history)
     return _finish(fig, path)
 
 
