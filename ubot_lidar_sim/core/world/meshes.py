@@ -28,7 +28,7 @@ import trimesh
 from ubot_lidar_sim.core.world import loaders
 
 MESH_SUFFIXES = ('.dae', '.gltf', '.glb', '.obj', '.stl', '.ply')
-_CACHE_VERSION = b'meshes-1'
+_CACHE_VERSION = b'meshes-2'
 _COUNT = re.compile(rb'<(?:triangles|polylist|polygons)\b[^>]*\bcount="(\d+)"')
 
 
@@ -69,7 +69,11 @@ def _gltf_faces(doc):
 
 
 def _collada_meter(path):
-    """Parse a COLLADA file with defusedxml; return (<unit meter>, declared face count)."""
+    """
+    Parse a COLLADA file with defusedxml; return (<unit meter>, declared face count, names).
+
+    names: {geometry id: the name of the <node> instancing it} (gz-common's submesh names).
+    """
     try:
         root = defused_parse(str(path)).getroot()
     except DefusedXmlException as exc:
@@ -89,7 +93,14 @@ def _collada_meter(path):
     if not (np.isfinite(meter) and meter > 0):
         raise MeshError(f'has <unit meter={meter}>, expected a number > 0')
     faces = sum(int(c) for c in _COUNT.findall(path.read_bytes()))
-    return meter, faces
+    names = {}
+    for node in root.iter():
+        if node.tag.rsplit('}', 1)[-1] != 'node' or not node.get('name'):
+            continue
+        for inst in node:
+            if inst.tag.rsplit('}', 1)[-1] == 'instance_geometry':
+                names.setdefault(inst.get('url', '').lstrip('#'), node.get('name'))
+    return meter, faces, names
 
 
 def face_estimate(path, budget):
@@ -127,7 +138,7 @@ def _read(path):
     names); offsets (P + 1,) index the parts' triangles in the concatenated arrays.
     """
     suffix = path.suffix.lower()
-    meter = _collada_meter(path)[0] if suffix == '.dae' else 1.0
+    meter, _, node_names = _collada_meter(path) if suffix == '.dae' else (1.0, 0, {})
     try:
         loaded = trimesh.load(str(path), force='scene', process=False)
     except Exception as exc:  # noqa: B902 (any parser error is one line)
@@ -139,7 +150,7 @@ def _read(path):
         if not hasattr(geom, 'faces') or len(geom.faces) == 0:
             continue
         v = np.asarray(geom.vertices, np.float64) @ transform[:3, :3].T + transform[:3, 3]
-        names.append(str(node))
+        names.append(node_names.get(str(name), str(node)))
         parts.append((v * meter, np.asarray(geom.faces, np.int64)))
     if not parts:
         raise MeshError('has no triangles')
