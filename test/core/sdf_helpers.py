@@ -15,13 +15,13 @@ def write(tmp_path, files):
 
 
 def world_sdf(body, version='1.9'):
-    """An SDF world file holding body."""
+    """Return an SDF world file holding body."""
     return f'<?xml version="1.0"?>\n<sdf version="{version}"><world name="w">{body}' \
            '</world></sdf>\n'
 
 
 def box_model(name, pose, size='1 1 1', extra=''):
-    """A model of one link with one box visual."""
+    """Return a model of one link with one box visual."""
     return (f'<model name="{name}"><pose>{pose}</pose><link name="l"><visual name="v">'
             f'<geometry><box><size>{size}</size></box></geometry></visual></link>{extra}'
             '</model>')

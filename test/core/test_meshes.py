@@ -1,23 +1,28 @@
-"""Mesh files (core/world/meshes.py): COLLADA units, axes and node transforms as gz-common, glTF,
-the on-disk cache keyed by contents, and YAML mesh objects of every format."""
+"""
+Mesh files (core/world/meshes.py): COLLADA units, axes and transforms as gz-common, glTF.
+
+Also the on-disk cache keyed by contents, and YAML mesh objects of every format.
+"""
 
 import numpy as np
 import pytest
 from sdf_helpers import down_range, load, world_sdf, write
+from tolerances import f32_hit_bound_m
 import trimesh
 
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.world import meshes
 from ubot_lidar_sim.core.world.world import World
 
-MM = 1e-3   # bound: flat quads and boxes are exact triangles (float32 vertices < 0.01 mm here)
+# bound: 1 mm for a tessellated surface met off its exact shape, plus float32 hit rounding
+MM = 1e-3 + f32_hit_bound_m(100.0, 1.0)
 
 
 def dae(meter=1.0, up_axis='Z_UP', translate='0 0 0', z=1.0, half=1.0):
-    """A COLLADA square of side 2 half at height z (file units) under a translated node."""
+    """Return a COLLADA square of side 2 half at height z (file units) under a translated node."""
     h = half
     pos = f'{-h} {-h} {z} {h} {-h} {z} {h} {h} {z} {-h} {h} {z}'
-    return f'''<?xml version="1.0"?>
+    return f"""<?xml version="1.0"?>
 <COLLADA xmlns="http://www.collada.org/2005/11/COLLADASchema" version="1.4.1">
  <asset><unit name="u" meter="{meter}"/><up_axis>{up_axis}</up_axis></asset>
  <library_geometries><geometry id="g" name="g"><mesh>
@@ -31,7 +36,7 @@ def dae(meter=1.0, up_axis='Z_UP', translate='0 0 0', z=1.0, half=1.0):
  <library_visual_scenes><visual_scene id="s"><node id="n" name="quad">
   <translate>{translate}</translate><instance_geometry url="#g"/></node></visual_scene>
  </library_visual_scenes><scene><instance_visual_scene url="#s"/></scene>
-</COLLADA>'''
+</COLLADA>"""
 
 
 @pytest.fixture(autouse=True)
@@ -79,7 +84,7 @@ def test_gltf_and_glb_keep_their_node_transforms(tmp_path):
     world = load(tmp_path / 'w.world')
     assert down_range(world, 0, 0) == pytest.approx(8.0, abs=MM)         # top at z = 2 m
     files = scene.export(file_type='gltf')
-    write(tmp_path, {name: data for name, data in files.items()})
+    write(tmp_path, dict(files))
     write(tmp_path, {'w2.world': _mesh_world(tmp_path, 'model.gltf')})
     assert down_range(load(tmp_path / 'w2.world'), 0, 0) == pytest.approx(8.0, abs=MM)
 
@@ -119,5 +124,5 @@ def test_collada_with_entities_is_refused(tmp_path):
 def test_mesh_over_the_triangle_budget_is_refused_before_reading(tmp_path):
     write(tmp_path, {'m.dae': dae().replace('triangles count="2"', 'triangles count="200000000"'),
                      'w.world': _mesh_world(tmp_path, 'm.dae')})
-    with pytest.raises(WorldError, match=r"has about 200000000 triangles, more than the "):
+    with pytest.raises(WorldError, match=r'has about 200000000 triangles, more than the '):
         load(tmp_path / 'w.world')

@@ -4,11 +4,13 @@ import pickle
 
 import pytest
 from sdf_helpers import box_model, down_range, load, world_sdf, write
+from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.world.world import World
 
-MM = 1e-3   # bound: boxes are exact triangles (float32 vertices: < 0.01 mm here)
+# bound: 1 mm for a tessellated surface met off its exact shape, plus float32 hit rounding
+MM = 1e-3 + f32_hit_bound_m(100.0, 1.0)
 POST = box_model('post', '100 100 0.5 0 0 0', '1 1 1')      # its own pose: far away
 CONFIG = '<model><name>post</name><sdf version="1.9">model.sdf</sdf></model>'
 

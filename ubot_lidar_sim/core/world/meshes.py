@@ -174,8 +174,10 @@ def _save(cached, names, v, t, offsets):
 
 def _checked(path, budget):
     """
-    Return (names, vertices, triangles, offsets) of a mesh file: from the cache when its bytes
-    were parsed before, else checked (format, estimated size) and parsed.
+    Return (names, vertices, triangles, offsets) of a mesh file, cached or parsed.
+
+    From the cache when its bytes were parsed before, else checked (format, estimated size)
+    and parsed.
     """
     path = Path(path)
     if path.suffix.lower() not in MESH_SUFFIXES:
@@ -221,6 +223,7 @@ def load_parts(path, budget):
         used, local = np.unique(tri, return_inverse=True)
         parts.append((v[used], local.reshape(-1, 3).astype(np.int64)))
     return names, parts
+
 
 def mesh(obj, where, ctx, budget):
     """

@@ -31,7 +31,7 @@ from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
                                               Context, MAX_ACTORS, MAX_TRIANGLES)
-from ubot_lidar_sim.core.world.sdf.entry import SDF_SUFFIXES, sdf_entry
+from ubot_lidar_sim.core.world.sdf.entry import sdf_entry, SDF_SUFFIXES
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 

@@ -16,7 +16,7 @@ from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
 from ubot_lidar_sim.core.world.sdf.poses import parse_pose
-from ubot_lidar_sim.core.world.sdf.xml import numbers, SdfError
+from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
 from ubot_lidar_sim.core.world.shapes import CYLINDER
 
 PERSON_RADIUS_M, PERSON_HEIGHT_M, PERSON_DROP_M = 0.25, 1.8, 0.1

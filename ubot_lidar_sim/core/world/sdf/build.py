@@ -20,8 +20,8 @@ from ubot_lidar_sim.core.world.sdf.actors import read_actor
 from ubot_lidar_sim.core.world.sdf.geometry import place, read_geometry, Shape
 from ubot_lidar_sim.core.world.sdf.materials import choose
 from ubot_lidar_sim.core.world.sdf.poses import IDENTITY, ModelFrames, parse_pose
+from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, read_xml, SdfError
 from ubot_lidar_sim.core.world.sdf.uris import model_file, resolve
-from ubot_lidar_sim.core.world.sdf.xml import MAX_MODELS, read_xml, SdfError
 from ubot_lidar_sim.core.world.shapes import plane
 
 LOG = logging.getLogger(__name__)
@@ -80,7 +80,7 @@ class _Walk:
         self.scene.files.append(path)
         root = read_xml(path)
         if root.tag != 'sdf':
-            raise SdfError(f"{path}: root element <{root.tag}>, expected <sdf>")
+            raise SdfError(f'{path}: root element <{root.tag}>, expected <sdf>')
         world = root.find('world')
         top = world if world is not None else root
         for el in top:
@@ -194,5 +194,5 @@ class _ScriptOnly:
 
 def load_sdf(path, model_paths=(), use='visual', mapping=None, default='other',
              budget=5_000_000):
-    """Return the SdfScene of an SDF world file (SdfError: one line naming file, model, element)."""
+    """Return the SdfScene of an SDF world file (SdfError: one line: file, model, element)."""
     return _Walk(model_paths, use, mapping or {}, default, budget).world(path)

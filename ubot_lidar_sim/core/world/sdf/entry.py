@@ -11,7 +11,7 @@ from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
 from ubot_lidar_sim.core.world.schema import short
 from ubot_lidar_sim.core.world.sdf.build import load_sdf
 from ubot_lidar_sim.core.world.sdf.materials import check_mapping
-from ubot_lidar_sim.core.world.sdf.xml import SdfError
+from ubot_lidar_sim.core.world.sdf.reading import SdfError
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 SDF_SUFFIXES = ('.world', '.sdf')

@@ -17,8 +17,8 @@ from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLIND
     KIND_SPHERE
 from ubot_lidar_sim.core.world.loaders import image_size, read_image
 from ubot_lidar_sim.core.world.meshes import load_mesh, load_parts, MeshError
+from ubot_lidar_sim.core.world.sdf.reading import number, numbers, SdfError, text_of
 from ubot_lidar_sim.core.world.sdf.uris import resolve
-from ubot_lidar_sim.core.world.sdf.xml import number, numbers, SdfError, text_of
 from ubot_lidar_sim.core.world.shapes import boxes, CYLINDER, grid, plane, SPHERE
 
 GEOMETRY_TYPES = ('box', 'cylinder', 'sphere', 'capsule', 'ellipsoid', 'plane', 'mesh',
@@ -40,7 +40,7 @@ class Shape:
 
 
 def _vector(el, tag, n, where, default=None):
-    """Read a child of n numbers > 0."""
+    """Return a child of n numbers > 0 as an array."""
     text = text_of(el, tag, where, default)
     v = np.asarray(numbers(text, n, f'{where}/{tag}', tag), np.float64)
     if not np.all(v > 0):
@@ -49,7 +49,7 @@ def _vector(el, tag, n, where, default=None):
 
 
 def _mesh(el, where, base_dir, model_paths, budget):
-    """Read a <mesh>: its file, scale and submesh."""
+    """Return the Shape of a <mesh>: its file, scale and submesh."""
     uri = text_of(el, 'uri', where)
     path = resolve(uri, base_dir, model_paths, f'{where}/uri')
     if isinstance(path, str) or not path.is_file():
@@ -75,7 +75,7 @@ def _mesh(el, where, base_dir, model_paths, budget):
 
 
 def _heightmap(el, where, base_dir, model_paths, budget):
-    """Read a <heightmap> of a plain greyscale PNG."""
+    """Return the Shape of a <heightmap> of a plain greyscale PNG."""
     uri = text_of(el, 'uri', where)
     path = resolve(uri, base_dir, model_paths, f'{where}/uri')
     if isinstance(path, str) or not path.is_file():
@@ -102,7 +102,7 @@ def _heightmap(el, where, base_dir, model_paths, budget):
 
 
 def _plane(el, where):
-    """A finite plane of <size> facing <normal>."""
+    """Return the Shape of a finite plane of <size> facing <normal>."""
     size = _vector(el, 'size', 2, where, '1 1')
     normal = np.asarray(numbers(text_of(el, 'normal', where, '0 0 1'), 3, f'{where}/normal',
                                 'normal'))

@@ -12,7 +12,7 @@ no published rule maps an RGB albedo to a reflectance at 905 nm (docs/worlds.md)
 from fnmatch import fnmatchcase
 
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
-from ubot_lidar_sim.core.world.sdf.xml import SdfError
+from ubot_lidar_sim.core.world.sdf.reading import SdfError
 
 # Gazebo's stock material scripts (gazebo.material of Gazebo Classic, also read by Gazebo Sim)
 # -> the material of the table whose surface they draw; each target carries its own published

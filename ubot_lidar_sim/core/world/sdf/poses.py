@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.poses import pose_matrix, to_matrix
-from ubot_lidar_sim.core.world.sdf.xml import numbers, SdfError
+from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
 
 IDENTITY = np.eye(4)
 
@@ -74,6 +74,6 @@ class ModelFrames:
         return self._done[name]
 
     def placed(self, el, parent, where):
-        """World transform of a visual / collision el: its pose in parent's frame or relative_to."""
+        """Return the world transform of a visual / collision: pose in parent or relative_to."""
         pose, rel = parse_pose(el.find('pose'), f'{where}/pose')
         return (self.frame(rel, where) if rel else parent) @ pose

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from ubot_lidar_sim.core.world.sdf.xml import read_xml, SdfError
+from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
 
 PATH_VARIABLES = ('GZ_SIM_RESOURCE_PATH', 'IGN_GAZEBO_RESOURCE_PATH', 'GAZEBO_MODEL_PATH')
 FUEL_HOSTS = ('fuel.gazebosim.org', 'fuel.ignitionrobotics.org')
@@ -57,7 +57,7 @@ def _fuel(uri, where):
     if name.lower() in BUILTIN and not rest:
         return BUILTIN[name.lower()]
     raise SdfError(f"{where}: Fuel model '{owner}/{name}' is not in the local Fuel cache "
-                   f"{fuel_cache()} (fetch it once with Gazebo, or copy the model there)")
+                   f'{fuel_cache()} (fetch it once with Gazebo, or copy the model there)')
 
 
 def _package(pkg, rest, uri, where):
@@ -67,7 +67,7 @@ def _package(pkg, rest, uri, where):
         if (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / pkg).exists():
             return prefix / 'share' / pkg / rest
     raise SdfError(f"{where}: '{uri}': package '{pkg}' is not in the ament index "
-                   f"(AMENT_PREFIX_PATH: {len(prefixes)} prefixes; is ROS sourced?)")
+                   f'(AMENT_PREFIX_PATH: {len(prefixes)} prefixes; is ROS sourced?)')
 
 
 def resolve(uri, base_dir, model_paths, where):

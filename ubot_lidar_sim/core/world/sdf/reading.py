@@ -1,5 +1,5 @@
 """
-Reading SDF and model.config files: defused XML (no DTD, no entities), size-capped, one-line errors.
+Reading SDF and model.config files: defused XML (no DTD, no entities), size-capped.
 
 Elements are the standard library's ElementTree elements; ``text_of`` and ``number`` read a child's
 text with the file, model and element named in every error.
@@ -23,9 +23,9 @@ def read_xml(path, what='SDF file'):
     try:
         check_regular_file(path)
     except FileRefused as exc:
-        raise SdfError(f"{path}: {what} is {exc.strerror}") from None
+        raise SdfError(f'{path}: {what} is {exc.strerror}') from None
     except OSError:
-        raise SdfError(f"{path}: {what} not found") from None
+        raise SdfError(f'{path}: {what} not found') from None
     try:
         return defused_parse(str(path)).getroot()
     except DefusedXmlException as exc:
@@ -46,7 +46,7 @@ def text_of(el, tag, where, default=None):
 
 
 def numbers(text, n, where, what):
-    """Parse text as n finite numbers; SdfError '<where>: <what> is not n numbers'."""
+    """Parse n finite numbers from text, else raise SdfError naming where and what."""
     parts = text.split()
     try:
         values = [float(p) for p in parts]
@@ -58,7 +58,7 @@ def numbers(text, n, where, what):
 
 
 def number(el, tag, where, default=None, positive=True):
-    """Return el's child tag as one finite number (> 0 if positive)."""
+    """Parse one finite value (> 0 if positive) from a child element of el."""
     text = text_of(el, tag, where, None if default is None else str(default))
     value = numbers(text, 1, f'{where}/{tag}', 'value')[0]
     if positive and not value > 0:
