@@ -35,12 +35,13 @@ def sdf_entry(entry, index, ctx, budget, direct=False):
                         + ', '.join(MATERIAL_NAMES))
     path = ctx.path(entry, where)
     try:
-        mapping = {}
+        # the entry's patterns first, then the sidecar's: the first match wins
+        mapping = check_mapping(entry.get('materials'), f'{ctx.source}: {where}.materials')
         sidecar = path.with_suffix('.materials.yaml')
         if sidecar.is_file():
-            mapping.update(check_mapping(read_yaml(sidecar), str(sidecar)))
+            for pattern, material in check_mapping(read_yaml(sidecar), str(sidecar)).items():
+                mapping.setdefault(pattern, material)
             ctx.files.append(sidecar)
-        mapping.update(check_mapping(entry.get('materials'), f'{ctx.source}: {where}.materials'))
         scene = load_sdf(path, getattr(ctx, 'model_paths', ()),
                          getattr(ctx, 'sdf_geometry', 'visual'), mapping, default, budget)
     except SdfError as exc:
