@@ -7,6 +7,7 @@ from sdf_helpers import box_model, down_range, load, world_sdf, write
 from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.errors import WorldError
+from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS
 from ubot_lidar_sim.core.world.world import World
 
 # bound: 1 mm for a tessellated surface met off its exact shape, plus float32 hit rounding
@@ -154,3 +155,9 @@ def test_yaml_world_includes_an_sdf_world_beside_its_objects(tmp_path):
     assert (tmp_path / 'w.world') in world.files
     again = pickle.loads(pickle.dumps(world))       # as sent to compute processes
     assert down_range(again, 5, 0) == pytest.approx(9.0, abs=MM)
+
+
+def test_a_world_of_more_models_than_the_limit_is_refused(tmp_path):
+    write(tmp_path, {'w.world': world_sdf('<model name="m"/>' * (MAX_MODELS + 1))})
+    with pytest.raises(WorldError, match=rf"model 'm': more than {MAX_MODELS} models"):
+        load(tmp_path / 'w.world')
