@@ -13,6 +13,7 @@ import trimesh
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.world import meshes
 from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.dataset.inputs import input_files
 
 # bound: 1 mm for a tessellated surface met off its exact shape, plus float32 hit rounding
 MM = 1e-3 + f32_hit_bound_m(100.0, 1.0)
@@ -126,3 +127,11 @@ def test_mesh_over_the_triangle_budget_is_refused_before_reading(tmp_path):
                      'w.world': _mesh_world(tmp_path, 'm.dae')})
     with pytest.raises(WorldError, match=r'has about 200000000 triangles, more than the '):
         load(tmp_path / 'w.world')
+
+
+def test_world_files_hold_the_sdf_its_models_and_meshes(tmp_path):
+    write(tmp_path, {'m.dae': dae(), 'w.world': _mesh_world(tmp_path, 'm.dae')})
+    world = load(tmp_path / 'w.world')
+    assert world.files == (tmp_path / 'w.world', tmp_path / 'm.dae')
+    assert {str(tmp_path / 'w.world'), str(tmp_path / 'm.dae')} <= set(map(str, input_files(
+        world, [], [])))

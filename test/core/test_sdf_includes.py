@@ -161,3 +161,24 @@ def test_a_world_of_more_models_than_the_limit_is_refused(tmp_path):
     write(tmp_path, {'w.world': world_sdf('<model name="m"/>' * (MAX_MODELS + 1))})
     with pytest.raises(WorldError, match=rf"model 'm': more than {MAX_MODELS} models"):
         load(tmp_path / 'w.world')
+
+
+def test_classic_ground_plane_and_sun_work_without_a_model_path(tmp_path, monkeypatch):
+    for v in ('GZ_SIM_RESOURCE_PATH', 'IGN_GAZEBO_RESOURCE_PATH', 'GAZEBO_MODEL_PATH'):
+        monkeypatch.delenv(v, raising=False)
+    write(tmp_path, {'w.world': world_sdf(_include('model://ground_plane')
+                                          + _include('model://sun'))})
+    world = load(tmp_path / 'w.world')
+    assert [o.name for o in world.objects] == ['ground_plane::link::visual']
+    assert down_range(world, 0, 0) == pytest.approx(10.0, abs=MM)
+
+
+def test_elements_that_draw_nothing_are_listed_once_at_debug_level(tmp_path, caplog):
+    body = ('<physics type="ode"/><light name="a"/><light name="b"/><plugin name="p"/>'
+            + box_model('m', '0 0 0 0 0 0', extra='<plugin name="q"/><joint name="j"/>'))
+    write(tmp_path, {'w.world': world_sdf(body)})
+    with caplog.at_level('DEBUG', logger='ubot_lidar_sim.core.world.sdf.build'):
+        load(tmp_path / 'w.world')
+    ignored = [r.getMessage().split(': <')[1].split('>')[0] for r in caplog.records
+               if 'ignored' in r.getMessage()]
+    assert sorted(ignored) == ['joint', 'light', 'physics', 'plugin']

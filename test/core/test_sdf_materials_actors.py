@@ -1,5 +1,7 @@
 """SDF materials (patterns, Gazebo scripts, default, the report) and scripted SDF actors."""
 
+import pickle
+
 import numpy as np
 import pytest
 from sdf_helpers import box_model, first_range, load, world_sdf, write
@@ -8,6 +10,7 @@ from tolerances import f32_hit_bound_m
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.raycast.actors import one_instant
 from ubot_lidar_sim.core.world.materials import material_index
+from ubot_lidar_sim.core.world.world import World
 
 # bound: 1 mm for a tessellated surface met off its exact shape, plus float32 hit rounding
 MM = 1e-3 + f32_hit_bound_m(100.0, 1.0)
@@ -76,3 +79,15 @@ def test_actor_without_a_trajectory_is_not_drawn(tmp_path):
                                           '</skin></actor>' + box_model('b', '5 0 0 0 0 0'))})
     world = load(tmp_path / 'w.world')
     assert world.actors == [] and first_range(world, (0, 0, 0), (1, 0, 0))[1] == 'b::l::v'
+
+
+def test_sdf_actor_follows_the_yaml_actors_and_pickles(tmp_path):
+    write(tmp_path, {'w.world': world_sdf(ACTOR), 'world.yaml':
+                     'objects:\n  - {type: sdf, file: w.world}\nactors:\n'
+                     '  - {name: cart, type: box, size_m: [1, 1, 1], motion: {frame: cart}}\n'})
+    world = pickle.loads(pickle.dumps(World.load(tmp_path / 'world.yaml')))
+    assert [a.name for a in world.actors] == ['cart', 'walker']     # instance ids 1, 2
+    hits = world.cast(np.array([[0.0, 0.0, 1.0]]), np.array([[1.0, 0.0, 0.0]]), 50.0,
+                      times=one_instant(1, 5.0))
+    assert int(hits.instance_id[0]) == 2
+    assert float(hits.range_m[0]) == pytest.approx(10.0 - 0.25, abs=MM)

@@ -6,7 +6,8 @@ GAZEBO_MODEL_PATH (colon-separated, in that order), then ``model_paths``; ``pack
 ``share/PKG`` of the AMENT_PREFIX_PATH prefix whose ament index lists PKG; ``file://`` and
 relative paths: against the including file's directory; Fuel URLs: Gazebo's local Fuel cache
 (GZ_FUEL_CACHE_PATH, else ~/.gz/fuel), its newest version. Gazebo's standard "Ground Plane" and
-"Sun" need no cache: they resolve to BUILTIN names the world builder knows.
+"Sun" need no cache (nor Classic's model://ground_plane and model://sun a model path): they
+resolve to BUILTIN names the world builder knows.
 """
 
 import os
@@ -19,6 +20,8 @@ PATH_VARIABLES = ('GZ_SIM_RESOURCE_PATH', 'IGN_GAZEBO_RESOURCE_PATH', 'GAZEBO_MO
 FUEL_HOSTS = ('fuel.gazebosim.org', 'fuel.ignitionrobotics.org')
 # Fuel models every Gazebo Sim example world includes, built without the Fuel cache.
 BUILTIN = {'ground plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
+# Gazebo Classic's stock models of the same, when no model path holds them.
+CLASSIC_BUILTIN = {'ground_plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
 
 
 def search_dirs(model_paths=()):
@@ -84,6 +87,8 @@ def resolve(uri, base_dir, model_paths, where):
         for d in dirs:
             if (d / name).exists():
                 return d / name / rest if rest else d / name
+        if name in CLASSIC_BUILTIN and not rest:
+            return CLASSIC_BUILTIN[name]
         raise SdfError(f"{where}: '{uri}': model '{name}' not found in "
                        f"{', '.join(PATH_VARIABLES)} or model_paths "
                        f"({len(dirs)} directories: {', '.join(map(str, dirs[:4]))})")
