@@ -1,10 +1,9 @@
 """SDF worlds: every geometry type, nested models and frames, visual vs collision; hand ranges."""
 
-import io
 import math
 
 import numpy as np
-from PIL import Image
+import open3d as o3d
 import pytest
 from sdf_helpers import box_model, down_range, first_range, load, world_sdf, write
 from tolerances import f32_hit_bound_m
@@ -21,10 +20,8 @@ def _geometry(name, pose, geometry):
             f'<visual name="v"><geometry>{geometry}</geometry></visual></link></model>')
 
 
-def _png(pixels):
-    out = io.BytesIO()
-    Image.fromarray(pixels).save(out, format='PNG')
-    return out.getvalue()
+def _png(path, pixels):
+    assert o3d.io.write_image(str(path), o3d.geometry.Image(pixels))
 
 
 def test_every_geometry_type_at_its_hand_computed_range(tmp_path):
@@ -41,8 +38,8 @@ def test_every_geometry_type_at_its_hand_computed_range(tmp_path):
         _geometry('hills', '0 40 0 0 0 0', '<heightmap><uri>h.png</uri><size>10 10 2</size>'
                   '<pos>0 0 0</pos></heightmap>'),
     ])
-    write(tmp_path, {'w.world': world_sdf(models),
-                     'h.png': _png(np.full((3, 3), 255, np.uint8))})
+    write(tmp_path, {'w.world': world_sdf(models)})
+    _png(tmp_path / 'h.png', np.full((3, 3), 255, np.uint8))
     world = load(tmp_path / 'w.world')
     assert first_range(world, (0, 0, 1), (1, 0, 0)) == pytest.approx((9.5, 'box::l::v'), abs=MM)
     assert first_range(world, (0, 0, 1), (0, 1, 0))[0] == pytest.approx(9.0, abs=MM)
