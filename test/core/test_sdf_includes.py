@@ -182,3 +182,15 @@ def test_elements_that_draw_nothing_are_listed_once_at_debug_level(tmp_path, cap
     ignored = [r.getMessage().split(': <')[1].split('>')[0] for r in caplog.records
                if 'ignored' in r.getMessage()]
     assert sorted(ignored) == ['joint', 'light', 'physics', 'plugin']
+
+
+def test_fuel_file_urls_with_tip_or_a_version_resolve_in_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv('GZ_FUEL_CACHE_PATH', str(tmp_path / 'fuel'))
+    cache = tmp_path / 'fuel/fuel.gazebosim.org/openrobotics/models/post'
+    _model_dir(cache, '3')
+    url = 'https://fuel.gazebosim.org/1.0/OpenRobotics/models/Post'
+    body = (_include(f'{url}/tip', '1 0 0 0 0 0', 'a') + _include(f'{url}/3', '2 0 0 0 0 0', 'b')
+            + _include('https://fuel.gazebosim.org/1.0/OpenRobotics/models/Ground Plane/1'))
+    write(tmp_path, {'w.world': world_sdf(body)})
+    world = load(tmp_path / 'w.world')
+    assert [o.name for o in world.objects] == ['a::l::v', 'b::l::v', 'ground_plane::link::visual']

@@ -48,7 +48,7 @@ def _fuel(uri, where):
     owner, name, rest = parts[0], parts[2], parts[3:]
     base = fuel_cache() / urlparse(uri).netloc / owner.lower() / 'models' / name.lower()
     version = rest[0] if rest and rest[0].isdigit() else None
-    rest = rest[1:] if version else rest
+    rest = rest[1:] if version or (rest and rest[0] == 'tip') else rest
     if rest and rest[0] == 'files':
         rest = rest[1:]
     if base.is_dir():
