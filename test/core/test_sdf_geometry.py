@@ -39,7 +39,9 @@ def test_every_geometry_type_at_its_hand_computed_range(tmp_path):
                   '<pos>0 0 0</pos></heightmap>'),
     ])
     write(tmp_path, {'w.world': world_sdf(models)})
-    _png(tmp_path / 'h.png', np.full((3, 3), 255, np.uint8))
+    pixels = np.full((4, 4), 50, np.uint8)
+    pixels[:2, :2] = 100           # the image's top-left cell: x -5 to -1.7, y 1.7 to 5
+    _png(tmp_path / 'h.png', pixels)
     world = load(tmp_path / 'w.world')
     assert first_range(world, (0, 0, 1), (1, 0, 0)) == pytest.approx((9.5, 'box::l::v'), abs=MM)
     assert first_range(world, (0, 0, 1), (0, 1, 0))[0] == pytest.approx(9.0, abs=MM)
@@ -52,7 +54,9 @@ def test_every_geometry_type_at_its_hand_computed_range(tmp_path):
     assert down_range(world, 30, 10) == pytest.approx(10.0 - 4.0, abs=MM)
     assert down_range(world, 40, 0) == pytest.approx(10.0, abs=MM)
     assert math.isnan(down_range(world, 40, 2.5))         # the plane is 4 m wide
-    assert down_range(world, 0, 40) == pytest.approx(8.0, abs=MM)    # 255 of 255 x 2 m
+    # the brightest pixel is size z (gz-common: scale z = size z / max elevation): 100 -> 2 m
+    assert down_range(world, -3.3, 43.3) == pytest.approx(8.0, abs=MM)
+    assert down_range(world, 3.3, 36.7) == pytest.approx(9.0, abs=MM)     # 50 -> 1 m
     assert math.isnan(down_range(world, 0, 45.5))
     ground = {o.name: o.ground for o in world.objects}
     assert ground['plane::l::v'] and ground['hills::l::v'] and not ground['box::l::v']

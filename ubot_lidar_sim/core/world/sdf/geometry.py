@@ -4,8 +4,9 @@ SDF ``<geometry>`` -> triangles in the element's frame, and their Geometry in th
 box, cylinder (axis z), sphere, capsule (``<length>`` between the cap centres, trimesh's
 tessellation), ellipsoid (``<radii>``), plane (finite: ``<size>`` facing ``<normal>``, like the
 YAML plane), mesh (``<uri>``, ``<scale>``, ``<submesh>`` with ``<name>`` and ``<center>``;
-core/world/meshes.py) and heightmap (a plain 8- or 16-bit greyscale PNG: pixel / max x size z,
-spanning size x by size y centred on ``<pos>``, the image's top row at +y).
+core/world/meshes.py) and heightmap (a plain 8- or 16-bit greyscale PNG, as gz-common reads
+it: the brightest pixel at size z, spanning size x by size y centred on ``<pos>``, the image's
+top row at +y).
 """
 
 from dataclasses import dataclass, field
@@ -94,7 +95,9 @@ def _heightmap(el, where, base_dir, model_paths, budget):
     size = _vector(el, 'size', 3, where, '1 1 1')
     pos = np.asarray(numbers(text_of(el, 'pos', where, '0 0 0'), 3, f'{where}/pos', 'pos'))
     rows, cols = img.shape
-    heights = img[::-1].astype(np.float64) / np.iinfo(img.dtype).max * size[2]
+    # gz-common's image heightmap: scale z = size z / the brightest pixel, rows flipped in y
+    peak = float(img.max())
+    heights = img[::-1].astype(np.float64) * (size[2] / peak if peak > 0 else 0.0)
     v, t = grid(heights, 1.0)
     v[:, 0] = v[:, 0] * size[0] / (cols - 1) - size[0] / 2.0
     v[:, 1] = v[:, 1] * size[1] / (rows - 1) - size[1] / 2.0
