@@ -5,7 +5,8 @@ Its load time with a cold and a warm mesh cache, and the cast cost of that world
 demo world.
 
 No real Gazebo warehouse is reachable here (GitHub is not; Debian has libsdformat and the SDF
-spec files but no Gazebo world or model data, and PyPI none that ships the AWS small warehouse), so the world is SYNTHETIC: 50 generated COLLADA meshes (shelves of boxes,
+spec files but no Gazebo world or model data, and PyPI none that ships the AWS small
+warehouse), so the world is SYNTHETIC: 50 generated COLLADA meshes (shelves of boxes,
 icospheres, cylinders; each its own bytes), written as Gazebo models under a model path and
 included by model:// URIs with Fuel's Ground Plane, as the AWS world is laid out. Cold: an empty
 mesh cache; warm: the same load again. Cast: one 64 x 1024 first-hit cast from 1.5 m up at the
