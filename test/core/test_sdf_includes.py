@@ -6,6 +6,7 @@ import pytest
 from sdf_helpers import box_model, down_range, load, world_sdf, write
 from tolerances import f32_hit_bound_m
 
+from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS
 from ubot_lidar_sim.core.world.world import World
@@ -194,3 +195,19 @@ def test_fuel_file_urls_with_tip_or_a_version_resolve_in_the_cache(tmp_path, mon
     write(tmp_path, {'w.world': world_sdf(body)})
     world = load(tmp_path / 'w.world')
     assert [o.name for o in world.objects] == ['a::l::v', 'b::l::v', 'ground_plane::link::visual']
+
+
+def test_cli_loads_an_sdf_world_through_model_path_and_exits_2_on_a_bad_one(tmp_path, capsys):
+    _model_dir(tmp_path / 'models')
+    write(tmp_path, {'w.world': world_sdf(_include('model://post', '3 0 0 0 0 0')),
+                     'bad.world': world_sdf(box_model('m', '1 2'))})
+    out = tmp_path / 'scan.json'
+    assert main(['scan', '--sensor', 'laser_scan', '--world', str(tmp_path / 'w.world'),
+                 '--model-path', str(tmp_path / 'nothing'), '--model-path',
+                 str(tmp_path / 'models'), '--out', str(out)]) == 0
+    assert out.is_file()
+    capsys.readouterr()
+    assert main(['scan', '--sensor', 'laser_scan', '--world', str(tmp_path / 'bad.world'),
+                 '--out', str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and "model 'm'/pose: pose '1 2' is not 6 numbers" in err
