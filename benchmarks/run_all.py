@@ -19,6 +19,7 @@ import bench_e2e  # noqa: E402
 import bench_fleet  # noqa: E402
 import bench_lidar  # noqa: E402
 import bench_load  # noqa: E402
+import bench_sdf  # noqa: E402
 import bench_sensors  # noqa: E402
 
 COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beams_per_scan',
@@ -42,7 +43,9 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD', 'FLEET'))]
+    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF')
+    scans = [r for r in rows if not r['case'].startswith(others)]
+    sdf = [r for r in rows if r['case'].startswith('SDF')]
     fleets = [r for r in rows if r['case'].startswith('FLEET')]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
@@ -61,6 +64,9 @@ def print_table(rows):
     if fleets:
         print()
         _table(fleets, bench_fleet.COLUMNS)
+    if sdf:
+        print()
+        _table(sdf, bench_sdf.COLUMNS)
 
 
 def plot(rows, path):
@@ -115,6 +121,9 @@ def main(argv=None):
     if only is None or any(p.startswith('FLEET') for p in only):
         # N robots x 3 sensors in one process (issue 28): every sensor's rate (bench_fleet.py).
         rows += bench_fleet.run(8.0 if args.quick else 20.0)
+    if only is None or any(p.startswith('SDF') for p in only):
+        # An SDF warehouse of 50 generated COLLADA meshes: cold / warm load, cast vs demo.
+        rows += [bench_sdf.run(5 if args.quick else 20)]
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its defaults (trigger timer, column blocks auto: 8, computed in its own

@@ -15,6 +15,8 @@ ROSDEP_KEY = {
     'transforms3d': 'python3-transforms3d',
     'numba': 'python3-numba',
     'tqdm': 'python3-tqdm',
+    'trimesh': 'python3-trimesh',
+    'defusedxml': 'python3-defusedxml',
     'numba': 'python3-numba',
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',

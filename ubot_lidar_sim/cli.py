@@ -60,8 +60,11 @@ def build_parser():
     common.add_argument('--params', metavar='FILE.yaml', help='node parameter file')
     common.add_argument('--set', dest='overrides', action='append', default=[],
                         metavar='NAME=VALUE', help='override one parameter (YAML value)')
+    common.add_argument('--model-path', dest='model_paths', action='append', default=[],
+                        metavar='DIR', help='a directory of model:// URIs of SDF worlds '
+                        '(repeatable; the model_paths parameter)')
     scan = sub.add_parser('scan', parents=[common], help='simulate sweeps and write them')
-    scan.add_argument('--world', help="world YAML, 'demo' or 'flat'")
+    scan.add_argument('--world', help="world YAML, SDF (.world, .sdf), 'demo' or 'flat'")
     scan.add_argument('--pose', nargs=6, type=float,
                       metavar=('X', 'Y', 'Z', 'ROLL', 'PITCH', 'YAW'))
     scan.add_argument('--twist', nargs=6, type=float, default=[0.0] * 6,
@@ -82,7 +85,10 @@ def build_parser():
     scan.add_argument('--sequence', type=int, default=0, metavar='NN',
                       help='with --format semantickitti: the sequence number, 0-99')
     sub.add_parser('presets', help='list the sensor presets')
-    sub.add_parser('describe', parents=[common], help='print the effective settings as JSON')
+    describe = sub.add_parser('describe', parents=[common],
+                              help='print the effective settings as JSON')
+    describe.add_argument('--list-materials', action='store_true', help='load world_file and '
+                          'list the material each SDF surface got and why')
     add_dataset_parser(sub)
     return p
 
@@ -176,7 +182,7 @@ def run_scan(args):
         raise ConfigError('--out', args.out, 'a file in an existing directory')
     if args.format is not None:
         semantickitti.check_free(args.out, args.sequence, scan_key(args))
-    extra = {}
+    extra = {'model_paths': args.model_paths} if args.model_paths else {}
     if args.world is not None:
         extra['world_file'] = args.world
     if args.seed is not None:
@@ -222,10 +228,14 @@ def run_describe(args):
     """Run the ``describe`` command: JSON of the settings that apply and the models in words."""
     if args.sensor == 'all':
         raise ConfigError('--sensor', 'all', f'one of {", ".join(SENSORS)} for describe')
-    cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides))
+    extra = {'model_paths': args.model_paths} if args.model_paths else None
+    cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides), extra)
     # Only what applies: the fields of the config's pattern and model, not the others'.
     settings = {name: getattr(cfg, name) for name in config_mod.applicable_names(cfg)}
     out = {'sensor': args.sensor, 'settings': settings}
+    if args.list_materials:
+        out['world_materials'] = [{'object': o, 'material': m, 'why': w}
+                                  for o, m, w in load_for_config(cfg)[0].sdf_report]
     if args.sensor == 'lidar_3d':
         out['detection_threshold_counts'] = cfg.detection_threshold_counts
         out['detection_z'] = cfg.detection_z

@@ -187,8 +187,8 @@ BAD_INPUT = {
         {'big.ply': GOOD_PLY.replace('face 1', 'face 9000000'),
          'world.yaml': 'objects:\n  - {name: m, type: mesh, file: big.ply}\n'},
         r"'m'\.file: 'big\.ply' has about 9000000 triangles, more than .*max_triangles 5000000"),
-    'unsupported mesh format': ({'m.dae': 'x', 'world.yaml': 'objects:\n  - {name: m, type: mesh,'
-                                 ' file: m.dae}\n'}, r"'m'\.file: unsupported mesh format"),
+    'unsupported mesh format': ({'m.fbx': 'x', 'world.yaml': 'objects:\n  - {name: m, type: mesh,'
+                                 ' file: m.fbx}\n'}, r"'m'\.file: unsupported mesh format"),
     'heightfield wrong shape': ({'h.npy': np.zeros(7), 'world.yaml': 'objects:\n  - {name: h, '
                                  'type: heightfield, file: h.npy, cell_m: 1}\n'},
                                 r"'h'\.file: 'h\.npy' has shape \(7,\)"),

@@ -9,7 +9,7 @@ from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 class SharedParams(Validated):
     """Parameters every sensor node declares (docs/parameters.md)."""
 
-    world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
+    world_file: str = _p('flat', "World YAML or SDF (.world, .sdf) path, or 'demo' / 'flat'.",
                          read_only=True, nonempty=True)
     world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
                           read_only=True, nonempty=True)
@@ -26,3 +26,9 @@ class SharedParams(Validated):
     fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
                                   'm', item_type=float, length=3, min=0.01, max=100.0,
                                   read_only=True)
+    # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
+    model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
+                            'resource path variables.', item_type=str, read_only=True)
+    sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
+                           'lidar sees) or collision (CPU lidar, physics).',
+                           choices=('visual', 'collision'), read_only=True)

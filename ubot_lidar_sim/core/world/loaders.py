@@ -96,8 +96,8 @@ def mesh(obj, where, ctx, budget):
     """
     path = ctx.path(obj, where)
     if path.suffix.lower() not in ('.ply', '.obj', '.stl'):
-        raise ctx.error(f'{where}.file',
-                        f"unsupported mesh format '{path.suffix}' (ply, obj, stl)")
+        raise ctx.error(f'{where}.file', f"unsupported mesh format '{path.suffix}' "
+                        '(dae, gltf, glb, obj, stl, ply)')
     estimate = _mesh_face_estimate(path, budget)
     if estimate is None:
         raise ctx.error(f'{where}.file', f"'{path.name}' is not a valid PLY file (corrupt header)")

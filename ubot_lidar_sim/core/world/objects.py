@@ -11,7 +11,8 @@ import numpy as np
 
 from ubot_lidar_sim.core.poses import rotation_rpy
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLINDER, KIND_SPHERE
-from ubot_lidar_sim.core.world.loaders import heightfield, mesh
+from ubot_lidar_sim.core.world.loaders import heightfield
+from ubot_lidar_sim.core.world.meshes import mesh
 from ubot_lidar_sim.core.world.occupancy import occupancy_map
 from ubot_lidar_sim.core.world.schema import check_object
 from ubot_lidar_sim.core.world.shapes import boxes, CYLINDER, plane, SPHERE

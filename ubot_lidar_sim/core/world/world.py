@@ -30,7 +30,8 @@ from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WO
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
-                                              Context, MAX_TRIANGLES)
+                                              Context, MAX_ACTORS, MAX_TRIANGLES)
+from ubot_lidar_sim.core.world.sdf.entry import sdf_entry, SDF_SUFFIXES
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 
@@ -57,6 +58,7 @@ class World:
         every = self.objects + [a.obj for a in self.actors]
         self._names = {o.name: i for i, o in enumerate(every)}
         self.files = ()     # the world file and every file it references (World.load)
+        self.sdf_report = []    # (object, material, why) of the SDF surfaces (sdf/materials.py)
         self._caster_factory = Open3dCaster if caster is None else caster
         n = len(self.objects)
         casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
@@ -89,38 +91,67 @@ class World:
 
     @classmethod
     def load(cls, spec: str | Path, materials: MaterialTable | None = None,
-             max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None) -> World:
+             max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
+             model_paths: Sequence[str] = (), sdf_geometry: str = 'visual') -> World:
         """
-        Load 'demo', 'flat' or a world YAML path.
+        Load 'demo', 'flat', a world YAML path or an SDF world (.world, .sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
-        backend.CasterFactory (None: open3d).
+        backend.CasterFactory (None: open3d); model_paths, sdf_geometry: the SDF options
+        (docs/worlds.md, "Gazebo SDF worlds").
         """
+        sdf = (tuple(model_paths), sdf_geometry)
         materials = MaterialTable.load() if materials is None else materials
         if isinstance(spec, str) and spec in BUILTIN_WORLDS:
             return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
                                  max_triangles, caster)
         path = Path(spec)
+        if path.suffix.lower() in SDF_SUFFIXES:
+            return cls.from_dict({'objects': [{'type': 'sdf', 'file': path.name}]}, str(path),
+                                 path.parent, materials, max_triangles, caster, sdf, True)
         world = cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
-                              caster)
+                              caster, sdf)
         world.files = (path, *world.files)
         return world
 
     @classmethod
     def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
-                  caster: CasterFactory | None = None) -> World:
-        """Build a world from the parsed YAML mapping; relative files resolve against base_dir."""
+                  caster: CasterFactory | None = None, sdf: tuple = ((), 'visual'),
+                  direct_sdf: bool = False) -> World:
+        """
+        Build a world from the parsed YAML mapping; relative files resolve against base_dir.
+
+        sdf: (model_paths, sdf_geometry) of its SDF entries; direct_sdf: the file is SDF itself.
+        """
         ctx = Context(source, base_dir, max_triangles)
+        ctx.model_paths, ctx.sdf_geometry = sdf
         frame, entries = check_world(data, ctx)
         check_actor_list(data, ctx)         # the count, before anything is built
-        objects, geoms = build_objects(entries, ctx, max_triangles)
+        is_sdf = [isinstance(e, dict) and e.get('type') == 'sdf' for e in entries]
+        objects, geoms = build_objects([e for e, s in zip(entries, is_sdf) if not s], ctx,
+                                       max_triangles)
+        scenes = [sdf_entry(e, k, ctx, max_triangles - sum(o.n_triangles for o in objects),
+                            direct_sdf) for k, (e, s) in enumerate(zip(entries, is_sdf)) if s]
+        names = {o.name for o in objects}
+        for scene in scenes:            # a Python loop over SDF entries, then their surfaces
+            for obj, geom in scene.parts:
+                if obj.name in names:
+                    raise ctx.error('objects', f"duplicate name '{obj.name}' (an SDF surface)")
+                names.add(obj.name)
+                objects.append(obj)
+                geoms.append(geom)
         actors = build_actors(data, ctx, max_triangles - sum(o.n_triangles for o in objects),
                               [o.name for o in objects])
+        actors += [a for scene in scenes for a in scene.actors]
+        if len(actors) > MAX_ACTORS:
+            raise ctx.error('actors', f'{len(actors)} actors (with the SDF ones), at most '
+                            f'{MAX_ACTORS}')
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
         world = cls(frame, objects, geoms, smoke, density, materials, caster, actors)
         world.files = tuple(ctx.files)
+        world.sdf_report = [row for scene in scenes for row in scene.report]
         return world
 
     def with_actors(self, extra: Sequence[Actor]) -> World:
@@ -290,4 +321,6 @@ def materials_for_config(cfg) -> MaterialTable:
 def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, MaterialTable]:
     """Load the world of a sensor config (world_file, materials_file): (World, MaterialTable)."""
     materials = materials_for_config(cfg)
-    return World.load(cfg.world_file, materials, caster=caster), materials
+    return World.load(cfg.world_file, materials, caster=caster,
+                      model_paths=cfg.model_paths,
+                      sdf_geometry=cfg.sdf_geometry), materials

@@ -1,0 +1,247 @@
+"""
+Mesh files of any world (YAML ``mesh`` objects, SDF ``<mesh>``): COLLADA, glTF/GLB, OBJ, STL, PLY.
+
+Read with trimesh (pycollada for COLLADA), placed as Gazebo's mesh loaders (gz-common) place
+them: every node transform of the file's scene applied from the root down, a COLLADA file scaled
+by its ``<asset><unit meter>`` (gz-common ColladaLoader::Load scales the whole mesh by it),
+``<up_axis>`` not applied (ColladaLoader does not read it) and a glTF file kept in its own axes
+with its root transform (AssimpLoader keeps the root rotation for glTF / GLB). COLLADA is parsed
+by defusedxml first, so a file with a DTD or entities is refused before pycollada sees it.
+
+The parsed triangles are cached on disk (``UBOT_LIDAR_SIM_MESH_CACHE``, else
+``~/.cache/ubot_lidar_sim/meshes``) under the sha256 of the file's bytes (and of a glTF's buffer
+files), so a warm load reads one .npz per mesh.
+"""
+
+import hashlib
+import json
+import os
+from pathlib import Path
+import re
+import struct
+
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import parse as defused_parse
+import numpy as np
+import trimesh
+
+from ubot_lidar_sim.core.world import loaders
+
+MESH_SUFFIXES = ('.dae', '.gltf', '.glb', '.obj', '.stl', '.ply')
+_CACHE_VERSION = b'meshes-2'
+_COUNT = re.compile(rb'<(?:triangles|polylist|polygons)\b[^>]*\bcount="(\d+)"')
+
+
+class MeshError(Exception):
+    """A mesh file that cannot be used; the message is the problem (the caller names the file)."""
+
+
+def cache_dir():
+    """Return the directory of the mesh cache (created on first write)."""
+    env = os.environ.get('UBOT_LIDAR_SIM_MESH_CACHE')
+    return Path(env) if env else Path.home() / '.cache' / 'ubot_lidar_sim' / 'meshes'
+
+
+def _gltf_json(path):
+    """Return the JSON of a .gltf file or of a .glb file's first chunk."""
+    data = path.read_bytes()
+    if path.suffix.lower() == '.glb':
+        if len(data) < 20 or data[:4] != b'glTF':
+            raise MeshError('is not a GLB file (bad header)')
+        length = struct.unpack('<I', data[12:16])[0]
+        data = data[20:20 + length]
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise MeshError(f'is not valid glTF JSON ({exc})') from None
+
+
+def _gltf_faces(doc):
+    """Return the triangle count of a glTF document's primitives (from its accessors)."""
+    accessors = doc.get('accessors', [])
+    total = 0
+    for m in doc.get('meshes', []):
+        for prim in m.get('primitives', []):
+            k = prim.get('indices', prim.get('attributes', {}).get('POSITION'))
+            if isinstance(k, int) and 0 <= k < len(accessors):
+                total += int(accessors[k].get('count', 0)) // 3
+    return total
+
+
+def _collada_meter(path):
+    """
+    Parse a COLLADA file with defusedxml; return (<unit meter>, declared face count, names).
+
+    names: {geometry id: the name of the <node> instancing it} (gz-common's submesh names).
+    """
+    try:
+        root = defused_parse(str(path)).getroot()
+    except DefusedXmlException as exc:
+        raise MeshError(f'is refused: {type(exc).__name__} (DTDs and entities are not read)') \
+            from None
+    except Exception as exc:  # noqa: B902 (ParseError and the expat errors)
+        raise MeshError(f'is not valid XML ({exc})') from None
+    meter = 1.0
+    for el in root.iter():
+        if el.tag.rsplit('}', 1)[-1] == 'unit' and 'meter' in el.attrib:
+            try:
+                meter = float(el.attrib['meter'])
+            except ValueError:
+                raise MeshError(f"has <unit meter='{el.attrib['meter']}'>, not a number") \
+                    from None
+            break
+    if not (np.isfinite(meter) and meter > 0):
+        raise MeshError(f'has <unit meter={meter}>, expected a number > 0')
+    faces = sum(int(c) for c in _COUNT.findall(path.read_bytes()))
+    names = {}
+    for node in root.iter():
+        if node.tag.rsplit('}', 1)[-1] != 'node' or not node.get('name'):
+            continue
+        for inst in node:
+            if inst.tag.rsplit('}', 1)[-1] == 'instance_geometry':
+                names.setdefault(inst.get('url', '').lstrip('#'), node.get('name'))
+    return meter, faces, names
+
+
+def face_estimate(path, budget):
+    """
+    Return a cheap upper estimate of a mesh file's triangles, from its header or declarations.
+
+    PLY / OBJ / STL as loaders._mesh_face_estimate (None: a bad PLY header); COLLADA: the count
+    attributes of its triangles / polylist / polygons; glTF: its accessors.
+    """
+    suffix = path.suffix.lower()
+    if suffix == '.dae':
+        return _collada_meter(path)[1]
+    if suffix in ('.gltf', '.glb'):
+        return _gltf_faces(_gltf_json(path))
+    return loaders._mesh_face_estimate(path, budget)
+
+
+def _key(path):
+    """Return the cache key: sha256 of the file's bytes and of the buffers a .gltf names."""
+    h = hashlib.sha256(_CACHE_VERSION)
+    h.update(path.read_bytes())
+    if path.suffix.lower() == '.gltf':
+        for buf in _gltf_json(path).get('buffers', []):
+            uri = buf.get('uri', '')
+            if uri and not uri.startswith('data:') and (path.parent / uri).is_file():
+                h.update((path.parent / uri).read_bytes())
+    return h.hexdigest()
+
+
+def _read(path):
+    """
+    Read a mesh with trimesh, node transforms applied: (names, vertices, triangles, offsets).
+
+    One part per scene node holding triangles (names: the node names, gz-common's submesh
+    names); offsets (P + 1,) index the parts' triangles in the concatenated arrays.
+    """
+    suffix = path.suffix.lower()
+    meter, _, node_names = _collada_meter(path) if suffix == '.dae' else (1.0, 0, {})
+    try:
+        loaded = trimesh.load(str(path), force='scene', process=False)
+    except Exception as exc:  # noqa: B902 (any parser error is one line)
+        raise MeshError(f'cannot be read as a mesh ({type(exc).__name__}: {exc})') from None
+    names, parts = [], []
+    for node in loaded.graph.nodes_geometry:
+        transform, name = loaded.graph[node]
+        geom = loaded.geometry[name]
+        if not hasattr(geom, 'faces') or len(geom.faces) == 0:
+            continue
+        v = np.asarray(geom.vertices, np.float64) @ transform[:3, :3].T + transform[:3, 3]
+        names.append(node_names.get(str(name), str(node)))
+        parts.append((v * meter, np.asarray(geom.faces, np.int64)))
+    if not parts:
+        raise MeshError('has no triangles')
+    first_vertex = np.cumsum([0] + [p[0].shape[0] for p in parts[:-1]])
+    v = np.concatenate([p[0] for p in parts])
+    t = np.concatenate([p[1] + o for p, o in zip(parts, first_vertex)])
+    offsets = np.cumsum([0] + [p[1].shape[0] for p in parts])
+    return names, v, t, offsets
+
+
+def _save(cached, names, v, t, offsets):
+    """Write one parsed mesh to the cache (atomically; a read-only cache is skipped)."""
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.parent / f'{cached.stem}.{os.getpid()}.tmp.npz'
+        np.savez(tmp, v=v, t=t, offsets=offsets, names=np.asarray(names, dtype=str))
+        os.replace(tmp, cached)
+    except OSError:
+        pass                # a read-only cache only costs the next load its parse
+
+
+def _checked(path, budget):
+    """
+    Return (names, vertices, triangles, offsets) of a mesh file, cached or parsed.
+
+    From the cache when its bytes were parsed before, else checked (format, estimated size)
+    and parsed.
+    """
+    path = Path(path)
+    if path.suffix.lower() not in MESH_SUFFIXES:
+        raise MeshError(f"has the unsupported format '{path.suffix}' "
+                        f"({', '.join(s[1:] for s in MESH_SUFFIXES)})")
+    cached = cache_dir() / f'{_key(path)}.npz'
+    try:
+        with np.load(cached, allow_pickle=False) as z:
+            names, v, t, offsets = [str(n) for n in z['names']], z['v'], z['t'], z['offsets']
+    except (OSError, KeyError, ValueError):
+        estimate = face_estimate(path, budget)
+        if estimate is None:
+            raise MeshError('is not a valid PLY file (corrupt header)') from None
+        if estimate > budget:
+            raise MeshError(f'has about {estimate} triangles, more than the {budget} left') \
+                from None
+        names, v, t, offsets = _read(path)
+        if not np.all(np.isfinite(v)):
+            raise MeshError('has non-finite vertices') from None
+        _save(cached, names, v, t, offsets)
+    if t.shape[0] > budget:
+        raise MeshError(f'has {t.shape[0]} triangles, more than the {budget} left')
+    return names, v, t, offsets
+
+
+def load_mesh(path, budget):
+    """
+    Return the triangles of a mesh file: vertices (V, 3) float64 in metres, triangles (T, 3).
+
+    Refused (MeshError) beyond budget triangles (estimated before reading), unreadable, empty
+    or with non-finite vertices. A cached parse of the same bytes is read instead of the file.
+    """
+    _, v, t, _ = _checked(path, budget)
+    return v, t
+
+
+def load_parts(path, budget):
+    """Return (names, [(vertices, triangles)]) of a mesh file's parts (SDF <submesh>)."""
+    names, v, t, offsets = _checked(path, budget)
+    parts = []
+    for k in range(len(names)):
+        tri = t[offsets[k]:offsets[k + 1]]
+        used, local = np.unique(tri, return_inverse=True)
+        parts.append((v[used], local.reshape(-1, 3).astype(np.int64)))
+    return names, parts
+
+
+def mesh(obj, where, ctx, budget):
+    """
+    Read the file of a YAML ``mesh`` object (as loaders.mesh); COLLADA and glTF through load_mesh.
+
+    PLY / OBJ / STL are read by loaders.mesh (open3d) as before this module existed.
+    """
+    suffix = Path(str(obj.get('file', ''))).suffix.lower()
+    if suffix not in ('.dae', '.gltf', '.glb'):
+        return loaders.mesh(obj, where, ctx, budget)
+    path = ctx.path(obj, where)
+    try:
+        v, t = load_mesh(path, budget)
+    except MeshError as exc:
+        raise ctx.error(f'{where}.file', f"'{path.name}' {exc}") from None
+    scale = obj.get('scale', 1.0)
+    if isinstance(scale, (list, tuple)):
+        scale = ctx.vector(obj, 'scale', where, 3, positive=True)
+    else:
+        scale = ctx.number(obj, 'scale', where, 1.0)
+    return v * scale, t

@@ -1,0 +1,1 @@
+"""Gazebo SDF worlds (docs/worlds.md, "Gazebo SDF worlds"): read, resolved, built into objects."""

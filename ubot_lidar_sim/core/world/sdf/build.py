@@ -1,0 +1,199 @@
+"""
+An SDF world file -> world objects, actors and a material report (docs/worlds.md).
+
+Walks ``<world>`` (or a bare ``<model>`` file): ``<model>``s with their nested models, links,
+visuals or collisions (``sdf_geometry``: a link with only one kind uses that one) and
+``<include>``s (``<uri>``, ``<name>``, ``<pose>`` replacing the model's own, ``<static>``), and
+``<actor>``s. Elements that draw nothing (lights, plugins, physics, scene, GUI, joints, ...)
+are listed once at debug level. Every object is named by its scope ``model::link::visual``.
+"""
+
+from dataclasses import dataclass, field
+import logging
+from pathlib import Path
+
+import numpy as np
+
+from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS
+from ubot_lidar_sim.core.world.materials import material_index
+from ubot_lidar_sim.core.world.objects import WorldObject
+from ubot_lidar_sim.core.world.sdf.actors import read_actor
+from ubot_lidar_sim.core.world.sdf.geometry import place, read_geometry, Shape
+from ubot_lidar_sim.core.world.sdf.materials import choose
+from ubot_lidar_sim.core.world.sdf.poses import IDENTITY, ModelFrames, parse_pose
+from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, read_xml, SdfError
+from ubot_lidar_sim.core.world.sdf.uris import model_file, resolve
+from ubot_lidar_sim.core.world.shapes import plane
+
+LOG = logging.getLogger(__name__)
+DRAWN = ('model', 'include', 'actor', 'link', 'visual', 'collision', 'pose', 'name', 'static',
+         'uri', 'frame')
+GROUND_PLANE_SIZE_M = 100.0     # Gazebo's "Ground Plane" model: a 100 m x 100 m plane
+
+
+@dataclass
+class SdfScene:
+    """What one SDF world gives: (WorldObject, Geometry) pairs, actors, files and the report."""
+
+    parts: list = field(default_factory=list)
+    actors: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    report: list = field(default_factory=list)      # (object name, material, why)
+    ignored: set = field(default_factory=set)
+    models: int = 0
+    triangles: int = 0
+
+
+class _Walk:
+    """The state of one world's walk: options, budget and what was built so far."""
+
+    def __init__(self, model_paths, use, mapping, default, budget):
+        self.model_paths, self.use, self.mapping = tuple(model_paths), use, mapping
+        self.default, self.budget, self.scene = default, budget, SdfScene()
+
+    def ignore(self, el, where):
+        """List an element that draws nothing, once per kind, at debug level."""
+        key = (where.split(':')[0], el.tag)
+        if key not in self.scene.ignored:
+            self.scene.ignored.add(key)
+            LOG.debug('%s: <%s> ignored (draws nothing for the rays)', where, el.tag)
+
+    def add(self, name, shape, world_from, element, where):
+        """Add one surface: its material, its world geometry, within the budget."""
+        material, why = choose(name, element, self.mapping, self.default)
+        mat = material_index(material)
+        geometry = place(shape, world_from)
+        n = int(geometry.triangles.shape[0])
+        self.scene.triangles += n
+        if self.scene.triangles > self.budget:
+            raise SdfError(f'{where}: world exceeds max_triangles ({self.scene.triangles} '
+                           f'triangles so far, {self.budget} allowed)')
+        if geometry.vertices.size and np.abs(geometry.vertices).max() > 1e6:
+            raise SdfError(f'{where}: a vertex is beyond the 1e+06 m a world may span')
+        self.scene.parts.append((WorldObject(name, 'sdf', mat, mat, material in FOLIAGE_MATERIALS,
+                                             shape.ground, n), geometry))
+        self.scene.files += [f for f in shape.files if f not in self.scene.files]
+        self.scene.report.append((name, material, why))
+
+    def world(self, path):
+        """Walk the SDF file at path."""
+        path = Path(path)
+        self.scene.files.append(path)
+        root = read_xml(path)
+        if root.tag != 'sdf':
+            raise SdfError(f'{path}: root element <{root.tag}>, expected <sdf>')
+        world = root.find('world')
+        top = world if world is not None else root
+        for el in top:
+            where = f'{path}'
+            if el.tag == 'model':
+                self.model(el, IDENTITY, '', path, None, None)
+            elif el.tag == 'include':
+                self.include(el, IDENTITY, '', path, None)
+            elif el.tag == 'actor':
+                actor, why = read_actor(el, IDENTITY, str(path),
+                                        choose(el.get('name', ''), None, self.mapping,
+                                               self.default)[0])
+                if actor is None:
+                    LOG.debug('%s: %s; not drawn', path, why)
+                else:
+                    self.scene.actors.append(actor)
+            elif isinstance(el.tag, str):
+                self.ignore(el, where)
+        return self.scene
+
+    def include(self, el, parent, prefix, src, frames):
+        """Place an <include>: its model file, name, pose (replacing the model's) and static."""
+        uri = (el.findtext('uri') or '').strip()
+        where = f"{src}: include '{uri}'"
+        if not uri:
+            raise SdfError(f'{where}: <uri> missing')
+        target = resolve(uri, Path(src).parent, self.model_paths, f'{where}/uri')
+        name = (el.findtext('name') or '').strip() or None
+        pose_el = el.find('pose')
+        if target == 'builtin:sun':
+            LOG.debug('%s: the Sun is a light; the rays ignore it', where)
+            return
+        if target == 'builtin:ground_plane':
+            scoped = prefix + (name or 'ground_plane')
+            pose, rel = parse_pose(pose_el, f'{where}/pose')
+            base = frames.frame(rel, where) if frames is not None and rel else parent
+            v, t = plane([GROUND_PLANE_SIZE_M, GROUND_PLANE_SIZE_M])
+            grey = _ScriptOnly('Gazebo/Grey')
+            self.add(f'{scoped}::link::visual', Shape(v, np.asarray(t, np.int64), ground=True),
+                     base @ pose, grey, where)
+            return
+        if target.is_dir():
+            target = model_file(target, where)
+        if not target.is_file():
+            raise SdfError(f"{where}/uri: '{target}' not found")
+        self.scene.files.append(target)
+        root = read_xml(target, 'model file')
+        model_el = root if root.tag == 'model' else root.find('model')
+        if model_el is None:
+            raise SdfError(f'{target}: no <model> in the included file ({where})')
+        override = None
+        if pose_el is not None:
+            pose, rel = parse_pose(pose_el, f'{where}/pose')
+            override = (frames.frame(rel, where) if frames is not None and rel else parent) @ pose
+        self.model(model_el, parent, prefix, target, name, override, frames)
+
+    def model(self, el, parent, prefix, src, name, world_from, frames=None):
+        """Walk one <model> (world_from: an include's pose, replacing the model's own)."""
+        name = name or el.get('name') or 'model'
+        scoped = prefix + name
+        where = f"{src}: model '{scoped}'"
+        self.scene.models += 1
+        if self.scene.models > MAX_MODELS:
+            raise SdfError(f'{where}: more than {MAX_MODELS} models')
+        if world_from is None:
+            pose, rel = parse_pose(el.find('pose'), f'{where}/pose')
+            world_from = (frames.frame(rel, where) if frames is not None and rel
+                          else parent) @ pose
+        own = ModelFrames(el, world_from, scoped)
+        for child in el:
+            if child.tag == 'link':
+                self.link(child, own, scoped, src, where)
+            elif child.tag == 'model':
+                self.model(child, world_from, scoped + '::', src, None, None, own)
+            elif child.tag == 'include':
+                self.include(child, world_from, scoped + '::', src, own)
+            elif isinstance(child.tag, str) and child.tag not in DRAWN:
+                self.ignore(child, where)
+
+    def link(self, el, frames, scoped, src, where):
+        """Add the visuals or collisions of one <link>."""
+        lname = el.get('name') or 'link'
+        where = f"{where}: link '{lname}'"
+        world_link = frames.frame(lname, where)
+        visuals, collisions = el.findall('visual'), el.findall('collision')
+        chosen = visuals if (self.use == 'visual' and visuals) or not collisions else collisions
+        for k, item in enumerate(chosen):
+            iname = item.get('name') or f'{item.tag}_{k}'
+            here = f"{where}: {item.tag} '{iname}'"
+            geom = item.find('geometry')
+            if geom is None:
+                raise SdfError(f'{here}: <geometry> missing')
+            shape = read_geometry(geom, f'{here}/geometry', Path(src).parent, self.model_paths,
+                                  self.budget - self.scene.triangles)
+            if shape is None:
+                continue
+            self.add(f'{scoped}::{lname}::{iname}', shape, frames.placed(item, world_link, here),
+                     item, here)
+
+
+class _ScriptOnly:
+    """A stand-in element whose only content is a Gazebo material script name."""
+
+    def __init__(self, script):
+        self.script = script
+
+    def findtext(self, path, default=None):
+        """Return the script name for 'material/script/name'."""
+        return self.script if path == 'material/script/name' else default
+
+
+def load_sdf(path, model_paths=(), use='visual', mapping=None, default='other',
+             budget=5_000_000):
+    """Return the SdfScene of an SDF world file (SdfError: one line: file, model, element)."""
+    return _Walk(model_paths, use, mapping or {}, default, budget).world(path)

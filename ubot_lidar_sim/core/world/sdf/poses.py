@@ -1,0 +1,79 @@
+"""
+SDF poses and frames: ``<pose>`` text -> 4 x 4 transforms, and the frame graph of one model.
+
+A pose is six numbers x y z roll pitch yaw (radians; ``degrees="true"`` for degrees), or seven
+with ``rotation_format="quat_xyzw"`` (SDF 1.9). It is expressed in the frame its ``relative_to``
+(SDF 1.7+) or ``frame`` (SDF 1.5-1.6) attribute names, else in the element's default frame: a
+model's in its parent model's (the world's at the top), a link's, frame's or nested model's in
+the model frame, a visual's or collision's in its link's. Frame names are those of the model's
+links, ``<frame>`` elements and nested models, plus ``__model__``.
+"""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.poses import pose_matrix, to_matrix
+from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
+
+IDENTITY = np.eye(4)
+
+
+def parse_pose(el, where):
+    """Return the transform (4, 4) of a <pose> element (None: identity) and its frame name."""
+    if el is None:
+        return IDENTITY, ''
+    text = (el.text or '').strip() or '0 0 0 0 0 0'
+    frame = el.get('relative_to') or el.get('frame') or ''
+    if el.get('rotation_format', 'euler_rpy') == 'quat_xyzw':
+        v = numbers(text, 7, where, 'pose (x y z qx qy qz qw)')
+        norm = math.sqrt(sum(q * q for q in v[3:]))
+        if not norm > 0:
+            raise SdfError(f"{where}: pose quaternion '{text}' has zero length")
+        t = to_matrix(v[:3], np.asarray(v[3:]) / norm)
+        return t, frame
+    v = numbers(text, 6, where, 'pose')
+    rpy = np.radians(v[3:]) if el.get('degrees', 'false').strip() == 'true' else np.asarray(v[3:])
+    return pose_matrix(v[:3], rpy), frame
+
+
+class ModelFrames:
+    """The frames of one model, resolved in the world frame from the model's own transform."""
+
+    def __init__(self, model_el, world_from_model, where):
+        """model_el: the <model> element; world_from_model (4, 4); where names it in errors."""
+        self.where, self.model = where, world_from_model
+        self._els = {}
+        for tag in ('link', 'frame', 'model', 'include'):
+            for el in model_el.findall(tag):
+                name = el.get('name') or (el.findtext('name') or '').strip()
+                if name:
+                    self._els[name] = el
+        self._done = {'__model__': world_from_model, '': world_from_model}
+        self._busy = set()
+
+    def frame(self, name, where):
+        """Return the world transform of the frame called name in this model."""
+        if name in self._done:
+            return self._done[name]
+        if '::' in name:
+            raise SdfError(f"{where}: relative_to '{name}' names a frame inside a nested model "
+                           '(not supported; name a frame of this model)')
+        if name not in self._els:
+            raise SdfError(f"{where}: relative_to '{name}' is not a frame of model "
+                           f"{self.where} ({', '.join(sorted(self._els)) or 'no frames'})")
+        if name in self._busy:
+            raise SdfError(f"{where}: the pose of '{name}' is relative to itself (a cycle)")
+        self._busy.add(name)
+        el = self._els[name]
+        pose, rel = parse_pose(el.find('pose'), f'{where}/{el.tag}[{name}]/pose')
+        if el.tag == 'frame' and not rel:
+            rel = el.get('attached_to') or ''
+        self._done[name] = self.frame(rel, where) @ pose
+        self._busy.discard(name)
+        return self._done[name]
+
+    def placed(self, el, parent, where):
+        """Return the world transform of a visual / collision: pose in parent or relative_to."""
+        pose, rel = parse_pose(el.find('pose'), f'{where}/pose')
+        return (self.frame(rel, where) if rel else parent) @ pose

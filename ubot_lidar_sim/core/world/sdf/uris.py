@@ -1,0 +1,130 @@
+"""
+URIs of SDF includes and meshes -> files (docs/worlds.md, "Gazebo SDF worlds").
+
+``model://NAME/rest``: the directories of GZ_SIM_RESOURCE_PATH, IGN_GAZEBO_RESOURCE_PATH and
+GAZEBO_MODEL_PATH (colon-separated, in that order), then ``model_paths``; ``package://PKG/rest``:
+``share/PKG`` of the AMENT_PREFIX_PATH prefix whose ament index lists PKG; ``file://`` and
+relative paths: against the including file's directory; Fuel URLs: Gazebo's local Fuel cache
+(GZ_FUEL_CACHE_PATH, else ~/.gz/fuel), its newest version. Gazebo's standard "Ground Plane" and
+"Sun" need no cache (nor Classic's model://ground_plane and model://sun a model path): they
+resolve to BUILTIN names the world builder knows.
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
+
+PATH_VARIABLES = ('GZ_SIM_RESOURCE_PATH', 'IGN_GAZEBO_RESOURCE_PATH', 'GAZEBO_MODEL_PATH')
+FUEL_HOSTS = ('fuel.gazebosim.org', 'fuel.ignitionrobotics.org')
+# Fuel models every Gazebo Sim example world includes, built without the Fuel cache.
+BUILTIN = {'ground plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
+# Gazebo Classic's stock models of the same, when no model path holds them.
+CLASSIC_BUILTIN = {'ground_plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
+
+
+def search_dirs(model_paths=()):
+    """Return the model directories in search order: the three variables, then model_paths."""
+    dirs = []
+    for var in PATH_VARIABLES:
+        dirs += [Path(d) for d in os.environ.get(var, '').split(':') if d]
+    return dirs + [Path(d) for d in model_paths if d]
+
+
+def fuel_cache():
+    """Return Gazebo's Fuel cache directory (GZ_FUEL_CACHE_PATH, else ~/.gz/fuel)."""
+    env = os.environ.get('GZ_FUEL_CACHE_PATH')
+    return Path(env) if env else Path.home() / '.gz' / 'fuel'
+
+
+def _fuel(uri, where):
+    """Resolve a Fuel model URL through the local cache (newest version); BUILTIN if standard."""
+    parts = [unquote(p) for p in urlparse(uri).path.split('/') if p]
+    if parts and parts[0] == '1.0':
+        parts = parts[1:]
+    if len(parts) < 3 or parts[1] != 'models':
+        raise SdfError(f"{where}: '{uri}' is not a Fuel model URL (.../OWNER/models/NAME)")
+    owner, name, rest = parts[0], parts[2], parts[3:]
+    base = fuel_cache() / urlparse(uri).netloc / owner.lower() / 'models' / name.lower()
+    version = rest[0] if rest and rest[0].isdigit() else None
+    rest = rest[1:] if version or (rest and rest[0] == 'tip') else rest
+    if rest and rest[0] == 'files':
+        rest = rest[1:]
+    if base.is_dir():
+        versions = sorted((p for p in base.iterdir() if p.name.isdigit()),
+                          key=lambda p: int(p.name))
+        chosen = base / version if version else (versions[-1] if versions else None)
+        if chosen is not None and chosen.is_dir():
+            return chosen.joinpath(*rest)
+    if name.lower() in BUILTIN and not rest:
+        return BUILTIN[name.lower()]
+    raise SdfError(f"{where}: Fuel model '{owner}/{name}' is not in the local Fuel cache "
+                   f'{fuel_cache()} (fetch it once with Gazebo, or copy the model there)')
+
+
+def _package(pkg, rest, uri, where):
+    """Resolve package://PKG/rest through the ament index of AMENT_PREFIX_PATH."""
+    prefixes = [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(':') if p]
+    for prefix in prefixes:
+        if (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / pkg).exists():
+            return prefix / 'share' / pkg / rest
+    raise SdfError(f"{where}: '{uri}': package '{pkg}' is not in the ament index "
+                   f'(AMENT_PREFIX_PATH: {len(prefixes)} prefixes; is ROS sourced?)')
+
+
+def resolve(uri, base_dir, model_paths, where):
+    """
+    Return the Path (or a BUILTIN name) a URI names; SdfError naming where and the URI if none.
+
+    base_dir: the directory of the file the URI is in; model_paths: the parameter's directories.
+    """
+    uri = uri.strip()
+    parsed = urlparse(uri)
+    if parsed.scheme == 'model':
+        name, rest = parsed.netloc, unquote(parsed.path).lstrip('/')
+        dirs = search_dirs(model_paths)
+        for d in dirs:
+            if (d / name).exists():
+                return d / name / rest if rest else d / name
+        if name in CLASSIC_BUILTIN and not rest:
+            return CLASSIC_BUILTIN[name]
+        raise SdfError(f"{where}: '{uri}': model '{name}' not found in "
+                       f"{', '.join(PATH_VARIABLES)} or model_paths "
+                       f"({len(dirs)} directories: {', '.join(map(str, dirs[:4]))})")
+    if parsed.scheme == 'package':
+        return _package(parsed.netloc, unquote(parsed.path).lstrip('/'), uri, where)
+    if parsed.scheme in ('http', 'https'):
+        if parsed.netloc in FUEL_HOSTS:
+            return _fuel(uri, where)
+        raise SdfError(f"{where}: '{uri}': only Fuel URLs ({', '.join(FUEL_HOSTS)}) are read")
+    if parsed.scheme == 'file':
+        path = Path(unquote(parsed.netloc + parsed.path))
+    elif parsed.scheme:
+        raise SdfError(f"{where}: '{uri}': unknown URI scheme '{parsed.scheme}' (model, "
+                       'package, file, a Fuel URL, or a relative path)')
+    else:
+        path = Path(uri)
+    return path if path.is_absolute() else Path(base_dir) / path
+
+
+def model_file(directory, where):
+    """Return the SDF file of a model directory: model.config's <sdf> (newest), else model.sdf."""
+    directory = Path(directory)
+    if directory.is_file():
+        return directory
+    config = directory / 'model.config'
+    if config.is_file():
+        root = read_xml(config, 'model.config')
+        best = None
+        for el in root.iter('sdf'):
+            version = tuple(int(x) for x in (el.get('version') or '0').split('.')
+                            if x.isdigit())
+            if el.text and el.text.strip() and (best is None or version > best[0]):
+                best = (version, el.text.strip())
+        if best is not None:
+            return directory / best[1]
+    if (directory / 'model.sdf').is_file():
+        return directory / 'model.sdf'
+    raise SdfError(f"{where}: model directory '{directory}' has neither model.config nor "
+                   'model.sdf')
