@@ -31,9 +31,9 @@ from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.command import (add_parser as add_dataset_parser, interrupted,
                                             run_command)
-from ubot_lidar_sim.dataset.record import check_recording, MAX_FRAMES, record
-from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
 from ubot_lidar_sim.output import files, pcd, semantickitti
+from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES, record
+from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor
 import yaml
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -199,7 +199,7 @@ def run_scan(args):
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = ConstantTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
-    # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py), each
+    # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     with Rig(sensors, world, materials) as rig:
         if recording:

@@ -4,7 +4,7 @@ The on-disk formats of a dataset sequence: which files each writes, and its writ
 ``mcap`` (rosbag2 + labels .npz), ``semantickitti`` and ``pcd``; the sinks are fed frame by
 frame during a recording.
 
-- ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (dataset/record.py).
+- ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (pipeline/record.py).
 - ``semantickitti``: ``DIR/sequences/NN/`` (output/semantickitti.py) of the rig's FIRST
   lidar_3d sensor (one LiDAR per SemanticKITTI sequence; the others are in the MCAP and the
   PCD files), NN = the sequence's index in the spec (00-99), plus ``DIR/poses/NN.txt`` and

@@ -37,13 +37,13 @@ from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
-from ubot_lidar_sim.dataset.interrupts import blocked_for_children, deferred, restored_handlers
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
-from ubot_lidar_sim.dataset.record import check_recording, record
-from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import semantickitti
 from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
+from ubot_lidar_sim.pipeline.interrupts import blocked_for_children, deferred, restored_handlers
+from ubot_lidar_sim.pipeline.record import check_recording, record
+from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
 
 MANIFEST = 'manifest.jsonl'
 ADDRESS_TIMEOUT_S = 10.0    # --address: a cluster that does not accept a connection by then

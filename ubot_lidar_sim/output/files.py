@@ -19,7 +19,7 @@ same, and a link planted in a shared output directory cannot make a run write el
 give them. A new format is one entry
 (and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
 ``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
-run, every sensor and topic, in one file: dataset/record.py writes it from the whole run.
+run, every sensor and topic, in one file: pipeline/record.py writes it from the whole run.
 """
 
 import contextlib
@@ -59,7 +59,7 @@ class OutputFormat:
 
     write: Optional[Writer]
     sensors: Tuple[str, ...]
-    recording: bool = False     # the whole run in one file (dataset/record.py writes it)
+    recording: bool = False     # the whole run in one file (pipeline/record.py writes it)
 
 
 def jsonable(value: Any) -> Any:

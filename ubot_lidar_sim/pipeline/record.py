@@ -21,10 +21,10 @@ import numpy as np
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
-from ubot_lidar_sim.dataset.rig import end_s as recording_end_s, frame_counts
 from ubot_lidar_sim.output import rosbag
 from ubot_lidar_sim.output.files import all_or_none, NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
+from ubot_lidar_sim.pipeline.rig import end_s as recording_end_s, frame_counts
 
 ENVIRONMENT_PERIOD_S = 1.0
 # Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
