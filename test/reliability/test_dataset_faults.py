@@ -23,7 +23,7 @@ from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import outdir, runner
 from ubot_lidar_sim.dataset.spec import load_spec
-from ubot_lidar_sim.output import files
+from ubot_lidar_sim.output import atomic, files
 import yaml
 
 SMALL_LIDAR = {'type': 'lidar_3d', 'mount': [0, 0, 1.2, 0, 0, 0],
@@ -207,9 +207,9 @@ def test_files_never_append_or_rename_through_a_link(tmp_path):
     victim = tmp_path / 'victim'
     victim.write_text('x')
     (tmp_path / 'log').symlink_to(victim)
-    with pytest.raises(files.LinkRefused):
-        files.open_append(tmp_path / 'log')
-    with pytest.raises(files.LinkRefused):
+    with pytest.raises(atomic.LinkRefused):
+        atomic.open_append(tmp_path / 'log')
+    with pytest.raises(atomic.LinkRefused):
         files.write_json(tmp_path / 'log', {'a': 1})
     assert victim.read_text() == 'x'
     assert sorted(p.name for p in tmp_path.iterdir()) == ['log', 'victim']

@@ -12,7 +12,7 @@ frame during a recording.
 - ``pcd``: ``DIR/pcd/seq_NNNN/<sensor name>/NNNNNN.pcd``, one binary PCD per sweep of every
   lidar_3d sensor, in its ``point_layout`` (output/pcd.py).
 
-Each writer writes into a staged tree of the recording's files.all_or_none(), so a sequence's
+Each writer writes into a staged tree of the recording's atomic.all_or_none(), so a sequence's
 formats appear all together under their final names, or none.
 """
 
@@ -22,7 +22,8 @@ from pathlib import Path
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.output import pcd, semantickitti
-from ubot_lidar_sim.output.files import layout_points, staged_tree
+from ubot_lidar_sim.output.atomic import staged_tree
+from ubot_lidar_sim.output.files import layout_points
 
 FORMATS = ('mcap', 'semantickitti', 'pcd')
 DEFAULT_FORMATS = ('mcap',)

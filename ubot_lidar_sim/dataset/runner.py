@@ -40,7 +40,7 @@ from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.output import semantickitti
-from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
+from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
 from ubot_lidar_sim.pipeline.interrupts import blocked_for_children, deferred, restored_handlers
 from ubot_lidar_sim.pipeline.record import check_recording, record
 from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
@@ -201,8 +201,8 @@ def remove_temporaries(out_dir, seq):
     """
     Delete a sequence's temporaries of every format, left by a run that was killed.
 
-    Temporaries: the bag directory, the staged files' and trees' directories (files.py), all
-    named '.<final name>.*' beside their final name (files.temp_prefix).
+    Temporaries: the bag directory, the staged files' and trees' directories
+    (output/atomic.py), all named '.<final name>.*' beside their final name (temp_prefix).
     """
     for path in _final_names(out_dir, seq):
         for p in path.parent.glob(f'{temp_prefix(path)}*'):

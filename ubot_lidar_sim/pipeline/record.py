@@ -9,7 +9,7 @@ publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` a
 ``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
 world's actors) per lidar sweep, aligned with the cloud's points, and
 ``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
-they come; every file of a recording is renamed in together at its end (files.all_or_none).
+they come; every file of a recording is renamed in together at its end (atomic.all_or_none).
 """
 
 import contextlib
@@ -22,7 +22,8 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.files import all_or_none, NpzStream
+from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.files import NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
 from ubot_lidar_sim.pipeline.rig import end_s as recording_end_s, frame_counts
 
