@@ -17,8 +17,8 @@ from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
-from ubot_lidar_sim.ros.demo.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode

@@ -1,1 +1,1 @@
-"""The demo: driver node (loop and weather scenario), fleet, monitor, status, snapshots."""
+"""The demo: driver node (loop and weather scenario), monitor, status, snapshots."""
