@@ -32,7 +32,7 @@ import time
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import common  # noqa: E402,F401,I100  (puts the source tree on sys.path)
-from ubot_lidar_sim.dataset import runner  # noqa: E402,I100
+from ubot_lidar_sim.dataset import ray_pool, runner  # noqa: E402,I100
 from ubot_lidar_sim.dataset.spec import parse_spec  # noqa: E402
 
 COLUMNS = ('case', 'workers', 'sequences', 'frames', 'points', 'wall_s', 'sequences_per_min',
@@ -69,7 +69,7 @@ def _start(the_spec, workers):
     """Start Ray and warm each worker; returns (ray_start_s, worker_start_s)."""
     import ray
     t0 = time.perf_counter()
-    runner.start_ray(workers)
+    ray_pool.start_ray(workers)
     ray_start = time.perf_counter() - t0
     # The workers cannot import this file (benchmarks/ is not a package): send _warm by value.
     ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])

@@ -21,7 +21,7 @@ import rclpy.executors
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import LaserScan, PointCloud2
 
-from ubot_lidar_sim.ros.demo.fleet import MAX_ROBOTS, robot_namespace
+from ubot_lidar_sim.pipeline.fleet import MAX_ROBOTS, robot_namespace
 from ubot_lidar_sim_msgs.msg import TerrainSensor
 
 COLUMNS = ('case', 'robots', 'sensors', 'slowest_hz', 'set_hz', 'met', 'cpu_steal_pct')

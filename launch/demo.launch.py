@@ -20,7 +20,7 @@ from launch.actions import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from ubot_lidar_sim.ros.demo.fleet import robot_namespace, robot_parameters
+from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters
 import yaml
 
 # The arguments the driver reads, declared here too (same defaults as sensors.launch.py), and

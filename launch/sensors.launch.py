@@ -12,7 +12,7 @@ command line (one left at its empty default sets nothing). Poses come from /tf (
 exits, the launch shuts down. rviz2 is optional: if it is not installed, one line says so.
 robots:=N (1-5) starts the three sensors N times, robot k in namespace robotK (under namespace)
 with its frames under robotK/ and the other robots' bodies drawn (fleet_frames,
-ros/demo/fleet.py).
+pipeline/fleet.py).
 """
 
 import os
@@ -25,7 +25,7 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from ubot_lidar_sim.ros.demo.fleet import robot_namespace, robot_parameters
+from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters
 import yaml
 
 SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),

@@ -20,7 +20,7 @@ mkdir -p "$out_dir"
 # `python -m ubot_lidar_sim run` is the documented entry; the runner module is the same code.
 entry=(-m ubot_lidar_sim run)
 python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("ubot_lidar_sim.__main__") is None)' \
-  || entry=(-m ubot_lidar_sim.ros.demo.runner)
+  || entry=(-m ubot_lidar_sim.pipeline.run)
 exec python "${entry[@]}" --seconds "${DEMO_SECONDS:-30}" \
   --preset "${DEMO_PRESET:-velodyne_vlp16}" --set "lidar_3d:sub_rays=${DEMO_SUB_RAYS:-1}" \
   --robots "${DEMO_ROBOTS:-1}" --snapshots "$out_dir" "$@"

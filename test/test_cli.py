@@ -8,7 +8,8 @@ import pytest
 
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
-from ubot_lidar_sim.output import files
+from ubot_lidar_sim.output import atomic
+from ubot_lidar_sim.pipeline import writers
 
 WORLD = """frame: map
 objects:
@@ -188,7 +189,8 @@ def test_a_new_output_format_is_one_writers_entry(tmp_path, world, monkeypatch, 
     def write_txt(path, result, cfg, sensor):
         seen.append((path.name, sensor, cfg.channels, len(result.points) > 0))
 
-    monkeypatch.setitem(files.WRITERS, '.txt', files.OutputFormat(write_txt, ('lidar_3d',)))
+    monkeypatch.setitem(writers.WRITERS, '.txt',
+                        writers.OutputFormat(writers.per_frame(write_txt), ('lidar_3d',)))
     _scan(tmp_path, world, 'a.txt', '--frames', '2')
     assert seen == [('a_0000.txt', 'lidar_3d', 4, True), ('a_0001.txt', 'lidar_3d', 4, True)]
     err = _fails(capsys, ['scan', '--sensor', 'laser_scan', '--out', str(tmp_path / 'b.txt')])
@@ -202,5 +204,5 @@ def test_a_writer_that_fails_leaves_neither_the_file_nor_its_temporary(tmp_path)
         raise OSError('disk full')
 
     with pytest.raises(OSError, match='disk full'):
-        files.atomic_write(tmp_path / 'x.npz', write)
+        atomic.atomic_write(tmp_path / 'x.npz', write)
     assert list(tmp_path.iterdir()) == []

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
-from ubot_lidar_sim.ros.demo import runner
-from ubot_lidar_sim.ros.demo.fleet import check_robots, MAX_ROBOTS, robot_parameters
+from ubot_lidar_sim.pipeline import run as runner
+from ubot_lidar_sim.pipeline.fleet import check_robots, MAX_ROBOTS, robot_parameters
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 
 CONFIGS = {'lidar_3d': LidarConfig, 'laser_scan': LaserScanConfig,

@@ -23,9 +23,11 @@ LAYERS = (
     (6, 'core.sensors', ('core.sensors',)),
     (7, 'core.execution', ('core.execution',)),
     (8, 'output', ('output',)),
-    (9, 'dataset', ('dataset',)),     # dataset and ros share a rank: neither imports the other
-    (9, 'ros', ('ros', 'msg', 'srv')),
-    (10, 'entry', ('cli', '__main__', 'compile_kernels', 'param_reference')),
+    (9, 'pipeline', ('pipeline',)),   # rig, trajectory, record, interrupts: no rclpy
+    (10, 'dataset', ('dataset',)),    # dataset and ros share a rank: neither imports the other
+    (10, 'ros', ('ros', 'msg', 'srv')),
+    (11, 'pipeline.run', ('pipeline.run',)),    # the all-in-one run starts the ROS nodes
+    (12, 'entry', ('cli', '__main__', 'compile_kernels', 'param_reference')),
 )
 
 

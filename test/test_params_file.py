@@ -9,7 +9,7 @@ import pytest
 from ubot_lidar_sim.cli import effective_config, main
 from ubot_lidar_sim.core.config.params_file import key_applies, load_blocks, read_params_file
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.ros.demo.runner import _DEFAULTS, node_parameters
+from ubot_lidar_sim.pipeline.run import _DEFAULTS, node_parameters
 
 PAGE = Path(__file__).resolve().parents[1] / 'docs' / 'parameters.md'
 

@@ -1,5 +1,5 @@
 """
-rosbag2 MCAP recordings (output/rosbag.py, dataset/record.py, scan --out FILE.mcap).
+rosbag2 MCAP recordings (output/rosbag.py, pipeline/record.py, scan --out FILE.mcap).
 
 Every topic is read back with an independent decoder, mcap_ros2 (mcap-ros2-support), which
 knows nothing of this package: it decodes from the definitions embedded in the file.
@@ -20,9 +20,9 @@ from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.dataset.record import record
-from ubot_lidar_sim.dataset.rig import Rig, RigSensor
 from ubot_lidar_sim.output import rosbag
+from ubot_lidar_sim.pipeline.record import record
+from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
 
 LIDAR = {'channels': 4, 'horizontal_samples': 90, 'point_layout': 'velodyne'}
 MOUNT_Z = 1.2

@@ -2,14 +2,14 @@
 
 import sys
 
-from ubot_lidar_sim.dataset.interrupts import deferred, exit_code
+from ubot_lidar_sim.pipeline.interrupts import deferred, exit_code
 
 try:
     # A Ctrl-C while open3d, numba and rclpy load would print an import traceback or a page of
     # Open3D warnings: it is held until the imports are done, then ends the command.
     with deferred():
         from ubot_lidar_sim.cli import main as cli_main
-        from ubot_lidar_sim.ros.demo.runner import main as run_main
+        from ubot_lidar_sim.pipeline.run import main as run_main
 except KeyboardInterrupt as exc:
     print('ubot_lidar_sim: interrupted', file=sys.stderr)
     sys.exit(exit_code(exc))

@@ -5,8 +5,8 @@ docs/cli-and-datasets.md describes every command.
 
 Every bad parameter, world file or argument ends with exit code 2 and one line on stderr naming
 the parameter, the value given and what is allowed. The --out extension picks the writer
-(output/files.py WRITERS), which writes a temporary file beside the target and renames it, so
-nothing is left half-written.
+(pipeline/writers.py WRITERS), which writes a temporary file beside the target and renames it,
+so nothing is left half-written.
 """
 
 import argparse
@@ -31,9 +31,12 @@ from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.command import (add_parser as add_dataset_parser, interrupted,
                                             run_command)
-from ubot_lidar_sim.dataset.record import check_recording, MAX_FRAMES, record
-from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
-from ubot_lidar_sim.output import files, pcd, semantickitti
+from ubot_lidar_sim.output import pcd, semantickitti
+from ubot_lidar_sim.output.atomic import all_or_none, WriteError
+from ubot_lidar_sim.output.files import jsonable
+from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
+from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor
+from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
 import yaml
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -91,12 +94,6 @@ def build_parser():
                           'list the material each SDF surface got and why')
     add_dataset_parser(sub)
     return p
-
-
-def frame_path(out, k, frames):
-    """Output name of sweep k: FILE_0000.ext when frames > 1."""
-    out = Path(out)
-    return out if frames == 1 else out.with_name(f'{out.stem}_{k:04d}{out.suffix}')
 
 
 def _overrides_for(kind, overrides, sensor):
@@ -157,7 +154,7 @@ def scan_key(args):
 def _write_semantickitti(args, outputs):
     """Write the sweeps (an iterable) as DIR/sequences/NN (+ poses, label map), all or none."""
     root = Path(args.out)
-    with files.all_or_none():
+    with all_or_none():
         writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args))
         for res in outputs:
             writer.add(res.points, res.sensor_pose, res.stamp_s)
@@ -170,7 +167,7 @@ def run_scan(args):
     """Run the ``scan`` command; returns the list of files written."""
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
-    allowed = files.extensions(sensor)
+    allowed = extensions(sensor)
     if args.format is not None:
         _check_format(args)
     elif ext not in allowed:
@@ -199,29 +196,20 @@ def run_scan(args):
             if ext == '.pcd' and args.format is None:
                 pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
     sensors = _rig_sensors(kinds, cfgs)
-    recording = args.format is None and files.WRITERS[ext].recording
-    if recording:       # sizes, one world, frame ids and topics: before the world is loaded
+    if args.format is None and WRITERS[ext].recording:
+        # Sizes, one world, frame ids and topics: before the world is loaded.
         check_recording(sensors, args.frames, frames_name='--frames')
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
-    # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py), each
+    # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     with Rig(sensors, world, materials) as rig:
-        if recording:
-            record(Path(args.out), rig, trajectory, weather, args.frames)
-            return [Path(args.out)]
-        frames = rig.frames(trajectory, weather, args.frames)
         if args.format is not None:
+            frames = rig.frames(trajectory, weather, args.frames)
             return _write_semantickitti(args, (fr.result for fr in frames))
-        written = []
-        with files.all_or_none():   # a failed frame leaves an earlier run's files untouched
-            for fr in frames:
-                path = frame_path(args.out, fr.index, args.frames)
-                res = (fr.stamp_s, fr.result) if sensor == 'terrain_sensor' else fr.result
-                files.WRITERS[ext].write(path, res, cfg, sensor)
-                written.append(path)
-        return written
+        return WRITERS[ext].write(Path(args.out), rig, trajectory, weather, args.frames, cfg,
+                                  sensor)
 
 
 def run_describe(args):
@@ -247,7 +235,7 @@ def run_describe(args):
         out['models'] = describe_laser(cfg)
     else:
         out['models'] = {'terrain': ' '.join(terrain_mod.__doc__.split())}
-    return json.dumps(files.jsonable(out), indent=2)
+    return json.dumps(jsonable(out), indent=2)
 
 
 def run_presets():
@@ -260,7 +248,7 @@ def run_presets():
 
 
 def _describe_error(err):
-    if isinstance(err, files.WriteError):
+    if isinstance(err, WriteError):
         return f'--out: {err}'
     if isinstance(err, OSError) and err.filename is not None:
         return (f'file: got {str(err.filename)!r}, allowed a readable/writable path '

@@ -21,9 +21,9 @@ from rel_helpers import ROOT
 from test_cli_outputs import needs_root
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.dataset import outdir, runner
+from ubot_lidar_sim.dataset import outdir, ray_pool, runner
 from ubot_lidar_sim.dataset.spec import load_spec
-from ubot_lidar_sim.output import files
+from ubot_lidar_sim.output import atomic, files
 import yaml
 
 SMALL_LIDAR = {'type': 'lidar_3d', 'mount': [0, 0, 1.2, 0, 0, 0],
@@ -207,9 +207,9 @@ def test_files_never_append_or_rename_through_a_link(tmp_path):
     victim = tmp_path / 'victim'
     victim.write_text('x')
     (tmp_path / 'log').symlink_to(victim)
-    with pytest.raises(files.LinkRefused):
-        files.open_append(tmp_path / 'log')
-    with pytest.raises(files.LinkRefused):
+    with pytest.raises(atomic.LinkRefused):
+        atomic.open_append(tmp_path / 'log')
+    with pytest.raises(atomic.LinkRefused):
         files.write_json(tmp_path / 'log', {'a': 1})
     assert victim.read_text() == 'x'
     assert sorted(p.name for p in tmp_path.iterdir()) == ['log', 'victim']
@@ -295,9 +295,9 @@ def test_an_unreachable_address_is_an_error_within_the_stated_time(tmp_path):
     t0 = time.monotonic()
     proc = _start(['dataset', _spec(tmp_path), '--out', tmp_path / 'o', '--address',
                    '127.0.0.1:1'])
-    _, err = proc.communicate(timeout=runner.ADDRESS_TIMEOUT_S + 60)   # bound: + start-up
+    _, err = proc.communicate(timeout=ray_pool.ADDRESS_TIMEOUT_S + 60)   # bound: + start-up
     assert proc.returncode == 2 and '--address' in _one_line(err) and '127.0.0.1:1' in err
-    assert time.monotonic() - t0 < runner.ADDRESS_TIMEOUT_S + 60       # bound: + start-up
+    assert time.monotonic() - t0 < ray_pool.ADDRESS_TIMEOUT_S + 60       # bound: + start-up
     assert not (tmp_path / 'o').exists()
 
 
@@ -313,7 +313,7 @@ def silent_port():
 def test_an_address_that_is_no_ray_cluster_is_an_error_within_the_stated_time(silent_port):
     t0 = time.monotonic()
     with pytest.raises(ConfigError, match='--address.*did not join it within 5 s'):
-        runner.check_cluster(f'127.0.0.1:{silent_port}', timeout_s=5.0)
+        ray_pool.check_cluster(f'127.0.0.1:{silent_port}', timeout_s=5.0)
     assert time.monotonic() - t0 < 5.0 + 5.0    # bound: the timeout + killing the probe
 
 
@@ -330,7 +330,7 @@ def test_sigterm_while_joining_a_cluster_ends_the_run_at_once(tmp_path, silent_p
 
 
 def test_stopping_the_embedded_ray_ends_every_process_it_started():
-    session = runner.start_ray(1)
+    session = ray_pool.start_ray(1)
     assert session is not None
     try:
         assert len(session.processes()) >= 3    # gcs_server, raylet, a worker at least
@@ -343,8 +343,8 @@ def test_the_embedded_ray_listens_on_loopback_only():
     # A fresh process, as the dataset command is: Ray reads its cluster switch when it is first
     # imported, and another test of this session may have imported it already.
     child = subprocess.Popen(
-        [sys.executable, '-c', 'import sys; from ubot_lidar_sim.dataset import runner; '
-         's = runner.start_ray(1); print(*s.processes(), flush=True); sys.stdin.readline(); '
+        [sys.executable, '-c', 'import sys; from ubot_lidar_sim.dataset import ray_pool; '
+         's = ray_pool.start_ray(1); print(*s.processes(), flush=True); sys.stdin.readline(); '
          's.stop()'],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     try:
@@ -358,7 +358,7 @@ def test_the_embedded_ray_listens_on_loopback_only():
 def test_ray_processes_never_take_the_terminals_ctrl_c():
     # Ctrl-C reaches the whole process group; only the driver may act on it (it stops Ray in
     # order). SigBlk of /proc/PID/status: bit SIGINT - 1.
-    session = runner.start_ray(1)
+    session = ray_pool.start_ray(1)
     try:
         pids = session.processes()
         blocked = [int(_status(pid, 'SigBlk'), 16) >> (signal.SIGINT - 1) & 1 for pid in pids]

@@ -20,10 +20,10 @@ from test_cli_outputs import in_small_tmpfs, needs_root
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset.outdir import LOCK
-from ubot_lidar_sim.dataset.record import MAX_FRAMES, MAX_TF_TICKS
 from ubot_lidar_sim.dataset.spec import MAX_SEQUENCES
 from ubot_lidar_sim.output.files import NpzStream, write_npz
 from ubot_lidar_sim.output.ros_names import check_tf_tree, topic_problem
+from ubot_lidar_sim.pipeline.record import MAX_FRAMES, MAX_TF_TICKS
 import yaml
 
 VLP16 = ('scan', '--set', 'preset=velodyne_vlp16', '--world', 'demo')

@@ -19,7 +19,6 @@ from ubot_lidar_sim.cli import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import pose_matrix_deg
-from ubot_lidar_sim.core.poses import to_matrix
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.point_layouts import (LAYOUT_DTYPES, POINT_FIELD_DATATYPES,
                                                        to_layout)
@@ -27,10 +26,9 @@ from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.output import messages, rosbag
 from ubot_lidar_sim.ros.conversions import (apply_tf_message, array_to_pointcloud2,
-                                            environment_to_weather, matrix_to_pose,
-                                            matrix_to_transform, ns_to_stamp, pointcloud2_to_array,
-                                            pose_to_matrix, tf_items, tf_items_from_cdr, to_rclpy,
-                                            transform_to_matrix)
+                                            environment_to_weather, ns_to_stamp,
+                                            pointcloud2_to_array, tf_items, tf_items_from_cdr,
+                                            to_rclpy)
 from ubot_lidar_sim.ros.tf_buffer import TransformBuffer
 from ubot_lidar_sim_msgs.msg import Environment, SmokeVolume
 
@@ -134,14 +132,6 @@ def test_tf_message_inserts_good_transforms_and_reports_bad_ones():
     assert len(errors) == 2 and 'norm' in errors[0] and 'translation' in errors[1]
     # bound: float64 values copied through messages; default rtol 1e-7 absorbs nothing else
     np.testing.assert_allclose(buf.lookup('map', 'base_link', 0.0)[:3, 3], [1.0, 2.0, 0.0])
-
-
-def test_matrix_transform_and_pose_round_trip():
-    q = np.array([0.1, 0.2, -0.3, 0.9])
-    m = to_matrix([1.0, -2.0, 3.0], q / np.linalg.norm(q))
-    # bound: float64 quaternion round trip, a few eps64 << 1e-12
-    np.testing.assert_allclose(transform_to_matrix(matrix_to_transform(m)), m, atol=1e-12)
-    np.testing.assert_allclose(pose_to_matrix(matrix_to_pose(m)), m, atol=1e-12)
 
 
 def environment(**kw):

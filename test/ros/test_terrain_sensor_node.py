@@ -17,6 +17,7 @@ import transforms3d
 
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
+from ubot_lidar_sim.ros.tf_buffer import TransformError
 from ubot_lidar_sim_msgs.msg import TerrainSensor
 from visualization_msgs.msg import MarkerArray
 
@@ -36,6 +37,15 @@ def _transform(parent, child, xyz, rpy_deg):
     t.transform.rotation.x, t.transform.rotation.y = x, y
     t.transform.rotation.z, t.transform.rotation.w = z, w
     return t
+
+
+def _posed(node, target, source):
+    """Return True once the node's TF buffer holds target-from-source at time 0."""
+    try:
+        node.tf_buffer.lookup(target, source, 0.0)
+    except TransformError:
+        return False
+    return True
 
 
 class Rig:
@@ -68,7 +78,7 @@ class Rig:
         self.executor.add_node(self.probe)
         self.spin_until(lambda: self.node.has_subscribers()
                         and (not rays or self.node._rays_pub.get_subscription_count() > 0)
-                        and self.node.tf_buffer.can_transform('map', 'base_link', 0.0))
+                        and _posed(self.node, 'map', 'base_link'))
 
     def spin_until(self, done, timeout_s=5.0):
         end = time.monotonic() + timeout_s
@@ -217,7 +227,7 @@ def test_tire_frames_from_tf_and_a_missing_one_is_disabled(context, flat):
     extra = [_transform('base_link', 'wheel_fl', (1.0, 0.5, 0.1), (0, 0, 0))]
     rig = Rig(context, flat, {'tire_frames': ['wheel_fl', 'wheel_fr', '', '']},
               (0.0, 0.0, 0.5), extra_tf=extra)
-    rig.spin_until(lambda: rig.node.tf_buffer.can_transform('base_link', 'wheel_fl', 0.0))
+    rig.spin_until(lambda: _posed(rig.node, 'base_link', 'wheel_fl'))
     msg = rig.sample()
     rig.close()
     # bound: float64 pose / TF arithmetic of exact inputs, eps64 x 10 m << 1e-9

@@ -17,8 +17,8 @@ import sys
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.formats import FORMATS
-from ubot_lidar_sim.dataset.interrupts import exit_code, raise_on_sigterm
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats
+from ubot_lidar_sim.pipeline.interrupts import exit_code, raise_on_sigterm
 
 
 def add_parser(sub):

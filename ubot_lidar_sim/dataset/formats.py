@@ -4,7 +4,7 @@ The on-disk formats of a dataset sequence: which files each writes, and its writ
 ``mcap`` (rosbag2 + labels .npz), ``semantickitti`` and ``pcd``; the sinks are fed frame by
 frame during a recording.
 
-- ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (dataset/record.py).
+- ``mcap``: ``DIR/seq_NNNN.mcap`` and ``DIR/seq_NNNN.labels.npz`` (pipeline/record.py).
 - ``semantickitti``: ``DIR/sequences/NN/`` (output/semantickitti.py) of the rig's FIRST
   lidar_3d sensor (one LiDAR per SemanticKITTI sequence; the others are in the MCAP and the
   PCD files), NN = the sequence's index in the spec (00-99), plus ``DIR/poses/NN.txt`` and
@@ -12,7 +12,7 @@ frame during a recording.
 - ``pcd``: ``DIR/pcd/seq_NNNN/<sensor name>/NNNNNN.pcd``, one binary PCD per sweep of every
   lidar_3d sensor, in its ``point_layout`` (output/pcd.py).
 
-Each writer writes into a staged tree of the recording's files.all_or_none(), so a sequence's
+Each writer writes into a staged tree of the recording's atomic.all_or_none(), so a sequence's
 formats appear all together under their final names, or none.
 """
 
@@ -22,7 +22,8 @@ from pathlib import Path
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.output import pcd, semantickitti
-from ubot_lidar_sim.output.files import layout_points, staged_tree
+from ubot_lidar_sim.output.atomic import staged_tree
+from ubot_lidar_sim.output.files import layout_points
 
 FORMATS = ('mcap', 'semantickitti', 'pcd')
 DEFAULT_FORMATS = ('mcap',)

@@ -5,7 +5,7 @@ The output directory of a dataset run: one run at a time, no links in it.
 run, so a second run into the same DIR is refused with one line. The lock goes with the process,
 even a killed one; the empty file stays and is never written. A DIR holding a symbolic link
 anywhere below it is refused with one line naming the links: the runner writes only through
-files it creates itself (output/files.py), and a link planted in a shared DIR must not lead a
+files it creates itself (output/atomic.py), and a link planted in a shared DIR must not lead a
 run to write elsewhere.
 """
 

@@ -10,49 +10,32 @@ that was killed). A sequence's formats are written all together or not at all
 (dataset/formats.py). Ctrl-C removes only the sequences in progress. One run at a time per
 directory, and none into a directory holding links (dataset/outdir.py). Ray: an embedded local
 instance of ``workers`` CPUs, or the cluster at ``address`` (whose nodes must have this package
-and see the output directory).
+and see the output directory; dataset/ray_pool.py).
 """
 
-import contextlib
 from functools import partial
 import json
-import logging
-import os
 from pathlib import Path
-import re
 import resource
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 
 from ubot_lidar_sim.core.config import to_dict
 from ubot_lidar_sim.core.config.configure import effective_config
-from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
-from ubot_lidar_sim.dataset.interrupts import blocked_for_children, deferred, restored_handlers
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
-from ubot_lidar_sim.dataset.record import check_recording, record
-from ubot_lidar_sim.dataset.rig import Rig, RigSensor
+from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
 from ubot_lidar_sim.output import semantickitti
-from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
+from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
+from ubot_lidar_sim.pipeline.record import check_recording, record
+from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
 
 MANIFEST = 'manifest.jsonl'
-ADDRESS_TIMEOUT_S = 10.0    # --address: a cluster that does not accept a connection by then
-JOIN_TIMEOUT_S = 60.0       # --address: a cluster that ray.init cannot join by then
-_JOIN_PROBE = ('import logging, sys, ray; ray.init(address=sys.argv[1], log_to_driver=False, '
-               'logging_level=logging.ERROR); ray.shutdown()')
-RAY_EXIT_WAIT_S = 3.0       # after ray.shutdown, for each of SIGTERM and SIGKILL
-RAY_MARKER = 'UBOT_LIDAR_SIM_RAY_RUN'
-RAY_LOCAL_ONLY_ENV = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'    # ray_constants.ENABLE_RAY_CLUSTER
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
 
 
@@ -201,8 +184,8 @@ def remove_temporaries(out_dir, seq):
     """
     Delete a sequence's temporaries of every format, left by a run that was killed.
 
-    Temporaries: the bag directory, the staged files' and trees' directories (files.py), all
-    named '.<final name>.*' beside their final name (files.temp_prefix).
+    Temporaries: the bag directory, the staged files' and trees' directories
+    (output/atomic.py), all named '.<final name>.*' beside their final name (temp_prefix).
     """
     for path in _final_names(out_dir, seq):
         for p in path.parent.glob(f'{temp_prefix(path)}*'):
@@ -315,7 +298,11 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
                 row = run_sequence(spec, seq, out_dir, serial_cast_threads)
                 _finish(out_dir, done, row, progress)
         else:
-            _run_ray(spec, pending, out_dir, workers, address, done, progress)
+            # A task holds one CPU: its casts use one thread, so that N workers on N cores do
+            # not run 2N cast threads that take turns.
+            run_tasks(run_sequence, spec, pending, (str(out_dir), 1), workers, address,
+                      lambda row: _finish(out_dir, done, row, progress),
+                      partial(remove_sequence, out_dir))
     finally:
         progress.close()
         _write_manifest(out_dir, spec, done)
@@ -330,234 +317,3 @@ def _finish(out_dir, done, row, progress):
     done[row['id']] = row
     _append(out_dir, row)
     progress.update(sum(row['frames'].values()))
-
-
-def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
-    """
-    Raise ConfigError('--address') unless HOST:PORT (or ray://HOST:PORT) accepts a connection.
-
-    Within timeout_s: ray.init would retry an unreachable GCS for minutes, deaf to SIGTERM
-    while it waits in C++. 'auto' is left to Ray (it reads the address of this machine's
-    cluster and fails at once without one).
-    """
-    if address == 'auto':
-        return
-    host, sep, port = address.split('://', 1)[-1].rpartition(':')
-    if not sep or not host or not port.isdigit():
-        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT")
-    try:
-        socket.create_connection((host.strip('[]'), int(port)), timeout=timeout_s).close()
-    except OSError as exc:
-        why = 'no answer' if isinstance(exc, socket.timeout) else exc.strerror or str(exc)
-        raise ConfigError('--address', address, 'a Ray cluster that accepts a connection '
-                          f'within {timeout_s:g} s ({why})') from None
-
-
-def check_cluster(address, timeout_s=JOIN_TIMEOUT_S):
-    """
-    Raise ConfigError('--address') unless a ray.init in a child process joins address in time.
-
-    A port that accepts connections but is no Ray GCS keeps ray.init waiting for minutes in C++
-    code, where no signal handler runs; the child is killed instead (a signal to this process
-    ends the wait too).
-    """
-    check_address(address)
-    try:
-        probe = subprocess.run([sys.executable, '-c', _JOIN_PROBE, address],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True, errors='replace',
-                               timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        why = f'ray.init did not join it within {timeout_s:g} s'
-    else:
-        if probe.returncode == 0:
-            return
-        lines = [ln for ln in re.sub(r'\x1b\[[0-9;]*m', '', probe.stderr).splitlines()
-                 if ln.strip()]
-        why = 'ray.init failed' + (f': {lines[-1].strip()[:200]}' if lines else '')
-    raise ConfigError('--address', address, f'a Ray cluster this process can join ({why})')
-
-
-def start_ray(workers, address=None):
-    """
-    Start an embedded local Ray of ``workers`` CPUs, or join ``address``; quiet.
-
-    Returns the RaySession to stop, or None (and does nothing) when Ray is already initialised
-    in this process. Ctrl-C and SIGTERM are held back while Ray starts (interrupts.deferred):
-    a start cut half-way left processes that no shutdown knew of.
-    """
-    if address is None:
-        # Ray replaces a node address of 127.0.0.1 by this machine's outside address, and binds
-        # its servers (gcs_server, raylet, workers) there, unless its cluster support is off:
-        # then every one listens on 127.0.0.1. Read once, when ray is first imported.
-        os.environ.setdefault(RAY_LOCAL_ONLY_ENV, '0')
-    import ray      # optional: --workers 1 runs without it
-
-    if ray.is_initialized():
-        return None
-    os.environ.setdefault('RAY_USAGE_STATS_ENABLED', '0')
-    kw = {'include_dashboard': False, 'log_to_driver': False,
-          'logging_level': logging.ERROR, 'configure_logging': True}
-    session = RaySession()
-    # deferred() also puts back the SIGINT / SIGTERM handlers ray.init replaces with its own.
-    # Joining a cluster starts no process here: a signal may cut it (it can wait for minutes).
-    held = deferred() if address is None else restored_handlers()
-    children = blocked_for_children() if address is None else contextlib.nullcontext()
-    with held, children, session.environment(address is None):
-        try:
-            if address is not None:
-                ray.init(address=address, **kw)
-            else:
-                ray.init(num_cpus=workers, object_store_memory=128 << 20,
-                         _node_ip_address='127.0.0.1', _temp_dir=session.temp_dir, **kw)
-        except BaseException:
-            session.stop()
-            raise
-    return session
-
-
-class RaySession:
-    """
-    The Ray a run started: every process it starts carries a marker in its environment.
-
-    stop() shuts Ray down, then ends whatever of its processes is left (Ray's agents outlived
-    ray.shutdown() after an interrupt), found by the marker in /proc/PID/environ.
-    """
-
-    def __init__(self):
-        """Make the marker and the temporary directory of an embedded Ray (not yet used)."""
-        self.marker = f'{RAY_MARKER}={os.getpid()}.{time.monotonic_ns()}'.encode('ascii')
-        self.temp_dir = None
-
-    @contextlib.contextmanager
-    def environment(self, embedded):
-        """Within it, the processes Ray starts get the marker (and this package on PYTHONPATH)."""
-        name, value = self.marker.decode('ascii').split('=', 1)
-        saved = {k: os.environ.get(k) for k in (name, 'PYTHONPATH')}
-        os.environ[name] = value
-        if embedded:
-            # The workers import this package from where this process does (a runtime_env
-            # would not use the prestarted workers); Ray's files go to a directory of its own.
-            root = str(Path(__file__).resolve().parents[2])
-            os.environ['PYTHONPATH'] = os.pathsep.join(
-                p for p in (root, saved['PYTHONPATH']) if p)
-            self.temp_dir = tempfile.mkdtemp(prefix='ubot_ray_')
-        try:
-            yield
-        finally:
-            for k, v in saved.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
-
-    @property
-    def embedded(self):
-        """Return True when this process started the Ray (it did not join a cluster)."""
-        return self.temp_dir is not None
-
-    def processes(self):
-        """Return the pids (not this one) whose environment holds the marker."""
-        pids = []
-        for entry in os.scandir('/proc'):
-            if entry.name.isdigit() and int(entry.name) != os.getpid():
-                try:
-                    with open(f'/proc/{entry.name}/environ', 'rb') as f:
-                        if self.marker in f.read().split(b'\0'):
-                            pids.append(int(entry.name))
-                except OSError:
-                    continue        # gone, or not ours
-        return pids
-
-    def stop(self):
-        """Shut Ray down; SIGTERM, then SIGKILL, what is left of its processes."""
-        import ray
-
-        with deferred():
-            try:
-                ray.shutdown()
-            finally:
-                for sig in (signal.SIGTERM, signal.SIGKILL):
-                    deadline = time.monotonic() + RAY_EXIT_WAIT_S
-                    left = self.processes()
-                    for pid in left:
-                        with contextlib.suppress(OSError):
-                            os.kill(pid, sig)
-                    while left and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                        left = self.processes()
-                    if not left:
-                        break
-                if self.temp_dir is not None:
-                    shutil.rmtree(self.temp_dir, ignore_errors=True)
-
-
-def _result(ref):
-    """Return a task's row; a failed task raises its own error (no worker traceback)."""
-    import ray
-
-    try:
-        return ray.get(ref)
-    except ray.exceptions.RayTaskError as exc:
-        if isinstance(exc.cause, BaseException):
-            raise exc.cause from None
-        raise
-
-
-def _run_ray(spec, pending, out_dir, workers, address, done, progress):
-    import ray
-
-    session = None
-    refs = {}
-    try:
-        session = start_ray(workers or os.cpu_count() or 1, address)
-        task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
-        spec_ref = ray.put(spec)
-        waiting = list(pending)
-        while waiting or refs:
-            while waiting and (workers is None or len(refs) < workers):
-                seq = waiting.pop(0)
-                # A task holds one CPU: its casts use one thread, so that N workers on N cores
-                # do not run 2N cast threads that take turns.
-                refs[task.remote(spec_ref, seq, str(out_dir), 1)] = seq
-            ready, _ = ray.wait(list(refs), num_returns=1)
-            for ref in ready:       # in refs (in progress) until its row is written
-                _finish(out_dir, done, _result(ref), progress)
-                refs.pop(ref)
-    except BaseException:
-        with deferred():            # a second Ctrl-C does not cut the cleanup short
-            if _abandon(refs, out_dir, session):
-                session = None      # stopped already
-        raise
-    finally:
-        if session is not None:
-            session.stop()
-
-
-def _abandon(refs, out_dir, session):
-    """
-    End the tasks of refs, then remove their sequences' files; returns True if session stopped.
-
-    An embedded Ray (session.embedded) is shut down and its processes ended: ray.cancel(force=
-    True) of a running task races in Ray's core with the task's reply and can abort this
-    process ("Check failed: ... Tried to complete task that was not pending"; ray-project/ray
-    PR 54798 fixed one side of that race). A joined cluster's tasks are cancelled and waited
-    for (its workers are not this process's to end).
-    """
-    import ray
-
-    stopped = session is not None and session.embedded
-    if stopped:
-        session.stop()
-    else:
-        for ref in refs:
-            with contextlib.suppress(Exception):
-                ray.cancel(ref, force=True)
-        for ref in refs:          # wait until the cancelled workers are gone
-            try:
-                ray.get(ref, timeout=10)
-            except Exception:  # noqa: B902 (cancelled, killed or failed: all end the task)
-                pass
-    for seq in refs.values():     # the sequences in progress, not the finished ones
-        remove_sequence(out_dir, seq)
-    return stopped

@@ -20,10 +20,10 @@ from ubot_lidar_sim.core.poses import (BodyTwist, pose_matrix_deg, twist_from_cl
                                        WaypointPath)
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
-from ubot_lidar_sim.dataset.record import check_sensor_topic, MAX_FRAMES
-from ubot_lidar_sim.dataset.rig import MESSAGE_OF, SENSOR_KINDS
 from ubot_lidar_sim.output.ros_names import check_frame_id
 from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
+from ubot_lidar_sim.pipeline.record import check_sensor_topic, MAX_FRAMES
+from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, SENSOR_KINDS
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
              'tf_rate_hz', 'compression', 'formats')

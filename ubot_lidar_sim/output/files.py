@@ -1,25 +1,13 @@
 """
-Output files: one writer per file extension, each atomic.
+File formats of one sensor result: one frame writer per file extension, each atomic.
 
-``WRITERS`` maps an extension to an ``OutputFormat``: the sensors whose results it can write and
-its writer ``(path, result, cfg, sensor) -> None``. A writer writes a temporary file beside the
-target, flushes it to disk and renames it into place, so a reader never sees half a file; a
-failed write (ENOSPC, ...) raises WriteError naming the file and leaves nothing under its name.
-Inside ``all_or_none()`` the files of a multi-frame run are renamed into place only once all are
-written, so a failed run leaves an earlier run's files as they were; ``staged_tree`` does the
-same for a whole directory (a SemanticKITTI sequence, the PCD files of a sequence), and
-``NpzStream`` for a .npz whose arrays arrive one at a time (a dataset's labels).
-
-Links: no writer follows a symbolic link at an output name. An output path (file or staged
-tree) that is a link is refused (LinkRefused, naming it); temporaries are created exclusively
-(``mkdtemp``, mode 0700) beside the target and renamed over its name, and a rename replaces a
-directory entry without following it. So ``--out link.npz`` and ``--out link.mcap`` behave the
-same, and a link planted in a shared output directory cannot make a run write elsewhere
-(``open_append`` appends with O_NOFOLLOW). Files get the mode the umask allows, as open() would
-give them. A new format is one entry
-(and its writer). Results: ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan),
-``(stamp_s, TerrainResult)`` (terrain_sensor). A recording format (``.mcap``) holds the whole
-run, every sensor and topic, in one file: dataset/record.py writes it from the whole run.
+``FRAME_FORMATS`` maps an extension to a ``FrameFormat``: the sensors whose results it can
+write and its writer ``(path, result, cfg, sensor) -> None``, which writes through
+``atomic.atomic_write`` (output/atomic.py: a whole file or none, never through a link).
+``NpzStream`` writes a .npz whose arrays arrive one at a time (a dataset's labels). Results:
+``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan), ``(stamp_s, TerrainResult)``
+(terrain_sensor). The formats of a whole run, these per frame and ``.mcap`` (the whole run,
+every sensor and topic, in one file), are pipeline/writers.py WRITERS.
 """
 
 import contextlib
@@ -30,8 +18,7 @@ import os
 from pathlib import Path
 import shutil
 import tempfile
-import threading
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Mapping, Tuple, Union
 import zipfile
 
 import numpy as np
@@ -40,6 +27,7 @@ from ubot_lidar_sim.core.sensors.laser import LaserScanResult
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
 from ubot_lidar_sim.core.sensors.terrain import TerrainResult
+from ubot_lidar_sim.output.atomic import atomic_write, naming, temp_prefix
 from ubot_lidar_sim.output.messages import sim_ns
 from ubot_lidar_sim.output.pcd import save_pcd
 
@@ -54,12 +42,11 @@ TERRAIN_FIELDS = ('hit_flg', 'enabled', 'hit_loc', 'start_loc', 'veh_hit_dist',
 
 
 @dataclass(frozen=True)
-class OutputFormat:
-    """A file format: the writer and the sensors (CLI names) whose results it writes."""
+class FrameFormat:
+    """A file format of one result: the writer and the sensors (CLI names) it writes."""
 
-    write: Optional[Writer]
+    write: Writer
     sensors: Tuple[str, ...]
-    recording: bool = False     # the whole run in one file (dataset/record.py writes it)
 
 
 def jsonable(value: Any) -> Any:
@@ -73,165 +60,6 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: jsonable(v) for k, v in value.items()}
     return value
-
-
-class WriteError(OSError):
-    """A file could not be written whole (nothing is left under its name)."""
-
-    def __str__(self):
-        """Return 'could not write <file>: <reason>' on one line."""
-        return f'could not write {self.filename!r}: {self.strerror}'
-
-
-class LinkRefused(WriteError):
-    """An output name is a symbolic link: nothing is written through it."""
-
-    def __init__(self, path, *unpickled):
-        """Name the link (unpickled: OSError's own arguments, as pickle passes them)."""
-        if unpickled:
-            super().__init__(path, *unpickled)
-            return
-        super().__init__(errno.ELOOP, 'it is a symbolic link (output files are never written '
-                         'through a link: remove it or name another file)', str(path))
-
-
-def refuse_link(path: Union[str, Path]) -> Path:
-    """Return path; raise LinkRefused when it is a symbolic link (dangling or not)."""
-    path = Path(path)
-    if path.is_symlink():
-        raise LinkRefused(path)
-    return path
-
-
-def temp_prefix(path: Union[str, Path]) -> str:
-    """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
-    return f'.{Path(path).name}.'
-
-
-def open_append(path: Union[str, Path]):
-    """Open a text file for appending, created if missing, never through a link (O_NOFOLLOW)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise LinkRefused(path) from None
-        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-    return os.fdopen(fd, 'a', encoding='utf-8')
-
-
-@contextlib.contextmanager
-def naming(path):
-    """Raise an OSError of the block (a full disk, ...) as WriteError naming path, the user's."""
-    try:
-        yield
-    except WriteError:
-        raise
-    except OSError as exc:
-        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-
-
-class _Batch:
-    """Files written into temporary directories beside their targets, renamed in at the end."""
-
-    def __init__(self):
-        self.dirs, self.staged, self.trees = {}, [], []
-
-    def stage(self, path, write):
-        """Call write(tmp_path) for path (never a link) and flush it to disk."""
-        target = refuse_link(path)
-        if not target.parent.is_dir():
-            raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
-        try:                        # errors name the user's file, never the temporary one
-            if target.parent not in self.dirs:
-                self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=temp_prefix(target),
-                                                                 dir=target.parent))
-            tmp = self.dirs[target.parent] / target.name
-            write(str(tmp))
-            _fsync(tmp)
-        except OSError as exc:
-            raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-        self.staged.append((tmp, target))
-
-    def stage_tree(self, path):
-        """Return an empty temporary directory beside path that replaces it on commit."""
-        path = refuse_link(path)
-        with naming(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
-        self.trees.append((tmp, path))
-        return tmp
-
-    def commit(self):
-        """Rename every staged file, then every staged directory tree, into place."""
-        for tmp, _ in self.trees:
-            for folder, _, names in os.walk(tmp):
-                for name in names:
-                    _fsync(os.path.join(folder, name))
-        for tmp, target in self.staged:
-            try:
-                os.replace(tmp, target)
-            except OSError as exc:
-                raise WriteError(exc.errno, exc.strerror or str(exc), str(target)) from exc
-        for tmp, target in self.trees:
-            old = None
-            if target.exists():         # a directory cannot be replaced by rename: move it off
-                old = Path(tempfile.mkdtemp(prefix=f'{temp_prefix(target)}old.',
-                                            dir=target.parent))
-                os.replace(target, old / target.name)
-            os.replace(tmp, target)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-
-    def discard(self):
-        """Remove the temporary directories (and whatever is still in them)."""
-        for folder in [*self.dirs.values(), *(tmp for tmp, _ in self.trees)]:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _fsync(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)            # a filesystem may report a full disk only here
-    finally:
-        os.close(fd)
-
-
-_current = threading.local()
-
-
-@contextlib.contextmanager
-def all_or_none():
-    """Within it, the files atomic_write writes are renamed into place only if all succeed."""
-    outer = getattr(_current, 'batch', None)
-    if outer is not None:           # nested: the outer batch decides
-        yield
-        return
-    _current.batch = batch = _Batch()
-    try:
-        yield
-        batch.commit()
-    finally:
-        _current.batch = None
-        batch.discard()
-
-
-def atomic_write(path: Union[str, Path], write: Callable[[str], None]) -> None:
-    """Call write(tmp_path) on a temporary file beside path, then rename it into place."""
-    with all_or_none():
-        _current.batch.stage(path, write)
-
-
-def staged_tree(path: Union[str, Path]) -> Path:
-    """
-    Return an empty temporary directory that replaces the directory path when all_or_none ends.
-
-    Only inside all_or_none(); the caller writes the whole tree into it (files are flushed to
-    disk before the rename). A failed or interrupted run removes it and leaves path as it was.
-    """
-    batch = getattr(_current, 'batch', None)
-    if batch is None:
-        raise RuntimeError('staged_tree() is only for use inside all_or_none()')
-    return batch.stage_tree(path)
 
 
 def _npz_entry(zf: zipfile.ZipFile, name: str, arr: Any) -> None:
@@ -388,16 +216,9 @@ def write_pcd_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     atomic_write(path, lambda tmp: save_pcd(tmp, points, cfg.point_layout))
 
 
-WRITERS: Dict[str, OutputFormat] = {
-    '.npz': OutputFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
-    '.ply': OutputFormat(write_ply_result, ('lidar_3d',)),
-    '.pcd': OutputFormat(write_pcd_result, ('lidar_3d',)),
-    '.json': OutputFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
-    '.mcap': OutputFormat(None, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
-                          recording=True),
+FRAME_FORMATS: Dict[str, FrameFormat] = {
+    '.npz': FrameFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
+    '.ply': FrameFormat(write_ply_result, ('lidar_3d',)),
+    '.pcd': FrameFormat(write_pcd_result, ('lidar_3d',)),
+    '.json': FrameFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
 }
-
-
-def extensions(sensor: str) -> Tuple[str, ...]:
-    """Return the file extensions whose writer takes the sensor's results, in WRITERS order."""
-    return tuple(ext for ext, fmt in WRITERS.items() if sensor in fmt.sensors)

@@ -6,7 +6,8 @@ Python and numpy: numbers, str, numpy arrays, nested Messages and lists of them.
 ``build(message, make)`` turns it into an object of either library, ``make(type_name, fields)``
 being that library's constructor (``ros/conversions.to_rclpy``, ``output/rosbag.to_rosbags``).
 Described here: Time and Header, LaserScan of a core LaserScanResult, TerrainSensor of a core
-TerrainResult, Environment <-> core Weather (both ways), and livox_ros_driver2's CustomMsg of a
+TerrainResult, Environment of a core Weather (its field mapping ENVIRONMENT_TO_WEATHER serves
+ros/conversions.environment_to_weather too), and livox_ros_driver2's CustomMsg of a
 sweep, whose points stay one record array: ``custom_msg_cdr`` serialises it (plain CDR, what a
 publisher sends as raw bytes) without a message object per point. No rclpy or rosbags import.
 """
@@ -15,9 +16,6 @@ import math
 from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
-
-from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.weather import weather_from
 
 MSG_PACKAGE = 'ubot_lidar_sim_msgs'
 #: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
@@ -150,25 +148,6 @@ def environment(weather, frame_id, stamp_ns) -> Message:
                                        np.asarray(weather.smoke_density,
                                                   dtype=np.float64).tolist())]
     return Message(ENVIRONMENT, fields)
-
-
-def environment_to_weather(msg, world_frame):
-    """
-    Return the core Weather of an Environment message (rclpy or rosbags), or raise ConfigError.
-
-    The limits are the Weather's (core/physics/weather.py), the error names the message field
-    ('environment.rain_rate_mm_h'); smoke given in a frame other than the world frame is
-    refused too.
-    """
-    if len(msg.smoke) and msg.header.frame_id not in ('', world_frame):
-        raise ConfigError('environment.header.frame_id', msg.header.frame_id,
-                          f"'' or the world frame {world_frame!r}")
-    names = {attr: f'environment.{name}' for name, attr in ENVIRONMENT_TO_WEATHER.items()}
-    names['smoke'] = 'environment.smoke'
-    values = {attr: getattr(msg, name) for name, attr in ENVIRONMENT_TO_WEATHER.items()}
-    smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
-    return weather_from(names, smoke=np.array(smoke, dtype=np.float64).reshape(-1, 4),
-                        smoke_density=[s.density for s in msg.smoke], **values)
 
 
 def livox_custom_msg(points, frame_id, stamp_ns, lidar_id=0) -> Message:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.output.files import atomic_write, naming
+from ubot_lidar_sim.output.atomic import atomic_write, naming
 
 MSG_PACKAGE = messages.MSG_PACKAGE
 CLOCK_START_NS = messages.CLOCK_START_NS
@@ -140,7 +140,7 @@ class BagWriter:
             with naming(self.path):
                 writer.close()
                 done = self._tmp / self.path.stem / f'{self.path.stem}.mcap'
-                # Renamed in with the other files of files.all_or_none() when one is open.
+                # Renamed in with the other files of atomic.all_or_none() when one is open.
                 atomic_write(self.path, lambda tmp: os.replace(done, tmp))
         finally:
             self._cleanup()

@@ -37,7 +37,7 @@ import numpy as np
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
-from ubot_lidar_sim.output.files import atomic_write, staged_tree
+from ubot_lidar_sim.output.atomic import atomic_write, staged_tree
 import yaml
 
 SEQUENCES = 100                   # NN has two digits
@@ -114,7 +114,7 @@ class SequenceWriter:
     """
     One sequence written scan by scan: add(points, sensor_pose, stamp_s), then close().
 
-    Use inside files.all_or_none(): the tree appears under ROOT/sequences/NN, with
+    Use inside atomic.all_or_none(): the tree appears under ROOT/sequences/NN, with
     ROOT/poses/NN.txt, only when the whole batch succeeds. ROOT/semantic-kitti.yaml is written
     once per run by write_label_map (the dataset runner, the scan CLI).
     """

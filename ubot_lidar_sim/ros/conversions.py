@@ -1,9 +1,9 @@
 """
-Messages <-> numpy: PointCloud2 (core/sensors/point_layouts.py), TF, Environment, poses.
+Messages <-> numpy: PointCloud2 (core/sensors/point_layouts.py), TF, Environment, stamps.
 
 The other messages' content is described once in output/messages.py; ``to_rclpy`` builds the
-rclpy object of such a description (the Environment -> Weather mapping is also there,
-re-exported as ``environment_to_weather``).
+rclpy object of such a description. ``environment_to_weather`` is the input side of
+messages.ENVIRONMENT_TO_WEATHER, the one field mapping (messages.environment its output side).
 
 PointCloud2 packing is vectorised: the points are copied field by field into a packed structured
 array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x faster).
@@ -12,18 +12,15 @@ array whose bytes are assigned to ``msg.data`` (bytes, never an ndarray: ~100x f
 from array import array
 from functools import lru_cache
 import importlib
-import math
 import struct
 
-from geometry_msgs.msg import Pose, Transform
 import numpy as np
 from sensor_msgs.msg import PointCloud2, PointField
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.poses import matrix_to_quaternion, to_matrix
+from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.output import messages
-from ubot_lidar_sim.output.messages import environment_to_weather  # noqa: F401 (one mapping)
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
 
@@ -138,37 +135,23 @@ def pointcloud2_to_array(msg):
     return np.frombuffer(data, dtype=pointcloud2_dtype(msg), count=msg.width * msg.height)
 
 
-def transform_to_matrix(tf):
-    """Return the (4, 4) matrix of a geometry_msgs/Transform (not validated)."""
-    t, q = tf.translation, tf.rotation
-    return to_matrix([t.x, t.y, t.z], np.array([q.x, q.y, q.z, q.w]) /
-                     max(math.sqrt(q.x ** 2 + q.y ** 2 + q.z ** 2 + q.w ** 2), 1e-300))
+def environment_to_weather(msg, world_frame):
+    """
+    Return the core Weather of an Environment message (rclpy or rosbags), or raise ConfigError.
 
-
-def matrix_to_transform(m):
-    """Return the geometry_msgs/Transform of a rigid (4, 4) matrix."""
-    m = np.asarray(m, dtype=np.float64)
-    tf = Transform()
-    tf.translation.x, tf.translation.y, tf.translation.z = (float(v) for v in m[:3, 3])
-    q = matrix_to_quaternion(m[:3, :3])
-    tf.rotation.x, tf.rotation.y, tf.rotation.z, tf.rotation.w = (float(v) for v in q)
-    return tf
-
-
-def pose_to_matrix(pose):
-    """Return the (4, 4) matrix of a geometry_msgs/Pose."""
-    p, q = pose.position, pose.orientation
-    return to_matrix([p.x, p.y, p.z], [q.x, q.y, q.z, q.w])
-
-
-def matrix_to_pose(m):
-    """Return the geometry_msgs/Pose of a rigid (4, 4) matrix."""
-    tf = matrix_to_transform(m)
-    pose = Pose()
-    pose.position.x, pose.position.y, pose.position.z = (
-        tf.translation.x, tf.translation.y, tf.translation.z)
-    pose.orientation = tf.rotation
-    return pose
+    The limits are the Weather's (core/physics/weather.py), the error names the message field
+    ('environment.rain_rate_mm_h'); smoke given in a frame other than the world frame is
+    refused too.
+    """
+    if len(msg.smoke) and msg.header.frame_id not in ('', world_frame):
+        raise ConfigError('environment.header.frame_id', msg.header.frame_id,
+                          f"'' or the world frame {world_frame!r}")
+    names = {attr: f'environment.{name}' for name, attr in messages.ENVIRONMENT_TO_WEATHER.items()}
+    names['smoke'] = 'environment.smoke'
+    values = {attr: getattr(msg, name) for name, attr in messages.ENVIRONMENT_TO_WEATHER.items()}
+    smoke = [(s.center.x, s.center.y, s.center.z, s.radius_m) for s in msg.smoke]
+    return weather_from(names, smoke=np.array(smoke, dtype=np.float64).reshape(-1, 4),
+                        smoke_density=[s.density for s in msg.smoke], **values)
 
 
 def tf_items(msg):

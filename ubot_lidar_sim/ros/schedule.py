@@ -14,9 +14,9 @@ CLOCK_JUMP_S = 1.0      # the node's clock moved this much more than expected: a
 
 class TimerSchedule:
     """
-    Missed periods of a timer of period_s (s), from its scheduled next call at each tick.
+    Jumps of the node's clock, from the scheduled next call of a timer of period_s at each tick.
 
-    ``tick(next_ns, steady_ns)`` returns (missed periods, jump in s or 0.0). The node's clock
+    ``tick(next_ns, steady_ns)`` returns the jump in s or 0.0. The node's clock
     may run at a steady multiple of real time (a simulation faster than real time): that
     speed is learnt from the ticks, and only a step more than CLOCK_JUMP_S beyond it is a jump.
     """
@@ -31,25 +31,24 @@ class TimerSchedule:
         self._last = None
 
     def tick(self, next_ns, steady_ns):
-        """Return (missed periods, clock jump in s: > 0 forward, < 0 backward, else 0.0)."""
+        """Return the clock jump in s: > 0 forward, < 0 backward, else 0.0."""
         last, self._last = self._last, (next_ns, steady_ns)
         if last is None:
-            return 0, 0.0
+            return 0.0
         d_clock = (next_ns - last[0]) * 1e-9
         d_steady = max((steady_ns - last[1]) * 1e-9, 0.0)
         if d_clock < -CLOCK_JUMP_S:
-            return 0, d_clock
+            return d_clock
         beyond = d_clock - d_steady * self._clock_s / self._steady_s
         if beyond > max(CLOCK_JUMP_S, 10.0 * self.period_s):
-            return 0, beyond
+            return beyond
         if d_clock <= 0.0:
-            return 0, 0.0
-        missed = int(round(d_clock / self.period_s)) - 1
-        if missed <= 0 and d_steady <= max(1.0, 5.0 * self.period_s):
+            return 0.0
+        if round(d_clock / self.period_s) <= 1 and d_steady <= max(1.0, 5.0 * self.period_s):
             # A step on schedule (not a pause of /clock, not a stall): learn the speed.
             self._clock_s = 0.9 * self._clock_s + d_clock
             self._steady_s = 0.9 * self._steady_s + d_steady
-        return max(missed, 0), 0.0
+        return 0.0
 
 
 class ClockWatch:

@@ -4,7 +4,7 @@ Base class of the three sensor nodes: parameters, world, trigger, sweep window, 
 A sensor subclasses SensorNode, creates its publishers, implements ``scan_once(now_ns)`` and
 ``has_subscribers()``, and calls ``start_trigger()`` last in its ``__init__``. The windows of its
 sweeps come from one SweepClock (ros/sweep_clock.py): contiguous sweeps, stamps one period
-apart. The base counts
+apart; the pose queries it calls back are in ros/pose_queries.py. The base counts
 every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py); its inputs
 (/tf, environment) come through ros/intake.py; see docs/architecture.md.
 """
@@ -27,6 +27,7 @@ from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
+from ubot_lidar_sim.ros.pose_queries import PoseQueries, TF_MAX_AGE_S, TF_MAX_GAP_S
 from ubot_lidar_sim.ros.qos import output_qos
 from ubot_lidar_sim.ros.run import tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import ClockWatch
@@ -34,8 +35,6 @@ from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S, SampleR
 from ubot_lidar_sim.ros.sweep_clock import SweepClock
 from ubot_lidar_sim.ros.tf_buffer import TransformError
 
-TF_MAX_AGE_S = 0.5         # a sweep whose newest pose is older than this is skipped (stale)
-TF_MAX_GAP_S = 1.0         # no pose is interpolated between transforms further apart than this
 RETRY_S = 0.05            # continuous triggers: a skipped sweep is tried again this much later
 MIN_RATE_HZ = 0.01         # a node's sweep (and so its TF history) spans at most 100 s
 NAMESPACED = ('frame_id', 'sensor_id')     # in a namespace their defaults go under it
@@ -43,7 +42,7 @@ NO_CLOCK = ('waiting for /clock: use_sim_time is true and no clock message has a
             'nothing is published until one does')
 
 
-class SensorNode(Node):
+class SensorNode(PoseQueries, Node):
     """
     Shared rclpy layer of the sensors (see the module docstring).
 
@@ -312,70 +311,6 @@ class SensorNode(Node):
         ms = (time.perf_counter() - t0 - self.waited_s) * 1e3
         self.stats.published(n, ms)
         return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
-
-    # -- poses --------------------------------------------------------------------------------
-    def sweep_window(self, frame_id, now_ns):
-        """
-        Return (start_ns, end_ns) of this node's next sweep once /tf covers it.
-
-        Continuous triggers: the next window of the sweep clock, contiguous with the last;
-        'service': the newest window /tf covers. The caller computes the sweep, then calls
-        ``end_sweep``. Raises SkipScan (no or stale transform, a gap, the node stops).
-        """
-        return self.sweep_clock.covered_window(frame_id, now_ns, self.continuous)
-
-    def end_sweep(self, frame_id, start_ns, end_ns):
-        """Close a computed sweep: SkipScan on a gap in its /tf, else the clock moves on."""
-        self.sweep_clock.finish(frame_id, start_ns, end_ns)
-
-    def newest_pose_s(self, frame_id, now_s):
-        """
-        Return the stamp (s) of the newest world_frame -> frame_id pose.
-
-        SkipScan 'no_transform' without one, 'stale_transform' when it is more than
-        TF_MAX_AGE_S older than now_s; 'no_new_transform' until a first pose has been found
-        while no transform of the world frame has arrived (a node just started, its /tf not
-        yet discovered: a waiting ~/sample call waits on, services.RETRY_REASONS).
-        """
-        world = self.config.world_frame
-        with self.intake.lock:
-            try:
-                latest_s = self.tf_buffer.latest_common_time(world, frame_id)
-                self._posed = True
-            except TransformError as exc:
-                if not self._posed and not self.tf_buffer.knows(world):
-                    raise SkipScan('no_new_transform', f'no transform of {world!r} has '
-                                   f'arrived yet: {exc}', warn=False) from None
-                raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
-                               f'{exc}') from None
-        if latest_s < now_s - TF_MAX_AGE_S:
-            raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
-                           f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
-        return latest_s
-
-    def oldest_pose_s(self, frame_id):
-        """Return the stamp (s) of the oldest world_frame -> frame_id pose held (-inf: static)."""
-        with self.intake.lock:
-            try:
-                return self.tf_buffer.earliest_common_time(self.config.world_frame, frame_id)
-            except TransformError:
-                return -math.inf    # newest_pose_s says what is missing
-
-    def check_gap(self, frame_id, start_ns, end_ns):
-        """Raise SkipScan 'transform_gap' when /tf leaves > TF_MAX_GAP_S of a sweep undescribed."""
-        world = self.config.world_frame
-        with self.intake.lock:
-            gap_s = self.tf_buffer.largest_gap(world, frame_id, start_ns * 1e-9, end_ns * 1e-9)
-        if gap_s > TF_MAX_GAP_S:
-            # A sweep needs poses at its own times: a transform stamped far ahead of the last
-            # one (or an outage) leaves a stretch that no transform describes.
-            raise SkipScan('transform_gap', f'{world} -> {frame_id} has no transform for '
-                           f'{gap_s:.3f} s around the sweep (limit {TF_MAX_GAP_S} s)')
-
-    def lookup_many(self, target, source, times_s):
-        """Thread-safe TransformBuffer.lookup_many: (C,) s -> (C, 4, 4) target-from-source."""
-        with self.intake.lock:
-            return self.tf_buffer.lookup_many(target, source, times_s)
 
     # -- diagnostics --------------------------------------------------------------------------
     def diagnostics_values(self):

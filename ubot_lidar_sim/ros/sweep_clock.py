@@ -75,7 +75,7 @@ class SweepClock:
         """Return (start_ns, end_ns) of the next continuous sweep (see the module)."""
         node = self._node
         latest_ns = self._newest_ns(frame_id)
-        _, jump_s = self._schedule.tick(latest_ns, time.monotonic_ns())
+        jump_s = self._schedule.tick(latest_ns, time.monotonic_ns())
         if jump_s:
             node.stats.clock_jumped()
             if jump_s > 0:      # a backward jump is reported where it clears the TF buffer

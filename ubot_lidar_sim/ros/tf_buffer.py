@@ -353,14 +353,6 @@ class TransformBuffer:
         up_s, up_t = self._path(target, source)
         return max((self._edges[c].gap(t0_s, t1_s) for c in up_s + up_t), default=0.0)
 
-    def can_transform(self, target, source, time_s):
-        """Return True when lookup(target, source, time_s) would succeed."""
-        try:
-            self.lookup(target, source, time_s)
-        except TransformError:
-            return False
-        return True
-
     def lookup(self, target, source, time_s):
         """Return target-from-source (4, 4) at time_s: maps points in source to target."""
         return self.lookup_many(target, source, np.array([float(time_s)]))[0]

@@ -1,1 +1,1 @@
-"""The demo: driver node (loop and weather scenario), all-in-one runner, monitor, snapshots."""
+"""The demo: driver node (loop and weather scenario), monitor, status, snapshots."""

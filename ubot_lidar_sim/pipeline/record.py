@@ -9,7 +9,7 @@ publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` a
 ``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
 world's actors) per lidar sweep, aligned with the cloud's points, and
 ``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
-they come; every file of a recording is renamed in together at its end (files.all_or_none).
+they come; every file of a recording is renamed in together at its end (atomic.all_or_none).
 """
 
 import contextlib
@@ -21,10 +21,11 @@ import numpy as np
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
-from ubot_lidar_sim.dataset.rig import end_s as recording_end_s, frame_counts
 from ubot_lidar_sim.output import rosbag
-from ubot_lidar_sim.output.files import all_or_none, NpzStream
+from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.files import NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
+from ubot_lidar_sim.pipeline.rig import end_s as recording_end_s, frame_counts
 
 ENVIRONMENT_PERIOD_S = 1.0
 # Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
@@ -139,7 +140,6 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
     n_ticks = _tick_count(recording_end_s(sensors, frames), tf_rate_hz)
-    env_every = max(1, int(round(ENVIRONMENT_PERIOD_S * tf_rate_hz)))
     stats = RecordStats(frames={s.name: 0 for s in sensors})
     stamps = {}
     bag_writer = rosbag.BagWriter(path, compression) if path is not None else \
@@ -153,50 +153,66 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
         if statics:
             bag.write('/tf_static', rosbag.TF_MSG, rosbag.ns(0.0),
                       rosbag.tf_msg(statics, matrix_to_quaternion), latched=True)
-        next_tick = 0
-        block = (0, np.zeros(0), np.zeros((0, 4, 4)))     # first tick, times (B,), poses
-
-        def ticks_until(t_s):
-            nonlocal next_tick, block
-            while next_tick < n_ticks and next_tick / tf_rate_hz <= t_s + 1e-12:
-                j = next_tick
-                if j - block[0] >= len(block[1]):
-                    times = np.arange(j, min(j + TICK_BLOCK, n_ticks)) / tf_rate_hz
-                    block = (j, times, base_at(times))
-                t_ns = rosbag.ns(block[1][j - block[0]])
-                if j % env_every == 0:
-                    bag.write('/environment', rosbag.ENVIRONMENT_MSG, t_ns,
-                              rosbag.environment_msg(weather, world_frame, t_ns), latched=True)
-                bag.write('/tf', rosbag.TF_MSG, t_ns, rosbag.tf_msg(
-                    [(world_frame, base_frame, t_ns, block[2][j - block[0]])],
-                    matrix_to_quaternion))
-                bag.write('/clock', rosbag.CLOCK_MSG, t_ns, rosbag.clock_msg(t_ns))
-                next_tick += 1
-
+        ticks = _Ticks(bag, base_at, weather, (world_frame, base_frame), n_ticks, tf_rate_hz)
         for fr in rig.frames(base_at, weather, frames):
-            ticks_until(fr.publish_s)
+            ticks.until(fr.publish_s)
             for sink in sinks.values():
                 sink.add(fr)
-            s, stamp_ns, log_ns = fr.sensor, rosbag.ns(fr.stamp_s), rosbag.ns(fr.publish_s)
-            if s.kind == 'lidar_3d':
-                cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
-                msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
-                stats.points += len(cloud)
-                if labels is not None:  # written now: no sweep is kept
-                    key = f'{s.name}/{fr.index:04d}'
-                    labels.add(f'{key}/class_id', fr.result.points['class_id'])
-                    labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
-                    labels.add(f'{key}/material', fr.result.points['material'])
-                    stamps.setdefault(s.name, []).append(stamp_ns)
-            elif s.kind == 'laser_scan':
-                msg = rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
-            else:
-                msg = rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
-            bag.write(s.topic, MSG_TYPES[s.kind], log_ns, msg)
-            stats.frames[s.name] += 1
-        ticks_until(math.inf)
+            msg = _sensor_message(fr, stats, labels, stamps)
+            bag.write(fr.sensor.topic, MSG_TYPES[fr.sensor.kind], rosbag.ns(fr.publish_s), msg)
+            stats.frames[fr.sensor.name] += 1
+        ticks.until(math.inf)
         stats.messages = dict(bag.counts)
         for name, values in stamps.items():
             labels.add(f'{name}/stamp_ns', np.asarray(values, dtype=np.int64))
     stats.files = {fmt: sink.close() for fmt, sink in sinks.items()}
     return stats
+
+
+def _sensor_message(fr, stats, labels, stamps):
+    """Return a frame's message; a sweep's labels go to labels now (no sweep is kept)."""
+    s, stamp_ns = fr.sensor, rosbag.ns(fr.stamp_s)
+    if s.kind == 'laser_scan':
+        return rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
+    if s.kind != 'lidar_3d':
+        return rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
+    cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
+    msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
+    stats.points += len(cloud)
+    if labels is not None:
+        key = f'{s.name}/{fr.index:04d}'
+        labels.add(f'{key}/class_id', fr.result.points['class_id'])
+        labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
+        labels.add(f'{key}/material', fr.result.points['material'])
+        stamps.setdefault(s.name, []).append(stamp_ns)
+    return msg
+
+
+class _Ticks:
+    """The /tf, /clock and /environment ticks of a recording, written up to a time."""
+
+    def __init__(self, bag, base_at, weather, frames, n_ticks, tf_rate_hz):
+        self.bag, self.base_at, self.weather = bag, base_at, weather
+        self.world_frame, self.base_frame = frames
+        self.n_ticks, self.rate_hz = n_ticks, tf_rate_hz
+        self.env_every = max(1, int(round(ENVIRONMENT_PERIOD_S * tf_rate_hz)))
+        self.next = 0
+        self.block = (0, np.zeros(0), np.zeros((0, 4, 4)))     # first tick, times (B,), poses
+
+    def until(self, t_s):
+        """Write every tick not written yet at or before t_s (s)."""
+        bag, world_frame = self.bag, self.world_frame
+        while self.next < self.n_ticks and self.next / self.rate_hz <= t_s + 1e-12:
+            j = self.next
+            if j - self.block[0] >= len(self.block[1]):
+                times = np.arange(j, min(j + TICK_BLOCK, self.n_ticks)) / self.rate_hz
+                self.block = (j, times, self.base_at(times))
+            t_ns = rosbag.ns(self.block[1][j - self.block[0]])
+            if j % self.env_every == 0:
+                bag.write('/environment', rosbag.ENVIRONMENT_MSG, t_ns,
+                          rosbag.environment_msg(self.weather, world_frame, t_ns), latched=True)
+            bag.write('/tf', rosbag.TF_MSG, t_ns, rosbag.tf_msg(
+                [(world_frame, self.base_frame, t_ns, self.block[2][j - self.block[0]])],
+                matrix_to_quaternion))
+            bag.write('/clock', rosbag.CLOCK_MSG, t_ns, rosbag.clock_msg(t_ns))
+            self.next += 1

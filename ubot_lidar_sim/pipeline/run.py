@@ -17,8 +17,8 @@ from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
-from ubot_lidar_sim.ros.demo.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
@@ -93,7 +93,6 @@ def run(args):
     import rclpy
     from rclpy.exceptions import ParameterException
     from rclpy.executors import MultiThreadedExecutor
-    from rclpy.parameter import Parameter
     from rclpy.signals import SignalHandlerOptions
 
     try:
@@ -120,39 +119,16 @@ def run(args):
     old_switch = sys.getswitchinterval()
     sys.setswitchinterval(_SWITCH_INTERVAL_S)
     try:
-        classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
-                   ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
-        n = args.robots
-        for robot, (name, cls) in ((k, c) for k in range(1, n + 1) for c in classes):
-            given = {**params[name], **(robot_parameters(robot, n)[name] if n > 1 else {})}
-            kwargs = {'context': context, 'namespace': robot_namespace(robot, n) or None,
-                      'parameter_overrides': [Parameter(k, value=v) for k, v in given.items()]}
-            if nodes and name != 'demo_driver' and _same_world(params, name):
-                kwargs.update(world=nodes[0].loaded_world, materials=nodes[0].materials)
-            nodes.append(cls(**{k: v for k, v in kwargs.items() if v is not None}))
-            if stop['signal']:
-                return 0
+        if not _start_nodes(args, params, context, stop, nodes):
+            return 0
         monitor = Monitor(context, args.snapshots, nodes[0].get_parameter('world_frame').value,
-                          nodes[0].lookup_many, robot_namespace(1, n) or None)
+                          nodes[0].lookup_many, robot_namespace(1, args.robots) or None)
         nodes.append(monitor)
-        configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
         executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
         for node in nodes:
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
-        t0 = time.monotonic()
-        display = StatusDisplay(t0)
-        while stop['signal'] is None:
-            now = time.monotonic()
-            if args.seconds > 0 and now - t0 >= args.seconds:
-                break
-            executor.spin_once(timeout_sec=0.05)
-            display.update(now, monitor, configured, now - t0, args.seconds)
-        print_summary(monitor, configured, time.monotonic() - t0, stop['signal'])
-        if args.snapshots and stop['signal'] is None:
-            _write_snapshots(monitor.recorder, args.snapshots, nodes)
-        elif args.snapshots:
-            print('snapshots skipped: interrupted (they take ~2 s to draw)')
+        _spin(args, executor, nodes, stop)
         return 0
     except (SimError, ParameterException, ValueError, TypeError) as exc:
         # A bad parameter, world or preset: one line naming it, no traceback (exit 2).
@@ -170,6 +146,44 @@ def run(args):
         for s, handler in old.items():
             signal.signal(s, handler)
         sys.setswitchinterval(old_switch)
+
+
+def _start_nodes(args, params, context, stop, nodes):
+    """Append each robot's four nodes to nodes; return False once a signal has arrived."""
+    from rclpy.parameter import Parameter
+
+    classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
+               ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
+    n = args.robots
+    for robot, (name, cls) in ((k, c) for k in range(1, n + 1) for c in classes):
+        given = {**params[name], **(robot_parameters(robot, n)[name] if n > 1 else {})}
+        kwargs = {'context': context, 'namespace': robot_namespace(robot, n) or None,
+                  'parameter_overrides': [Parameter(k, value=v) for k, v in given.items()]}
+        if nodes and name != 'demo_driver' and _same_world(params, name):
+            kwargs.update(world=nodes[0].loaded_world, materials=nodes[0].materials)
+        nodes.append(cls(**{k: v for k, v in kwargs.items() if v is not None}))
+        if stop['signal']:
+            return False
+    return True
+
+
+def _spin(args, executor, nodes, stop):
+    """Spin until a signal or --seconds with the live status; then the summary and snapshots."""
+    monitor = nodes[-1]
+    configured = {n.get_name(): float(n.get_parameter('rate_hz').value) for n in nodes[:3]}
+    t0 = time.monotonic()
+    display = StatusDisplay(t0)
+    while stop['signal'] is None:
+        now = time.monotonic()
+        if args.seconds > 0 and now - t0 >= args.seconds:
+            break
+        executor.spin_once(timeout_sec=0.05)
+        display.update(now, monitor, configured, now - t0, args.seconds)
+    print_summary(monitor, configured, time.monotonic() - t0, stop['signal'])
+    if args.snapshots and stop['signal'] is None:
+        _write_snapshots(monitor.recorder, args.snapshots, nodes)
+    elif args.snapshots:
+        print('snapshots skipped: interrupted (they take ~2 s to draw)')
 
 
 def _mute_qos_events(node):

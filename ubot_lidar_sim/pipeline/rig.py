@@ -17,7 +17,7 @@ from ubot_lidar_sim.core.execution.worker import compute_pool, sweep
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
-from ubot_lidar_sim.dataset.trajectory import Mounted
+from ubot_lidar_sim.pipeline.trajectory import Mounted
 
 SENSOR_KINDS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
 MESSAGE_OF = {'lidar_3d': 'points', 'laser_scan': 'scan', 'terrain_sensor': 'terrain'}
