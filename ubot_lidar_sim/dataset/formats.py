@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.files import layout_points, staged_tree
 
@@ -62,9 +63,9 @@ def pcd_dir(out_dir, seq_name):
 class KittiSink:
     """The SemanticKITTI sequence of the first lidar_3d sensor of a recording."""
 
-    def __init__(self, out_dir, number, sensors, key):
+    def __init__(self, out_dir, number, sensors, key, options=Perception()):
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
-        self.writer = semantickitti.SequenceWriter(out_dir, number, key)
+        self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
@@ -102,11 +103,11 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
-def sinks(formats, out_dir, seq_index, seq_name, sensors, key):
-    """Return {format: sink} of the non-MCAP formats of a recording."""
+def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception()):
+    """Return {format: sink} of the non-MCAP formats of a recording (options: Perception)."""
     out = {}
     if 'semantickitti' in formats:
-        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key)
+        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options)
     if 'pcd' in formats:
         out['pcd'] = PcdSink(out_dir, seq_name)
     return out

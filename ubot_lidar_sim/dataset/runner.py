@@ -149,7 +149,7 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
                            compression=spec.compression,
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
-                               spec.key(seq)))
+                               spec.key(seq), spec.perception))
     except OSError as exc:          # a full disk: name the user's file, not a temporary
         remove_sequence(out_dir, seq)
         if isinstance(exc, WriteError) or (exc.filename is not None and not str(
@@ -306,7 +306,8 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
     for p in out_dir.glob(f'{temp_prefix(MANIFEST)}*'):
         _remove(p)
     if 'semantickitti' in spec.formats:
-        semantickitti.write_label_map(out_dir)
+        semantickitti.write_label_map(out_dir, spec.perception.label_map,
+                                      [s.index for s in spec.sequences])
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:
