@@ -21,11 +21,12 @@ from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.dataset.box_sink import BoxSink
 from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.files import layout_points, staged_tree
 
-FORMATS = ('mcap', 'semantickitti', 'pcd')
+FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object')
 DEFAULT_FORMATS = ('mcap',)
 
 
@@ -47,7 +48,7 @@ def parse_formats(value, name='--formats'):
 def check_rig(formats, sensors, name='formats'):
     """Refuse formats the rig (RigSensors) cannot fill: no lidar_3d, a layout PCD cannot hold."""
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
-    for fmt in ('semantickitti', 'pcd'):
+    for fmt in ('semantickitti', 'pcd', 'kitti_object'):
         if fmt in formats and not lidars:
             raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
     if 'pcd' in formats:
@@ -103,9 +104,17 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
-def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception()):
-    """Return {format: sink} of the non-MCAP formats of a recording (options: Perception)."""
+def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception(),
+          world=None, base_at=None):
+    """
+    Return {format: sink} of the non-MCAP formats of a recording (options: Perception).
+
+    world and base_at (the base trajectory): for kitti_object's boxes and for deskew.
+    """
     out = {}
+    if 'kitti_object' in formats:
+        out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at,
+                                      options.boxes)
     if 'semantickitti' in formats:
         out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options)
     if 'pcd' in formats:

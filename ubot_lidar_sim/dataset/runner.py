@@ -42,7 +42,7 @@ from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.record import check_recording, record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
-from ubot_lidar_sim.output import semantickitti
+from ubot_lidar_sim.output import kitti_object, semantickitti
 from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
 
 MANIFEST = 'manifest.jsonl'
@@ -149,7 +149,8 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
                            compression=spec.compression,
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
-                               spec.key(seq), spec.perception))
+                               spec.key(seq), spec.perception, world,
+                               spec_mod.make_trajectory(seq.trajectory)))
     except OSError as exc:          # a full disk: name the user's file, not a temporary
         remove_sequence(out_dir, seq)
         if isinstance(exc, WriteError) or (exc.filename is not None and not str(
@@ -187,6 +188,7 @@ def _final_names(out_dir, seq):
     out_dir = Path(out_dir)
     return [*sequence_files(out_dir, seq), out_dir / f'{seq.name}',
             semantickitti.sequence_dir(out_dir, seq.index), formats_mod.pcd_dir(out_dir, seq.name),
+            kitti_object.sequence_dir(out_dir, seq.index),
             out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
 
 

@@ -1,0 +1,55 @@
+"""
+The ``kitti_object`` format of a recording: boxes and tracks of the first lidar_3d sensor.
+
+``DIR/kitti_object/NN/`` (NN: the sequence's index in the spec, as SemanticKITTI's):
+``label_2/NNNNNN.txt`` and ``calib/NNNNNN.txt`` per sweep (KITTI object labels,
+output/kitti_object.py) and ``label_02.txt``, the tracks in KITTI's tracking label format (each
+line ``frame track_id`` and the 15 object values). The boxes: every trajectory actor and the
+static objects of the spec's ``boxes:`` classes (output/boxes.py), at each sweep's stamp.
+"""
+
+from pathlib import Path
+
+from ubot_lidar_sim.dataset.trajectory import Mounted
+from ubot_lidar_sim.output import boxes as boxes_mod, kitti_object
+from ubot_lidar_sim.output.files import staged_tree
+
+
+def sensor_fov(cfg):
+    """Return (vertical_fov_up_deg, vertical_fov_down_deg, horizontal_fov_deg, max_range_m)."""
+    return (float(cfg.vertical_fov_up_deg), float(cfg.vertical_fov_down_deg),
+            float(cfg.horizontal_fov_deg), float(cfg.max_range_m))
+
+
+class BoxSink:
+    """KITTI object labels (and tracks) per sweep of the first lidar_3d sensor."""
+
+    def __init__(self, out_dir, number, sensors, world, base_at, classes=()):
+        self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
+        self.root = Path(out_dir)
+        self.final = kitti_object.sequence_dir(out_dir, number)
+        self.tmp = staged_tree(self.final)
+        self.shapes = boxes_mod.shapes(world, classes)
+        self.pose_at = Mounted(base_at, self.sensor.mount)
+        self.fov = sensor_fov(self.sensor.cfg)
+        self.names, self.tracks = [], []
+
+    def boxes(self, frame):
+        """Return the BOX_DTYPE array of a sweep of the sensor."""
+        return boxes_mod.frame_boxes(self.shapes, frame.result.points, frame.stamp_s,
+                                     self.pose_at, self.fov)
+
+    def add(self, frame):
+        """Write the sweep's label and calib files when it is a sweep of the sensor."""
+        if frame.sensor is not self.sensor:
+            return
+        boxes = self.boxes(frame)
+        self.names += kitti_object.write_frame(self.tmp, frame.index, boxes)
+        for box, line in zip(boxes, kitti_object.label_lines(boxes).splitlines()):
+            self.tracks.append(f'{frame.index} {int(box["track_id"])} {line}\n')
+
+    def close(self):
+        """Write label_02.txt; return the files written (relative to DIR)."""
+        (self.tmp / 'label_02.txt').write_text(''.join(self.tracks), encoding='ascii')
+        rel = self.final.relative_to(self.root)
+        return sorted(str(rel / n) for n in self.names + ['label_02.txt'])
