@@ -23,7 +23,9 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.dataset.box_sink import BoxSink
 from ubot_lidar_sim.dataset.perception import Perception
+from ubot_lidar_sim.dataset.trajectory import Mounted
 from ubot_lidar_sim.output import pcd, semantickitti
+from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import layout_points, staged_tree
 
 FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object')
@@ -64,14 +66,19 @@ def pcd_dir(out_dir, seq_name):
 class KittiSink:
     """The SemanticKITTI sequence of the first lidar_3d sensor of a recording."""
 
-    def __init__(self, out_dir, number, sensors, key, options=Perception()):
+    def __init__(self, out_dir, number, sensors, key, options=Perception(), base_at=None):
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
         self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
+        # deskew: the scans in the sensor frame at their stamps (output/deskew.py)
+        self.pose_at = Mounted(base_at, self.sensor.mount) if options.deskew else None
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
         if frame.sensor is self.sensor:
-            self.writer.add(frame.result.points, frame.result.sensor_pose, frame.stamp_s)
+            points = frame.result.points
+            if self.pose_at is not None:
+                points = deskewed(points, frame.stamp_s, self.pose_at)
+            self.writer.add(points, frame.result.sensor_pose, frame.stamp_s)
 
     def close(self):
         """Write the sequence's text files; returns its files (relative to DIR)."""
@@ -116,7 +123,7 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
         out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at,
                                       options.boxes)
     if 'semantickitti' in formats:
-        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options)
+        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
     if 'pcd' in formats:
         out['pcd'] = PcdSink(out_dir, seq_name)
     return out

@@ -48,3 +48,12 @@ def deskew_xyz(points, stamp_s, sensor_pose_at):
     at_stamp = np.asarray(sensor_pose_at(np.array([float(stamp_s)])), np.float64)[0]
     return moved_points(xyz, invert(at_point), np.broadcast_to(invert(at_stamp),
                                                                at_point.shape))
+
+
+def deskewed(points, stamp_s, sensor_pose_at):
+    """Return a copy of full-layout points with x y z in the sensor frame at stamp_s."""
+    out = points.copy()
+    xyz = deskew_xyz(points, stamp_s, sensor_pose_at)
+    for k, name in enumerate(('x', 'y', 'z')):
+        out[name] = xyz[:, k]
+    return out
