@@ -148,3 +148,34 @@ def test_a_kitti_label_line_by_hand():
     line = kitti_object.label_lines(box).split()
     assert line[:4] == ['Car', '0.00', '0', '-1.57'] and line[8:] == [
         '1.50', '2.00', '4.00', '0.00', '0.00', '10.00', '-1.57']
+
+
+def read_openpcdet_labels(path):
+    """Return [(centre (3,), size (3,), heading, category)] of an OpenPCDet custom label file."""
+    out = []
+    for line in path.read_text().splitlines():
+        v = line.split()
+        assert len(v) == 8
+        out.append((np.array(v[0:3], float), np.array(v[3:6], float), float(v[6]), v[7]))
+    return out
+
+
+def test_openpcdet_custom_frames_hold_the_same_boxes_as_the_kitti_labels(tmp_path):
+    out = _dataset(tmp_path, {'formats': ['kitti_object', 'openpcdet']})
+    root = out / 'openpcdet' / '00'
+    assert (root / 'ImageSets' / 'train.txt').read_text().split() == ['000000', '000001',
+                                                                      '000002']
+    for k in range(3):
+        points = np.load(root / 'points' / f'{k:06d}.npy')
+        assert points.dtype == np.float32 and points.shape[1] == 4 and len(points) > 100
+        pcdet = read_openpcdet_labels(root / 'labels' / f'{k:06d}.txt')
+        seq = out / 'kitti_object' / '00'
+        calib = read_kitti_calib(seq / 'calib' / f'{k:06d}.txt')
+        for (centre, size, heading, category), label in zip(
+                pcdet, read_kitti_labels(seq / 'label_2' / f'{k:06d}.txt')):
+            want = to_lidar(label, calib)
+            assert category == label['type']
+            # bound: KITTI's 2-decimal text against OpenPCDet's 4-decimal text
+            np.testing.assert_allclose(centre, want[0], atol=0.011)
+            np.testing.assert_allclose(size, want[1], atol=0.011)  # bound: as above
+            assert abs(np.angle(np.exp(1j * (heading - want[2])))) < 0.011  # bound: as above

@@ -11,7 +11,8 @@ static objects of the spec's ``boxes:`` classes (output/boxes.py), at each sweep
 from pathlib import Path
 
 from ubot_lidar_sim.dataset.trajectory import Mounted
-from ubot_lidar_sim.output import boxes as boxes_mod, kitti_object
+from ubot_lidar_sim.output import boxes as boxes_mod, kitti_object, openpcdet
+from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import staged_tree
 
 
@@ -24,10 +25,12 @@ def sensor_fov(cfg):
 class BoxSink:
     """KITTI object labels (and tracks) per sweep of the first lidar_3d sensor."""
 
+    writer = kitti_object
+
     def __init__(self, out_dir, number, sensors, world, base_at, classes=()):
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
         self.root = Path(out_dir)
-        self.final = kitti_object.sequence_dir(out_dir, number)
+        self.final = self.writer.sequence_dir(out_dir, number)
         self.tmp = staged_tree(self.final)
         self.shapes = boxes_mod.shapes(world, classes)
         self.pose_at = Mounted(base_at, self.sensor.mount)
@@ -53,3 +56,30 @@ class BoxSink:
         (self.tmp / 'label_02.txt').write_text(''.join(self.tracks), encoding='ascii')
         rel = self.final.relative_to(self.root)
         return sorted(str(rel / n) for n in self.names + ['label_02.txt'])
+
+
+class OpenPCDetSink(BoxSink):
+    """OpenPCDet's custom dataset per sweep of the first lidar_3d sensor (output/openpcdet.py)."""
+
+    writer = openpcdet
+
+    def __init__(self, out_dir, number, sensors, world, base_at, options):
+        super().__init__(out_dir, number, sensors, world, base_at, options.boxes)
+        self.deskew = options.deskew
+        self.frames = []
+
+    def add(self, frame):
+        """Write the sweep's points and boxes when it is a sweep of the sensor."""
+        if frame.sensor is not self.sensor:
+            return
+        points = frame.result.points
+        if self.deskew:
+            points = deskewed(points, frame.stamp_s, self.pose_at)
+        self.names += openpcdet.write_frame(self.tmp, frame.index, points, self.boxes(frame))
+        self.frames.append(frame.index)
+
+    def close(self):
+        """Write the ImageSets; return the files written (relative to DIR)."""
+        self.names += openpcdet.write_splits(self.tmp, self.frames)
+        rel = self.final.relative_to(self.root)
+        return sorted(str(rel / n) for n in self.names)

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
-from ubot_lidar_sim.dataset.box_sink import BoxSink
+from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
 from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.dataset.trajectory import Mounted
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import layout_points, staged_tree
 
-FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object')
+FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
 DEFAULT_FORMATS = ('mcap',)
 
 
@@ -50,7 +50,7 @@ def parse_formats(value, name='--formats'):
 def check_rig(formats, sensors, name='formats'):
     """Refuse formats the rig (RigSensors) cannot fill: no lidar_3d, a layout PCD cannot hold."""
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
-    for fmt in ('semantickitti', 'pcd', 'kitti_object'):
+    for fmt in ('semantickitti', 'pcd', 'kitti_object', 'openpcdet'):
         if fmt in formats and not lidars:
             raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
     if 'pcd' in formats:
@@ -122,6 +122,8 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
     if 'kitti_object' in formats:
         out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at,
                                       options.boxes)
+    if 'openpcdet' in formats:
+        out['openpcdet'] = OpenPCDetSink(out_dir, seq_index, sensors, world, base_at, options)
     if 'semantickitti' in formats:
         out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
     if 'pcd' in formats:

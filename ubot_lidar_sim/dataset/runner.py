@@ -42,7 +42,7 @@ from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.record import check_recording, record
 from ubot_lidar_sim.dataset.rig import Rig, RigSensor
-from ubot_lidar_sim.output import kitti_object, semantickitti
+from ubot_lidar_sim.output import kitti_object, openpcdet, semantickitti
 from ubot_lidar_sim.output.files import atomic_write, open_append, temp_prefix, WriteError
 
 MANIFEST = 'manifest.jsonl'
@@ -189,6 +189,7 @@ def _final_names(out_dir, seq):
     return [*sequence_files(out_dir, seq), out_dir / f'{seq.name}',
             semantickitti.sequence_dir(out_dir, seq.index), formats_mod.pcd_dir(out_dir, seq.name),
             kitti_object.sequence_dir(out_dir, seq.index),
+            openpcdet.sequence_dir(out_dir, seq.index),
             out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
 
 
