@@ -63,15 +63,21 @@ def _bounds(vertices):
     return local, hi - lo
 
 
-def shapes(world, classes=()):
-    """Return the Shapes of world's trajectory actors and its static objects of classes."""
+def shapes(world, classes=(), poses=None):
+    """
+    Return the Shapes of world's actors and its static objects of classes.
+
+    poses: {actor name: pose_at} (a node's actor_frames.poses: /tf frame actors too); None:
+    the actors' trajectories (a /tf frame actor is not drawn offline).
+    """
     out = []
     for k, actor in enumerate(world.actors):
-        if actor.trajectory is None or not len(actor.geometry.vertices):
-            continue            # a /tf frame actor is not drawn offline
+        pose_at = actor.trajectory if poses is None else poses.get(actor.name)
+        if pose_at is None or not len(actor.geometry.vertices):
+            continue
         local, size = _bounds(np.asarray(actor.geometry.vertices, np.float64))
         out.append(Shape(k + 1, actor.name, actor.obj.class_id, actor.obj.material, k + 1,
-                         local, size, actor.trajectory))
+                         local, size, pose_at))
     for i, (obj, geom) in enumerate(zip(world.objects, world.geometries)):
         if obj.class_id not in classes or not len(geom.vertices):
             continue
