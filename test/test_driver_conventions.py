@@ -14,12 +14,18 @@ Each vendor driver's conventions, against values read from its source (issue 43)
   sensing/livox/livox_tag_filter/README.md (bits 2-3: 01 high confidence noise, 10 moderate).
 """
 
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
 import numpy as np
+from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core import labels
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.sensors import driver_order
-from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
+from ubot_lidar_sim.core.sensors.point_layouts import (configured_layout, FULL_DTYPE, to_layout,
+                                                       VELODYNE_DTYPE)
 from ubot_lidar_sim.output.messages import livox_custom_msg
+import yaml
 
 # Points straight ahead (+x), to the left (+y), behind (-x) and to the right (-y), level.
 XY = np.array([[10.0, 0.0], [0.0, 10.0], [-10.0, 0.0], [0.0, -10.0]])
@@ -89,3 +95,39 @@ def test_firing_order_sorts_by_time_and_keeps_the_order_of_one_firing():
     pts = np.zeros(5, FULL_DTYPE)
     pts['time'] = [0.2, 0.1, 0.1, 0.0, 0.2]
     np.testing.assert_array_equal(driver_order.firing_order(pts), [3, 1, 2, 0, 4])
+
+
+def test_velodyne_layout_points_come_in_firing_order_full_keeps_its_rings():
+    pts = np.zeros(6, FULL_DTYPE)
+    pts['ring'] = [0, 0, 0, 1, 1, 1]              # ring by ring, as the core packs a sweep
+    pts['time'] = [0.0, 0.1, 0.2, 0.01, 0.11, 0.21]
+    velo = configured_layout(pts, LidarConfig(point_layout='velodyne'), 0)
+    np.testing.assert_array_equal(velo['ring'], [0, 1, 0, 1, 0, 1])
+    assert np.all(np.diff(velo['time']) >= 0)
+    full = configured_layout(pts, LidarConfig(point_layout='full'), 0)
+    np.testing.assert_array_equal(full['ring'], pts['ring'])
+
+
+def test_a_recorded_velodyne_cloud_runs_forward_in_time_and_its_labels_follow_it(tmp_path):
+    world = {'objects': [{'name': 'ground', 'type': 'plane', 'size_m': [60, 60]},
+                         {'name': 'wall', 'type': 'box', 'size_m': [0.2, 6, 4], 'class_id': 50,
+                          'pose': {'xyz': [10.1, 0, 2]}}]}
+    (tmp_path / 'world.yaml').write_text(yaml.safe_dump(world))
+    spec = {'worlds': [str(tmp_path / 'world.yaml')], 'frames': 1,
+            'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0],
+                         'params': {'channels': 8, 'horizontal_samples': 180,
+                                    'point_layout': 'velodyne', 'model': 'geometric'}}]}
+    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
+    out = tmp_path / 'out'
+    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
+                 '--quiet']) == 0
+    with open(out / 'seq_0000.mcap', 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        cloud = next(m for _, _, _, m in reader.iter_decoded_messages(topics=['/points']))
+    pts = np.frombuffer(bytes(cloud.data), dtype=VELODYNE_DTYPE)
+    assert np.all(np.diff(pts['time']) >= 0)
+    cls = np.load(out / 'seq_0000.labels.npz')['lidar_3d/0000/class_id']
+    # The wall's face is x = 10, |y| <= 3: its points, and only they, carry its class.
+    face = (np.abs(pts['x'] - 10.0) < 0.01) & (np.abs(pts['y']) <= 3.0)
+    assert face.sum() > 20
+    np.testing.assert_array_equal(cls == 50, face)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
+from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
 from ubot_lidar_sim.dataset.rig import end_s as recording_end_s, frame_counts
 from ubot_lidar_sim.output import rosbag
@@ -179,14 +180,15 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
                 sink.add(fr)
             s, stamp_ns, log_ns = fr.sensor, rosbag.ns(fr.stamp_s), rosbag.ns(fr.publish_s)
             if s.kind == 'lidar_3d':
-                cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
+                points = driver_points(fr.result.points, s.cfg)    # the cloud's order
+                cloud = configured_layout(points, s.cfg, stamp_ns)
                 msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
                 stats.points += len(cloud)
                 if labels is not None:  # written now: no sweep is kept
                     key = f'{s.name}/{fr.index:04d}'
-                    labels.add(f'{key}/class_id', fr.result.points['class_id'])
-                    labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
-                    labels.add(f'{key}/material', fr.result.points['material'])
+                    labels.add(f'{key}/class_id', points['class_id'])
+                    labels.add(f'{key}/instance_id', points['instance_id'])
+                    labels.add(f'{key}/material', points['material'])
                     stamps.setdefault(s.name, []).append(stamp_ns)
             elif s.kind == 'laser_scan':
                 msg = rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)

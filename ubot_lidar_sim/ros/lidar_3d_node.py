@@ -19,6 +19,7 @@ from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.failures import ScanProcessExited, ScanProcessHung
 from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
+from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
 from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
@@ -131,7 +132,7 @@ class Lidar3DNode(SensorNode):
         self._points_pub.publish(msg)
         if self._custom_pub is not None:
             self._custom_pub.publish(custom_msg_cdr(
-                livox_custom_msg(result.points, cfg.frame_id, stamp_ns)))
+                livox_custom_msg(driver_points(result.points, cfg), cfg.frame_id, stamp_ns)))
         self.latest.remember(msg, f'{len(points)} points')
         if self.world.actors and self._boxes_pub.get_subscription_count() > 0:
             stamp_s = stamp_ns * 1e-9

@@ -88,3 +88,21 @@ def livox_tags(class_id):
 def firing_order(points):
     """Return the indices (P,) that put a sweep's points in firing order (stable by time)."""
     return np.argsort(points['time'], kind='stable')
+
+
+#: The layouts whose drivers publish in firing order: velodyne_pointcloud's containers push
+#: each return as its packet is decoded (ros-drivers/velodyne
+#: velodyne_pointcloud/src/lib/rawdata.cc unpack), Nebula's decoders append each point as they
+#: unpack (the decoder files above), livox_ros_driver2 copies each packet's points in turn
+#: (src/comm/pub_handler.cpp). ouster (its rows) and full (ours) keep the ring-major order.
+FIRING_ORDER_LAYOUTS = ('velodyne', 'autoware', 'livox')
+
+
+def driver_points(points, cfg):
+    """Return full-layout points in the order cfg.point_layout's driver publishes them."""
+    if cfg.point_layout not in FIRING_ORDER_LAYOUTS or len(points) < 2:
+        return points
+    order = firing_order(points)
+    if np.all(order[1:] > order[:-1]):
+        return points
+    return points[order]

@@ -12,8 +12,9 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
-from ubot_lidar_sim.core.sensors.driver_order import (livox_tags, nebula_angles,
-                                                      velodyne_return_types, vendor_of)
+from ubot_lidar_sim.core.sensors.driver_order import (driver_points, livox_tags,
+                                                      nebula_angles, velodyne_return_types,
+                                                      vendor_of)
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -131,8 +132,14 @@ def return_type_table(return_mode=None) -> np.ndarray:
 
 
 def configured_layout(points: np.ndarray, cfg, stamp_ns: int) -> np.ndarray:
-    """Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode)."""
-    return to_layout(points, cfg.point_layout, cfg.ambient_counts, stamp_ns, cfg.return_mode,
+    """
+    Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode).
+
+    In the order its driver publishes (driver_order.driver_points: firing order for velodyne,
+    autoware and livox); the labels of a recording follow the same order.
+    """
+    return to_layout(driver_points(points, cfg), cfg.point_layout, cfg.ambient_counts,
+                     stamp_ns, cfg.return_mode,
                      (vendor_of(getattr(cfg, 'preset', 'custom')), cfg.channels))
 
 
