@@ -6,6 +6,8 @@ keys P0-P3, R0_rect, Tr_velo_to_cam, Tr_imu_to_velo) and OpenPCDet's box convers
 (open-mmlab/OpenPCDet pcdet/utils/box_utils.py, boxes3d_kitti_camera_to_lidar).
 """
 
+import json
+
 import numpy as np
 import pytest
 from ubot_lidar_sim.cli import main
@@ -83,6 +85,8 @@ def _dataset(tmp_path, extra=None):
 def test_every_box_holds_95_percent_of_its_instance_points_and_kitti_labels_parse(tmp_path):
     out = _dataset(tmp_path)
     seq = out / 'kitti_object' / '00'
+    rows = {(r['frame'], r['track_id']): r for r in map(
+        json.loads, (seq / 'boxes.jsonl').read_text().splitlines())}
     for k in range(3):
         labels = read_kitti_labels(seq / 'label_2' / f'{k:06d}.txt')
         calib = read_kitti_calib(seq / 'calib' / f'{k:06d}.txt')
@@ -97,6 +101,9 @@ def test_every_box_holds_95_percent_of_its_instance_points_and_kitti_labels_pars
             # between the stamp and the ray's firing (0.5 m/s x one 0.1 s sweep)
             share = _inside(mine, centre, size, heading, boxes.POINT_MARGIN_M + SPEED * PERIOD)
             assert share.mean() >= 0.95
+            # num_points: the instance's points moved to the stamp, inside the box; all here.
+            row = rows[(k, inst)]
+            assert row['num_points'] == len(mine) and row['occlusion'] == 0
     tracks = [line.split() for line in (seq / 'label_02.txt').read_text().splitlines()]
     assert [(int(t[0]), int(t[1])) for t in tracks] == [(k, i) for k in range(3) for i in (1, 2)]
 

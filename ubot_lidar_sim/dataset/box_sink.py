@@ -4,10 +4,13 @@ The ``kitti_object`` format of a recording: boxes and tracks of the first lidar_
 ``DIR/kitti_object/NN/`` (NN: the sequence's index in the spec, as SemanticKITTI's):
 ``label_2/NNNNNN.txt`` and ``calib/NNNNNN.txt`` per sweep (KITTI object labels,
 output/kitti_object.py) and ``label_02.txt``, the tracks in KITTI's tracking label format (each
-line ``frame track_id`` and the 15 object values). The boxes: every trajectory actor and the
+line ``frame track_id`` and the 15 object values) and ``boxes.jsonl``, one JSON row per box
+with what KITTI's format has no room for (track id, name, roll / pitch / yaw, num_points,
+occluded_fraction; output/boxes.py box_rows). The boxes: every trajectory actor and the
 static objects of the spec's ``boxes:`` classes (output/boxes.py), at each sweep's stamp.
 """
 
+import json
 from pathlib import Path
 
 from ubot_lidar_sim.dataset.trajectory import Mounted
@@ -35,7 +38,7 @@ class BoxSink:
         self.shapes = boxes_mod.shapes(world, classes)
         self.pose_at = Mounted(base_at, self.sensor.mount)
         self.fov = sensor_fov(self.sensor.cfg)
-        self.names, self.tracks = [], []
+        self.names, self.tracks, self.rows = [], [], []
 
     def boxes(self, frame):
         """Return the BOX_DTYPE array of a sweep of the sensor."""
@@ -50,12 +53,15 @@ class BoxSink:
         self.names += kitti_object.write_frame(self.tmp, frame.index, boxes)
         for box, line in zip(boxes, kitti_object.label_lines(boxes).splitlines()):
             self.tracks.append(f'{frame.index} {int(box["track_id"])} {line}\n')
+        self.rows += boxes_mod.box_rows(boxes, self.shapes, frame.index, frame.stamp_s)
 
     def close(self):
-        """Write label_02.txt; return the files written (relative to DIR)."""
+        """Write label_02.txt and boxes.jsonl; return the files written (relative to DIR)."""
         (self.tmp / 'label_02.txt').write_text(''.join(self.tracks), encoding='ascii')
+        (self.tmp / 'boxes.jsonl').write_text(
+            ''.join(json.dumps(r, sort_keys=True) + '\n' for r in self.rows), encoding='utf-8')
         rel = self.final.relative_to(self.root)
-        return sorted(str(rel / n) for n in self.names + ['label_02.txt'])
+        return sorted(str(rel / n) for n in self.names + ['label_02.txt', 'boxes.jsonl'])
 
 
 class OpenPCDetSink(BoxSink):

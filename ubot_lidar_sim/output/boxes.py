@@ -178,3 +178,15 @@ def frame_boxes(items, points, stamp_s, sensor_pose_at, fov):
                   share, 3 if not crossing else int(np.searchsorted([0.1, 0.5], share)),
                   truncation(pose, item.size, fov))
     return out
+
+
+def box_rows(boxes, items, frame, stamp_s):
+    """Return JSON rows (dicts) of a frame's boxes (B,) BOX_DTYPE of Shapes items."""
+    return [{'frame': int(frame), 'stamp_s': float(stamp_s), 'track_id': int(b['track_id']),
+             'name': item.name, 'class_id': int(b['class_id']), 'material': int(b['material']),
+             'center': [round(float(v), 6) for v in b['center']],
+             'size': [round(float(v), 6) for v in b['size']],
+             'rpy': [round(float(v), 6) for v in b['rpy']], 'num_points': int(b['num_points']),
+             'occluded_fraction': round(float(b['occluded_fraction']), 4),
+             'occlusion': int(b['occlusion']), 'truncation': round(float(b['truncation']), 4)}
+            for b, item in zip(boxes, items)]
