@@ -159,7 +159,7 @@ def _write_semantickitti(args, outputs):
         for res in outputs:
             writer.add(res.points, res.sensor_pose, res.stamp_s)
         writer.close()
-        semantickitti.write_label_map(root)
+        semantickitti.write_label_map(root, sequences=(args.sequence,))
     return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
 
 

@@ -17,7 +17,7 @@ import sys
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.formats import FORMATS
-from ubot_lidar_sim.dataset.spec import load_spec, with_formats
+from ubot_lidar_sim.dataset.spec import load_spec, with_formats, with_perception
 from ubot_lidar_sim.pipeline.interrupts import exit_code, raise_on_sigterm
 
 
@@ -35,6 +35,11 @@ def add_parser(sub):
     p.add_argument('--quiet', action='store_true', help='no progress bar')
     p.add_argument('--formats', metavar='F1,F2', help='formats of every sequence, replacing the '
                    f"spec's formats: (default mcap): {', '.join(FORMATS)}")
+    p.add_argument('--label-map', choices=('native', 'semantickitti'),
+                   help="SemanticKITTI's ids: the world's class ids (native) or SemanticKITTI's "
+                   "own, replacing the spec's label_map")
+    p.add_argument('--deskew', action='store_true', help='ego-motion-compensated SemanticKITTI '
+                   "scans (the spec's deskew: true)")
     return p
 
 
@@ -85,6 +90,7 @@ def run_command(args):
         spec = load_spec(args.spec)
         if args.formats is not None:
             spec = with_formats(spec, args.formats, '--formats')
+        spec = with_perception(spec, args.label_map, args.deskew)
         workers = workers_of(args)
         summary = runner.run(spec, args.out, workers=workers, address=args.address,
                              show_progress=not args.quiet)

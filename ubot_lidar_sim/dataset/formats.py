@@ -21,11 +21,15 @@ from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
+from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.atomic import staged_tree
+from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import layout_points
+from ubot_lidar_sim.pipeline.trajectory import Mounted
 
-FORMATS = ('mcap', 'semantickitti', 'pcd')
+FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
 DEFAULT_FORMATS = ('mcap',)
 
 
@@ -47,7 +51,7 @@ def parse_formats(value, name='--formats'):
 def check_rig(formats, sensors, name='formats'):
     """Refuse formats the rig (RigSensors) cannot fill: no lidar_3d, a layout PCD cannot hold."""
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
-    for fmt in ('semantickitti', 'pcd'):
+    for fmt in ('semantickitti', 'pcd', 'kitti_object', 'openpcdet'):
         if fmt in formats and not lidars:
             raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
     if 'pcd' in formats:
@@ -63,14 +67,19 @@ def pcd_dir(out_dir, seq_name):
 class KittiSink:
     """The SemanticKITTI sequence of the first lidar_3d sensor of a recording."""
 
-    def __init__(self, out_dir, number, sensors, key):
+    def __init__(self, out_dir, number, sensors, key, options=Perception(), base_at=None):
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
-        self.writer = semantickitti.SequenceWriter(out_dir, number, key)
+        self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
+        # deskew: the scans in the sensor frame at their stamps (output/deskew.py)
+        self.pose_at = Mounted(base_at, self.sensor.mount) if options.deskew else None
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
         if frame.sensor is self.sensor:
-            self.writer.add(frame.result.points, frame.result.sensor_pose, frame.stamp_s)
+            points = frame.result.points
+            if self.pose_at is not None:
+                points = deskewed(points, frame.stamp_s, self.pose_at)
+            self.writer.add(points, frame.result.sensor_pose, frame.stamp_s)
 
     def close(self):
         """Write the sequence's text files; returns its files (relative to DIR)."""
@@ -103,11 +112,21 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
-def sinks(formats, out_dir, seq_index, seq_name, sensors, key):
-    """Return {format: sink} of the non-MCAP formats of a recording."""
+def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception(),
+          world=None, base_at=None):
+    """
+    Return {format: sink} of the non-MCAP formats of a recording (options: Perception).
+
+    world and base_at (the base trajectory): for kitti_object's boxes and for deskew.
+    """
     out = {}
+    if 'kitti_object' in formats:
+        out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at,
+                                      options.boxes)
+    if 'openpcdet' in formats:
+        out['openpcdet'] = OpenPCDetSink(out_dir, seq_index, sensors, world, base_at, options)
     if 'semantickitti' in formats:
-        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key)
+        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
     if 'pcd' in formats:
         out['pcd'] = PcdSink(out_dir, seq_name)
     return out

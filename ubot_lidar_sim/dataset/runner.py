@@ -30,7 +30,7 @@ from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
-from ubot_lidar_sim.output import semantickitti
+from ubot_lidar_sim.output import kitti_object, openpcdet, semantickitti
 from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
 from ubot_lidar_sim.pipeline.record import check_recording, record
 from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
@@ -132,7 +132,8 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
                            compression=spec.compression,
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
-                               spec.key(seq)))
+                               spec.key(seq), spec.perception, world,
+                               spec_mod.make_trajectory(seq.trajectory)))
     except OSError as exc:          # a full disk: name the user's file, not a temporary
         remove_sequence(out_dir, seq)
         if isinstance(exc, WriteError) or (exc.filename is not None and not str(
@@ -170,6 +171,8 @@ def _final_names(out_dir, seq):
     out_dir = Path(out_dir)
     return [*sequence_files(out_dir, seq), out_dir / f'{seq.name}',
             semantickitti.sequence_dir(out_dir, seq.index), formats_mod.pcd_dir(out_dir, seq.name),
+            kitti_object.sequence_dir(out_dir, seq.index),
+            openpcdet.sequence_dir(out_dir, seq.index),
             out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
 
 
@@ -289,7 +292,8 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
     for p in out_dir.glob(f'{temp_prefix(MANIFEST)}*'):
         _remove(p)
     if 'semantickitti' in spec.formats:
-        semantickitti.write_label_map(out_dir)
+        semantickitti.write_label_map(out_dir, spec.perception.label_map,
+                                      [s.index for s in spec.sequences])
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:

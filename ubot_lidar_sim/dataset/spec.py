@@ -19,14 +19,16 @@ from ubot_lidar_sim.core.physics.weather import Weather, weather_from
 from ubot_lidar_sim.core.poses import (BodyTwist, pose_matrix_deg, twist_from_cli,
                                        WaypointPath)
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
+from ubot_lidar_sim.dataset import perception as perception_mod
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
+from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output.ros_names import check_frame_id
 from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 from ubot_lidar_sim.pipeline.record import check_sensor_topic, MAX_FRAMES
 from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, SENSOR_KINDS
 
 SPEC_KEYS = ('worlds', 'trajectories', 'sensors', 'weather', 'seeds', 'frames', 'base_frame',
-             'tf_rate_hz', 'compression', 'formats')
+             'tf_rate_hz', 'compression', 'formats', *perception_mod.KEYS)
 SENSOR_KEYS = ('type', 'name', 'preset', 'params', 'params_file', 'mount', 'topic')
 TRAJECTORY_KEYS = ('name', 'pose', 'twist', 'waypoints', 'speed_m_s')
 DEFAULT_POSE = (0.0, 0.0, 0.5, 0.0, 0.0, 0.0)   # base_link: the CLI's terrain_sensor default
@@ -78,6 +80,7 @@ class DatasetSpec:
     compression: str
     sequences: tuple
     formats: tuple = DEFAULT_FORMATS
+    perception: Perception = Perception()
 
     def parameters(self, seq):
         """Everything that decides a sequence's files, as plain JSON data."""
@@ -87,6 +90,7 @@ class DatasetSpec:
                'sensors': [s.__dict__ for s in self.sensors]}
         if self.formats != DEFAULT_FORMATS:     # the keys of earlier specs stay as they were
             out['formats'] = list(self.formats)
+        out.update(self.perception.parameters())
         return out
 
     def key(self, seq):
@@ -299,6 +303,10 @@ def parse_spec(data, source='<spec>', base_dir=None):
     seqs = tuple(Sequence(n, f'seq_{n:04d}', w, t, wx, s, frames)
                  for n, (w, t, wx, s) in enumerate(combos))
     spec = DatasetSpec(source, tuple(sensors), base_frame, float(tf_rate), compression, seqs)
+    try:
+        spec = replace(spec, perception=perception_mod.parse(data))
+    except ConfigError as e:
+        raise ctx.error(e.name, f'expected {e.allowed}, got {short(e.value)}') from None
     if 'formats' not in data:
         return spec
     try:
@@ -333,3 +341,15 @@ def load_spec(path):
     except yaml.YAMLError as e:
         raise SpecError(f'{path}: not valid YAML ({" ".join(str(e).split())})') from None
     return parse_spec(data, str(path), path.parent)
+
+
+def with_perception(spec, label_map=None, deskew=False):
+    """Return spec with the CLI's --label-map (None: the spec's) and --deskew (True: on)."""
+    opts = {}
+    if label_map is not None:
+        opts['label_map'] = label_map
+    if deskew:
+        opts['deskew'] = True
+    if not opts:
+        return spec
+    return replace(spec, perception=perception_mod.parse(opts, spec.perception))

@@ -17,6 +17,8 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from ubot_lidar_sim.core.sensors.driver_order import livox_tags
+
 MSG_PACKAGE = 'ubot_lidar_sim_msgs'
 #: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
 CLOCK_START_NS = 1_000_000_000
@@ -156,7 +158,8 @@ def livox_custom_msg(points, frame_id, stamp_ns, lidar_id=0) -> Message:
 
     timebase = the header stamp (int ns), offset_time = the point's time in ns after it
     (uint32: LidarConfig asks stamp_at start), reflectivity = the calibrated intensity byte,
-    tag 0 (no noise flags), line = ring. ``points`` is a CUSTOM_POINT_CDR record array.
+    tag = the echo class's noise bits (driver_order.livox_tags), line = ring. ``points`` is a
+    CUSTOM_POINT_CDR record array.
     """
     out = np.zeros(len(points), dtype=CUSTOM_POINT_CDR)
     out['offset_time'] = np.rint(points['time'].astype(np.float64) * 1e9).astype(np.uint32)
@@ -164,6 +167,7 @@ def livox_custom_msg(points, frame_id, stamp_ns, lidar_id=0) -> Message:
         out[name] = points[name]
     out['reflectivity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
     out['line'] = points['ring']
+    out['tag'] = livox_tags(points['class_id'])
     return Message(CUSTOM_MSG, {
         'header': header(frame_id, stamp_ns), 'timebase': int(stamp_ns),
         'point_num': len(out), 'lidar_id': int(lidar_id),

@@ -23,8 +23,9 @@ Conventions (KITTI odometry devkit readme.txt; SemanticKITTI API, README and
 - ``times.txt``: each scan's stamp in s from the first scan's, one per line.
 - ``ROOT/poses/NN.txt``: a copy of poses.txt where the KITTI odometry devkit (and KISS-ICP's
   kitti dataloader) read the ground truth.
-- ``ROOT/semantic-kitti.yaml``: the label map in the API's config style (``labels``,
-  ``color_map`` (BGR), ``learning_map``, ``learning_map_inv``, ``learning_ignore``).
+- ``ROOT/semantic-kitti.yaml``: the API's full data config (output/semantickitti_yaml.py);
+  the label ids are the world's class ids or, with ``label_map: semantickitti``,
+  SemanticKITTI's own (output/label_maps.py).
 
 NN is 00..99 (``SEQUENCES``). ``ubot_lidar_sim.json`` in the sequence directory records what
 wrote it (a key), so a later run tells its own sequence from another one.
@@ -34,46 +35,34 @@ import json
 from pathlib import Path
 
 import numpy as np
-from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
+from ubot_lidar_sim.output import label_maps, semantickitti_yaml
 from ubot_lidar_sim.output.atomic import atomic_write, staged_tree
-import yaml
 
 SEQUENCES = 100                   # NN has two digits
 REMISSION_SCALE = 255.0           # intensity byte -> remission in [0, 1]
-LABEL_MAP = 'semantic-kitti.yaml'
+LABEL_MAP = semantickitti_yaml.LABEL_MAP
 MARKER = 'ubot_lidar_sim.json'
 _NO_CAMERA = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
 def class_names():
-    """Return {class id: name}: the material indices (default class ids) and our own classes."""
-    names = dict(enumerate(MATERIAL_NAMES))
-    names[labels.PRECIPITATION_CLASS] = 'precipitation'
-    names[labels.SMOKE_CLASS] = 'smoke'
-    return names
+    """Return {class id: name} of every class id 0-255 (output/label_maps.py)."""
+    return label_maps.native_names()
 
 
-def label_map():
-    """Return the semantic-kitti.yaml mapping of class_names() (colours: a fixed palette)."""
-    names = class_names()
-    ids = sorted(names)
-    return {'labels': names,
-            'color_map': {i: [(i * 67 + 40) % 256, (i * 131 + 90) % 256, (i * 197 + 160) % 256]
-                          for i in ids},
-            'learning_map': {i: k for k, i in enumerate(ids)},
-            'learning_map_inv': dict(enumerate(ids)),
-            'learning_ignore': {k: i == 0 for k, i in enumerate(ids)}}
+def label_map(kind='native', sequences=(0,)):
+    """Return the semantic-kitti.yaml mapping (output/semantickitti_yaml.py)."""
+    return semantickitti_yaml.data_config(kind, sequences)
 
 
-def scan_arrays(points):
+def scan_arrays(points, kind='native'):
     """Return (scan (P, 4) float32 x y z remission, label (P,) uint32) of full-layout points."""
     scan = np.empty((len(points), 4), dtype=np.float32)
     for k, name in enumerate(('x', 'y', 'z')):
         scan[:, k] = points[name]
     scan[:, 3] = np.clip(points['intensity'] / REMISSION_SCALE, 0.0, 1.0)
-    label = points['class_id'].astype(np.uint32)
+    label = label_maps.semantic_ids(points, kind)
     if 'instance_id' in points.dtype.names:
         label |= points['instance_id'].astype(np.uint32) << 16
     return scan, label
@@ -119,9 +108,9 @@ class SequenceWriter:
     once per run by write_label_map (the dataset runner, the scan CLI).
     """
 
-    def __init__(self, root, number, key):
+    def __init__(self, root, number, key, kind='native'):
         check_number(number)
-        self.root, self.number, self.key = Path(root), number, key
+        self.root, self.number, self.key, self.kind = Path(root), number, key, kind
         self.final = sequence_dir(root, number)
         self.tmp = staged_tree(self.final)
         for sub in ('velodyne', 'labels'):
@@ -131,7 +120,7 @@ class SequenceWriter:
     def add(self, points, sensor_pose, stamp_s):
         """Write scan len(stamps): points (P,) full layout, world-from-sensor (4, 4), stamp."""
         k = len(self.stamps)
-        scan, label = scan_arrays(points)
+        scan, label = scan_arrays(points, self.kind)
         scan.astype('<f4').tofile(self.tmp / 'velodyne' / f'{k:06d}.bin')
         label.astype('<u4').tofile(self.tmp / 'labels' / f'{k:06d}.label')
         self.poses.append(np.asarray(sensor_pose, dtype=np.float64))
@@ -164,9 +153,6 @@ class SequenceWriter:
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 
 
-def write_label_map(root):
-    """Write ROOT/semantic-kitti.yaml (label_map()) atomically."""
-    path = Path(root) / LABEL_MAP
-    text = ('# SemanticKITTI-style label map of ubot_lidar_sim (class ids: docs/worlds.md)\n'
-            + yaml.safe_dump(label_map(), sort_keys=True, default_flow_style=None))
-    atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding='utf-8'))
+def write_label_map(root, kind='native', sequences=(0,)):
+    """Write ROOT/semantic-kitti.yaml (label_map(kind, sequences)) atomically."""
+    semantickitti_yaml.write(root, kind, sequences)

@@ -20,6 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
+from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
 from ubot_lidar_sim.output import rosbag
 from ubot_lidar_sim.output.atomic import all_or_none
@@ -176,14 +177,15 @@ def _sensor_message(fr, stats, labels, stamps):
         return rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
     if s.kind != 'lidar_3d':
         return rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
-    cloud = configured_layout(fr.result.points, s.cfg, stamp_ns)
+    points = driver_points(fr.result.points, s.cfg)    # the cloud's order
+    cloud = configured_layout(points, s.cfg, stamp_ns)
     msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
     stats.points += len(cloud)
     if labels is not None:
         key = f'{s.name}/{fr.index:04d}'
-        labels.add(f'{key}/class_id', fr.result.points['class_id'])
-        labels.add(f'{key}/instance_id', fr.result.points['instance_id'])
-        labels.add(f'{key}/material', fr.result.points['material'])
+        labels.add(f'{key}/class_id', points['class_id'])
+        labels.add(f'{key}/instance_id', points['instance_id'])
+        labels.add(f'{key}/material', points['material'])
         stamps.setdefault(s.name, []).append(stamp_ns)
     return msg
 

@@ -3,9 +3,11 @@ The lidar_3d node (docs/nodes.md): a spinning 3D LiDAR publishing PointCloud2.
 
 Each sweep looks up world_frame -> frame_id at every column's firing time (vectorised), calls
 the core LidarSimulator once, packs the requested point layout and publishes it. The field of
-view is published once, latched, on ~/fov_markers (a range preview, ros/markers.py). With
-livox_custom_msg, each sweep also goes out as livox_ros_driver2/CustomMsg on livox/lidar, as raw
-CDR (output/messages.custom_msg_cdr: no message object per point).
+view is published once, latched, on ~/fov_markers (a range preview, ros/markers.py); the
+actors' 3D boxes at each sweep's stamp on ~/boxes while it has a subscriber
+(ros/box_markers.py). With livox_custom_msg, each sweep also goes out as
+livox_ros_driver2/CustomMsg on livox/lidar, as raw CDR (output/messages.custom_msg_cdr: no
+message object per point).
 Services ``~/sample`` and ``~/get_latest`` (ubot_lidar_sim_msgs/GetLatestCloud): see
 ros/services.py.
 """
@@ -17,9 +19,11 @@ from ubot_lidar_sim.core.execution.blocks import BlockPipeline
 from ubot_lidar_sim.core.execution.failures import ScanProcessExited, ScanProcessHung
 from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
+from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
 from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
+from ubot_lidar_sim.ros.box_markers import box_markers, sweep_boxes
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, livox_custom_msg_class
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread
@@ -69,6 +73,7 @@ class Lidar3DNode(SensorNode):
         self._points_pub = self.create_publisher(PointCloud2, 'points', self.output_qos)
         self._marker_pub = self.create_publisher(MarkerArray, '~/fov_markers', latched_qos(1))
         self._fov = FovMarkerThread(self._marker_pub.publish, cfg)
+        self._boxes_pub = self.create_publisher(MarkerArray, '~/boxes', self.output_qos)
         self.latest = LatestMessage(self, GetLatestCloud, 'cloud', self._input_group)
         self._beams = cfg.channels * cfg.horizontal_samples
         self._core_ms = {}
@@ -127,8 +132,14 @@ class Lidar3DNode(SensorNode):
         self._points_pub.publish(msg)
         if self._custom_pub is not None:
             self._custom_pub.publish(custom_msg_cdr(
-                livox_custom_msg(result.points, cfg.frame_id, stamp_ns)))
+                livox_custom_msg(driver_points(result.points, cfg), cfg.frame_id, stamp_ns)))
         self.latest.remember(msg, f'{len(points)} points')
+        if self.world.actors and self._boxes_pub.get_subscription_count() > 0:
+            stamp_s = stamp_ns * 1e-9
+            items, poses = sweep_boxes(self.world, self.actor_frames.poses([stamp_s]) or {},
+                                       stamp_s, result.sensor_pose)
+            self._boxes_pub.publish(box_markers(items, poses, cfg.frame_id, msg.header.stamp,
+                                                2.0 / cfg.rate_hz))
         self._beams = result.n_beams
         self._core_ms = result.timing_ms
         return len(points)

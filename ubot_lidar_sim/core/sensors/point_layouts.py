@@ -12,6 +12,9 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.sensors.driver_order import (driver_points, livox_tags,
+                                                      nebula_angles, velodyne_return_types,
+                                                      vendor_of)
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -129,23 +132,32 @@ def return_type_table(return_mode=None) -> np.ndarray:
 
 
 def configured_layout(points: np.ndarray, cfg, stamp_ns: int) -> np.ndarray:
-    """Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode)."""
-    return to_layout(points, cfg.point_layout, cfg.ambient_counts, stamp_ns, cfg.return_mode)
+    """
+    Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode).
+
+    In the order its driver publishes (driver_order.driver_points: firing order for velodyne,
+    autoware and livox); the labels of a recording follow the same order.
+    """
+    return to_layout(driver_points(points, cfg), cfg.point_layout, cfg.ambient_counts,
+                     stamp_ns, cfg.return_mode,
+                     (vendor_of(getattr(cfg, 'preset', 'custom')), cfg.channels))
 
 
 def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
-              stamp_ns: int = 0, return_mode=None) -> np.ndarray:
+              stamp_ns: int = 0, return_mode=None, vendor=('hesai', 0)) -> np.ndarray:
     """
     Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster', 'livox' or 'autoware' one.
 
     ouster: intensity = signal (counts), t = time in ns (uint32: LidarConfig refuses stamp_at
     end with this layout),
     reflectivity = the calibrated byte, ambient = ambient_counts, range in mm. livox:
-    intensity = the calibrated byte, tag 0 (no noise flags), line = ring, timestamp = the point's
+    intensity = the calibrated byte, tag = the noise bits of the echo's class
+    (core/sensors/driver_order.py livox_tags), line = ring, timestamp = the point's
     absolute time in ns as float64 (stamp_ns + time), as livox_ros_driver2 writes it
     (src/comm/pub_handler.cpp: packet time + i x point interval). autoware: see _to_autoware;
     return_mode (the config's) gives return_type, None counts all the flags (the triple mode's
-    table).
+    table); vendor (Nebula decoder family, channels) picks the decoder's conventions
+    (core/sensors/driver_order.py).
     """
     if layout == 'full':
         return np.ascontiguousarray(points, dtype=FULL_DTYPE)
@@ -155,7 +167,7 @@ def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
     if layout == 'livox':
         return _to_livox(points, out, stamp_ns)
     if layout == 'autoware':
-        return _to_autoware(points, out, return_mode)
+        return _to_autoware(points, out, return_mode, vendor)
     for name in ('x', 'y', 'z', 'ring'):
         out[name] = points[name]
     if layout == 'velodyne':
@@ -175,13 +187,14 @@ def _to_livox(points: np.ndarray, out: np.ndarray, stamp_ns: int) -> np.ndarray:
     """Fill a LIVOX_DTYPE array from FULL_DTYPE points (see to_layout)."""
     for name in ('x', 'y', 'z', 'intensity'):
         out[name] = points[name]
-    out['tag'] = 0
+    out['tag'] = livox_tags(points['class_id'])
     out['line'] = points['ring']
     out['timestamp'] = float(stamp_ns) + np.rint(points['time'].astype(np.float64) * 1e9)
     return out
 
 
-def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode) -> np.ndarray:
+def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode,
+                 vendor=('hesai', 0)) -> np.ndarray:
     """
     Fill an AUTOWARE_DTYPE array from FULL_DTYPE points (see to_layout).
 
@@ -191,18 +204,20 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode) -> np.ndarray
     point's direction in the sensor frame, in Nebula's convention (its decoders place a point at
     x = d cos(el) sin(az), y = d cos(el) cos(az), z = d sin(el)): azimuth = atan2(x, y) from +y
     towards +x (clockwise seen from above) in [0, 2 pi), elevation = atan2(z, hypot(x, y)).
+    A velodyne_* or robosense_* preset takes its own decoder's angles (and velodyne its
+    return_type values): core/sensors/driver_order.py.
     """
     for name in ('x', 'y', 'z'):
         out[name] = points[name]
-    x, y, z = (points[n].astype(np.float64) for n in ('x', 'y', 'z'))
     out['intensity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
-    out['return_type'] = return_type_table(return_mode)[points['return_flags'] & 7]
+    if vendor[0] == 'velodyne':
+        out['return_type'] = velodyne_return_types(points['return_flags'], return_mode,
+                                                   vendor[1])
+    else:
+        out['return_type'] = return_type_table(return_mode)[points['return_flags'] & 7]
     out['channel'] = points['ring']
-    azimuth = np.arctan2(x, y)
-    azimuth = np.where(azimuth < 0.0, azimuth + 2.0 * np.pi, azimuth).astype(np.float32)
-    azimuth[azimuth >= np.float32(2.0 * np.pi)] = 0.0   # -1e-9 rad rounds up to 2 pi in float32
-    out['azimuth'] = azimuth
-    out['elevation'] = np.arctan2(z, np.hypot(x, y))
+    out['azimuth'], out['elevation'] = nebula_angles(points['x'], points['y'], points['z'],
+                                                     vendor[0])
     out['distance'] = points['range']
     out['time_stamp'] = np.rint(points['time'].astype(np.float64) * 1e9).astype(np.uint32)
     return out

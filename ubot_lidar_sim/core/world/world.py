@@ -76,6 +76,11 @@ class World:
                 {'files': self.files})
 
     @property
+    def geometries(self) -> list[Geometry]:
+        """Return the static objects' world-frame Geometry list, in the order of objects."""
+        return list(self._geoms)
+
+    @property
     def n_triangles(self) -> int:
         """Total triangle count of the scene."""
         return self._tracer.n_triangles

@@ -1,0 +1,108 @@
+"""
+Each vendor driver's own conventions for the fields it publishes (docs/driver-conventions.md).
+
+- Nebula's ``azimuth`` / ``elevation`` per vendor decoder (tier4/nebula): the Hesai decoders
+  place a point at x = d cos(el) sin(az), y = d cos(el) cos(az): azimuth = atan2(x, y); the
+  Velodyne decoder (``nebula_decoders/include/nebula_decoders/nebula_decoders_velodyne/
+  decoders/velodyne_generic_decoder.hpp``) and the RoboSense one (``.../
+  nebula_decoders_robosense/decoders/robosense_decoder.hpp``) at x = xy cos(az), y = -xy
+  sin(az): azimuth = atan2(-y, x), 90 deg from Hesai's. Velodyne's decoder writes
+  ``elevation = sin_vert_angle`` (the sine of the vertical angle), RoboSense's the angle.
+- Nebula's Velodyne ``return_type`` (same file): strongest mode STRONGEST, last mode LAST, dual
+  mode IDENTICAL when both echoes coincide, else FIRST_STRONGEST / LAST_STRONGEST / FIRST_WEAK
+  / LAST_WEAK of the pair, where "first" is, for the VLP-16 and VLP-32 decoders, the echo of
+  the larger range (``first = current_return.uint > other_return.uint``) and for the VLS-128
+  the nearer one (``other_return.uint >= current_return.uint``); any other mode UNKNOWN.
+- Livox ``tag`` bits (autowarefoundation/autoware.universe
+  ``sensing/livox/livox_tag_filter/README.md``, Livox's point tag table): bits 2-3 flag a
+  noise-like return by its intensity, 01 high confidence (dust), 10 moderate (rain, fog);
+  bits 0-1 by spatial position, bits 4-5 the return number.
+- Firing order: the order a driver publishes points, by firing time (a stable sort, so the
+  lasers of one firing keep their order).
+"""
+
+import numpy as np
+
+from ubot_lidar_sim.core import labels
+from ubot_lidar_sim.core.physics.return_selection import FLAG_LAST, FLAG_STRONGEST
+
+VENDORS = ('hesai', 'velodyne', 'robosense')
+#: Nebula's ReturnType values (nebula_common/include/nebula_common/nebula_common.hpp).
+UNKNOWN, LAST, FIRST, STRONGEST, FIRST_WEAK, LAST_WEAK, IDENTICAL = 0, 1, 2, 3, 4, 5, 6
+FIRST_STRONGEST, LAST_STRONGEST = 9, 10
+#: Livox tag bits 2-3 (intensity-based noise): 01 high confidence (dust), 10 moderate (rain,
+#: fog): smoke is dust-like, precipitation and fog clutter rain-like.
+LIVOX_DUST, LIVOX_RAIN_FOG = 0b01 << 2, 0b10 << 2
+
+
+def vendor_of(preset):
+    """Return the Nebula decoder family of a preset name (velodyne_*, robosense_*; else hesai)."""
+    head = str(preset).split('_', 1)[0]
+    return head if head in VENDORS else 'hesai'
+
+
+def nebula_angles(x, y, z, vendor='hesai'):
+    """Return (azimuth in [0, 2 pi), elevation) float32 as vendor's Nebula decoder writes them."""
+    x, y, z = (np.asarray(v, np.float64) for v in (x, y, z))
+    az = np.arctan2(x, y) if vendor == 'hesai' else np.arctan2(-y, x)
+    az = np.where(az < 0.0, az + 2.0 * np.pi, az).astype(np.float32)
+    az[az >= np.float32(2.0 * np.pi)] = 0.0     # -1e-9 rad rounds up to 2 pi in float32
+    el = np.arctan2(z, np.hypot(x, y))
+    return az, (np.sin(el) if vendor == 'velodyne' else el).astype(np.float32)
+
+
+def velodyne_return_types(flags, return_mode, channels=16):
+    """
+    Return (P,) uint8 Nebula Velodyne return_type of points' return_flags under return_mode.
+
+    Our dual mode dual_strongest_last gives one point per echo: both flags on one point (the
+    echoes coincide) IDENTICAL; the strongest echo that is not the last is the nearer of the
+    pair, the last that is not the strongest the farther and weaker (see module).
+    """
+    flags = np.asarray(flags) & 7
+    if return_mode == 'strongest':
+        return np.full(flags.shape, STRONGEST, np.uint8)
+    if return_mode == 'last':
+        return np.full(flags.shape, LAST, np.uint8)
+    if return_mode != 'dual_strongest_last':
+        return np.full(flags.shape, UNKNOWN, np.uint8)
+    near_first = channels >= 128          # VLS-128: the nearer echo is "first"
+    strong = (flags & FLAG_STRONGEST) != 0
+    last = (flags & FLAG_LAST) != 0
+    out = np.full(flags.shape, UNKNOWN, np.uint8)
+    out[strong & last] = IDENTICAL
+    out[strong & ~last] = FIRST_STRONGEST if near_first else LAST_STRONGEST
+    out[last & ~strong] = LAST_WEAK if near_first else FIRST_WEAK
+    return out
+
+
+def livox_tags(class_id):
+    """Return (P,) uint8 Livox tags of points' class ids (clutter 20 rain/fog, smoke 21 dust)."""
+    class_id = np.asarray(class_id)
+    tag = np.zeros(class_id.shape, np.uint8)
+    tag[class_id == labels.PRECIPITATION_CLASS] = LIVOX_RAIN_FOG
+    tag[class_id == labels.SMOKE_CLASS] = LIVOX_DUST
+    return tag
+
+
+def firing_order(points):
+    """Return the indices (P,) that put a sweep's points in firing order (stable by time)."""
+    return np.argsort(points['time'], kind='stable')
+
+
+#: The layouts whose drivers publish in firing order: velodyne_pointcloud's containers push
+#: each return as its packet is decoded (ros-drivers/velodyne
+#: velodyne_pointcloud/src/lib/rawdata.cc unpack), Nebula's decoders append each point as they
+#: unpack (the decoder files above), livox_ros_driver2 copies each packet's points in turn
+#: (src/comm/pub_handler.cpp). ouster (its rows) and full (ours) keep the ring-major order.
+FIRING_ORDER_LAYOUTS = ('velodyne', 'autoware', 'livox')
+
+
+def driver_points(points, cfg):
+    """Return full-layout points in the order cfg.point_layout's driver publishes them."""
+    if cfg.point_layout not in FIRING_ORDER_LAYOUTS or len(points) < 2:
+        return points
+    order = firing_order(points)
+    if np.all(order[1:] > order[:-1]):
+        return points
+    return points[order]
