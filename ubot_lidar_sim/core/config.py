@@ -79,6 +79,11 @@ class _Model(Validated):
                                  'm', min=0.01, max=100.0)
     return_mode: str = _p('dual_strongest_last', 'Which detected echoes become points.',
                           choices=RETURN_MODES)
+    # --- issue 42, vendor return rule (one block; the lead may move it to a per-model config).
+    dual_second_strongest_when_last: bool = _p(
+        False, "dual_strongest_last: when a beam's strongest echo is also its last, emit the "
+        'second strongest as the other return (VLP-16 manual 63-9243 Rev D p. 57, VLP-32C '
+        'manual 63-9325 Rev C p. 57); off = the strongest alone.')
     range_at_10pct_m: float = _p(60.0, 'Range where a 10 % Lambertian target is detected with '
                                  'probability detection_at_spec.', 'm', min=0.1, max=10000.0)
     signal_at_10pct_counts: float = _p(100.0, 'Mean signal of that target at range_at_10pct_m.',

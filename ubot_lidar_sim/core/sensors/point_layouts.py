@@ -11,7 +11,8 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.return_selection import (
+    FLAG_FIRST, FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -43,7 +44,7 @@ LAYOUT_DTYPES: Dict[str, np.dtype] = {'full': FULL_DTYPE, 'velodyne': VELODYNE_D
 #: FIRST_WEAK, LAST_WEAK, IDENTICAL, SECOND, SECONDSTRONGEST, FIRST_STRONGEST, LAST_STRONGEST):
 #: the values the autoware layout uses.
 NEBULA_RETURN_TYPE = {'unknown': 0, 'last': 1, 'first': 2, 'strongest': 3, 'identical': 6,
-                      'first_strongest': 9, 'last_strongest': 10}
+                      'second_strongest': 8, 'first_strongest': 9, 'last_strongest': 10}
 #: The return_flags bits each return_mode emits (core/physics/return_selection.py); None: the
 #: mode is not known, all three count.
 _MODE_FLAGS = {'strongest': FLAG_STRONGEST, 'first': FLAG_FIRST, 'last': FLAG_LAST,
@@ -196,7 +197,12 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode) -> np.ndarray
         out[name] = points[name]
     x, y, z = (points[n].astype(np.float64) for n in ('x', 'y', 'z'))
     out['intensity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
-    out['return_type'] = return_type_table(return_mode)[points['return_flags'] & 7]
+    flags = points['return_flags']
+    kind = return_type_table(return_mode)[flags & 7]
+    # Velodyne's dual rule emits a second strongest echo that is none of the mode's own.
+    kind[((flags & FLAG_SECOND_STRONGEST) != 0) & (kind == NEBULA_RETURN_TYPE['unknown'])] = \
+        NEBULA_RETURN_TYPE['second_strongest']
+    out['return_type'] = kind
     out['channel'] = points['ring']
     azimuth = np.arctan2(x, y)
     azimuth = np.where(azimuth < 0.0, azimuth + 2.0 * np.pi, azimuth).astype(np.float32)
