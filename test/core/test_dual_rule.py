@@ -105,8 +105,10 @@ def wall_in_fog(tmp_path_factory):
 
 
 def test_a_fog_echo_before_a_dark_wall_shows_only_with_the_rule(wall_in_fog):
-    # The issue's case: a 10 % target at 5 m in 50 m fog. The wall is each beam's strongest
-    # and last echo, so without the rule its fog echo never shows (measured 0 % in the issue).
+    # The issue's case: a 10 % target at 5 m in 50 m fog. The wall is nearly always each
+    # beam's strongest and last echo, so without the rule its fog echo shows only where the
+    # fog's pulse-to-pulse factor makes it the strongest (0.5 % of the beams; 0 % in the issue,
+    # before issue 42's wider factor); with the rule it shows wherever it is detected.
     without, with_rule = wall_in_fog
-    assert without == 0.0
-    assert with_rule > 0.2
+    assert without < 0.02
+    assert with_rule > 0.2 and with_rule > 10.0 * without

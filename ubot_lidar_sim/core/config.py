@@ -121,6 +121,15 @@ class _Model(Validated):
                                       'variation 1 / sqrt(k); estimate; haze aerosol is '
                                       'steady, docs/physics-weather.md); 0 = none.',
                                       min=0.0, max=1e6)
+    # --- issue 42, fog/haze microphysics (core/physics/fog_microphysics.py; one block).
+    fog_droplet_visibility_m: float = _p(1000.0, 'Fog/haze-only visibility above which no fog '
+                                         'droplets remain (WMO: fog < 1 km); droplet share of '
+                                         'the extinction 1 - (V / this)^2.', 'm',
+                                         min=1.0, max=1e5)
+    fog_fluctuation_reference_m: float = _p(12.0, 'Visibility where the gamma shape of the '
+                                            "droplets' backscatter is fog_fluctuation_shape; "
+                                            'k = shape x this / V (estimate).', 'm',
+                                            min=1.0, max=1e5)
     haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
                                     '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
     rain_lidar_ratio_sr: float = _p(220.0, 'Lidar ratio of rain (Mie, water spheres 30 mrad '
