@@ -29,6 +29,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The source tree before an installed copy (as weather_particles.py does).
+sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
+                or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 

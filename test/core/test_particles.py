@@ -115,10 +115,11 @@ def test_a_flake_in_front_of_a_surface_shadows_it_by_one_minus_its_share_squared
     np.testing.assert_allclose(t, [0.81, 0.2025, 1.0, 1.0], rtol=1e-12)
 
 
-def test_flake_returns_grow_smoothly_with_the_snowfall_rate_dry_more_than_wet_from_1_mm_h():
+@pytest.mark.parametrize('optics', ['itu_matched', 'area_law'])
+def test_flake_returns_grow_smoothly_with_the_snowfall_rate(optics):
     counts = {}
     for kind in ('dry', 'wet'):
-        cfg = LidarConfig(min_range_m=0.9, snow_type=kind)
+        cfg = LidarConfig(min_range_m=0.9, snow_type=kind, snow_flake_optics=optics)
         counts[kind] = []
         for rate in (0.25, 0.5, 1.0, 2.0, 4.0):
             atm = atmosphere(cfg, Weather(snowfall_rate_mm_h=rate))
@@ -130,9 +131,18 @@ def test_flake_returns_grow_smoothly_with_the_snowfall_rate_dry_more_than_wet_fr
         assert np.all(np.diff(c) > 0), (kind, counts[kind])
         # Smooth: no doubling of the rate multiplies the count by more than 10 from 0.5 mm/h.
         assert c[1] > 0 and np.all(c[2:] / c[1:-1] < 10.0), (kind, counts[kind])
-    # The flakes' optical area follows the ITU-R extinction: dry 5.545 S^1.38 exceeds wet
-    # 3.878 S^0.72 dB/km above S = (3.878 / 5.545)^(1 / 0.66) = 0.58 mm/h.
-    assert np.all(np.array(counts['dry'][2:]) > np.array(counts['wet'][2:])), counts
+    dry, wet = np.array(counts['dry'], float), np.array(counts['wet'], float)
+    if optics == 'itu_matched':
+        # Round 3: the flakes' optical area follows the ITU-R extinction: dry 5.545 S^1.38
+        # exceeds wet 3.878 S^0.72 dB/km above S = (3.878 / 5.545)^(1 / 0.66) = 0.58 mm/h.
+        assert np.all(dry[2:] > wet[2:]), counts
+    else:
+        # Issue 42: the same flakes (Gunn-Marshall sizes, Mitchell's area law) whatever the
+        # snow type; the ITU-R law only sets the mean extinction. At 4 mm/h dry's 8.5e-3 /m
+        # against wet's 2.3e-3 /m cost exp(-2 x 6.2e-3 x ~5 m) = 0.94 of the signal of a flake
+        # at ~5 m: the counts differ by less than 10 %.
+        # bound: the transmission difference above, 6 %, plus the seeded draws' 1-2 %
+        assert np.all(np.abs(wet / dry - 1.0) < 0.1), counts
 
 
 def _fog_share(cfg, visibility_m, n=4000):

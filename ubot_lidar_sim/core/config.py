@@ -138,6 +138,11 @@ class _Model(Validated):
                                     min=1.0, max=2000.0)
     snow_type: str = _p('dry', 'ITU-R P.1817 snow law: dry or wet snow coefficients.',
                         choices=('dry', 'wet'))
+    # --- issue 42, flake optics (core/physics/snow_optics.py; one block).
+    snow_flake_optics: str = _p('area_law', "Flakes' optical area: area_law (Mitchell 1996 "
+                                'aggregates, A = 0.2285 D^1.88 cgs, rate-independent) or '
+                                'itu_matched (disc x the ratio matching the ITU-R extinction).',
+                                choices=('area_law', 'itu_matched'))
     snow_lidar_ratio_sr: float = _p(29.0, 'Lidar ratio of snow flakes (faceted ice, cirrus '
                                     'mean of Chen et al. 2002).', 'sr', min=1.0, max=2000.0)
     rain_drops_per_m3: float = _p(1951.2, 'Drop density N = this x R^rain_drops_exponent '

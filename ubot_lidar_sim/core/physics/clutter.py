@@ -160,8 +160,10 @@ def describe_air(cfg):
         f'S^{b:g} dB/km (S mm/h water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, '
         f'Gunn-Marshall flakes {snow.GM_N0 / snow.GM_LAMBDA:.0f} '
         f'S^{snow.GM_N0_EXP - snow.GM_LAMBDA_EXP:.2f} /m^3 of Brandes et al. (2007) density, '
-        'optical area the share of their discs that gives the snow law extinction; '
-        'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
+        + ("optical area Mitchell's (1996) aggregate law A = 0.2285 D^1.88 (cgs), whatever "
+           'the rate; ' if cfg.snow_flake_optics == 'area_law' else
+           'optical area the share of their discs that gives the snow law extinction; ')
+        + 'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
         'large enough to be detected is drawn in the beam volume up to the nearest solid hit, '
         'returns 2 pi / S times the share of the footprint it covers and shadows what lies '
         'behind it. Wetness from '
