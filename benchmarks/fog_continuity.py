@@ -102,19 +102,24 @@ def largest_step(shares):
     return float(np.max(hi / lo))
 
 
-def main(argv=None):
-    """Print the Markdown table."""
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[1])
+def setup(argv, doc):
+    """Return (seeds, materials, the flat world) for a table script with a --seeds option."""
+    ap = argparse.ArgumentParser(description=doc.split('\n')[1])
     ap.add_argument('--seeds', type=int, default=3)
     args = ap.parse_args(argv)
     materials = MaterialTable.load()
-    world = World.load('flat', materials)
-    print(f'Fog: share of beams whose strongest return is fog, % (mean of {args.seeds} sweeps); '
+    return args.seeds, materials, World.load('flat', materials)
+
+
+def main(argv=None):
+    """Print the Markdown table."""
+    seeds, materials, world = setup(argv, __doc__)
+    print(f'Fog: share of beams whose strongest return is fog, % (mean of {seeds} sweeps); '
           'largest step between neighbours both above 0.1 %')
     print('| sensor | model | ' + ' | '.join(f'{v:g} m' for v in GRID_M) + ' | step |')
     print('|---|---|' + '---|' * (len(GRID_M) + 1))
     for preset in PRESETS:
-        ours, hahner = rows(preset, materials, world, args.seeds)
+        ours, hahner = rows(preset, materials, world, seeds)
         for name, shares in (('ours', ours), ('Hahner 2021', hahner)):
             cells = ' | '.join(f'{100.0 * s:.3g}' for s in shares)
             print(f'| {preset} | {name} | {cells} | {largest_step(shares):.2f}x |', flush=True)

@@ -10,7 +10,6 @@ sensor 2 m above the ground, strongest returns, scans 0..seeds-1.
 Usage: python benchmarks/snow_counts.py [--seeds N]
 """
 
-import argparse
 import os
 import sys
 
@@ -21,9 +20,8 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 
 import numpy as np  # noqa: E402
 
+import fog_continuity  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
-from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
-from ubot_lidar_sim.core.world.world import World  # noqa: E402
 import weather_particles as wp  # noqa: E402
 
 RATES = (0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.5, 5.0)
@@ -43,12 +41,8 @@ def cadc_counts(sim, rate, seeds):
 
 def main(argv=None):
     """Print the Markdown table."""
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[1])
-    ap.add_argument('--seeds', type=int, default=3)
-    args = ap.parse_args(argv)
-    materials = MaterialTable.load()
-    world = World.load('flat', materials)
-    print(f'CADC statistic, velodyne_vlp32c, mean of {args.seeds} sweeps; largest step '
+    seeds, materials, world = fog_continuity.setup(argv, __doc__)
+    print(f'CADC statistic, velodyne_vlp32c, mean of {seeds} sweeps; largest step '
           'between neighbouring rates')
     print('| optics | snow | ' + ' | '.join(f'{r:g} mm/h' for r in RATES) + ' | step |')
     print('|---|---|' + '---|' * (len(RATES) + 1))
@@ -56,7 +50,7 @@ def main(argv=None):
         for kind in ('dry', 'wet'):
             sim = wp._lidar('velodyne_vlp32c', materials, world, snow_type=kind,
                             snow_flake_optics=optics)
-            n = np.array([cadc_counts(sim, r, args.seeds) for r in RATES])
+            n = np.array([cadc_counts(sim, r, seeds) for r in RATES])
             step = float(np.max(n[1:] / np.maximum(n[:-1], 1.0)))
             cells = ' | '.join(f'{c:,.0f}' for c in n)
             print(f'| {optics} | {kind} | {cells} | {step:.2f}x |', flush=True)
