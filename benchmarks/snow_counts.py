@@ -18,9 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
                 or os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import fog_continuity  # noqa: E402
 import numpy as np  # noqa: E402
 
-import fog_continuity  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 import weather_particles as wp  # noqa: E402
 
