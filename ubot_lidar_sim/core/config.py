@@ -79,6 +79,17 @@ class _Model(Validated):
                                  'm', min=0.01, max=100.0)
     return_mode: str = _p('dual_strongest_last', 'Which detected echoes become points.',
                           choices=RETURN_MODES)
+    # --- issue 42, calibration residuals per laser (core/physics/imperfections.py; one block).
+    calibration_elevation_std_deg: float = _p(
+        0.0, 'Per-laser elevation residual of the factory calibration, 1 sigma (physical '
+        'model; 0 = off; no published size found: open).', 'deg', min=0.0, max=5.0)
+    calibration_azimuth_std_deg: float = _p(
+        0.0, 'Per-laser azimuth residual, 1 sigma.', 'deg', min=0.0, max=5.0)
+    calibration_range_std_m: float = _p(
+        0.0, 'Per-laser range residual, 1 sigma.', 'm', min=0.0, max=1.0)
+    calibration_serial: int = _p(
+        0, 'Serial-number seed of the sensor instance: fixes its residuals for every sweep '
+        'and seed.', min=0, max=2**63 - 1)
     # --- issue 42, vendor return rule (one block; the lead may move it to a per-model config).
     dual_second_strongest_when_last: bool = _p(
         False, "dual_strongest_last: when a beam's strongest echo is also its last, emit the "
