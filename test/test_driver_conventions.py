@@ -20,7 +20,8 @@ import numpy as np
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
+                                                          FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 from ubot_lidar_sim.core.sensors import driver_order
 from ubot_lidar_sim.core.sensors.point_layouts import (configured_layout, FULL_DTYPE, to_layout,
                                                        VELODYNE_DTYPE)
@@ -75,6 +76,22 @@ def test_velodyne_return_types_are_the_dual_pair_names_of_its_decoder():
     single = to_layout(_points(flags), 'autoware', return_mode='strongest',
                        vendor=('velodyne', 16))['return_type']
     np.testing.assert_array_equal(single, [3, 3, 3, 3])
+
+
+def test_velodyne_dual_rule_pair_is_the_far_strongest_and_the_near_weak_of_its_decoder():
+    # The manuals' rule: the strongest is also the last (farther), the other return is the
+    # second strongest (nearer, weaker). Nebula's VLP decoder calls the farther echo "first":
+    # FIRST_STRONGEST 9 and LAST_WEAK 5; the VLS-128 the nearer: LAST_STRONGEST 10, FIRST_WEAK 4.
+    # A strongest-and-last echo alone (return_count 1) stays IDENTICAL 6.
+    pts = _points([FLAG_STRONGEST | FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST | FLAG_LAST],
+                  class_id=(0, 0, 0))
+    pts['return_count'] = [2, 2, 1]
+    vlp = to_layout(pts, 'autoware', return_mode='dual_strongest_last',
+                    vendor=('velodyne', 16))['return_type']
+    vls = to_layout(pts, 'autoware', return_mode='dual_strongest_last',
+                    vendor=('velodyne', 128))['return_type']
+    np.testing.assert_array_equal(vlp, [9, 5, 6])
+    np.testing.assert_array_equal(vls, [10, 4, 6])
 
 
 def test_livox_tag_flags_rain_and_fog_as_moderate_and_smoke_as_high_confidence_noise():

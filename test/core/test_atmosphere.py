@@ -81,10 +81,19 @@ def test_acres_rain_visibility_model_removes_document_001_value():
 
 
 def test_lidar_ratio_blends_droplets_and_aerosol():
-    assert fog_lidar_ratio(CFG, 400.0) == 18.8
+    # Issue 42: droplet share of the extinction d = 1 - (V / 1 km)^2, backscatter
+    # alpha (d / 18.8 + (1 - d) / 60): by hand, 400 m: d = 0.84, 1 / (0.84 / 18.8 + 0.16 / 60)
+    # = 21.1204 sr; 750 m: d = 0.4375, 30.6314 sr; >= 1 km: haze alone, 60 sr.
     assert fog_lidar_ratio(CFG, 2000.0) == 60.0
-    # bound: same float64 formula both sides; default rtol 1e-7 absorbs rounding order
-    np.testing.assert_allclose(fog_lidar_ratio(CFG, 750.0), 1 / (0.5 / 18.8 + 0.5 / 60.0))
+    assert fog_lidar_ratio(CFG, 1000.0) == 60.0
+    # bound: the hand values' rounding, half a unit of their 4th decimal
+    np.testing.assert_allclose(fog_lidar_ratio(CFG, 400.0), 21.1204, atol=5e-5)
+    np.testing.assert_allclose(fog_lidar_ratio(CFG, 750.0), 30.6314, atol=5e-5)
+    # Dense fog tends to the droplets' 18.8 sr; the ratio rises steadily with the visibility.
+    # bound: d = 1 - 1e-8 at V = 0.1 m: 18.8 to 1e-7 relative
+    np.testing.assert_allclose(fog_lidar_ratio(CFG, 0.1), 18.8, rtol=1e-7)
+    grid = np.geomspace(5.0, 1000.0, 200)
+    assert np.all(np.diff([fog_lidar_ratio(CFG, v) for v in grid]) > 0.0)
 
 
 def test_weather_off_and_overrides():

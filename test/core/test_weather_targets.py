@@ -189,11 +189,14 @@ def test_ten_percent_target_at_45_m_in_500_m_visibility_matches_its_hand_value(t
     # Issue 14: S = 100 (60/45)^2 exp(-2 x 7.824e-3 x 45) = 87.9 counts against T = 85.96, so
     # P(detect) = 1 - Phi((85.96 - 87.9) / sqrt(107.9)) = 0.575. The fog's soft peak (~50 counts
     # at 1.4 m, times its gamma factor of shape 4) is detected in a few per cent of the beams
-    # (issue 32), a separate echo 44 m nearer: the last return is the target's.
+    # (issue 32), a separate echo 44 m nearer: the last return is the target's. Issue 42: in
+    # thin fog the droplets' factor is wider (shape 4 x 12 m / 500 m = 0.096, and droplets
+    # carry 75 % of the extinction at 500 m), so the fog echo shows in ~10 % of the beams
+    # (203 of 2000 with seed 0) instead of a few per cent; the target's fraction is unchanged.
     frac, n_clutter = _target_fraction(tmp_path, 45.0, Weather(visibility_m=500.0), mode)
     # bound: se sqrt(0.575 x 0.425 / 2000) = 0.011: 0.035 is 3.2 sigma (seeded beams)
     assert frac == pytest.approx(0.575, abs=0.035)      # 3 sigma of 2000 beams
-    assert frac >= 0.5 and n_clutter < 0.1 * 2000
+    assert frac >= 0.5 and n_clutter < 0.15 * 2000
 
 
 def test_ten_percent_target_at_r10_in_rain_25_mm_h_matches_its_hand_value(tmp_path):

@@ -69,6 +69,22 @@ class PhysicalModel(Validated):
                                  'm', min=0.01, max=100.0)
     return_mode: str = _p('dual_strongest_last', 'Which detected echoes become points.',
                           choices=RETURN_MODES)
+    # Calibration residuals per laser (core/physics/imperfections.py).
+    calibration_elevation_std_deg: float = _p(
+        0.0, 'Per-laser elevation residual of the factory calibration, 1 sigma (physical '
+        'model; 0 = off; no published size found: open).', 'deg', min=0.0, max=5.0)
+    calibration_azimuth_std_deg: float = _p(
+        0.0, 'Per-laser azimuth residual, 1 sigma.', 'deg', min=0.0, max=5.0)
+    calibration_range_std_m: float = _p(
+        0.0, 'Per-laser range residual, 1 sigma.', 'm', min=0.0, max=1.0)
+    calibration_serial: int = _p(
+        0, 'Serial-number seed of the sensor instance: fixes its residuals for every sweep '
+        'and seed.', min=0, max=2**63 - 1)
+    # The vendor's dual-return rule (core/physics/return_selection.py).
+    dual_second_strongest_when_last: bool = _p(
+        False, "dual_strongest_last: when a beam's strongest echo is also its last, emit the "
+        'second strongest as the other return (VLP-16 manual 63-9243 Rev D p. 57, VLP-32C '
+        'manual 63-9325 Rev C p. 57); off = the strongest alone.')
     range_at_10pct_m: float = _p(60.0, 'Range where a 10 % Lambertian target is detected with '
                                  'probability detection_at_spec.', 'm', min=0.1, max=10000.0)
     signal_at_10pct_counts: float = _p(100.0, 'Mean signal of that target at range_at_10pct_m.',
@@ -105,6 +121,15 @@ class PhysicalModel(Validated):
                                       'variation 1 / sqrt(k); estimate; haze aerosol is '
                                       'steady, docs/physics-weather.md); 0 = none.',
                                       min=0.0, max=1e6)
+    # Fog and haze microphysics (core/physics/fog_microphysics.py).
+    fog_droplet_visibility_m: float = _p(1000.0, 'Fog/haze-only visibility above which no fog '
+                                         'droplets remain (WMO: fog < 1 km); droplet share of '
+                                         'the extinction 1 - (V / this)^2.', 'm',
+                                         min=1.0, max=1e5)
+    fog_fluctuation_reference_m: float = _p(12.0, 'Visibility where the gamma shape of the '
+                                            "droplets' backscatter is fog_fluctuation_shape; "
+                                            'k = shape x this / V (estimate).', 'm',
+                                            min=1.0, max=1e5)
     haze_lidar_ratio_sr: float = _p(60.0, 'Lidar ratio of continental haze (Mueller et al. '
                                     '2007: 50-70 sr).', 'sr', min=1.0, max=200.0)
     rain_lidar_ratio_sr: float = _p(220.0, 'Lidar ratio of rain (Mie, water spheres 30 mrad '
@@ -113,6 +138,11 @@ class PhysicalModel(Validated):
                                     min=1.0, max=2000.0)
     snow_type: str = _p('dry', 'ITU-R P.1817 snow law: dry or wet snow coefficients.',
                         choices=('dry', 'wet'))
+    # Flake optics (core/physics/snow_optics.py).
+    snow_flake_optics: str = _p('area_law', "Flakes' optical area: area_law (Mitchell 1996 "
+                                'aggregates, A = 0.2285 D^1.88 cgs, rate-independent) or '
+                                'itu_matched (disc x the ratio matching the ITU-R extinction).',
+                                choices=('area_law', 'itu_matched'))
     snow_lidar_ratio_sr: float = _p(29.0, 'Lidar ratio of snow flakes (faceted ice, cirrus '
                                     'mean of Chen et al. 2002).', 'sr', min=1.0, max=2000.0)
     rain_drops_per_m3: float = _p(1951.2, 'Drop density N = this x R^rain_drops_exponent '

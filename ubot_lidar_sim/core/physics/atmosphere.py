@@ -17,6 +17,7 @@ from typing import Callable, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -97,32 +98,18 @@ def fog_extinction(cfg, visibility_m, precipitation_550_per_m=0.0):
     return residual * (cfg.wavelength_nm / 550.0) ** -q
 
 
-def _haze_weight(fog_visibility_m):
-    """Return the aerosol weight a of the fog/haze blend: 0 at <= 0.5 km, 1 at >= 1 km, linear."""
-    return min(max((fog_visibility_m / 1000.0 - 0.5) / 0.5, 0.0), 1.0)
-
-
 def fog_lidar_ratio(cfg, fog_visibility_m):
-    """Return the fog/haze lidar ratio, sr: droplets < 0.5 km, aerosol > 1 km, 1/ratio linear."""
-    a = _haze_weight(fog_visibility_m)
-    if a == 0.0:
-        return cfg.fog_lidar_ratio_sr
-    if a == 1.0:
-        return cfg.haze_lidar_ratio_sr
-    return 1.0 / ((1.0 - a) / cfg.fog_lidar_ratio_sr + a / cfg.haze_lidar_ratio_sr)
+    """Return the fog/haze lidar ratio, sr, continuous in the visibility (fog_microphysics)."""
+    return fog_microphysics.lidar_ratio(cfg, fog_visibility_m)
 
 
 def droplet_backscatter_share(cfg, fog_visibility_m):
     """
-    Return the share of the fog/haze backscatter from fog droplets: 1 at <= 0.5 km, 0 at >= 1 km.
+    Return the share of the fog/haze backscatter from fog droplets (fog_microphysics).
 
-    The droplets' part (1 - a) / fog_lidar_ratio_sr of 1 / fog_lidar_ratio (the same blend).
     Only this part fluctuates from pulse to pulse (docs/physics-weather.md).
     """
-    a = _haze_weight(fog_visibility_m)
-    if a == 0.0 or a == 1.0:
-        return 1.0 - a
-    return (1.0 - a) / cfg.fog_lidar_ratio_sr * fog_lidar_ratio(cfg, fog_visibility_m)
+    return fog_microphysics.droplet_backscatter_share(cfg, fog_visibility_m)
 
 
 def drop_density(cfg, rain_mm_h):
@@ -141,7 +128,8 @@ class Medium:
     the 550 nm extinction the visibility contains (precipitation only: the fog/haze term is the
     rest); slope_per_mm the Lambda of the exponential melted-diameter distribution; particle
     the kind of particle ('drop', or the snow_type 'dry' / 'wet'); fluctuating_share the share
-    of a continuous medium's backscatter that fluctuates from pulse to pulse (fog droplets).
+    of a continuous medium's backscatter that fluctuates from pulse to pulse (fog droplets);
+    fluctuation_shape the gamma shape k of that fluctuation (0: none).
     """
 
     name: str
@@ -153,6 +141,7 @@ class Medium:
     slope_per_mm: float = 0.0
     particle: str = 'drop'
     fluctuating_share: float = 0.0
+    fluctuation_shape: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -212,7 +201,8 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
     if alpha <= 0.0:
         return Medium('fog', alpha, 0.0)
     return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg, fog_vis),
-                  fluctuating_share=droplet_backscatter_share(cfg, fog_vis))
+                  fluctuating_share=droplet_backscatter_share(cfg, fog_vis),
+                  fluctuation_shape=fog_microphysics.fluctuation_shape(cfg, fog_vis))
 
 
 def snow_medium(cfg, weather: Weather) -> Medium:

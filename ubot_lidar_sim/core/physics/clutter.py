@@ -34,7 +34,7 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
 
     Continuous media (fog, haze): one pulse-integrated soft return per beam at its peak
     (soft_target.py), its backscatter times a pulse-to-pulse factor f G + 1 - f, G ~ Gamma(k,
-    1 / k) (mean 1, k = fog_fluctuation_shape; one draw per beam, beam order, from
+    1 / k) (mean 1, k = the medium's fluctuation_shape; one draw per beam, beam order, from
     streams['fog'], else from a jump of rng), f the fluctuating (droplet) share of the
     backscatter (k = 0 or f = 0: 1, no draws). Granular media (rain drops, snow flakes): the
     particles of particles.sample from min_range_m to min(clutter_max_range_m, the beam's
@@ -55,7 +55,10 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
     soft = [m for m in atm.media if not m.granular]
     beta_soft = _sum_beta(soft)
     if beta_soft > 0.0:
-        k = cfg.fog_fluctuation_shape
+        # k of the fluctuating medium (fog_microphysics: it widens as the fog thins).
+        # fog_fluctuation_shape 0 turns it off whatever the medium says.
+        k = max((m.fluctuation_shape for m in soft if m.fluctuating_share > 0.0), default=0.0) \
+            if cfg.fog_fluctuation_shape > 0.0 else 0.0
         # Only the droplets' part of the backscatter fluctuates; haze aerosol is steady.
         share = sum(m.beta_per_m_sr * m.fluctuating_share for m in soft) / beta_soft
         gain_g = None
@@ -141,13 +144,15 @@ def describe_air(cfg):
         f'receiver blanking below min_range_m = {cfg.min_range_m:g} m. Two-way exp(-2 alpha R) '
         'on every contribution. Fog/haze: visibility (Koschmieder 3.912 / V) minus its rain '
         f'and snow parts ({cfg.rain_visibility_model}), Kim et al. (2001) to '
-        f'{cfg.wavelength_nm:g} nm, lidar ratio {cfg.fog_lidar_ratio_sr:g} sr (fog, V <= 0.5 km) '
-        f'to {cfg.haze_lidar_ratio_sr:g} sr (haze, V >= 1 km); one pulse-integrated soft return '
+        f'{cfg.wavelength_nm:g} nm, droplet share of the extinction 1 - V / '
+        f'{cfg.fog_droplet_visibility_m:g} m, lidar ratio {cfg.fog_lidar_ratio_sr:g} sr '
+        f'(droplets) to {cfg.haze_lidar_ratio_sr:g} sr (haze); one pulse-integrated soft return '
         f'per beam (Hahner et al. 2021), pulse length {length:g} m ('
         + ('pulse_length_m' if cfg.pulse_length_m > 0.0 else 'min_separation_m')
         + f'), at its peak between min_range_m and the nearest solid hit, up to '
         f"{cfg.clutter_max_range_m:g} m, its fog droplets' backscatter times a gamma factor "
-        f'per pulse (shape {cfg.fog_fluctuation_shape:g}, mean 1; haze steady). Rain: '
+        f'per pulse (shape {cfg.fog_fluctuation_shape:g} x {cfg.fog_fluctuation_reference_m:g} m '
+        '/ V, mean 1; haze steady). Rain: '
         f'alpha = {cfg.rain_db_per_km:g} R^'
         f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, '
         f'Marshall-Palmer drops {cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. '
@@ -155,8 +160,10 @@ def describe_air(cfg):
         f'S^{b:g} dB/km (S mm/h water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, '
         f'Gunn-Marshall flakes {snow.GM_N0 / snow.GM_LAMBDA:.0f} '
         f'S^{snow.GM_N0_EXP - snow.GM_LAMBDA_EXP:.2f} /m^3 of Brandes et al. (2007) density, '
-        'optical area the share of their discs that gives the snow law extinction; '
-        'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
+        + ("optical area Mitchell's (1996) aggregate law A = 0.2285 D^1.88 (cgs), whatever "
+           'the rate; ' if cfg.snow_flake_optics == 'area_law' else
+           'optical area the share of their discs that gives the snow law extinction; ')
+        + 'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
         'large enough to be detected is drawn in the beam volume up to the nearest solid hit, '
         'returns 2 pi / S times the share of the footprint it covers and shadows what lies '
         'behind it. Wetness from '

@@ -292,7 +292,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         radiometry.snr_at_spec(cfg), float(cfg.range_noise_std_m),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
 
-    flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d])
+    flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d],
+                                 cfg.dual_second_strongest_when_last)
     p = d[emit]
     pb = e_beam[p]
     refl, signal, intensity = radiometry_passes.emitted_values(

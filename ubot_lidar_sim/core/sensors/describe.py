@@ -95,7 +95,9 @@ def describe_models(cfg) -> Dict[str, str]:
               f'; noise {"on" if cfg.noise_enabled else "off"}; detection window '
               f'{cfg.min_range_m:g}-{cfg.max_range_m:g} m.')
     selection = (f'return_mode {cfg.return_mode}: detected echoes in range order, flags bit 0 '
-                 'first, 1 strongest, 2 last, 3 second strongest; return_index 1-based.')
+                 'first, 1 strongest, 2 last, 3 second strongest; return_index 1-based.'
+                 + (' Velodyne dual rule: the second strongest when the strongest is the last.'
+                    if cfg.dual_second_strongest_when_last else ''))
     intensity = ('Calibrated reflectivity byte: round(100 rho) for 0-100 % diffuse, 100 + 155 '
                  'min(1, ln rho / ln 64) above (specular / retro-reflective); rho = rho_app x '
                  'S_measured / S_peak, transmission losses not corrected, as on a real sensor.')

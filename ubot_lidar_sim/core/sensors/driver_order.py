@@ -24,7 +24,8 @@ Each vendor driver's own conventions for the fields it publishes (docs/driver-co
 import numpy as np
 
 from ubot_lidar_sim.core import labels
-from ubot_lidar_sim.core.physics.return_selection import FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.return_selection import (FLAG_LAST, FLAG_SECOND_STRONGEST,
+                                                          FLAG_STRONGEST)
 
 VENDORS = ('hesai', 'velodyne', 'robosense')
 #: Nebula's ReturnType values (nebula_common/include/nebula_common/nebula_common.hpp).
@@ -51,15 +52,20 @@ def nebula_angles(x, y, z, vendor='hesai'):
     return az, (np.sin(el) if vendor == 'velodyne' else el).astype(np.float32)
 
 
-def velodyne_return_types(flags, return_mode, channels=16):
+def velodyne_return_types(flags, return_mode, channels=16, paired=None):
     """
     Return (P,) uint8 Nebula Velodyne return_type of points' return_flags under return_mode.
 
     Our dual mode dual_strongest_last gives one point per echo: both flags on one point (the
     echoes coincide) IDENTICAL; the strongest echo that is not the last is the nearer of the
-    pair, the last that is not the strongest the farther and weaker (see module).
+    pair, the last that is not the strongest the farther and weaker (see module). Under the
+    manuals' dual rule the strongest is also the last and the second strongest (flag bit 3)
+    is the nearer, weaker echo of the pair: paired (P,) bool marks the points of a beam that
+    gave two (return_count > 1), so a strongest-and-last point there is the farther, stronger.
     """
-    flags = np.asarray(flags) & 7
+    flags = np.asarray(flags)
+    second = (flags & FLAG_SECOND_STRONGEST) != 0
+    flags = flags & 7
     if return_mode == 'strongest':
         return np.full(flags.shape, STRONGEST, np.uint8)
     if return_mode == 'last':
@@ -71,8 +77,12 @@ def velodyne_return_types(flags, return_mode, channels=16):
     last = (flags & FLAG_LAST) != 0
     out = np.full(flags.shape, UNKNOWN, np.uint8)
     out[strong & last] = IDENTICAL
+    if paired is not None:
+        out[strong & last & np.asarray(paired, bool)] = \
+            LAST_STRONGEST if near_first else FIRST_STRONGEST
     out[strong & ~last] = FIRST_STRONGEST if near_first else LAST_STRONGEST
     out[last & ~strong] = LAST_WEAK if near_first else FIRST_WEAK
+    out[second] = FIRST_WEAK if near_first else LAST_WEAK
     return out
 
 

@@ -16,9 +16,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.memory import keep_freed_memory
-from ubot_lidar_sim.core.physics import echoes
-from ubot_lidar_sim.core.physics import radiometry
-from ubot_lidar_sim.core.physics import snow
+from ubot_lidar_sim.core.physics import echoes, imperfections, radiometry, snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
@@ -29,9 +27,9 @@ from ubot_lidar_sim.core.sensors import column_blocks
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
-from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM_CLUTTER, STREAM_FOG,
-                                                        STREAM_NOISE, STREAM_ROUGHNESS,
-                                                        STREAM_SNOW)
+from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM_CALIBRATION,
+                                                        STREAM_CLUTTER, STREAM_FOG, STREAM_NOISE,
+                                                        STREAM_ROUGHNESS, STREAM_SNOW)
 from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
@@ -101,9 +99,11 @@ class LidarSimulator:
         """Make ``beams`` the geometry of sweep ``scan_index``."""
         self.beams = beams
         self._scan_index = scan_index
-        # Sensor-frame sub-ray directions (R, C, S, 3), and the same as three (R, C, S) component
-        # planes for the per-scan rotation.
-        self._sub_dirs = sub_ray_directions(beams.dir_sensor, self.offsets).reshape(
+        # Sensor-frame sub-ray directions (R, C, S, 3), and as (R, C, S) planes for the rotation.
+        self._calibration = imperfections.instance(self.cfg, beams.channels, lambda: scan_rng(
+            self.cfg.calibration_serial, self.cfg.sensor_id, 0, STREAM_CALIBRATION))
+        self._sub_dirs = sub_ray_directions(imperfections.fired(beams, self._calibration),
+                                            self.offsets).reshape(
             beams.channels, beams.columns, len(self.weights), 3)
         self._sub_planes = [np.ascontiguousarray(self._sub_dirs[..., k]) for k in range(3)]
         # Each beam's firing time after the stamp (its points' time) and column: where the
@@ -363,7 +363,8 @@ class LidarSimulator:
         beams = self.beams
         pts = np.empty(len(ret), dtype=FULL_DTYPE)
         pack_points(pts, beams.dir_sensor, beams.ring, beams.column, beams.column_time_s,
-                    beams.ring_time_offset_s, np.asarray(beam, np.int64), ret.range_m,
+                    beams.ring_time_offset_s, np.asarray(beam, np.int64),
+                    imperfections.reported_range(ret.range_m, beams, beam, self._calibration),
                     ret.intensity, ret.reflectivity, ret.signal, ret.return_index,
                     ret.return_count, ret.return_flags, ret.material, ret.class_id,
                     _NO_INSTANCE if ret.instance_id is None else ret.instance_id)

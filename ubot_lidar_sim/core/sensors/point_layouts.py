@@ -11,7 +11,8 @@ from typing import Dict, List, Tuple
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
+from ubot_lidar_sim.core.physics.return_selection import (
+    FLAG_FIRST, FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 from ubot_lidar_sim.core.sensors.driver_order import (driver_points, livox_tags,
                                                       nebula_angles, velodyne_return_types,
                                                       vendor_of)
@@ -46,7 +47,7 @@ LAYOUT_DTYPES: Dict[str, np.dtype] = {'full': FULL_DTYPE, 'velodyne': VELODYNE_D
 #: FIRST_WEAK, LAST_WEAK, IDENTICAL, SECOND, SECONDSTRONGEST, FIRST_STRONGEST, LAST_STRONGEST):
 #: the values the autoware layout uses.
 NEBULA_RETURN_TYPE = {'unknown': 0, 'last': 1, 'first': 2, 'strongest': 3, 'identical': 6,
-                      'first_strongest': 9, 'last_strongest': 10}
+                      'second_strongest': 8, 'first_strongest': 9, 'last_strongest': 10}
 #: The return_flags bits each return_mode emits (core/physics/return_selection.py); None: the
 #: mode is not known, all three count.
 _MODE_FLAGS = {'strongest': FLAG_STRONGEST, 'first': FLAG_FIRST, 'last': FLAG_LAST,
@@ -210,11 +211,17 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode,
     for name in ('x', 'y', 'z'):
         out[name] = points[name]
     out['intensity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
+    flags = points['return_flags']
     if vendor[0] == 'velodyne':
-        out['return_type'] = velodyne_return_types(points['return_flags'], return_mode,
-                                                   vendor[1])
+        out['return_type'] = velodyne_return_types(flags, return_mode, vendor[1],
+                                                   points['return_count'] > 1)
     else:
-        out['return_type'] = return_type_table(return_mode)[points['return_flags'] & 7]
+        kind = return_type_table(return_mode)[flags & 7]
+        # The dual rule's second strongest echo is none of the mode's own: Nebula's
+        # SECONDSTRONGEST.
+        kind[((flags & FLAG_SECOND_STRONGEST) != 0)
+             & (kind == NEBULA_RETURN_TYPE['unknown'])] = NEBULA_RETURN_TYPE['second_strongest']
+        out['return_type'] = kind
     out['channel'] = points['ring']
     out['azimuth'], out['elevation'] = nebula_angles(points['x'], points['y'], points['z'],
                                                      vendor[0])

@@ -17,10 +17,12 @@ STREAMS = (
     ('roughness', 'the ground roughness, one normal per beam'),
     ('snow', 'the snow flakes'),
     ('fog', "the fog's pulse factor"),
+    ('calibration', 'the per-laser calibration residuals, keyed by (calibration_serial, '
+     'sensor, 0): fixed for a sensor instance'),
 )
 STREAM = {name: k for k, (name, _) in enumerate(STREAMS)}
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG = (
-    STREAM[n] for n in ('noise', 'clutter', 'roughness', 'snow', 'fog'))
+STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG, STREAM_CALIBRATION = (
+    STREAM[n] for n in ('noise', 'clutter', 'roughness', 'snow', 'fog', 'calibration'))
 
 
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,

@@ -1,0 +1,90 @@
+"""Issue 42: per-laser calibration residuals of a sensor instance (imperfections.py)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ubot_lidar_sim.core.config import LidarConfig, replace
+from ubot_lidar_sim.core.physics import imperfections
+from ubot_lidar_sim.core.poses import BodyTwist
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, scan_rng, STREAM_CALIBRATION
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
+
+WALL = """frame: map
+objects:
+  - {name: wall, type: box, size_m: [0.2, 40, 40], pose: {xyz: [10.1, 0, 0]}, material: other}
+"""
+#: One ring at elevation 0, 21 pencil beams over +/-1 deg, no noise: the wall at 10 m.
+BASE = {'channels': 1, 'vertical_fov_up_deg': 0.0, 'vertical_fov_down_deg': 0.0,
+        'horizontal_samples': 21, 'horizontal_fov_deg': 2.0, 'sub_rays': 1,
+        'noise_enabled': False, 'motion_distortion': False, 'return_mode': 'strongest'}
+
+
+@pytest.fixture(scope='module')
+def wall(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('imp')
+    (tmp / 'w.yaml').write_text(WALL)
+    (tmp / 'm.yaml').write_text('other: {reflectivity: 0.5}\n')
+    materials = MaterialTable.load(str(tmp / 'm.yaml'))
+    return World.load(str(tmp / 'w.yaml'), materials), materials
+
+
+def _scan(wall, scan_index=0, **over):
+    world, materials = wall
+    sim = LidarSimulator(LidarConfig(**BASE, **over), world, materials)
+    return sim.scan(BodyTwist(np.eye(4)), 0.0, None, scan_index=scan_index)
+
+
+def _draws(serial, n=1):
+    return scan_rng(serial, 'lidar_3d', 0, STREAM_CALIBRATION).standard_normal((3, n))
+
+
+def test_off_by_default_and_in_the_geometric_model():
+    assert not imperfections.active(LidarConfig())
+    assert not imperfections.active(LidarConfig(model='geometric', calibration_range_std_m=0.1))
+    assert imperfections.active(LidarConfig(calibration_range_std_m=0.1))
+
+
+def test_range_residual_moves_every_point_of_its_laser_by_the_drawn_offset(wall):
+    # d_range = 0.05 m x the instance's third normal; the beams at azimuth a see the wall at
+    # 10 / cos(a): each point's range is that plus d_range.
+    plain = _scan(wall)
+    off = _scan(wall, calibration_range_std_m=0.05, calibration_serial=7)
+    d_range = 0.05 * _draws(7)[2, 0]
+    assert abs(d_range) > 1e-3
+    # bound: float32 ranges of ~10 m, 2 ulps (1.9e-6 m)
+    np.testing.assert_allclose(off.points['range'] - plain.points['range'], d_range, atol=4e-6)
+
+
+def test_elevation_residual_fires_off_axis_but_reports_along_the_nominal_direction(wall):
+    # d_el = 0.5 deg x the first normal: the ray meets the wall at 10 / (cos(a) cos(d_el)); the
+    # point keeps z = 0 (the nominal elevation) at that range.
+    off = _scan(wall, calibration_elevation_std_deg=0.5, calibration_serial=3)
+    plain = _scan(wall)
+    d_el = math.radians(0.5) * _draws(3)[0, 0]
+    assert abs(d_el) > 1e-3
+    # bound: float32 ranges of ~10 m, 2 ulps, and the float32 hit (f32 rounding of ~1e-6 m)
+    np.testing.assert_allclose(off.points['range'], plain.points['range'] / math.cos(d_el),
+                               atol=1e-5)
+    assert np.all(off.points['z'] == 0.0)
+
+
+def test_residuals_are_fixed_per_serial_for_every_sweep_and_seed(wall):
+    over = {'calibration_range_std_m': 0.05, 'calibration_elevation_std_deg': 0.3}
+    a = _scan(wall, 0, calibration_serial=11, seed=1, **over).points['range']
+    b = _scan(wall, 5, calibration_serial=11, seed=9, **over).points['range']
+    c = _scan(wall, 0, calibration_serial=12, seed=1, **over).points['range']
+    assert np.array_equal(a, b)
+    assert not np.allclose(a, c, atol=1e-4)
+
+
+def test_residual_sizes_follow_their_standard_deviations():
+    cfg = replace(LidarConfig(), calibration_elevation_std_deg=0.1,
+                  calibration_azimuth_std_deg=0.2, calibration_range_std_m=0.02)
+    d_el, d_az, d_r = imperfections.residuals(cfg, 20000, np.random.default_rng(0))
+    # bound: se of a std over 20,000 normals is 0.5 %: 3 % is 6 se
+    assert np.std(d_el) == pytest.approx(math.radians(0.1), rel=0.03)
+    assert np.std(d_az) == pytest.approx(math.radians(0.2), rel=0.03)
+    assert np.std(d_r) == pytest.approx(0.02, rel=0.03)
