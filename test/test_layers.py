@@ -21,6 +21,7 @@ LAYERS = (
     (5, 'core.config', ('core.config_fields', 'core.config', 'core.presets',
                         'core.params_file', 'core.configure')),
     (6, 'core.sensors', ('core.sensors',)),
+    (6, 'core.motion', ('core.motion',)),
     (7, 'core.execution', ('core.execution',)),
     (8, 'output', ('output',)),
     (9, 'dataset', ('dataset',)),     # dataset and ros share a rank: neither imports the other
