@@ -4,6 +4,7 @@ import math
 
 import numpy as np
 import pytest
+from tolerances import F64_EPS
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
@@ -14,7 +15,8 @@ from ubot_lidar_sim.core.motion.odometry import Odometry
 from ubot_lidar_sim.core.world.world import World
 
 DT = 0.02
-EXACT = 1e-9        # bound: a few float64 roundings of sums of O(1) terms
+# Float64 sums of O(1) terms over <= 500 steps: far fewer than 1e6 roundings of F64_EPS.
+EXACT = 1e6 * F64_EPS
 
 
 def _world(wall=True, slope_deg=0.0):
