@@ -20,7 +20,7 @@ EXACT = 1e6 * F64_EPS
 
 
 def _world(wall=True, slope_deg=0.0):
-    """A 40 m plane tilted by slope_deg about y (rising toward +x), a wall whose face is x = 4.9."""
+    """Return a 40 m plane tilted slope_deg about y (rising to +x), a wall with face x = 4.9."""
     objects = [{'name': 'ground', 'type': 'plane', 'size_m': [40, 40], 'material': 'grass',
                 'pose': {'xyz': [0, 0, 0], 'rpy_deg': [0, -slope_deg, 0]}}]
     if wall:
@@ -71,8 +71,8 @@ def test_ackermann_steering_limit_45_deg_gives_yaw_rate_v_over_wheelbase():
 
 def test_acceleration_limit_ramps_by_accel_times_dt():
     cfg = BaseSimConfig(max_linear_accel_m_s2=1.0, max_angular_accel_rad_s2=2.0)
-    assert ramp(cfg, (0.0, 0.0, 0.0), (1.0, 0.0, 1.0), 0.1) == pytest.approx(
-        (0.1, 0.0, 0.2), abs=EXACT)
+    got = ramp(cfg, (0.0, 0.0, 0.0), (1.0, 0.0, 1.0), 0.1)
+    assert got == pytest.approx((0.1, 0.0, 0.2), abs=EXACT)
 
 
 def test_constant_twist_integrates_along_a_quarter_circle():

@@ -93,7 +93,7 @@ class BaseSim:
         return self.state(odom)
 
     def state(self, odom=None):
-        """Return the Step of the current state (odom: the odometry pose, default its last)."""
+        """Return the Step of the current state; odom: the odometry pose (default: the last)."""
         if self.cfg.follow_ground:
             z, roll, pitch = self._ground.update(self.pose)
         else:
