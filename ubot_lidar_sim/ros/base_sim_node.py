@@ -205,9 +205,11 @@ class BaseSimNode(Node):
 
     def destroy_node(self):
         """Stop the time thread, then destroy the node."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=5.0)
+        stop, thread = getattr(self, '_stop', None), getattr(self, '_thread', None)
+        if stop is not None:        # None: the constructor refused a parameter
+            stop.set()
+        if thread is not None:
+            thread.join(timeout=5.0)
         return super().destroy_node()
 
 

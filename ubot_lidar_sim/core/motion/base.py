@@ -4,7 +4,8 @@ BaseSim: one step of the kinematic base (docs/nav2.md), the core of the base_sim
 ``command(cmd, t_s)`` takes a twist (refused and counted when check_command refuses it);
 ``step(t_s, dt_s)`` aims at the last command (zero once it is older than cmd_vel_timeout_s),
 ramps the velocity within the limits, integrates, cuts the move where the footprint would meet
-an object (velocity to zero, ``contact`` set), follows the ground and advances the odometry.
+an object (velocity to zero, ``contact`` set until a move goes uncut), follows the ground and
+advances the odometry.
 The start pose is refused (ConfigError naming initial_pose) when the footprint overlaps an
 object there.
 """
@@ -82,7 +83,9 @@ class BaseSim:
             moved = (self.pose[0] + frac * (moved[0] - self.pose[0]),
                      self.pose[1] + frac * (moved[1] - self.pose[1]),
                      wrap(self.pose[2] + frac * dyaw))
-        if moved != self.pose and self._collision.overlaps(moved, self._ground.z):
+        if moved == self.pose:
+            contact = contact or self.contact       # standing still at an object: still there
+        elif self._collision.overlaps(moved, self._ground.z):
             moved, contact = self.pose, True
         if contact:
             vel = ZERO

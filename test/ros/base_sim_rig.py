@@ -1,0 +1,84 @@
+"""A base_sim node, optionally a laser_scan node, and a probe on one executor (real DDS)."""
+
+import os
+import time
+
+from geometry_msgs.msg import Twist, TwistStamped, Vector3
+from nav_msgs.msg import Odometry
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
+from sensor_msgs.msg import LaserScan
+from std_msgs.msg import Bool
+from tf2_msgs.msg import TFMessage
+
+from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
+from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
+
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+LASER = {'world_file': 'flat', 'rate_hz': 10.0, 'noise_enabled': False, 'weather': False}
+
+
+def twist(vx=0.0, vy=0.0, wz=0.0):
+    """Return a geometry_msgs/Twist."""
+    return Twist(linear=Vector3(x=float(vx), y=float(vy)), angular=Vector3(z=float(wz)))
+
+
+def boxes_world(boxes):
+    """Return a 60 m grass plane with concrete boxes ((x, y, size_x, size_y), 1 m high)."""
+    objects = [{'name': 'ground', 'type': 'plane', 'size_m': [60, 60], 'material': 'grass'}]
+    for k, (x, y, sx, sy) in enumerate(boxes):
+        objects.append({'name': f'box{k}', 'type': 'box', 'size_m': [sx, sy, 1.0],
+                        'pose': {'xyz': [x, y, 0.5]}, 'material': 'concrete'})
+    return World.from_dict({'frame': 'map', 'objects': objects})
+
+
+class BaseRig:
+    """base_sim (+ laser_scan with laser=True) and a probe in a context of their own."""
+
+    def __init__(self, world, params, laser=False, laser_params=None):
+        self.ctx = rclpy.Context()
+        rclpy.init(context=self.ctx, domain_id=20 + os.getpid() % 60)
+        self.probe = rclpy.create_node('probe', context=self.ctx)
+        self.odom, self.tf, self.scans, self.collision = [], [], [], []
+        self.probe.create_subscription(Odometry, 'odom', self.odom.append, 100)
+        self.probe.create_subscription(TFMessage, '/tf', self.tf.append, 100)
+        self.probe.create_subscription(Bool, 'base_sim/collision', self.collision.append,
+                                       LATCHED)
+        kind = TwistStamped if params.get('cmd_vel_stamped') else Twist
+        self.cmd = self.probe.create_publisher(kind, 'cmd_vel', 10)
+        self.node = BaseSimNode(context=self.ctx, world=world, parameter_overrides=[
+            Parameter(k, value=v) for k, v in params.items()])
+        self.executor = SingleThreadedExecutor(context=self.ctx)
+        self.executor.add_node(self.probe)
+        self.executor.add_node(self.node)
+        self.laser = None
+        if laser:
+            self.probe.create_subscription(LaserScan, 'scan', self.scans.append,
+                                           qos_profile_sensor_data)
+            self.laser = LaserScanNode(context=self.ctx, world=world, parameter_overrides=[
+                Parameter(k, value=v) for k, v in {**LASER, **(laser_params or {})}.items()])
+            self.executor.add_node(self.laser)
+        assert self.spin_until(lambda: self.odom and self.cmd.get_subscription_count()), \
+            'no odom from base_sim'
+
+    def spin_until(self, done, timeout_s=10.0):
+        """Spin until done() or the timeout (wall s); return done()."""
+        end = time.monotonic() + timeout_s
+        while not done() and time.monotonic() < end:
+            self.executor.spin_once(timeout_sec=0.01)
+        return bool(done())
+
+    def spin_for(self, seconds):
+        """Spin for seconds of wall time."""
+        self.spin_until(lambda: False, seconds)
+
+    def close(self):
+        """Destroy the nodes and the context."""
+        self.executor.shutdown()
+        for node in (self.node, self.laser, self.probe):
+            if node is not None:
+                node.destroy_node()
+        rclpy.shutdown(context=self.ctx)

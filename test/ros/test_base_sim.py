@@ -1,0 +1,119 @@
+"""base_sim over real rclpy + DDS: odom and /tf from cmd_vel, the wall, bad commands, clocks."""
+
+import math
+import time
+
+from base_sim_rig import BaseRig, boxes_world, twist
+from geometry_msgs.msg import TwistStamped
+import pytest
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
+
+# The wall of ros_helpers.wall_world: face at x = 4.9 m (a 0.2 m box centred on x = 5).
+WALL = [(5.0, 0.0, 0.2, 20.0)]
+
+
+def _forward_range(scan):
+    i = int(round((0.0 - scan.angle_min) / scan.angle_increment))
+    return scan.ranges[i]
+
+
+def _stamp_s(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+@pytest.fixture
+def rig():
+    rigs = []
+
+    def make(*args, **kw):
+        rigs.append(BaseRig(*args, **kw))
+        return rigs[-1]
+    yield make
+    for r in rigs:
+        r.close()
+
+
+def test_half_metre_per_second_for_4_s_gives_2_m_of_odom_agreeing_tf_and_a_moved_scan(rig):
+    r = rig(boxes_world(WALL), {'max_linear_accel_m_s2': 1.0}, laser=True)
+    assert r.spin_until(lambda: len(r.scans) >= 2, 60.0), 'no scan'
+    before = _forward_range(r.scans[-1])
+    t_first = time.monotonic()
+    while time.monotonic() - t_first < 4.0:
+        r.cmd.publish(twist(0.5))
+        r.spin_until(lambda: False, 0.05)
+    t_zero = time.monotonic()
+    r.cmd.publish(twist(0.0))
+    r.spin_for(1.5)                     # brakes in 0.5 s; then the scans see it standing
+    x = r.odom[-1].pose.pose.position.x
+    # Ramp-up loses v^2 / 2a, braking gains it back: x = 0.5 m/s x the command span, up to a
+    # 20 ms step and 230 ms of delivery latency between start and stop on 2 busy cores.
+    assert abs(x - 0.5 * (t_zero - t_first)) <= 0.5 * 0.25     # bound: see above
+    assert abs(x - 2.0) <= 0.5 * (t_zero - t_first - 4.0) + 0.5 * 0.25   # bound: the same
+    last = r.odom[-1]
+    tf = [t for m in r.tf for t in m.transforms
+          if t.child_frame_id == 'base_link' and t.header.stamp == last.header.stamp]
+    assert tf and tf[-1].transform.translation.x == x
+    assert tf[-1].header.frame_id == 'odom'
+    stopped = [s for s in r.scans if _stamp_s(s) > _stamp_s(last) - 0.5]
+    assert stopped, 'no scan after the stop'
+    # Range noise off; float32 hits are good to 1e-5 m: 1 cm holds.
+    assert abs(before - 4.6) <= 0.01                         # bound: see above
+    assert abs(_forward_range(stopped[-1]) - (4.6 - x)) <= 0.01   # bound: see above
+
+
+def test_driving_into_a_wall_stops_at_the_footprint_never_inside_and_says_so(rig):
+    r = rig(boxes_world(WALL), {'publish_clock': True, 'real_time_factor': 5.0,
+                                'footprint_radius_m': 0.3, 'contact_margin_m': 0.02})
+
+    def drive():
+        r.cmd.publish(twist(1.0))
+        return r.collision and r.collision[-1].data
+    assert r.spin_until(drive, 30.0), 'no contact reported'
+    r.spin_for(0.5)
+    x = r.odom[-1].pose.pose.position.x
+    reach = 0.3 / math.cos(math.pi / 16)      # the 16-gon around the 0.3 m circle
+    assert 4.9 - 0.03 <= x + reach <= 4.9     # bound: at the 2 cm margin, 1 cm short at most
+    assert r.node.base.counts['contacts'] == 1
+    status = r.node.diagnostics().status[0]
+    assert 'in contact' in status.message
+    assert dict((v.key, v.value) for v in status.values)['contact'] == 'true'
+
+
+def test_nan_inf_and_absurd_commands_are_refused_counted_and_never_integrated(rig):
+    r = rig(boxes_world([]), {})
+    for bad in (twist(float('nan')), twist(0.0, wz=float('inf')), twist(2.0e3)):
+        r.cmd.publish(bad)
+    assert r.spin_until(lambda: r.node.base.counts['refused'] == 3)
+    r.spin_for(0.3)
+    assert r.odom[-1].pose.pose.position.x == 0.0
+    assert 'cmd_vel refused' in r.node.diagnostics().status[0].message
+
+
+def test_twist_stamped_with_cmd_vel_stamped_moves_the_base(rig):
+    r = rig(boxes_world([]), {'cmd_vel_stamped': True})
+    msg = TwistStamped()
+    msg.twist = twist(0.5)
+
+    def moved():
+        r.cmd.publish(msg)
+        return r.odom[-1].pose.pose.position.x > 0.1
+    assert r.spin_until(moved, 10.0)
+
+
+def test_start_inside_an_object_is_refused_in_one_line(context):
+    with pytest.raises(ConfigError, match='initial_pose') as err:
+        BaseSimNode(context=context, world=boxes_world(WALL),
+                    parameter_overrides=[Parameter('initial_pose', value=[5.0, 0.0, 0.0])])
+    assert '\n' not in str(err.value)
+
+
+def test_another_clock_publisher_is_reported_not_followed(rig):
+    r = rig(boxes_world([]), {'publish_clock': True, 'real_time_factor': 1.0})
+    foreign = r.probe.create_publisher(Clock, '/clock', 10)
+    foreign.publish(Clock())
+    assert r.spin_until(lambda: r.node.counts['foreign_clock'] > 0, 10.0)
+    assert 'foreign /clock' in r.node.diagnostics().status[0].message
