@@ -80,7 +80,7 @@ def test_driving_into_a_wall_stops_at_the_footprint_never_inside_and_says_so(rig
     assert r.node.base.counts['contacts'] == 1
     status = r.node.diagnostics().status[0]
     assert 'in contact' in status.message
-    assert dict((v.key, v.value) for v in status.values)['contact'] == 'true'
+    assert {v.key: v.value for v in status.values}['contact'] == 'true'
 
 
 def test_nan_inf_and_absurd_commands_are_refused_counted_and_never_integrated(rig):

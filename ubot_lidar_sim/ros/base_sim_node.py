@@ -70,7 +70,8 @@ class BaseSimNode(Node):
         self.create_subscription(kind, 'cmd_vel', self._on_cmd, 10)
         self._stop = threading.Event()
         self._watch = SensorWatch(self, cfg.sync_topics, cfg.sync_lag_s)
-        self._pacer = Pacer(cfg.real_time_factor, cfg.sync_timeout_s, self._watch, self._stop)
+        self._pacer = Pacer(cfg.real_time_factor, cfg.sync_timeout_s, self._watch, self._stop,
+                            cfg.sync_start_timeout_s)
         self.create_timer(1.0, self._housekeeping, clock=_wall_clock())
         self._thread = None
         if cfg.publish_clock:

@@ -11,6 +11,9 @@ its first ray and computes it once /tf covers its end, so a lag under 3 periods 
 every sweep (ros/sweep_clock.py skips a sweep only when it is a period or more behind) and a
 lag of 2 periods or more lets it compute the next one: 2.5 is between.
 
+At 'max', simulated time does not start before every sync topic has a publisher, or for at
+most sync_start_timeout_s (the sensors load their world and compile their kernels first).
+
 The watch reads only the header stamp, from the serialized message (raw subscription: a
 PointCloud2 is never deserialized): CDR's 4-byte encapsulation header, then the stamp's int32
 sec and uint32 nanosec, for every message whose first field is std_msgs/Header.
@@ -52,7 +55,7 @@ class SensorWatch:
         self.stamps = {}             # topic: (newest stamp s, smallest interval s or None)
 
     def discover(self):
-        """Subscribe to each sync topic once its type is on the graph."""
+        """Subscribe to each sync topic once its type is on the graph; True: all of them."""
         names = dict(self._node.get_topic_names_and_types())
         for topic in self._topics:
             full = self._node.resolve_topic_name(topic)
@@ -62,6 +65,7 @@ class SensorWatch:
             self._subs[full] = self._node.create_subscription(
                 cls, full, lambda data, t=full: self._seen(t, data), qos_profile_sensor_data,
                 raw=True)
+        return len(self._subs) == len(self._topics)
 
     def _seen(self, topic, data):
         self._given_up.discard(topic)
@@ -91,9 +95,10 @@ class SensorWatch:
 class Pacer:
     """Waits between the steps of simulated time (see the module)."""
 
-    def __init__(self, real_time_factor, timeout_s, watch, stop_event):
+    def __init__(self, real_time_factor, timeout_s, watch, stop_event, start_timeout_s=30.0):
         self.rtf = real_time_factor
         self._timeout = timeout_s
+        self._start_timeout = start_timeout_s
         self._watch = watch
         self._stop = stop_event
         self.sync_timeouts = 0
@@ -103,6 +108,8 @@ class Pacer:
     def wait(self, sim_s):
         """Return once step sim_s may go out (False when the node stops)."""
         if self._sim0 is None:
+            if self.rtf == 0.0:
+                self._await_sensors()
             self._sim0, self._wall0 = sim_s, time.monotonic()
         if self.rtf > 0.0:
             due = self._wall0 + (sim_s - self._sim0) / self.rtf
@@ -116,6 +123,13 @@ class Pacer:
             if self._stop.wait(POLL_S):
                 return False
         return not self._stop.is_set()
+
+    def _await_sensors(self):
+        """Before the first step at 'max': wait for every sync topic's publisher (bounded)."""
+        limit = time.monotonic() + self._start_timeout
+        while not self._watch.discover() and time.monotonic() < limit:
+            if self._stop.wait(0.05):
+                return
 
     def reached(self, sim_s):
         """Return the real-time factor reached since the first step (simulated / wall s)."""

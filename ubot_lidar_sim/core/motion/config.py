@@ -73,8 +73,8 @@ class BaseSimConfig(Validated):
     real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock; '
                                  '0: max (wait only for the sync_topics).', min=0.0,
                                  max=1000.0, read_only=True)
-    sync_topics: tuple = _p(('/scan', '/points'), "With real_time_factor 0: sensor outputs "
-                            "whose stamps simulated time waits for (those with a publisher).",
+    sync_topics: tuple = _p(('/scan', '/points'), 'With real_time_factor 0: sensor outputs '
+                            'whose stamps simulated time waits for (those with a publisher).',
                             item_type=str, read_only=True)
     sync_lag_s: float = _p(0.25, 'With real_time_factor 0: how far the newest stamp of each '
                            'synced topic may lag simulated time.', 's', min=0.0, max=60.0,
@@ -82,6 +82,9 @@ class BaseSimConfig(Validated):
     sync_timeout_s: float = _p(2.0, 'With real_time_factor 0: wall time one step waits for '
                                'the sensors before going on (counted).', 's', min=0.01,
                                max=600.0, read_only=True)
+    sync_start_timeout_s: float = _p(30.0, 'With real_time_factor 0: wall time simulated '
+                                     'time waits at start for every sync topic to have a '
+                                     'publisher.', 's', min=0.0, max=3600.0, read_only=True)
     odom_noise_m_per_m: float = _p(0.0, 'Odometry position drift: 1-sigma error after 1 m, '
                                    'growing with the square root of the distance.', 'm',
                                    min=0.0, max=1.0, read_only=True)
