@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # First: common.py puts the source tree (or UBOT_LIDAR_SIM_TREE) ahead of install/ on sys.path.
 import common  # noqa: E402,F401,I100
-import bench_dataset  # noqa: E402,I100
+import bench_closed_loop  # noqa: E402,I100
+import bench_dataset  # noqa: E402
 import bench_e2e  # noqa: E402
 import bench_fleet  # noqa: E402
 import bench_lidar  # noqa: E402
@@ -42,7 +43,9 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD', 'FLEET'))]
+    scans = [r for r in rows if not r['case'].startswith(('E2E', 'dataset', 'LOAD', 'FLEET',
+                                                          'CLOSED'))]
+    closed = [r for r in rows if r['case'].startswith('CLOSED')]
     fleets = [r for r in rows if r['case'].startswith('FLEET')]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
@@ -61,6 +64,9 @@ def print_table(rows):
     if fleets:
         print()
         _table(fleets, bench_fleet.COLUMNS)
+    if closed:
+        print()
+        _table(closed, bench_closed_loop.COLUMNS)
 
 
 def plot(rows, path):
@@ -126,6 +132,8 @@ def main(argv=None):
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
         # The reliability load (1 kHz /tf, three sensors): scans skipped for CPU vs the target.
         rows += bench_load.run(seconds + 10.0)
+        # base_sim at real_time_factor max with laser_scan and lidar_3d (issue 40).
+        rows += bench_closed_loop.run(seconds)
     print_table(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
