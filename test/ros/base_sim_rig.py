@@ -26,13 +26,13 @@ def twist(vx=0.0, vy=0.0, wz=0.0):
     return Twist(linear=Vector3(x=float(vx), y=float(vy)), angular=Vector3(z=float(wz)))
 
 
-def boxes_world(boxes):
+def boxes_world(boxes, frame='map'):
     """Return a 60 m grass plane with concrete boxes ((x, y, size_x, size_y), 1 m high)."""
     objects = [{'name': 'ground', 'type': 'plane', 'size_m': [60, 60], 'material': 'grass'}]
     for k, (x, y, sx, sy) in enumerate(boxes):
         objects.append({'name': f'box{k}', 'type': 'box', 'size_m': [sx, sy, 1.0],
                         'pose': {'xyz': [x, y, 0.5]}, 'material': 'concrete'})
-    return World.from_dict({'frame': 'map', 'objects': objects})
+    return World.from_dict({'frame': frame, 'objects': objects})
 
 
 class BaseRig:

@@ -7,7 +7,9 @@ from base_sim_rig import BaseRig, boxes_world, twist
 from geometry_msgs.msg import TwistStamped
 import pytest
 from rclpy.parameter import Parameter
+from ros_helpers import static_transform
 from rosgraph_msgs.msg import Clock
+from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
@@ -117,3 +119,19 @@ def test_another_clock_publisher_is_reported_not_followed(rig):
     foreign.publish(Clock())
     assert r.spin_until(lambda: r.node.counts['foreign_clock'] > 0, 10.0)
     assert 'foreign /clock' in r.node.diagnostics().status[0].message
+
+
+def test_with_localization_frame_world_to_map_keeps_the_truth_under_the_localisers_map(rig):
+    # A localiser says map -> odom = (1, 0, 0): base_sim publishes world -> map = (-1, 0, 0),
+    # so that world -> map -> odom is the truth (identity without drift, the base at rest).
+    r = rig(boxes_world([], frame='world'), {'world_frame': 'world', 'localization_frame': 'map'})
+    t = static_transform('map', 'odom', (1.0, 0.0, 0.0))
+    pub = r.probe.create_publisher(TFMessage, '/tf', 10)
+
+    def seen():
+        pub.publish(TFMessage(transforms=[t]))
+        return any(x.header.frame_id == 'world' and x.child_frame_id == 'map'
+                   and x.transform.translation.x == -1.0 for m in r.tf for x in m.transforms)
+    assert r.spin_until(seen, 10.0)
+    assert not any(x.header.frame_id == 'world' and x.child_frame_id == 'odom'
+                   for m in r.tf for x in m.transforms)

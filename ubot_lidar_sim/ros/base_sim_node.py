@@ -4,9 +4,11 @@ base_sim: a kinematic base driven by cmd_vel, for Nav2 in the loop without Gazeb
 Subscribes ``cmd_vel`` (geometry_msgs/Twist; TwistStamped with ``cmd_vel_stamped``), steps the
 core's BaseSim (core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes
 ``odom`` (nav_msgs/Odometry), /tf ``world_frame -> odom_frame`` (the truth that absorbs the
-drift; with AMCL or SLAM running, remap it away so that they own map -> odom) and
-``odom_frame -> base_frame``, /tf_static base -> the sensor frames, ``~/collision``
-(std_msgs/Bool, latched: true at contact, false once free again) and /diagnostics.
+drift) and ``odom_frame -> base_frame``; with ``localization_frame`` (AMCL's or SLAM's map,
+which then owns map -> odom) ``world_frame -> localization_frame`` instead, computed from the
+localiser's newest map -> odom so that world -> map -> odom -> base is the truth; /tf_static
+base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched: true at contact, false once
+a move goes free again) and /diagnostics.
 
 Time: with ``publish_clock`` the node owns simulated time: a thread advances it by 1 / rate_hz
 per step, publishes /tf and odom, then /clock, paced by ros/sim_pacing.py (real_time_factor, 0 =
@@ -15,6 +17,7 @@ followed. Without it, a timer on the node's clock (wall, or /clock with use_sim_
 the time elapsed; a jump (backwards, or more than 10 periods) is reported and not integrated.
 """
 
+import math
 import threading
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -31,6 +34,7 @@ from tf2_msgs.msg import TFMessage
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
+from ubot_lidar_sim.core.motion.odometry import world_to_parent
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
@@ -66,6 +70,9 @@ class BaseSimNode(Node):
         self._static_pub = self.create_publisher(TFMessage, '/tf_static', latched_qos(1))
         self._collision_pub = self.create_publisher(Bool, '~/collision', latched_qos(1))
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._localized = None          # (x, y, yaw) localization_frame -> odom_frame
+        if cfg.localization_frame:
+            self.create_subscription(TFMessage, '/tf', self._on_tf, QoSProfile(depth=100))
         kind = TwistStamped if cfg.cmd_vel_stamped else Twist
         self.create_subscription(kind, 'cmd_vel', self._on_cmd, 10)
         self._stop = threading.Event()
@@ -97,6 +104,16 @@ class BaseSimNode(Node):
         if not ok:
             self.get_logger().warning(f'cmd_vel refused (NaN, inf or |v| > 1e3): {cmd}',
                                       throttle_duration_sec=1.0)
+
+    def _on_tf(self, msg):
+        """Keep the newest localization_frame -> odom_frame (planar) a localiser published."""
+        cfg = self.config
+        for t in msg.transforms:
+            if t.header.frame_id == cfg.localization_frame and \
+                    t.child_frame_id == cfg.odom_frame:
+                q, p = t.transform.rotation, t.transform.translation
+                self._localized = (p.x, p.y, math.atan2(2.0 * (q.w * q.z + q.x * q.y),
+                                                        1.0 - 2.0 * (q.y * q.y + q.z * q.z)))
 
     def _run(self):
         """Own simulated time: step, publish /tf and odom, then /clock, paced (module doc)."""
@@ -145,10 +162,13 @@ class BaseSimNode(Node):
                 ((cfg.lidar_pose, cfg.lidar_frame), (cfg.laser_pose, cfg.laser_frame)))))
         _, _, z, roll, pitch, _ = step.pose
         ox, oy, oyaw = step.odom
-        wx, wy, wyaw = step.world_to_odom
+        parent, (wx, wy, wyaw) = cfg.odom_frame, step.world_to_odom
+        if cfg.localization_frame:      # world -> map under the localiser's map -> odom
+            parent = cfg.localization_frame
+            wx, wy, wyaw = world_to_parent((wx, wy, wyaw), self._localized or (0.0, 0.0, 0.0))
         base_q = rpy_quaternion(roll, pitch, oyaw)
         self._tf_pub.publish(TFMessage(transforms=[
-            transform(stamp, cfg.world_frame, cfg.odom_frame, (wx, wy, 0.0),
+            transform(stamp, cfg.world_frame, parent, (wx, wy, 0.0),
                       rpy_quaternion(0.0, 0.0, wyaw)),
             transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]))
         odom = Odometry()

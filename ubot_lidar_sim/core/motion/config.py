@@ -30,6 +30,10 @@ class BaseSimConfig(Validated):
     seed: int = _p(0, 'Seed of the odometry drift.', min=0, max=2**63 - 1, read_only=True)
     odom_frame: str = _p('odom', 'Odometry frame.', read_only=True, nonempty=True)
     base_frame: str = _p('base_link', 'Vehicle base frame.', read_only=True, nonempty=True)
+    localization_frame: str = _p('', 'Frame whose -> odom_frame a localiser (AMCL, SLAM) '
+                                 'publishes; base_sim then publishes world_frame -> it, so '
+                                 'that the tree stays one. Empty: world_frame -> odom_frame.',
+                                 read_only=True)
     drive: str = _p('diff', 'Kinematics.', choices=DRIVES, read_only=True)
     initial_pose: tuple = _p((0.0, 0.0, 0.0), 'Start pose in world_frame: x (m), y (m), yaw '
                              '(deg).', item_type=float, length=3, min=-1.0e6, max=1.0e6,

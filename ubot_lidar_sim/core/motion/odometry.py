@@ -65,3 +65,14 @@ class Odometry:
         """Return the planar world -> odom transform that puts odom's base at true_pose."""
         m = planar_matrix(true_pose) @ np.linalg.inv(planar_matrix(self.pose))
         return float(m[0, 2]), float(m[1, 2]), math.atan2(m[1, 0], m[0, 0])
+
+
+def world_to_parent(world_to_odom, parent_to_odom):
+    """
+    Return the planar world -> parent that keeps world -> odom when parent -> odom is given.
+
+    A localiser's map -> odom (parent_to_odom) under base_sim's truth (world_to_odom):
+    world -> map = (world -> odom) (map -> odom)^-1, so world -> map -> odom is the truth.
+    """
+    m = planar_matrix(world_to_odom) @ np.linalg.inv(planar_matrix(parent_to_odom))
+    return float(m[0, 2]), float(m[1, 2]), math.atan2(m[1, 0], m[0, 0])
