@@ -6,6 +6,7 @@ import time
 from base_sim_rig import BaseRig, boxes_world, twist
 from geometry_msgs.msg import TwistStamped
 import pytest
+from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
 from ros_helpers import static_transform
 from rosgraph_msgs.msg import Clock
@@ -135,3 +136,20 @@ def test_with_localization_frame_world_to_map_keeps_the_truth_under_the_localise
     assert r.spin_until(seen, 10.0)
     assert not any(x.header.frame_id == 'world' and x.child_frame_id == 'odom'
                    for m in r.tf for x in m.transforms)
+
+
+def test_a_speed_limit_set_while_running_caps_the_base(rig):
+    r = rig(boxes_world([]), {'max_linear_accel_m_s2': 100.0})
+    client = r.probe.create_client(SetParameters, 'base_sim/set_parameters')
+    assert r.spin_until(client.service_is_ready)
+    future = client.call_async(SetParameters.Request(parameters=[
+        Parameter('max_linear_m_s', value=0.2).to_parameter_msg()]))
+    assert r.spin_until(future.done) and future.result().results[0].successful
+
+    def capped():
+        r.cmd.publish(twist(1.0))
+        return r.odom[-1].twist.twist.linear.x > 0.0
+    assert r.spin_until(capped)
+    r.cmd.publish(twist(1.0))
+    r.spin_for(0.2)     # within cmd_vel_timeout_s (0.5 s) of the last command
+    assert r.odom[-1].twist.twist.linear.x == 0.2   # the accel reaches it in one step

@@ -120,9 +120,8 @@ class BaseSimNode(Node):
         dt_s = self._period_ns * 1e-9
         self._publish(self.base.state(), 0)
         while not self._stop.is_set():
-            with self._lock:
-                now_ns = self._sim_ns + self._period_ns
-                step = self.base.step(now_ns * 1e-9, dt_s)
+            now_ns = self._sim_ns + self._period_ns
+            step = self._step(now_ns, dt_s)
             self._publish(step, now_ns)
             try:
                 self._clock_pub.publish(Clock(clock=Time(nanoseconds=now_ns).to_msg()))
@@ -148,9 +147,13 @@ class BaseSimNode(Node):
             self.get_logger().warning(f'clock jumped by {dt_ns * 1e-9:+.3f} s: not '
                                       'integrated, the base goes on from here')
             return
+        self._publish(self._step(now_ns, dt_ns * 1e-9), now_ns)
+
+    def _step(self, now_ns, dt_s):
+        """Step the base to now_ns under the limits in force (a parameter set may change them)."""
         with self._lock:
-            step = self.base.step(now_ns * 1e-9, dt_ns * 1e-9)
-        self._publish(step, now_ns)
+            self.base.cfg = self.params.config
+            return self.base.step(now_ns * 1e-9, dt_s)
 
     def _publish(self, step, now_ns):
         """Publish odom, /tf (and /tf_static once) and a change of contact."""
