@@ -38,8 +38,9 @@ class FootprintCollision:
         self._samples = outline_samples(self._poly)
         self._heights = np.linspace(cfg.ground_clearance_m, cfg.body_height_m, N_HEIGHTS)
         self._margin = cfg.contact_margin_m
-        objects = list(world.objects) + [a.obj for a in world.actors]
-        self._ignored = tuple(o.name for o in objects if o.ground)
+        # Ground objects are driven on; actors move on their own clocks: neither collides.
+        self._ignored = tuple(o.name for o in world.objects if o.ground) + tuple(
+            a.obj.name for a in world.actors)
 
     def _cast(self, origins2, ends2, ground_z):
         """Return the smallest fraction of each 2D segment where a ray meets an object (inf)."""
