@@ -3,12 +3,14 @@
 import os
 import time
 
+from builtin_interfaces.msg import Time
 from geometry_msgs.msg import Twist, TwistStamped, Vector3
 from nav_msgs.msg import Odometry
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan
 from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
@@ -38,10 +40,13 @@ def boxes_world(boxes, frame='map'):
 class BaseRig:
     """base_sim (+ laser_scan with laser=True) and a probe in a context of their own."""
 
-    def __init__(self, world, params, laser=False, laser_params=None):
+    def __init__(self, world, params, laser=False, laser_params=None, clock_s=None):
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx, domain_id=20 + os.getpid() % 60)
         self.probe = rclpy.create_node('probe', context=self.ctx)
+        self._clock = self.probe.create_publisher(Clock, '/clock', 10)
+        if clock_s is not None:     # the probe owns /clock: set_clock moves it
+            self.set_clock(clock_s)
         self.odom, self.tf, self.scans, self.collision = [], [], [], []
         self.probe.create_subscription(Odometry, 'odom', self.odom.append, 100)
         self.probe.create_subscription(TFMessage, '/tf', self.tf.append, 100)
@@ -61,8 +66,17 @@ class BaseRig:
             self.laser = LaserScanNode(context=self.ctx, world=world, parameter_overrides=[
                 Parameter(k, value=v) for k, v in {**LASER, **(laser_params or {})}.items()])
             self.executor.add_node(self.laser)
-        assert self.spin_until(lambda: self.odom and self.cmd.get_subscription_count()), \
-            'no odom from base_sim'
+
+        def started():
+            if clock_s is not None:
+                self.set_clock(clock_s)
+            return self.odom and self.cmd.get_subscription_count()
+        assert self.spin_until(started), 'no odom from base_sim'
+
+    def set_clock(self, t_s):
+        """Publish /clock at t_s."""
+        ns = int(round(t_s * 1e9))
+        self._clock.publish(Clock(clock=Time(sec=ns // 10**9, nanosec=ns % 10**9)))
 
     def spin_until(self, done, timeout_s=10.0):
         """Spin until done() or the timeout (wall s); return done()."""

@@ -1,6 +1,9 @@
 """base_sim over real rclpy + DDS: odom and /tf from cmd_vel, the wall, bad commands, clocks."""
 
 import math
+import os
+import shutil
+import subprocess
 import time
 
 from base_sim_rig import BaseRig, boxes_world, twist
@@ -13,6 +16,7 @@ from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
 
 # The wall of ros_helpers.wall_world: face at x = 4.9 m (a 0.2 m box centred on x = 5).
@@ -153,3 +157,51 @@ def test_a_speed_limit_set_while_running_caps_the_base(rig):
     r.cmd.publish(twist(1.0))
     r.spin_for(0.2)     # within cmd_vel_timeout_s (0.5 s) of the last command
     assert r.odom[-1].twist.twist.linear.x == 0.2   # the accel reaches it in one step
+
+
+def test_on_a_10_deg_ramp_odom_to_base_link_pitches_nose_up_by_10_deg(rig):
+    ramp = World.from_dict({'frame': 'map', 'objects': [
+        {'name': 'ground', 'type': 'plane', 'size_m': [40, 40], 'material': 'grass',
+         'pose': {'xyz': [0, 0, 0], 'rpy_deg': [0, -10, 0]}}]})
+    r = rig(ramp, {})
+    q = r.odom[-1].pose.pose.orientation
+    pitch = math.asin(max(-1.0, min(1.0, 2.0 * (q.w * q.y - q.z * q.x))))
+    # float32 ground hits 1 m apart: the fitted slope is good to 1e-6 rad.
+    assert abs(pitch - math.radians(-10.0)) <= 1e-6      # bound: see above
+
+    def base_tf():
+        return [t for m in r.tf for t in m.transforms if t.child_frame_id == 'base_link']
+    assert r.spin_until(base_tf)
+    assert base_tf()[-1].transform.rotation.y == q.y       # the same pose as odom's
+
+
+def test_a_clock_jump_is_reported_and_not_integrated(rig):
+    r = rig(boxes_world([]), {'use_sim_time': True, 'cmd_vel_timeout_s': 60.0},
+            clock_s=10.0)
+    r.cmd.publish(twist(0.5))
+    for k in range(1, 60):          # 10 ms steps of /clock while the base drives at 0.5 m/s
+        r.set_clock(10.0 + 0.01 * k)
+        r.spin_for(0.01)
+    x = r.odom[-1].pose.pose.position.x
+    r.set_clock(110.0)              # a jump of 100 s: 50 m at 0.5 m/s, were it followed
+    assert r.spin_until(lambda: r.node.counts['clock_jumps'] == 1)
+    r.set_clock(110.01)
+    r.spin_for(0.2)
+    assert r.odom[-1].pose.pose.position.x - x < 0.1
+    assert 'clock jumped' in r.node.diagnostics().status[0].message
+
+
+def test_the_executable_refuses_a_start_inside_an_object_in_one_line_exit_2(tmp_path):
+    world = tmp_path / 'wall.yaml'
+    world.write_text('frame: map\nobjects:\n'
+                     '  - {name: wall, type: box, size_m: [0.2, 20, 6], '
+                     'pose: {xyz: [5, 0, 0]}, material: concrete}\n')
+    exe = shutil.which('base_sim_node')
+    assert exe, 'base_sim_node not on PATH (make build; source scripts/env.sh)'
+    proc = subprocess.run([exe, '--ros-args', '-p', f'world_file:={world}',
+                           '-p', 'initial_pose:=[5.0, 0.0, 0.0]'],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, 'ROS_DOMAIN_ID': str(30 + os.getpid() % 60)})
+    assert proc.returncode == 2
+    lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if 'initial_pose' in ln]
+    assert len(lines) == 1 and 'cannot start' in lines[0]
