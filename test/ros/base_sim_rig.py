@@ -11,16 +11,20 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import LaserScan
+from sensor_msgs.msg import LaserScan, PointCloud2
 from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
+from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LASER = {'world_file': 'flat', 'rate_hz': 10.0, 'noise_enabled': False, 'weather': False}
+LIDAR = {'world_file': 'flat', 'rate_hz': 10.0, 'noise_enabled': False, 'weather': False,
+         'channels': 8, 'horizontal_samples': 120, 'sub_rays': 1, 'max_range_m': 30.0,
+         'model': 'geometric'}
 
 
 def twist(vx=0.0, vy=0.0, wz=0.0):
@@ -40,7 +44,8 @@ def boxes_world(boxes, frame='map'):
 class BaseRig:
     """base_sim (+ laser_scan with laser=True) and a probe in a context of their own."""
 
-    def __init__(self, world, params, laser=False, laser_params=None, clock_s=None):
+    def __init__(self, world, params, laser=False, laser_params=None, clock_s=None,
+                 lidar_params=None):
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx, domain_id=20 + os.getpid() % 60)
         self.probe = rclpy.create_node('probe', context=self.ctx)
@@ -66,6 +71,13 @@ class BaseRig:
             self.laser = LaserScanNode(context=self.ctx, world=world, parameter_overrides=[
                 Parameter(k, value=v) for k, v in {**LASER, **(laser_params or {})}.items()])
             self.executor.add_node(self.laser)
+        self.lidar, self.clouds = None, []
+        if lidar_params is not None:
+            self.probe.create_subscription(PointCloud2, 'points', self.clouds.append,
+                                           qos_profile_sensor_data)
+            self.lidar = Lidar3DNode(context=self.ctx, world=world, parameter_overrides=[
+                Parameter(k, value=v) for k, v in {**LIDAR, **lidar_params}.items()])
+            self.executor.add_node(self.lidar)
 
         def started():
             if clock_s is not None:
@@ -92,7 +104,7 @@ class BaseRig:
     def close(self):
         """Destroy the nodes and the context."""
         self.executor.shutdown()
-        for node in (self.node, self.laser, self.probe):
+        for node in (self.node, self.laser, self.lidar, self.probe):
             if node is not None:
                 node.destroy_node()
         rclpy.shutdown(context=self.ctx)

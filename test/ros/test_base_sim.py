@@ -8,6 +8,7 @@ import time
 
 from base_sim_rig import BaseRig, boxes_world, twist
 from geometry_msgs.msg import TwistStamped
+import numpy as np
 import pytest
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
@@ -18,6 +19,7 @@ from tf2_msgs.msg import TFMessage
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
+from ubot_lidar_sim.ros.conversions import pointcloud2_dtype
 
 # The wall of ros_helpers.wall_world: face at x = 4.9 m (a 0.2 m box centred on x = 5).
 WALL = [(5.0, 0.0, 0.2, 20.0)]
@@ -205,3 +207,31 @@ def test_the_executable_refuses_a_start_inside_an_object_in_one_line_exit_2(tmp_
     assert proc.returncode == 2
     lines = [ln for ln in (proc.stdout + proc.stderr).splitlines() if 'initial_pose' in ln]
     assert len(lines) == 1 and 'cannot start' in lines[0]
+
+
+def _wall_x(cloud):
+    """Return the median x (lidar frame) of the cloud's points on the wall ahead."""
+    pts = np.frombuffer(bytes(cloud.data), dtype=pointcloud2_dtype(cloud))
+    on_wall = (pts['x'] > 0.5) & (np.abs(pts['y']) < 0.5) & (pts['z'] > -1.0)
+    assert on_wall.any(), 'no point on the wall'
+    return float(np.median(pts['x'][on_wall]))
+
+
+def test_the_lidar_cloud_moves_with_the_base_on_simulated_time(rig):
+    r = rig(boxes_world(WALL), {'publish_clock': True, 'real_time_factor': 2.0,
+                                'use_sim_time': True}, lidar_params={'use_sim_time': True})
+    assert r.spin_until(lambda: r.clouds, 60.0), 'no cloud'
+    before = _wall_x(r.clouds[-1])
+
+    def drove_1_m():
+        r.cmd.publish(twist(0.5))
+        return r.odom[-1].pose.pose.position.x >= 1.0
+    assert r.spin_until(drove_1_m, 30.0)
+    r.cmd.publish(twist(0.0))
+    assert r.spin_until(lambda: r.odom[-1].twist.twist.linear.x == 0.0)
+    stopped = _stamp_s(r.odom[-1])
+    assert r.spin_until(lambda: _stamp_s(r.clouds[-1]) > stopped, 30.0)
+    x = r.odom[-1].pose.pose.position.x
+    # A plane at x = 4.9 m seen from 1.2 m up: float32 points are good to 1e-5 m at 5 m.
+    assert abs(before - 4.9) <= 1e-4                       # bound: see above
+    assert abs(_wall_x(r.clouds[-1]) - (4.9 - x)) <= 1e-4   # bound: see above
