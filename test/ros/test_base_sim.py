@@ -63,10 +63,13 @@ def test_half_metre_per_second_for_4_s_gives_2_m_of_odom_agreeing_tf_and_a_moved
     assert abs(x - 0.5 * (t_zero - t_first)) <= 0.5 * 0.25     # bound: see above
     assert abs(x - 2.0) <= 0.5 * (t_zero - t_first - 4.0) + 0.5 * 0.25   # bound: the same
     last = r.odom[-1]
-    tf = [t for m in r.tf for t in m.transforms
-          if t.child_frame_id == 'base_link' and t.header.stamp == last.header.stamp]
-    assert tf and tf[-1].transform.translation.x == x
-    assert tf[-1].header.frame_id == 'odom'
+
+    def tf():
+        return [t for m in r.tf for t in m.transforms
+                if t.child_frame_id == 'base_link' and t.header.stamp == last.header.stamp]
+    assert r.spin_until(tf), 'no /tf at the stamp of the last odom'
+    assert tf()[-1].transform.translation.x == x
+    assert tf()[-1].header.frame_id == 'odom'
     stopped = [s for s in r.scans if _stamp_s(s) > _stamp_s(last) - 0.5]
     assert stopped, 'no scan after the stop'
     # Range noise off; float32 hits are good to 1e-5 m: 1 cm holds.

@@ -14,16 +14,20 @@ Time: with ``publish_clock`` the node owns simulated time: a thread advances it 
 per step, publishes /tf and odom, then /clock, paced by ros/sim_pacing.py (real_time_factor, 0 =
 as fast as the sync_topics' sensors publish). Another /clock publisher is reported, not
 followed. Without it, a timer on the node's clock (wall, or /clock with use_sim_time) steps by
-the time elapsed; a jump (backwards, or more than 10 periods) is reported and not integrated.
+the time elapsed; a jump (ros/schedule.py: a step of the clock beyond the steady clock's, by
+more than 1 s or 10 periods, or backwards) is reported and not integrated; a stall of the
+executor is integrated as one long step (its collision rays cover all of it).
 """
 
 import math
 import threading
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock, ClockType
+from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.time import Time
@@ -39,10 +43,10 @@ from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
+from ubot_lidar_sim.ros.rclpy_compat import RCLError
 from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
+from ubot_lidar_sim.ros.schedule import TimerSchedule
 from ubot_lidar_sim.ros.sim_pacing import Pacer, SensorWatch
-
-JUMP_PERIODS = 10       # a step of the node's clock longer than this many periods is a jump
 
 
 class BaseSimNode(Node):
@@ -64,6 +68,7 @@ class BaseSimNode(Node):
         self._period_ns = int(round(1e9 / cfg.rate_hz))
         self._sim_ns = 0
         self._last_ns = None
+        self._schedule = TimerSchedule(1.0 / cfg.rate_hz)   # a jump, told from a stall
         self._contact = None
         self._odom_pub = self.create_publisher(Odometry, 'odom', 10)
         self._tf_pub = self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
@@ -118,18 +123,17 @@ class BaseSimNode(Node):
     def _run(self):
         """Own simulated time: step, publish /tf and odom, then /clock, paced (module doc)."""
         dt_s = self._period_ns * 1e-9
-        self._publish(self.base.state(), 0)
-        while not self._stop.is_set():
-            now_ns = self._sim_ns + self._period_ns
-            step = self._step(now_ns, dt_s)
-            self._publish(step, now_ns)
-            try:
+        try:
+            self._publish(self.base.state(), 0)
+            while not self._stop.is_set():
+                now_ns = self._sim_ns + self._period_ns
+                self._publish(self._step(now_ns, dt_s), now_ns)
                 self._clock_pub.publish(Clock(clock=Time(nanoseconds=now_ns).to_msg()))
-            except Exception:       # the node is being destroyed under the thread
-                return
-            self._sim_ns = now_ns
-            if not self._pacer.wait(now_ns * 1e-9):
-                return
+                self._sim_ns = now_ns
+                if not self._pacer.wait(now_ns * 1e-9):
+                    return
+        except (InvalidHandle, RCLError):
+            return      # the node or its context went away under the thread (shutdown)
 
     @tolerate_destroyed
     def _tick(self):
@@ -142,11 +146,14 @@ class BaseSimNode(Node):
             self._publish(self.base.state(), now_ns)
             return
         dt_ns = now_ns - last
-        if dt_ns <= 0 or dt_ns > JUMP_PERIODS * self._period_ns:
+        _, jump_s = self._schedule.tick(now_ns, time.monotonic_ns())
+        if jump_s:
             self.counts['clock_jumps'] += 1
-            self.get_logger().warning(f'clock jumped by {dt_ns * 1e-9:+.3f} s: not '
-                                      'integrated, the base goes on from here')
+            self.get_logger().warning(f'clock jumped by {jump_s:+.3f} s: not integrated, '
+                                      'the base goes on from here')
             return
+        if dt_ns <= 0:
+            return          # a paused /clock
         self._publish(self._step(now_ns, dt_ns * 1e-9), now_ns)
 
     def _step(self, now_ns, dt_s):
