@@ -1,6 +1,8 @@
 """The kinematic base of base_sim (core/motion): limits, bad commands, collision, ground, drift."""
 
+import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ from tolerances import F64_EPS
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
-from ubot_lidar_sim.core.motion.config import BaseSimConfig, footprint_polygon, parse_footprint
+from ubot_lidar_sim.core.motion.config import BaseSimConfig, footprint_outline, parse_footprint
 from ubot_lidar_sim.core.motion.kinematics import (ackermann_yaw_rate, check_command, integrate,
                                                    limit_target, ramp)
 from ubot_lidar_sim.core.motion.odometry import Odometry
@@ -114,16 +116,16 @@ def test_driving_into_a_wall_stops_at_the_footprint_never_inside():
 def test_polygon_footprint_in_nav2_format():
     poly = parse_footprint('[[0.5, 0.3], [-0.5, 0.3], [-0.5, -0.3], [0.5, -0.3]]')
     assert poly.shape == (4, 2)
-    with pytest.raises(ConfigError, match='footprint'):
-        BaseSimConfig(footprint='[[0, 0], [1, 1]]')
-    base = BaseSim(BaseSimConfig(footprint='[[0.5, 0.3], [-0.5, 0.3], [-0.5, -0.3], '
+    with pytest.raises(ConfigError, match='footprint_polygon'):
+        BaseSimConfig(footprint_polygon='[[0, 0], [1, 1]]')
+    base = BaseSim(BaseSimConfig(footprint_polygon='[[0.5, 0.3], [-0.5, 0.3], [-0.5, -0.3], '
                                  '[0.5, -0.3]]'), _world())
     _drive(base, (1.0, 0.0, 0.0), 8.0)
     assert 4.9 - 0.03 <= base.pose[0] + 0.5 <= 4.9   # bound: 1 cm below the 2 cm margin
 
 
 def test_circle_footprint_polygon_holds_the_circle():
-    poly = footprint_polygon(BaseSimConfig(footprint_radius_m=0.3))
+    poly = footprint_outline(BaseSimConfig(footprint_radius_m=0.3))
     mid = (poly + np.roll(poly, -1, axis=0)) / 2
     assert np.linalg.norm(mid, axis=1) == pytest.approx(0.3, abs=EXACT)
 
@@ -167,3 +169,9 @@ def test_bad_config_names_parameter():
         BaseSimConfig(drive='tank')
     with pytest.raises(ConfigError, match='real_time_factor'):
         BaseSimConfig(real_time_factor=-1.0)
+
+
+def test_docs_nav2_lists_every_base_sim_parameter():
+    text = (Path(__file__).resolve().parents[2] / 'docs' / 'nav2.md').read_text()
+    missing = [f.name for f in dataclasses.fields(BaseSimConfig) if f'| `{f.name}` |' not in text]
+    assert not missing, f'docs/nav2.md, "Parameters": {missing}'

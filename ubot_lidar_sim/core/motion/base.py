@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import math
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.motion.config import footprint_polygon
+from ubot_lidar_sim.core.motion.config import footprint_outline
 from ubot_lidar_sim.core.motion.footprint import FootprintCollision
 from ubot_lidar_sim.core.motion.ground import GroundFollower
 from ubot_lidar_sim.core.motion.kinematics import (check_command, integrate, limit_target,
@@ -40,7 +40,7 @@ class BaseSim:
 
     def __init__(self, cfg, world):
         self.cfg = cfg
-        poly = footprint_polygon(cfg)
+        poly = footprint_outline(cfg)
         self._collision = FootprintCollision(world, poly, cfg)
         self._ground = GroundFollower(world, poly, cfg.max_step_m)
         x, y, yaw_deg = cfg.initial_pose

@@ -38,8 +38,9 @@ class BaseSimConfig(Validated):
     initial_pose: tuple = _p((0.0, 0.0, 0.0), 'Start pose in world_frame: x (m), y (m), yaw '
                              '(deg).', item_type=float, length=3, min=-1.0e6, max=1.0e6,
                              read_only=True)
-    footprint: str = _p('', "Nav2 footprint polygon '[[x, y], ...]' in base_frame (m); empty: "
-                        'the circle of footprint_radius_m.', read_only=True)
+    footprint_polygon: str = _p('', "Nav2's footprint format '[[x, y], ...]' in base_frame "
+                                '(m); empty: the circle of footprint_radius_m.',
+                                read_only=True)
     footprint_radius_m: float = _p(0.3, 'Radius of a round footprint.', 'm', min=0.01,
                                    max=50.0, read_only=True)
     body_height_m: float = _p(0.5, 'Height of the body above the ground (collision).', 'm',
@@ -107,30 +108,31 @@ class BaseSimConfig(Validated):
 
     def _check_cross(self):
         super()._check_cross()
-        footprint_polygon(self)
+        footprint_outline(self)
 
 
 def parse_footprint(text):
     """
     Return the (P, 2) float64 polygon of a Nav2 footprint string '[[x, y], [x, y], ...]'.
 
-    Nav2's costmap footprint parameter (nav2_costmap_2d, 'footprint'): at least 3 points,
-    metres in the robot frame. ConfigError names the parameter otherwise.
+    The format of Nav2's costmap footprint parameter (nav2_costmap_2d, 'footprint'): at least
+    3 points, metres in the robot frame. ConfigError names footprint_polygon otherwise (the
+    name footprint is lidar_3d's, a shared '/**' parameter block reaches both nodes).
     """
     allowed = "'[[x, y], [x, y], [x, y], ...]': 3 or more finite points (m)"
     try:
         pts = np.array(json.loads(text), dtype=np.float64)
     except (ValueError, TypeError) as exc:
-        raise ConfigError('footprint', text, allowed) from exc
+        raise ConfigError('footprint_polygon', text, allowed) from exc
     if pts.ndim != 2 or pts.shape[1] != 2 or len(pts) < 3 or not np.isfinite(pts).all():
-        raise ConfigError('footprint', text, allowed)
+        raise ConfigError('footprint_polygon', text, allowed)
     return pts
 
 
-def footprint_polygon(cfg):
+def footprint_outline(cfg):
     """Return the footprint (P, 2) in base_frame: the polygon, or a 16-gon around the circle."""
-    if cfg.footprint.strip():
-        return parse_footprint(cfg.footprint)
+    if cfg.footprint_polygon.strip():
+        return parse_footprint(cfg.footprint_polygon)
     a = np.arange(CIRCLE_VERTICES) * (2.0 * math.pi / CIRCLE_VERTICES)
     # Circumscribed: every edge touches the circle, so the polygon holds all of it.
     r = cfg.footprint_radius_m / math.cos(math.pi / CIRCLE_VERTICES)
