@@ -35,7 +35,8 @@ SIM = ['-p', 'use_sim_time:=true', '-p', 'world_file:=demo']
 
 def _commands(model):
     base = ['base_sim_node', '--ros-args', *SIM, '-p', 'publish_clock:=true',
-            '-p', 'real_time_factor:=0.0', '-p', 'cmd_vel_timeout_s:=60.0']
+            '-p', 'real_time_factor:=0.0', '-p', 'cmd_vel_timeout_s:=60.0',
+            '-p', 'sync_topics:=[/scan, /points]']
     laser = ['laser_scan_node', '--ros-args', *SIM, '-p', 'rate_hz:=30.0']
     lidar = ['lidar_3d_node', '--ros-args', *SIM, '-p', 'preset:=velodyne_vlp16',
              '-p', 'sub_rays:=1', '-p', f'model:={model}']

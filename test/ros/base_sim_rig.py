@@ -19,6 +19,8 @@ from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.base_sim_node import BaseSimNode
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
+from ubot_lidar_sim_msgs.msg import TerrainSensor
 
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 LASER = {'world_file': 'flat', 'rate_hz': 10.0, 'noise_enabled': False, 'weather': False}
@@ -41,11 +43,18 @@ def boxes_world(boxes, frame='map'):
     return World.from_dict({'frame': frame, 'objects': objects})
 
 
+def _param(name, value):
+    """Return a Parameter; [] as an empty string array (rclpy would guess a byte array)."""
+    if value == []:
+        return Parameter(name, Parameter.Type.STRING_ARRAY, [])
+    return Parameter(name, value=value)
+
+
 class BaseRig:
     """base_sim (+ laser_scan with laser=True) and a probe in a context of their own."""
 
     def __init__(self, world, params, laser=False, laser_params=None, clock_s=None,
-                 lidar_params=None):
+                 lidar_params=None, terrain_params=None):
         self.ctx = rclpy.Context()
         rclpy.init(context=self.ctx, domain_id=20 + os.getpid() % 60)
         self.probe = rclpy.create_node('probe', context=self.ctx)
@@ -60,7 +69,7 @@ class BaseRig:
         kind = TwistStamped if params.get('cmd_vel_stamped') else Twist
         self.cmd = self.probe.create_publisher(kind, 'cmd_vel', 10)
         self.node = BaseSimNode(context=self.ctx, world=world, parameter_overrides=[
-            Parameter(k, value=v) for k, v in params.items()])
+            _param(k, v) for k, v in params.items()])
         self.executor = SingleThreadedExecutor(context=self.ctx)
         self.executor.add_node(self.probe)
         self.executor.add_node(self.node)
@@ -78,6 +87,14 @@ class BaseRig:
             self.lidar = Lidar3DNode(context=self.ctx, world=world, parameter_overrides=[
                 Parameter(k, value=v) for k, v in {**LIDAR, **lidar_params}.items()])
             self.executor.add_node(self.lidar)
+        self.terrain, self.samples = None, []
+        if terrain_params is not None:
+            self.probe.create_subscription(TerrainSensor, 'terrain', self.samples.append,
+                                           qos_profile_sensor_data)
+            values = {'world_file': 'flat', **terrain_params}
+            self.terrain = TerrainSensorNode(context=self.ctx, world=world, parameter_overrides=[
+                Parameter(k, value=v) for k, v in values.items()])
+            self.executor.add_node(self.terrain)
 
         def started():
             if clock_s is not None:
@@ -104,7 +121,7 @@ class BaseRig:
     def close(self):
         """Destroy the nodes and the context."""
         self.executor.shutdown()
-        for node in (self.node, self.laser, self.lidar, self.probe):
+        for node in (self.node, self.laser, self.lidar, self.terrain, self.probe):
             if node is not None:
                 node.destroy_node()
         rclpy.shutdown(context=self.ctx)

@@ -97,6 +97,14 @@ def test_at_max_real_time_factor_the_laser_publishes_every_sweep_of_simulated_ti
                                    [x - stamps[0] for x in stamps])   # 10 Hz: none skipped
 
 
+def test_at_max_real_time_factor_the_terrain_sensor_publishes_every_sample(rig_max_terrain):
+    r = rig_max_terrain
+    assert r.spin_until(lambda: len(r.samples) >= 60, 120.0), f'{len(r.samples)} samples'
+    stamps = [s.header.stamp.sec * 10**9 + s.header.stamp.nanosec for s in r.samples[5:]]
+    gaps = {b - a for a, b in zip(stamps, stamps[1:])}
+    assert gaps == {20_000_000}, (gaps, r.terrain._stats)     # 50 Hz: no sample skipped
+
+
 def _fixture(params, laser_params):
     def make():
         r = BaseRig(boxes_world(BOXES), params, laser=True, laser_params=laser_params)
@@ -113,3 +121,14 @@ rig_closed_loop = pytest.fixture(_fixture(
 rig_max = pytest.fixture(_fixture(
     {'publish_clock': True, 'real_time_factor': 0.0, 'use_sim_time': True,
      'sync_topics': ['/scan']}, SIM))
+
+
+@pytest.fixture
+def rig_max_terrain():
+    r = BaseRig(boxes_world(BOXES), {'publish_clock': True, 'real_time_factor': 0.0,
+                                     'use_sim_time': True, 'sync_topics': ['/terrain']},
+                terrain_params={'use_sim_time': True, 'rate_hz': 50.0})
+    try:
+        yield r
+    finally:
+        r.close()

@@ -6,10 +6,12 @@ after the start. real_time_factor 0 ('max'): step k goes out as soon as every wa
 has caught up: the newest header stamp of each sync topic that has a publisher is within 2.5 of
 its own stamp intervals of simulated time (sync_lag_s until two stamps are known), or
 sync_timeout_s of wall time has passed (counted as a sync timeout; that topic is not waited
-for again until it publishes). A sensor stamps a sweep at
-its first ray and computes it once /tf covers its end, so a lag under 3 periods lets it publish
-every sweep (ros/sweep_clock.py skips a sweep only when it is a period or more behind) and a
-lag of 2 periods or more lets it compute the next one: 2.5 is between.
+for again until it publishes). A sensor stamps a sweep at its first ray and computes it once
+/tf covers its end, so a lag under 3 periods lets it publish every sweep (ros/sweep_clock.py
+skips a sweep only when it is a period or more behind) and a lag of 2 periods or more lets it
+compute the next one: 2.5 is between. A sensor that samples an instant (terrain_sensor, told by
+its message type: INSTANT_TYPES) computes sample k + 1 once /tf reaches its stamp and skips one
+a period behind it: 1.5 periods.
 
 At 'max', simulated time does not start before every sync topic has a publisher, or for at
 most sync_start_timeout_s (the sensors load their world and compile their kernels first).
@@ -25,7 +27,9 @@ import time
 
 from rclpy.qos import qos_profile_sensor_data
 
-LAG_PERIODS = 2.5
+LAG_PERIODS = 2.5           # a sweep stamped at its first ray, computed once /tf covers its end
+INSTANT_LAG_PERIODS = 1.5   # a sample of an instant (terrain_sensor): between 1 and 2 periods
+INSTANT_TYPES = frozenset({'ubot_lidar_sim_msgs/msg/TerrainSensor'})
 POLL_S = 0.001
 _LE, _BE = (0, 1), (0, 0)       # CDR encapsulation ids: little / big endian
 
@@ -48,7 +52,8 @@ class SensorWatch:
 
     def __init__(self, node, topics, default_lag_s):
         self._node = node
-        self._topics = tuple(topics)
+        self._topics = tuple(dict.fromkeys(node.resolve_topic_name(t) for t in topics))
+        self._instant = set()       # topics of a message type in INSTANT_TYPES
         self._default_lag = default_lag_s
         self._subs = {}
         self._given_up = set()       # topics that timed out, waited for again once they publish
@@ -57,11 +62,12 @@ class SensorWatch:
     def discover(self):
         """Subscribe to each sync topic once its type is on the graph; True: all of them."""
         names = dict(self._node.get_topic_names_and_types())
-        for topic in self._topics:
-            full = self._node.resolve_topic_name(topic)
+        for full in self._topics:
             if full in self._subs or not names.get(full):
                 continue
             cls = message_class(names[full][0])
+            if names[full][0] in INSTANT_TYPES:
+                self._instant.add(full)
             self._subs[full] = self._node.create_subscription(
                 cls, full, lambda data, t=full: self._seen(t, data), qos_profile_sensor_data,
                 raw=True)
@@ -82,7 +88,8 @@ class SensorWatch:
             if topic in self._given_up or self._node.count_publishers(topic) == 0:
                 continue
             newest, interval = self.stamps.get(topic, (0.0, None))
-            lag = self._default_lag if interval is None else LAG_PERIODS * interval
+            periods = INSTANT_LAG_PERIODS if topic in self._instant else LAG_PERIODS
+            lag = self._default_lag if interval is None else periods * interval
             if now_s - newest > lag:
                 return topic
         return None

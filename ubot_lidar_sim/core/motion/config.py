@@ -78,8 +78,9 @@ class BaseSimConfig(Validated):
     real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock; '
                                  '0: max (wait only for the sync_topics).', min=0.0,
                                  max=1000.0, read_only=True)
-    sync_topics: tuple = _p(('/scan', '/points'), 'With real_time_factor 0: sensor outputs '
-                            'whose stamps simulated time waits for (those with a publisher).',
+    sync_topics: tuple = _p(('/scan', '/points', '/terrain'), 'With real_time_factor 0: '
+                            'sensor outputs whose stamps simulated time waits for (those '
+                            'with a publisher).',
                             item_type=str, read_only=True)
     sync_lag_s: float = _p(0.25, 'With real_time_factor 0: how far the newest stamp of each '
                            'synced topic may lag simulated time.', 's', min=0.0, max=60.0,
