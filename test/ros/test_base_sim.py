@@ -238,3 +238,50 @@ def test_the_lidar_cloud_moves_with_the_base_on_simulated_time(rig):
     # A plane at x = 4.9 m seen from 1.2 m up: float32 points are good to 1e-5 m at 5 m.
     assert abs(before - 4.9) <= 1e-4                       # bound: see above
     assert abs(_wall_x(r.clouds[-1]) - (4.9 - x)) <= 1e-4   # bound: see above
+
+
+def test_a_command_stream_that_stops_stops_the_base(rig):
+    r = rig(boxes_world([]), {'publish_clock': True, 'real_time_factor': 2.0,
+                              'cmd_vel_timeout_s': 0.5, 'max_linear_accel_m_s2': 1.0})
+
+    def moving():
+        r.cmd.publish(twist(0.5))
+        return r.odom[-1].twist.twist.linear.x >= 0.5
+    assert r.spin_until(moving, 20.0)
+    last_cmd_s = r.node._sim_ns * 1e-9
+    # No command any more: after the 0.5 s timeout the base brakes at 1 m/s^2 (0.5 s).
+    assert r.spin_until(lambda: r.odom[-1].twist.twist.linear.x == 0.0
+                        and _stamp_s(r.odom[-1]) > last_cmd_s + 1.0, 20.0)
+    x = r.odom[-1].pose.pose.position.x
+    r.spin_for(1.0)
+    assert r.odom[-1].pose.pose.position.x == x
+
+
+def test_odometry_drift_is_absorbed_by_world_to_odom(rig):
+    r = rig(boxes_world([]), {'publish_clock': True, 'real_time_factor': 4.0,
+                              'odom_noise_m_per_m': 0.05, 'odom_noise_rad_per_rad': 0.05})
+
+    def drove():
+        r.cmd.publish(twist(1.0, wz=0.3))
+        return r.node.base.pose[0] > 2.0
+    assert r.spin_until(drove, 30.0)
+    r.cmd.publish(twist(0.0))
+    assert r.spin_until(lambda: r.odom[-1].twist.twist.linear.x == 0.0
+                        and r.odom[-1].twist.twist.angular.z == 0.0, 20.0)
+    r.spin_for(0.2)                 # standing: the truth no longer changes
+    last = r.odom[-1]
+
+    def pair():
+        got = {t.child_frame_id: t for m in r.tf for t in m.transforms
+               if t.header.stamp == last.header.stamp}
+        return got if {'odom', 'base_link'} <= set(got) else None
+    assert r.spin_until(pair)
+    w, b = pair()['odom'].transform, pair()['base_link'].transform
+    ox, oy = b.translation.x, b.translation.y
+    wyaw = 2.0 * math.atan2(w.rotation.z, w.rotation.w)
+    x = w.translation.x + math.cos(wyaw) * ox - math.sin(wyaw) * oy
+    y = w.translation.y + math.sin(wyaw) * ox + math.cos(wyaw) * oy
+    tx, ty = r.node.base.pose[:2]
+    assert math.hypot(ox - tx, oy - ty) > 1e-6      # the odometry drifted from the truth
+    # world -> odom -> base_link is the truth: float64 products of O(10) terms.
+    assert math.hypot(x - tx, y - ty) <= 1e-9       # bound: see above
