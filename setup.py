@@ -39,6 +39,7 @@ setup(
             'laser_scan_node = ubot_lidar_sim.ros.laser_scan_node:main',
             'terrain_sensor_node = ubot_lidar_sim.ros.terrain_sensor_node:main',
             'demo_driver_node = ubot_lidar_sim.ros.demo.demo_driver_node:main',
+            'base_sim_node = ubot_lidar_sim.ros.base_sim_node:main',
         ],
     },
 )

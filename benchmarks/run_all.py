@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # First: common.py puts the source tree (or UBOT_LIDAR_SIM_TREE) ahead of install/ on sys.path.
 import common  # noqa: E402,F401,I100
-import bench_dataset  # noqa: E402,I100
+import bench_closed_loop  # noqa: E402,I100
+import bench_dataset  # noqa: E402
 import bench_e2e  # noqa: E402
 import bench_fleet  # noqa: E402
 import bench_lidar  # noqa: E402
@@ -43,9 +44,10 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF')
+    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF', 'CLOSED')
     scans = [r for r in rows if not r['case'].startswith(others)]
     sdf = [r for r in rows if r['case'].startswith('SDF')]
+    closed = [r for r in rows if r['case'].startswith('CLOSED')]
     fleets = [r for r in rows if r['case'].startswith('FLEET')]
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
@@ -67,6 +69,9 @@ def print_table(rows):
     if sdf:
         print()
         _table(sdf, bench_sdf.COLUMNS)
+    if closed:
+        print()
+        _table(closed, bench_closed_loop.COLUMNS)
 
 
 def plot(rows, path):
@@ -135,6 +140,8 @@ def main(argv=None):
         rows += bench_e2e.run(seconds, compute_process=True, case='E2E_compute_process')
         # The reliability load (1 kHz /tf, three sensors): scans skipped for CPU vs the target.
         rows += bench_load.run(seconds + 10.0)
+        # base_sim at real_time_factor max with laser_scan and lidar_3d (issue 40).
+        rows += bench_closed_loop.run(seconds)
     print_table(rows)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -9,13 +9,15 @@ import pytest
 
 from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.config.presets import load_preset
+from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH_FILES = sorted((ROOT / 'launch').glob('*.launch.py'))
 NODE_CONFIGS = {'lidar_3d': LidarConfig, 'laser_scan': LaserScanConfig,
-                'terrain_sensor': TerrainConfig, 'demo_driver': DemoDriverConfig}
+                'terrain_sensor': TerrainConfig, 'demo_driver': DemoDriverConfig,
+                'base_sim': BaseSimConfig}
 ROS_BUILTIN_PARAMETERS = {'use_sim_time'}
 REQUIRED_ARGUMENTS = {'preset', 'world_file', 'use_sim_time', 'namespace', 'rviz'}
 
@@ -221,7 +223,8 @@ def yaml_parameters(name):
     return entry['ros__parameters']
 
 
-@pytest.mark.parametrize('name', ['lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver'])
+@pytest.mark.parametrize('name', ['lidar_3d', 'laser_scan', 'terrain_sensor', 'demo_driver',
+                                  'base_sim'])
 def test_every_yaml_parameter_is_declared_by_the_node(name):
     params = yaml_parameters(name)
     declared = {f.name for f in dataclasses.fields(NODE_CONFIGS[name])}

@@ -21,6 +21,7 @@ LAYERS = (
     (4, 'core.beams', ('core.beams',)),
     (5, 'core.config', ('core.config',)),
     (6, 'core.sensors', ('core.sensors',)),
+    (6, 'core.motion', ('core.motion',)),
     (7, 'core.execution', ('core.execution',)),
     (8, 'output', ('output',)),
     (9, 'pipeline', ('pipeline',)),   # rig, trajectory, record, interrupts: no rclpy

@@ -19,7 +19,7 @@ docs/cli-and-datasets.md ("SemanticKITTI label maps") has the table.
 import numpy as np
 
 from ubot_lidar_sim.core import labels
-from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
+from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 
 LABEL_MAPS = ('native', 'semantickitti')
 CLASS_IDS = 256                     # class_id is one byte (world files: 0-255)

@@ -27,6 +27,7 @@ from rclpy.parameter import Parameter
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
 
@@ -300,8 +301,8 @@ class ConfigParameters:
 
 def _package_names():
     """Return the parameter names of every node of this package."""
-    return {f.name for cls in (LidarConfig, LaserScanConfig, TerrainConfig, DemoDriverConfig)
-            for f in dataclasses.fields(cls)}
+    configs = (LidarConfig, LaserScanConfig, TerrainConfig, DemoDriverConfig, BaseSimConfig)
+    return {f.name for cls in configs for f in dataclasses.fields(cls)}
 
 
 def _allowed_text(desc):

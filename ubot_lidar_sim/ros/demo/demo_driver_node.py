@@ -15,19 +15,18 @@ in force. The parameters are the fields of
 import functools
 import math
 
-from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
 import numpy as np
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.time import Time
-from std_msgs.msg import Header, String
+from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
-import transforms3d
 
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.output import messages
 from ubot_lidar_sim.ros.conversions import to_rclpy
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig, loop_pose, scenario_at
+from ubot_lidar_sim.ros.frames import sensor_statics, transform
 from ubot_lidar_sim.ros.intake import ENVIRONMENT_TOPIC
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
@@ -47,16 +46,6 @@ def _on_clock(publish):
             self._t0_ns = now_ns
         publish(self, (now_ns - self._t0_ns) * 1e-9, Time(nanoseconds=now_ns).to_msg())
     return tick
-
-
-def _transform(stamp, parent, child, xyz, quat_wxyz):
-    """Return a TransformStamped parent -> child: xyz in m, quaternion (w, x, y, z)."""
-    px, py, pz = (float(v) for v in xyz)
-    w, x, y, z = (float(v) for v in quat_wxyz)
-    return TransformStamped(
-        header=Header(stamp=stamp, frame_id=parent), child_frame_id=child,
-        transform=Transform(translation=Vector3(x=px, y=py, z=pz),
-                            rotation=Quaternion(x=x, y=y, z=z, w=w)))
 
 
 class DemoDriverNode(Node):
@@ -87,12 +76,9 @@ class DemoDriverNode(Node):
 
     def _send_static(self, stamp):
         cfg = self.config
-        transforms = []
-        for pose, frame in ((cfg.lidar_pose, cfg.lidar_frame), (cfg.laser_pose, cfg.laser_frame)):
-            x, y, z, r, pi, ya = pose
-            quat = transforms3d.euler.euler2quat(*(math.radians(a) for a in (r, pi, ya)), 'sxyz')
-            transforms.append(_transform(stamp, cfg.base_frame, frame, (x, y, z), quat))
-        self._static_pub.publish(TFMessage(transforms=transforms))
+        self._static_pub.publish(TFMessage(transforms=sensor_statics(
+            stamp, cfg.base_frame,
+            ((cfg.lidar_pose, cfg.lidar_frame), (cfg.laser_pose, cfg.laser_frame)))))
         self._static_sent = True
 
     @_on_clock
@@ -102,9 +88,9 @@ class DemoDriverNode(Node):
             self._send_static(stamp)
         x, y, yaw = loop_pose(t_s, cfg.loop_radius_m, cfg.speed_m_s, cfg.loop_center_m)
         self._tf_pub.publish(TFMessage(transforms=[
-            _transform(stamp, cfg.world_frame, cfg.odom_frame, (0, 0, 0), (1, 0, 0, 0)),
-            _transform(stamp, cfg.odom_frame, cfg.base_frame, (x, y, cfg.base_height_m),
-                       (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))]))
+            transform(stamp, cfg.world_frame, cfg.odom_frame, (0, 0, 0), (1, 0, 0, 0)),
+            transform(stamp, cfg.odom_frame, cfg.base_frame, (x, y, cfg.base_height_m),
+                      (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)))]))
 
     @_on_clock
     def _publish_environment(self, t_s, stamp):

@@ -1,0 +1,137 @@
+"""
+Closed-loop case (issue 40): the real-time factor base_sim + laser_scan + lidar_3d reach at 'max'.
+
+Three node processes on the demo world, as sim.launch.py starts them: base_sim owning /clock at
+real_time_factor 0 (max: each step waits until /scan and /points are within 2.5 sweeps of
+simulated time, ros/sim_pacing.py), laser_scan (30 Hz) and lidar_3d (velodyne_vlp16, 1 sub-ray,
+model geometric or physical), both with use_sim_time. A bench node drives the base on a circle
+(0.5 m/s, 0.25 rad/s) and counts, over `seconds` of wall time after every topic's first
+message: the simulated seconds (/clock), and the sweeps per simulated second of each sensor
+(30 and 10 when every sweep of simulated time is published).
+realtime_factor = simulated s / wall s.
+
+Usage: python benchmarks/bench_closed_loop.py [--seconds 20] [--model geometric,physical]
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from common import cpu_times, steal_pct
+from geometry_msgs.msg import Twist
+import rclpy
+import rclpy.executors
+from rclpy.qos import qos_profile_sensor_data
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import LaserScan, PointCloud2
+
+COLUMNS = ('case', 'lidar_model', 'sim_s', 'wall_s', 'realtime_factor', 'scan_hz_sim',
+           'points_hz_sim', 'cpu_steal_pct', 'error')
+SIM = ['-p', 'use_sim_time:=true', '-p', 'world_file:=demo']
+
+
+def _commands(model):
+    base = ['base_sim_node', '--ros-args', *SIM, '-p', 'publish_clock:=true',
+            '-p', 'real_time_factor:=0.0', '-p', 'cmd_vel_timeout_s:=60.0',
+            '-p', 'sync_topics:=[/scan, /points]']
+    laser = ['laser_scan_node', '--ros-args', *SIM, '-p', 'rate_hz:=30.0']
+    lidar = ['lidar_3d_node', '--ros-args', *SIM, '-p', 'preset:=velodyne_vlp16',
+             '-p', 'sub_rays:=1', '-p', f'model:={model}']
+    return base, laser, lidar
+
+
+def _stamp_s(t):
+    return t.sec + t.nanosec * 1e-9
+
+
+def measure(model, seconds, warm_s=3.0, start_limit_s=120.0):
+    """Run the three nodes with lidar_3d's model; return one bench.json row."""
+    case = f'CLOSED_LOOP_{model}'
+    commands = _commands(model)
+    if any(shutil.which(c[0]) is None for c in commands):
+        return {'case': case, 'lidar_model': model, 'error': 'nodes not on PATH (make build; '
+                'source scripts/env.sh)'}
+    domain = 50 + os.getpid() % 40
+    env = {**os.environ, 'ROS_DOMAIN_ID': str(domain)}
+    env.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    procs = [subprocess.Popen([shutil.which(c[0])] + c[1:], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for c in commands]
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=domain)
+    node = rclpy.create_node('closed_loop_bench', context=ctx)
+    seen = {'clock': [], 'scan': [], 'points': []}
+    node.create_subscription(Clock, '/clock', lambda m: seen['clock'].append(
+        (time.monotonic(), _stamp_s(m.clock))), 10)
+    node.create_subscription(LaserScan, '/scan', lambda m: seen['scan'].append(
+        _stamp_s(m.header.stamp)), qos_profile_sensor_data)
+    node.create_subscription(PointCloud2, '/points', lambda m: seen['points'].append(
+        _stamp_s(m.header.stamp)), qos_profile_sensor_data)
+    cmd = node.create_publisher(Twist, '/cmd_vel', 10)
+    twist = Twist()
+    twist.linear.x, twist.angular.z = 0.5, 0.25
+    executor = rclpy.executors.SingleThreadedExecutor(context=ctx)
+    executor.add_node(node)
+    before = cpu_times()
+    try:
+        return _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen,
+                    before)
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=ctx)
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen, before):
+    """Spin until every topic flows, then count over seconds; return the row."""
+    def spin(until):
+        while time.monotonic() < until:
+            cmd.publish(twist)
+            executor.spin_once(timeout_sec=0.05)
+    limit = time.monotonic() + start_limit_s
+    while not all(seen.values()) and time.monotonic() < limit:
+        spin(time.monotonic() + 0.2)
+    if not all(seen.values()):
+        return {'case': case, 'lidar_model': model,
+                'error': f'no message on {[k for k, v in seen.items() if not v]}'}
+    spin(time.monotonic() + warm_s)
+    n_scan, n_points, sim0 = len(seen['scan']), len(seen['points']), seen['clock'][-1][1]
+    wall0 = time.monotonic()
+    spin(wall0 + seconds)
+    wall_s = time.monotonic() - wall0
+    sim_s = seen['clock'][-1][1] - sim0
+    return {'case': case, 'lidar_model': model, 'sim_s': round(sim_s, 2),
+            'wall_s': round(wall_s, 2), 'realtime_factor': round(sim_s / wall_s, 2),
+            'scan_hz_sim': round((len(seen['scan']) - n_scan) / sim_s, 1) if sim_s else None,
+            'points_hz_sim': round((len(seen['points']) - n_points) / sim_s, 1)
+            if sim_s else None, 'cpu_steal_pct': steal_pct(before)}
+
+
+def run(seconds, models=('geometric', 'physical')):
+    """Return the rows of the closed-loop cases."""
+    return [measure(m, seconds) for m in models]
+
+
+def main(argv=None):
+    """Run the cases and print them; returns the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--seconds', type=float, default=20.0)
+    parser.add_argument('--model', default='geometric,physical')
+    args = parser.parse_args(argv)
+    rows = run(args.seconds, tuple(m for m in args.model.split(',') if m))
+    for row in rows:
+        print(row)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""
+Odometry with seeded drift: what the wheels report, which a localiser then corrects.
+
+Each step's true motion in the base frame (dx, dy, dyaw) gets independent Gaussian errors of
+sigma = odom_noise_m_per_m * sqrt(|step length| / 1 m) on dx and dy and
+sigma = odom_noise_rad_per_rad * sqrt(|dyaw| / 1 rad) on dyaw: a random walk whose 1-sigma
+error after 1 m (1 rad) is the parameter, growing with the square root of the distance. The
+draws of step k come from PCG64(SeedSequence([seed, crc32('base_sim'), k, STREAM_ODOM])), so a
+run is repeatable whatever the wall-clock timing. Zero noise: odometry equals the truth.
+"""
+
+import math
+import zlib
+
+import numpy as np
+
+from ubot_lidar_sim.core.motion.kinematics import planar_matrix, wrap
+
+STREAM_ODOM = 0
+SENSOR_ID = 'base_sim'
+
+
+def step_rng(seed, step, stream=STREAM_ODOM):
+    """Return the Generator of one stream of one step (module docstring)."""
+    key = [int(seed), zlib.crc32(SENSOR_ID.encode()), int(step), int(stream)]
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
+
+
+def body_delta(pose_a, pose_b):
+    """Return (dx, dy, dyaw) of pose_b in the frame of pose_a."""
+    m = np.linalg.solve(planar_matrix(pose_a), planar_matrix(pose_b))
+    return float(m[0, 2]), float(m[1, 2]), wrap(pose_b[2] - pose_a[2])
+
+
+def compose(pose, delta):
+    """Return the planar pose moved by delta (dx, dy, dyaw) in its own frame."""
+    x, y, yaw = pose
+    dx, dy, dth = delta
+    c, s = math.cos(yaw), math.sin(yaw)
+    return (x + c * dx - s * dy, y + s * dx + c * dy, wrap(yaw + dth))
+
+
+class Odometry:
+    """The odom -> base pose, integrated from the true steps with drift (module docstring)."""
+
+    def __init__(self, seed, noise_m_per_m, noise_rad_per_rad):
+        self._seed = seed
+        self._km, self._kr = noise_m_per_m, noise_rad_per_rad
+        self.pose = (0.0, 0.0, 0.0)
+        self.step = 0
+
+    def advance(self, true_a, true_b):
+        """Add the step true_a -> true_b (planar poses) with its drift; return the odom pose."""
+        dx, dy, dth = body_delta(true_a, true_b)
+        if self._km > 0.0 or self._kr > 0.0:
+            z = step_rng(self._seed, self.step).standard_normal(3)
+            st = self._km * math.sqrt(math.hypot(dx, dy))
+            dx, dy = dx + st * z[0], dy + st * z[1]
+            dth += self._kr * math.sqrt(abs(dth)) * z[2]
+        self.step += 1
+        self.pose = compose(self.pose, (dx, dy, dth))
+        return self.pose
+
+    def world_to_odom(self, true_pose):
+        """Return the planar world -> odom transform that puts odom's base at true_pose."""
+        m = planar_matrix(true_pose) @ np.linalg.inv(planar_matrix(self.pose))
+        return float(m[0, 2]), float(m[1, 2]), math.atan2(m[1, 0], m[0, 0])
+
+
+def world_to_parent(world_to_odom, parent_to_odom):
+    """
+    Return the planar world -> parent that keeps world -> odom when parent -> odom is given.
+
+    A localiser's map -> odom (parent_to_odom) under base_sim's truth (world_to_odom):
+    world -> map = (world -> odom) (map -> odom)^-1, so world -> map -> odom is the truth.
+    """
+    m = planar_matrix(world_to_odom) @ np.linalg.inv(planar_matrix(parent_to_odom))
+    return float(m[0, 2]), float(m[1, 2]), math.atan2(m[1, 0], m[0, 0])

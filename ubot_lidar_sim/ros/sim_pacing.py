@@ -1,0 +1,146 @@
+"""
+The pace of simulated time when base_sim owns /clock (publish_clock true; docs/nav2.md).
+
+real_time_factor > 0: step k is published no earlier than k dt / real_time_factor wall seconds
+after the start. real_time_factor 0 ('max'): step k goes out as soon as every watched sensor
+has caught up: the newest header stamp of each sync topic that has a publisher is within 2.5 of
+its own stamp intervals of simulated time (sync_lag_s until two stamps are known), or
+sync_timeout_s of wall time has passed (counted as a sync timeout; that topic is not waited
+for again until it publishes). A sensor stamps a sweep at its first ray and computes it once
+/tf covers its end, so a lag under 3 periods lets it publish every sweep (ros/sweep_clock.py
+skips a sweep only when it is a period or more behind) and a lag of 2 periods or more lets it
+compute the next one: 2.5 is between. A sensor that samples an instant (terrain_sensor, told by
+its message type: INSTANT_TYPES) computes sample k + 1 once /tf reaches its stamp and skips one
+a period behind it: 1.5 periods.
+
+At 'max', simulated time does not start before every sync topic has a publisher, or for at
+most sync_start_timeout_s (the sensors load their world and compile their kernels first).
+
+The watch reads only the header stamp, from the serialized message (raw subscription: a
+PointCloud2 is never deserialized): CDR's 4-byte encapsulation header, then the stamp's int32
+sec and uint32 nanosec, for every message whose first field is std_msgs/Header.
+"""
+
+import importlib
+import struct
+import time
+
+from rclpy.qos import qos_profile_sensor_data
+
+LAG_PERIODS = 2.5           # a sweep stamped at its first ray, computed once /tf covers its end
+INSTANT_LAG_PERIODS = 1.5   # a sample of an instant (terrain_sensor): between 1 and 2 periods
+INSTANT_TYPES = frozenset({'ubot_lidar_sim_msgs/msg/TerrainSensor'})
+POLL_S = 0.001
+_LE, _BE = (0, 1), (0, 0)       # CDR encapsulation ids: little / big endian
+
+
+def header_stamp_s(data):
+    """Return the header stamp (s) of a serialized message whose first field is a Header."""
+    fmt = '<iI' if tuple(data[:2]) in (_LE, (0, 3)) else '>iI'
+    sec, nanosec = struct.unpack_from(fmt, data, 4)
+    return sec + nanosec * 1e-9
+
+
+def message_class(type_name):
+    """Return the message class of 'pkg/msg/Name' (importlib: only a name found on the graph)."""
+    pkg, _, name = type_name.split('/')
+    return getattr(importlib.import_module(f'{pkg}.msg'), name)
+
+
+class SensorWatch:
+    """The newest stamp and stamp interval of each sync topic (see the module)."""
+
+    def __init__(self, node, topics, default_lag_s):
+        self._node = node
+        self._topics = tuple(dict.fromkeys(node.resolve_topic_name(t) for t in topics))
+        self._instant = set()       # topics of a message type in INSTANT_TYPES
+        self._default_lag = default_lag_s
+        self._subs = {}
+        self._given_up = set()       # topics that timed out, waited for again once they publish
+        self.stamps = {}             # topic: (newest stamp s, smallest interval s or None)
+
+    def discover(self):
+        """Subscribe to each sync topic once its type is on the graph; True: all of them."""
+        names = dict(self._node.get_topic_names_and_types())
+        for full in self._topics:
+            if full in self._subs or not names.get(full):
+                continue
+            cls = message_class(names[full][0])
+            if names[full][0] in INSTANT_TYPES:
+                self._instant.add(full)
+            self._subs[full] = self._node.create_subscription(
+                cls, full, lambda data, t=full: self._seen(t, data), qos_profile_sensor_data,
+                raw=True)
+        return len(self._subs) == len(self._topics)
+
+    def _seen(self, topic, data):
+        self._given_up.discard(topic)
+        stamp = header_stamp_s(data)
+        old, interval = self.stamps.get(topic, (None, None))
+        if old is not None and stamp > old:
+            gap = stamp - old
+            interval = gap if interval is None else min(interval, gap)
+        self.stamps[topic] = (stamp if old is None else max(old, stamp), interval)
+
+    def behind(self, now_s):
+        """Return the first watched topic whose sensor lags now_s too far, or None."""
+        for topic in list(self._subs):
+            if topic in self._given_up or self._node.count_publishers(topic) == 0:
+                continue
+            newest, interval = self.stamps.get(topic, (0.0, None))
+            periods = INSTANT_LAG_PERIODS if topic in self._instant else LAG_PERIODS
+            lag = self._default_lag if interval is None else periods * interval
+            if now_s - newest > lag:
+                return topic
+        return None
+
+    def give_up(self, topic):
+        """Stop waiting for topic until its next message (its sensor timed out)."""
+        self._given_up.add(topic)
+
+
+class Pacer:
+    """Waits between the steps of simulated time (see the module)."""
+
+    def __init__(self, real_time_factor, timeout_s, watch, stop_event, start_timeout_s=30.0):
+        self.rtf = real_time_factor
+        self._timeout = timeout_s
+        self._start_timeout = start_timeout_s
+        self._watch = watch
+        self._stop = stop_event
+        self.sync_timeouts = 0
+        self._wall0 = time.monotonic()
+        self._sim0 = None
+
+    def wait(self, sim_s):
+        """Return once step sim_s may go out (False when the node stops)."""
+        if self._sim0 is None:
+            if self.rtf == 0.0:
+                self._await_sensors()
+            self._sim0, self._wall0 = sim_s, time.monotonic()
+        if self.rtf > 0.0:
+            due = self._wall0 + (sim_s - self._sim0) / self.rtf
+            return not self._stop.wait(max(0.0, due - time.monotonic()))
+        limit = time.monotonic() + self._timeout
+        while (topic := self._watch.behind(sim_s)) is not None:
+            if time.monotonic() > limit:
+                self.sync_timeouts += 1
+                self._watch.give_up(topic)
+                break
+            if self._stop.wait(POLL_S):
+                return False
+        return not self._stop.is_set()
+
+    def _await_sensors(self):
+        """Before the first step at 'max': wait for every sync topic's publisher (bounded)."""
+        limit = time.monotonic() + self._start_timeout
+        while not self._watch.discover() and time.monotonic() < limit:
+            if self._stop.wait(0.05):
+                return
+
+    def reached(self, sim_s):
+        """Return the real-time factor reached since the first step (simulated / wall s)."""
+        if self._sim0 is None:
+            return 0.0
+        wall = time.monotonic() - self._wall0
+        return (sim_s - self._sim0) / wall if wall > 0 else 0.0
