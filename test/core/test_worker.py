@@ -106,12 +106,14 @@ def test_a_bad_request_raises_its_error_and_the_process_keeps_serving(demo, work
     assert worker.pid == pid
 
 
-def test_close_ends_the_compute_process_within_2_s(demo):
+def test_close_ends_the_compute_process_within_its_ask_then_kill_bound(demo):
     proc = ScanProcess(LidarConfig(**CFG), *demo)
     pid = proc.pid
     t0 = time.monotonic()
-    proc.close()
-    assert time.monotonic() - t0 < 2.0
+    proc.close(timeout_s=2.0)
+    # bound: close asks for 2 s, then kills and waits at most 2 s more for the reaping; a child
+    # still importing on a busy machine is killed rather than waited for (never a CPU share).
+    assert time.monotonic() - t0 < 2 * 2.0
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     proc.close()        # twice is harmless
