@@ -505,12 +505,12 @@ def _result(ref):
 
 
 def _run_ray(spec, pending, out_dir, workers, address, done, progress):
-    import ray
-
     session = None
     refs = {}
     try:
+        # start_ray first: it sets what Ray reads at its first import (loopback only).
         session = start_ray(workers or os.cpu_count() or 1, address)
+        import ray
         task = ray.remote(num_cpus=1, max_retries=0)(run_sequence)
         spec_ref = ray.put(spec)
         waiting = list(pending)
