@@ -33,7 +33,7 @@ from ubot_lidar_sim.dataset.command import (add_parser as add_dataset_parser, in
                                             run_command)
 from ubot_lidar_sim.dataset.record import check_recording, MAX_FRAMES, record
 from ubot_lidar_sim.dataset.rig import MESSAGE_OF, Rig, RigSensor
-from ubot_lidar_sim.output import files, pcd, semantickitti
+from ubot_lidar_sim.output import files, pcd, safe_open, semantickitti
 import yaml
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -201,7 +201,8 @@ def run_scan(args):
     world, materials = load_for_config(cfg)
     # The sweeps as the nodes and the dataset runner compute them (dataset/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
-    with Rig(sensors, world, materials) as rig:
+    root = args.out if args.format is not None else Path(args.out).parent
+    with safe_open.output_root(root), Rig(sensors, world, materials) as rig:
         if recording:
             record(Path(args.out), rig, trajectory, weather, args.frames)
             return [Path(args.out)]

@@ -37,6 +37,7 @@ import numpy as np
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.world.materials import MATERIAL_NAMES
+from ubot_lidar_sim.output import safe_open
 from ubot_lidar_sim.output.files import atomic_write, staged_tree
 import yaml
 
@@ -159,7 +160,7 @@ class SequenceWriter:
         (self.tmp / 'times.txt').write_text(''.join(f'{t - t0:.6e}\n' for t in self.stamps),
                                             encoding='ascii')
         (self.tmp / MARKER).write_text(json.dumps({'key': self.key}) + '\n', encoding='utf-8')
-        (self.root / 'poses').mkdir(parents=True, exist_ok=True)
+        safe_open.makedirs(self.root / 'poses')
         atomic_write(self.root / 'poses' / f'{self.number:02d}.txt',
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 
