@@ -3,7 +3,8 @@ A fleet of demo robots (no rclpy): robot k of n in namespace robotK, its frames 
 
 Each robot's three sensors draw the others' bodies (``fleet_frames``: their base frames), and
 its demo driver drives its own loop around the yard's centre (radii LOOP_RADII_M), so that
-every LiDAR of the fleet sees the other robots pass. Used by ``python -m ubot_lidar_sim run
+every LiDAR of the fleet sees the other robots pass. Robot 1's driver alone plays the weather
+cycle on the one ``/environment`` the whole fleet shares. Used by ``python -m ubot_lidar_sim run
 --robots N`` (``make demo DEMO_ROBOTS=N``) and by the launch files' ``robots:=N``.
 """
 
@@ -29,10 +30,13 @@ def robot_parameters(k, n):
     check_robots(n)
     ns = robot_namespace(k, n)
     base, others = f'{ns}/base_link', [f'robot{j}/base_link' for j in range(1, n + 1) if j != k]
+    # One weather source per graph: robot 1's driver plays the cycle (or not: weather_cycle as
+    # given) on the shared /environment; the others' cycles would interleave with it.
+    quiet = {} if k == 1 else {'weather_cycle': False}
     return {'lidar_3d': {'frame_id': f'{ns}/lidar_3d', 'sensor_id': f'{ns}/lidar_3d',
                          'fleet_frames': others},
             'laser_scan': {'frame_id': f'{ns}/laser', 'fleet_frames': others},
             'terrain_sensor': {'base_frame': base, 'fleet_frames': others},
             'demo_driver': {'odom_frame': f'{ns}/odom', 'base_frame': base,
                             'lidar_frame': f'{ns}/lidar_3d', 'laser_frame': f'{ns}/laser',
-                            'loop_radius_m': LOOP_RADII_M[k - 1]}}
+                            'loop_radius_m': LOOP_RADII_M[k - 1], **quiet}}
