@@ -137,8 +137,11 @@ def _check_format(args):
     if args.sensor != 'lidar_3d':
         raise ConfigError('--sensor', args.sensor, 'lidar_3d with --format semantickitti')
     semantickitti.check_number(args.sequence, '--sequence')
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ConfigError('--out', args.out, 'a directory with --format semantickitti')
+    out = Path(args.out)
+    named_like_a_file = not out.exists() and out.suffix.lower() in files.WRITERS
+    if (out.exists() and not out.is_dir()) or named_like_a_file:
+        raise ConfigError('--out', args.out, 'a directory with --format semantickitti (not a '
+                          'file name such as one ending in .pcd)')
 
 
 def scan_key(args):

@@ -352,8 +352,9 @@ def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
     if address == 'auto':
         return
     host, sep, port = address.split('://', 1)[-1].rpartition(':')
-    if not sep or not host or not port.isdigit():
-        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT (PORT "
+                          '1-65535)')
     try:
         socket.create_connection((host.strip('[]'), int(port)), timeout=timeout_s).close()
     except OSError as exc:

@@ -20,6 +20,17 @@ def check_robots(n):
                          'in the demo yard)')
 
 
+def robots_argument(text):
+    """Return the robot count of a launch argument robots:=TEXT; ValueError naming robots."""
+    try:
+        n = int(str(text).strip())
+    except ValueError:
+        raise ValueError(f'robots: got {text!r}, allowed an int 1-{MAX_ROBOTS} (one loop each '
+                         'in the demo yard)') from None
+    check_robots(n)
+    return n
+
+
 def robot_namespace(k, n):
     """Return robot k's namespace ('' for a single robot: the nodes keep their plain names)."""
     return f'robot{k}' if n > 1 else ''
