@@ -7,8 +7,11 @@ SIGINT and SIGTERM are only noted while the module imports; when one came, the p
 (as run_node does for a signal) without starting the node. Then run_node takes the signals over.
 """
 
+import atexit
 import importlib
+import os
 import signal
+import sys
 
 
 def _main(module):
@@ -23,7 +26,24 @@ def _main(module):
             signal.signal(s, handler)
     if came:
         return 0
-    return node_module.main()
+    quick_exit(node_module.main())
+
+
+def quick_exit(code):
+    """
+    Exit with code once the node is shut down: atexit handlers run, the interpreter's teardown not.
+
+    The node, its executor and rclpy are shut down by then and its files written; what is left
+    is the finalisation of the extension modules (DDS, open3d, numba), 3.4 s of `run`'s 4.1 s
+    from SIGINT to exit on 2 cores beside two CPU hogs, past ros2 launch's 5 s grace with more.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 
 def lidar_3d():

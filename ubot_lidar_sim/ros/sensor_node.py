@@ -255,12 +255,17 @@ class SensorNode(Node):
                 if ok or not self._stop.wait(min(RETRY_S, self._period_s)):
                     self._wake.set()
 
+    def request_stop(self):
+        """Ask the scan worker to stop after its scan (no wait): several nodes stop together."""
+        if getattr(self, '_worker', None) is not None:
+            self._stop.set()
+            self._wake.set()
+
     def destroy_node(self):
         """Stop the scan worker (waits up to 1 s for a running scan), then destroy the node."""
         worker = getattr(self, '_worker', None)
         if worker is not None:
-            self._stop.set()
-            self._wake.set()
+            self.request_stop()
             worker.join(timeout=1.0)
         intake = getattr(self, 'intake', None)     # None: __init__ failed before it
         if intake is not None:
