@@ -70,7 +70,7 @@ class SensorNode(Node):
         self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
-                                                   len(world.actors)))
+                                                   len(world.actors), cfg.fleet_base_height_m))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)

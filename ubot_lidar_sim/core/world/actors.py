@@ -140,9 +140,11 @@ def build_actors(data, ctx, budget, first_index, names):
     return actors
 
 
-def fleet_actors(frames, size_m, first):
+def fleet_actors(frames, size_m, first, base_height_m=0.0):
     """
-    Return the Actors of a fleet's other robots: a size_m (x, y, z) box standing on each frame.
+    Return the Actors of a fleet's other robots: a size_m (x, y, z) box under each frame.
+
+    The box stands on the ground, base_height_m below its frame (a robot's base_link).
 
     frames: /tf frame names (ConfigError 'fleet_frames' for a bad one); first: how many actors
     the world has already (MAX_ACTORS holds for the sum). Material and class: vehicle.
@@ -155,7 +157,7 @@ def fleet_actors(frames, size_m, first):
         raise ConfigError('fleet_frames', len(frames), f'at most {MAX_ACTORS - first} frames '
                           f'(the world has {first} actors of {MAX_ACTORS})')
     size = np.asarray(size_m, np.float64)
-    v, t = boxes([0.0, 0.0, size[2] / 2.0], size)
+    v, t = boxes([0.0, 0.0, size[2] / 2.0 - float(base_height_m)], size)
     vehicle = material_index('vehicle')
     return [Actor(WorldObject(f'fleet:{frame}', 'box', vehicle, vehicle, False, False,
                               int(t.shape[0])), Geometry(v, t), frame, None)
