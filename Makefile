@@ -6,7 +6,7 @@ DEMO_PRESET ?= velodyne_vlp16
 DEMO_ROBOTS ?= 1
 ENV := source scripts/env.sh >/dev/null &&
 
-.PHONY: build test test-generic-cpu demo bench soak clean bootstrap
+.PHONY: build test test-under-load test-generic-cpu demo bench soak clean bootstrap
 
 bootstrap:
 	@scripts/bootstrap.sh --no-build
@@ -16,6 +16,10 @@ build:
 
 test: build
 	@scripts/run_tests.sh
+
+# make test with two CPU hogs on the same cores for its whole length (killed at its end).
+test-under-load: build
+	@scripts/test_under_load.sh
 
 # The core tests with numba compiled for a generic x86-64 (make test runs it too).
 test-generic-cpu: build

@@ -35,11 +35,12 @@ setup(
     extras_require={'test': ['pytest']},
     entry_points={
         'console_scripts': [
-            'lidar_3d_node = ubot_lidar_sim.ros.lidar_3d_node:main',
-            'laser_scan_node = ubot_lidar_sim.ros.laser_scan_node:main',
-            'terrain_sensor_node = ubot_lidar_sim.ros.terrain_sensor_node:main',
-            'demo_driver_node = ubot_lidar_sim.ros.demo.demo_driver_node:main',
-            'base_sim_node = ubot_lidar_sim.ros.base_sim_node:main',
+            # ros/entry.py: a signal while the node's module imports ends it quietly.
+            'lidar_3d_node = ubot_lidar_sim.ros.entry:lidar_3d',
+            'laser_scan_node = ubot_lidar_sim.ros.entry:laser_scan',
+            'terrain_sensor_node = ubot_lidar_sim.ros.entry:terrain_sensor',
+            'demo_driver_node = ubot_lidar_sim.ros.entry:demo_driver',
+            'base_sim_node = ubot_lidar_sim.ros.entry:base_sim',
         ],
     },
 )

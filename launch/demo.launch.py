@@ -20,7 +20,7 @@ from launch.actions import Shutdown
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters
+from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters, robots_argument
 import yaml
 
 # The arguments the driver reads, declared here too (same defaults as sensors.launch.py), and
@@ -48,7 +48,7 @@ def _driver(context):
     values = {name: yaml.safe_load(given[name]) for name in DRIVER_ARGUMENTS if given[name]}
     if values:
         layers.append(values)
-    n = int(given['robots'])
+    n = robots_argument(given['robots'])     # 0, -1, abc: one line naming robots
     drivers = []
     for k in range(1, n + 1):       # one driver per robot, each on its own loop
         namespace = robot_namespace(k, n)

@@ -25,7 +25,7 @@ from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
-from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters
+from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters, robots_argument
 import yaml
 
 SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),
@@ -92,7 +92,7 @@ def _sensors(context):
         if not os.path.isfile(user):
             raise FileNotFoundError(f'params_file:={given["params_file"]}: no such file')
     nodes = []
-    n = int(given['robots'])
+    n = robots_argument(given['robots'])     # 0, -1, abc: one line naming robots
     for k in range(1, n + 1):       # the robots of a fleet: a few, each three nodes
         namespace = robot_namespace(k, n)
         if namespace:

@@ -24,4 +24,8 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    code = main()
+    if sys.argv[1:2] == ['run']:
+        from ubot_lidar_sim.ros.entry import quick_exit
+        quick_exit(code)        # no slow teardown of DDS, open3d, numba after a clean stop
+    sys.exit(code)

@@ -31,7 +31,7 @@ from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.command import (add_parser as add_dataset_parser, interrupted,
                                             run_command)
-from ubot_lidar_sim.output import pcd, semantickitti
+from ubot_lidar_sim.output import pcd, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import all_or_none, WriteError
 from ubot_lidar_sim.output.files import jsonable
 from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
@@ -140,8 +140,11 @@ def _check_format(args):
     if args.sensor != 'lidar_3d':
         raise ConfigError('--sensor', args.sensor, 'lidar_3d with --format semantickitti')
     semantickitti.check_number(args.sequence, '--sequence')
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        raise ConfigError('--out', args.out, 'a directory with --format semantickitti')
+    out = Path(args.out)
+    named_like_a_file = not out.exists() and out.suffix.lower() in WRITERS
+    if (out.exists() and not out.is_dir()) or named_like_a_file:
+        raise ConfigError('--out', args.out, 'a directory with --format semantickitti (not a '
+                          'file name such as one ending in .pcd)')
 
 
 def scan_key(args):
@@ -204,7 +207,8 @@ def run_scan(args):
     world, materials = load_for_config(cfg)
     # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
-    with Rig(sensors, world, materials) as rig:
+    root = args.out if args.format is not None else Path(args.out).parent
+    with safe_open.output_root(root), Rig(sensors, world, materials) as rig:
         if args.format is not None:
             frames = rig.frames(trajectory, weather, args.frames)
             return _write_semantickitti(args, (fr.result for fr in frames))

@@ -14,13 +14,22 @@ refuses them in parameter files. ``read_yaml`` turns every problem into one line
 
 import errno
 import os
+import re
 import stat
 
 from ubot_lidar_sim.core.errors import WorldError
 import yaml
 
 MAX_FILE_BYTES = 64 << 20
-Loader = getattr(yaml, 'CSafeLoader', yaml.SafeLoader)
+
+
+class Loader(getattr(yaml, 'CSafeLoader', yaml.SafeLoader)):
+    """The safe loader, reading an exponent without a dot (1e9, 2E-3) as a float (YAML 1.2)."""
+
+
+# YAML 1.1, PyYAML's, wants a dot in a float: `rate: 1e9` was the string '1e9'.
+Loader.add_implicit_resolver('tag:yaml.org,2002:float', re.compile(
+    r'^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$'), list('-+0123456789.'))
 
 
 class FileRefused(OSError):

@@ -43,8 +43,9 @@ def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
     if address == 'auto':
         return
     host, sep, port = address.split('://', 1)[-1].rpartition(':')
-    if not sep or not host or not port.isdigit():
-        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError('--address', address, "'auto', HOST:PORT or ray://HOST:PORT (PORT "
+                          '1-65535)')
     try:
         socket.create_connection((host.strip('[]'), int(port)), timeout=timeout_s).close()
     except OSError as exc:
@@ -212,12 +213,12 @@ def run_tasks(fn, shared, items, extra, workers, address, finish, discard):
     CPU; Ray embedded (``workers`` CPUs) or the cluster at ``address``. On an error or an
     interrupt, the tasks in progress are ended and discard(item) called for each.
     """
-    import ray
-
     session = None
     refs = {}
     try:
+        # start_ray first: it sets what Ray reads at its first import (loopback only).
         session = start_ray(workers or os.cpu_count() or 1, address)
+        import ray
         task = ray.remote(num_cpus=1, max_retries=0)(fn)
         shared_ref = ray.put(shared)
         waiting = list(items)

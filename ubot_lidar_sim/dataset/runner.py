@@ -30,7 +30,7 @@ from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
-from ubot_lidar_sim.output import kitti_object, openpcdet, semantickitti
+from ubot_lidar_sim.output import kitti_object, openpcdet, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
 from ubot_lidar_sim.pipeline.record import check_recording, record
 from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
@@ -123,7 +123,9 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
         world, materials = load_world(sensors[0].cfg, cast_threads)
-        with Rig(sensors, world, materials) as rig:
+        # Every file and folder below out_dir is opened without following a link planted
+        # there since the run began (output/safe_open.py).
+        with safe_open.output_root(out_dir), Rig(sensors, world, materials) as rig:
             stats = record(mcap if with_mcap else None, rig,
                            spec_mod.make_trajectory(seq.trajectory),
                            spec_mod.make_weather(seq.weather), seq.frames,
@@ -177,6 +179,10 @@ def _final_names(out_dir, seq):
 
 
 def _remove(path):
+    try:
+        safe_open.check_below(path.parent)
+    except WriteError:
+        return              # never through a link planted in DIR
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     elif path.is_symlink() or path.exists():
@@ -190,16 +196,18 @@ def remove_temporaries(out_dir, seq):
     Temporaries: the bag directory, the staged files' and trees' directories
     (output/atomic.py), all named '.<final name>.*' beside their final name (temp_prefix).
     """
-    for path in _final_names(out_dir, seq):
-        for p in path.parent.glob(f'{temp_prefix(path)}*'):
-            _remove(p)
+    with safe_open.output_root(out_dir):    # nothing is removed through a link in DIR
+        for path in _final_names(out_dir, seq):
+            for p in path.parent.glob(f'{temp_prefix(path)}*'):
+                _remove(p)
 
 
 def remove_sequence(out_dir, seq):
     """Delete a sequence's files, finished or temporary, of every format."""
     remove_temporaries(out_dir, seq)
-    for path in _final_names(out_dir, seq):
-        _remove(path)
+    with safe_open.output_root(out_dir):
+        for path in _final_names(out_dir, seq):
+            _remove(path)
 
 
 def read_manifest(out_dir):
@@ -273,8 +281,9 @@ def run(spec, out_dir, workers=1, address=None, show_progress=True, serial_cast_
     if out_dir.is_dir():
         refuse_links(out_dir)       # before the lock file is created in it
     out_dir.mkdir(parents=True, exist_ok=True)
-    with locked(out_dir):
+    with locked(out_dir), safe_open.output_root(out_dir):
         refuse_links(out_dir)
+        safe_open.require_regular(out_dir / MANIFEST)   # a FIFO there would block the run
         return _run_locked(spec, out_dir, inputs, workers, address, show_progress,
                            serial_cast_threads)
 

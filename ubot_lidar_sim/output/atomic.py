@@ -13,7 +13,8 @@ staged tree) that is a link is refused (LinkRefused, naming it); temporaries are
 exclusively (``mkdtemp``, mode 0700) beside the target and renamed over its name, and a rename
 replaces a directory entry without following it. So ``--out link.npz`` and ``--out link.mcap``
 behave the same, and a link planted in a shared output directory cannot make a run write
-elsewhere (``open_append`` appends with O_NOFOLLOW). Files get the mode the umask allows, as
+elsewhere (``open_append`` appends with O_NOFOLLOW; below a run's output directory every
+component of a path is checked, output/safe_open.py). Files get the mode the umask allows, as
 open() would give them.
 """
 
@@ -26,25 +27,9 @@ import tempfile
 import threading
 from typing import Callable, Union
 
-
-class WriteError(OSError):
-    """A file could not be written whole (nothing is left under its name)."""
-
-    def __str__(self):
-        """Return 'could not write <file>: <reason>' on one line."""
-        return f'could not write {self.filename!r}: {self.strerror}'
-
-
-class LinkRefused(WriteError):
-    """An output name is a symbolic link: nothing is written through it."""
-
-    def __init__(self, path, *unpickled):
-        """Name the link (unpickled: OSError's own arguments, as pickle passes them)."""
-        if unpickled:
-            super().__init__(path, *unpickled)
-            return
-        super().__init__(errno.ELOOP, 'it is a symbolic link (output files are never written '
-                         'through a link: remove it or name another file)', str(path))
+from ubot_lidar_sim.output import safe_open
+# WriteError, LinkRefused and open_append live in output/safe_open.py (the per-component checks).
+from ubot_lidar_sim.output.safe_open import LinkRefused, open_append, WriteError  # noqa: F401
 
 
 def refuse_link(path: Union[str, Path]) -> Path:
@@ -58,17 +43,6 @@ def refuse_link(path: Union[str, Path]) -> Path:
 def temp_prefix(path: Union[str, Path]) -> str:
     """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
     return f'.{Path(path).name}.'
-
-
-def open_append(path: Union[str, Path]):
-    """Open a text file for appending, created if missing, never through a link (O_NOFOLLOW)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise LinkRefused(path) from None
-        raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-    return os.fdopen(fd, 'a', encoding='utf-8')
 
 
 @contextlib.contextmanager
@@ -91,6 +65,7 @@ class _Batch:
     def stage(self, path, write):
         """Call write(tmp_path) for path (never a link) and flush it to disk."""
         target = refuse_link(path)
+        safe_open.check_below(target)
         if not target.parent.is_dir():
             raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
         try:                        # errors name the user's file, never the temporary one
@@ -107,8 +82,9 @@ class _Batch:
     def stage_tree(self, path):
         """Return an empty temporary directory beside path that replaces it on commit."""
         path = refuse_link(path)
+        safe_open.check_below(path)
         with naming(path):
-            path.parent.mkdir(parents=True, exist_ok=True)
+            safe_open.makedirs(path.parent)
             tmp = Path(tempfile.mkdtemp(prefix=temp_prefix(path), dir=path.parent))
         self.trees.append((tmp, path))
         return tmp
@@ -121,10 +97,14 @@ class _Batch:
                     _fsync(os.path.join(folder, name))
         for tmp, target in self.staged:
             try:
+                safe_open.check_below(target)
                 os.replace(tmp, target)
+            except WriteError:
+                raise
             except OSError as exc:
                 raise WriteError(exc.errno, exc.strerror or str(exc), str(target)) from exc
         for tmp, target in self.trees:
+            safe_open.check_below(target)
             old = None
             if target.exists():         # a directory cannot be replaced by rename: move it off
                 old = Path(tempfile.mkdtemp(prefix=f'{temp_prefix(target)}old.',

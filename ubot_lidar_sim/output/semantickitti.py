@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.output import label_maps, semantickitti_yaml
+from ubot_lidar_sim.output import label_maps, safe_open, semantickitti_yaml
 from ubot_lidar_sim.output.atomic import atomic_write, staged_tree
 
 SEQUENCES = 100                   # NN has two digits
@@ -148,7 +148,7 @@ class SequenceWriter:
         (self.tmp / 'times.txt').write_text(''.join(f'{t - t0:.6e}\n' for t in self.stamps),
                                             encoding='ascii')
         (self.tmp / MARKER).write_text(json.dumps({'key': self.key}) + '\n', encoding='utf-8')
-        (self.root / 'poses').mkdir(parents=True, exist_ok=True)
+        safe_open.makedirs(self.root / 'poses')
         atomic_write(self.root / 'poses' / f'{self.number:02d}.txt',
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 

@@ -135,6 +135,8 @@ def run(args):
         print(f'run: {exc}', file=sys.stderr)
         return 2
     finally:
+        for node in nodes:      # every scan worker stops at once, not one after another
+            getattr(node, 'request_stop', lambda: None)()
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
         for node in nodes:

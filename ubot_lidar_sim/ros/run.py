@@ -81,6 +81,7 @@ def run_node(node_cls, args=None, threads=1):
                 while not stop and context.ok():
                     executor.spin_once(timeout_sec=0.1)
             finally:
+                getattr(node, 'request_stop', lambda: None)()   # its scan worker: at once
                 executor.shutdown()
                 node.destroy_node()
     except (KeyboardInterrupt, ExternalShutdownException):

@@ -69,7 +69,7 @@ class SensorNode(PoseQueries, Node):
         self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
-                                                   len(world.actors)))
+                                                   len(world.actors), cfg.fleet_base_height_m))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)
@@ -254,12 +254,17 @@ class SensorNode(PoseQueries, Node):
                 if ok or not self._stop.wait(min(RETRY_S, self._period_s)):
                     self._wake.set()
 
+    def request_stop(self):
+        """Ask the scan worker to stop after its scan (no wait): several nodes stop together."""
+        if getattr(self, '_worker', None) is not None:
+            self._stop.set()
+            self._wake.set()
+
     def destroy_node(self):
         """Stop the scan worker (waits up to 1 s for a running scan), then destroy the node."""
         worker = getattr(self, '_worker', None)
         if worker is not None:
-            self._stop.set()
-            self._wake.set()
+            self.request_stop()
             worker.join(timeout=1.0)
         intake = getattr(self, 'intake', None)     # None: __init__ failed before it
         if intake is not None:

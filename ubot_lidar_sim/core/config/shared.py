@@ -26,6 +26,10 @@ class SharedParams(Validated):
     fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
                                   'm', item_type=float, length=3, min=0.01, max=100.0,
                                   read_only=True)
+    fleet_base_height_m: float = _p(0.4, "Height of the fleet robots' frames above the ground "
+                                    "(demo_driver's base_height_m): the body box stands on the "
+                                    'ground that far below its frame.', 'm', min=0.0, max=100.0,
+                                    read_only=True)
     # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
     model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
                             'resource path variables.', item_type=str, read_only=True)

@@ -1,14 +1,15 @@
 """
 Moving objects (actors) in a cast: each ray meets each actor where the actor is at its own time.
 
-Every actor has its own caster, built once from its geometry in its own frame with the world's
-caster factory, so any backend of the Caster seam casts actors. Per cast and actor:
+The actors share one caster, built once from their geometries (each in its own frame, in a slot
+of its own: raycast/actor_scene.py) with the world's caster factory, so any backend of the
+Caster seam casts actors. Per cast and actor:
 
 1. cull: the rays that cannot reach the actor's bounding sphere before their static hit are
    dropped (compiled, one test per ray); the sphere's centre is taken at each ray's column time
    and its radius grows by what the centre moves within the firing offsets of a column;
 2. only the surviving rays are turned into the actor's frame at their own firing time (the
-   actor's pose is asked for those times only) and cast against the actor's caster;
+   actor's pose is asked for those times only) and cast against the actor's slot;
 3. the nearer of the static and the actor hit is kept; its normal is turned back to the world.
 
 The cost of an actor follows the rays that reach its sphere, not the whole sweep, and no pose is
@@ -23,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 
@@ -60,20 +62,14 @@ class ActorFrame(NamedTuple):
 
 
 class ActorCasting:
-    """The actors of a world: one caster per actor, object indices first_obj.. (see module)."""
+    """The actors of a world: one shared caster, object indices first_obj.. (see module)."""
 
     def __init__(self, geometries: Sequence[Geometry], factory: CasterFactory, first_obj: int):
         """Build a caster per actor geometry (its own frame); actor k is object first_obj + k."""
         self.first_obj = int(first_obj)
-        self._casters = [factory([g]) for g in geometries]
-        self._centre, self._radius = [], []
-        for g in geometries:
-            v = np.asarray(g.vertices, np.float64)
-            c = (v.min(axis=0) + v.max(axis=0)) / 2.0 if v.size else np.zeros(3)
-            self._centre.append(c)
-            # float32 vertices and the float32 rays: a millimetre keeps every hit inside.
-            self._radius.append(float(np.linalg.norm(v - c, axis=1).max()) + 1e-3
-                                if v.size else 0.0)
+        # One caster for all (raycast/actor_scene.py): open3d crashes at ~1,011 scenes.
+        self._scene = ActorScene(geometries, factory)
+        self._centre, self._radius = self._scene.centre, self._scene.radius
         # The last frame's spheres: (actors, column times, firing offset window, centres,
         # radii). The casts of one sweep or block (centres, probes, refinements) share their
         # columns, and a sphere grown over a wider offset window still holds every ray's actor.
@@ -81,7 +77,7 @@ class ActorCasting:
 
     def __len__(self):
         """Return the number of actors."""
-        return len(self._casters)
+        return len(self._scene)
 
     def frame(self, actors: Sequence[tuple[int, PoseAt]], times: RayTimes) -> ActorFrame:
         """
@@ -142,7 +138,7 @@ class ActorCasting:
                                         np.float64)
             local = np.empty((n, 6), np.float32)
             rays_to_local(rays, cand, pose, local)
-            hit = self._casters[index - self.first_obj].cast_rays(local)
+            hit = self._scene.cast_rays(index - self.first_obj, local)
             near = np.flatnonzero(np.asarray(hit.t, np.float64) < limit[cand])
             if near.size == 0:
                 continue

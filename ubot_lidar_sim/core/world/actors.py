@@ -29,6 +29,7 @@ from ubot_lidar_sim.core.world.shapes import boxes
 # A /tf frame id: ROS name tokens (a letter or _, then letters, digits, _) joined by '/'
 # (ROS 2 design, "Topic and Service name mapping to DDS"; tf2 frame ids take no leading '/').
 FRAME_NAME = re.compile(r'[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)*')
+MAX_SPEED_M_S = 1e3        # a twist's speed, as WaypointPath's speed_m_s
 MOTION_FORMS = (('frame',), ('pose', 'twist'), ('waypoints', 'speed_m_s', 'loop'))
 
 
@@ -53,13 +54,21 @@ class Actor:
         return self.obj.name
 
 
-def check_motion(motion, where, ctx):
-    """Check an actor's motion mapping; returns (frame, trajectory) (see Actor)."""
+def check_motion(motion, where, ctx, reach_m=0.0):
+    """
+    Check an actor's motion mapping; returns (frame, trajectory) (see Actor).
+
+    reach_m: the farthest any vertex of the actor is from its frame's origin (shape pose + size).
+    """
     where = f'{where}.motion'
     if not isinstance(motion, dict):
         raise ctx.error(where, 'expected a mapping with frame, pose + twist or waypoints + '
                         f'speed_m_s, got {short(motion)}')
-    form = next((f for f in MOTION_FORMS if f[0] in motion), None)
+    forms = [f for f in MOTION_FORMS if f[0] in motion]
+    if len(forms) > 1:
+        raise ctx.error(where, 'expected one of frame, pose (+ twist), waypoints (+ speed_m_s, '
+                        f'loop), got {" and ".join(f[0] for f in forms)}')
+    form = forms[0] if forms else None
     if form is None:
         raise ctx.error(where, 'expected one of frame, pose (+ twist), waypoints (+ speed_m_s, '
                         f'loop), got keys {short(sorted(map(str, motion)))}')
@@ -76,6 +85,11 @@ def check_motion(motion, where, ctx):
     if form[0] == 'pose':
         pose = ctx.vector(motion, 'pose', where, 6)
         twist = ctx.vector(motion, 'twist', where, 6, [0.0] * 6)
+        ctx.within_extent(reach_m + float(np.abs(pose[:3]).max()), f'{where}.pose',
+                          'the actor at this pose (its shape pose plus this one)')
+        if not np.linalg.norm(twist[:3]) < MAX_SPEED_M_S:
+            raise ctx.error(f'{where}.twist', f'expected a speed < {MAX_SPEED_M_S:g} m/s (as '
+                            f'speed_m_s), got {short(motion.get("twist"))}')
         return None, WorldTwist(pose_matrix_deg(pose[:3], pose[3:]),
                                 np.r_[twist[:3], np.radians(twist[3:])])
     loop = motion.get('loop', False)
@@ -90,7 +104,7 @@ def check_motion(motion, where, ctx):
         raise ctx.error(f'{where}.waypoints', 'expected at least 2 [x, y, z] points, got '
                         + short(points))
     for k in range(len(points)):
-        ctx.vector({'p': points[k]}, 'p', f'{where}.waypoints[{k}]', 3)
+        ctx.vector({f'waypoints[{k}]': points[k]}, f'waypoints[{k}]', where, 3)
     try:
         return None, WaypointPath(points, speed, loop=bool(loop))
     except ConfigError as exc:
@@ -117,16 +131,19 @@ def build_actors(data, ctx, budget, names):
         if used > budget:
             raise ctx.error(where, f'world exceeds max_triangles ({used} actor triangles over '
                             f'the {budget} left)')
-        frame, trajectory = check_motion(entry.get('motion'), where, ctx)
+        reach = float(np.abs(geom.vertices).max()) if geom.vertices.size else 0.0
+        frame, trajectory = check_motion(entry.get('motion'), where, ctx, reach)
         # Cast as a plain mesh in the actor's own frame (no analytic surface, no volume exits).
         plain = Geometry(geom.vertices, geom.triangles)
         actors.append(Actor(obj, plain, frame, trajectory))
     return actors
 
 
-def fleet_actors(frames, size_m, first):
+def fleet_actors(frames, size_m, first, base_height_m=0.0):
     """
-    Return the Actors of a fleet's other robots: a size_m (x, y, z) box standing on each frame.
+    Return the Actors of a fleet's other robots: a size_m (x, y, z) box under each frame.
+
+    The box stands on the ground, base_height_m below its frame (a robot's base_link).
 
     frames: /tf frame names (ConfigError 'fleet_frames' for a bad one); first: how many actors
     the world has already (MAX_ACTORS holds for the sum). Material and class: vehicle.
@@ -139,7 +156,7 @@ def fleet_actors(frames, size_m, first):
         raise ConfigError('fleet_frames', len(frames), f'at most {MAX_ACTORS - first} frames '
                           f'(the world has {first} actors of {MAX_ACTORS})')
     size = np.asarray(size_m, np.float64)
-    v, t = boxes([0.0, 0.0, size[2] / 2.0], size)
+    v, t = boxes([0.0, 0.0, size[2] / 2.0 - float(base_height_m)], size)
     vehicle = material_index('vehicle')
     return [Actor(WorldObject(f'fleet:{frame}', 'box', vehicle, vehicle, False, False,
                               int(t.shape[0])), Geometry(v, t), frame, None)

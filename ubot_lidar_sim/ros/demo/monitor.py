@@ -20,6 +20,7 @@ from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.ros.conversions import environment_to_weather
 from ubot_lidar_sim.ros.demo.scenario import phase_text
 from ubot_lidar_sim.ros.demo.snapshots import Recorder
+from ubot_lidar_sim.ros.intake import ENVIRONMENT_TOPIC
 from ubot_lidar_sim_msgs.msg import Environment, TerrainSensor
 
 
@@ -103,7 +104,8 @@ class Monitor(Node):
         self.create_subscription(TerrainSensor, 'terrain', self._on_terrain,
                                  qos_profile_sensor_data)
         self.create_subscription(String, 'demo_driver/phase', self._on_phase, latched)
-        self.create_subscription(Environment, 'environment', self._on_env, latched)
+        # The one weather of the graph, also when the monitor sits in robot1's namespace.
+        self.create_subscription(Environment, ENVIRONMENT_TOPIC, self._on_env, latched)
 
     def _on_points(self, msg):
         self.rates['lidar_3d'].add(msg.width * msg.height, self.phase)
