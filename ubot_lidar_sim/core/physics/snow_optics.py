@@ -6,9 +6,11 @@ projected area of an aggregate from its maximum dimension, A = gamma D^sigma, th
 area-dimensional power law of Mitchell (1996, J. Atmos. Sci. 53, 1710, Table 1: aggregates of
 side planes, columns and bullets, 0.8-4.5 mm; gamma = 0.2285, sigma = 1.88 in cgs units: A in
 cm^2, D in cm), so each flake's optics depends on its size only, not on the snowfall rate;
-capped at its disc. The ITU-R law gives the mean extinction of the medium only. 'itu_matched'
-(round 3): the disc times the area ratio that makes the drawn flakes' extinction the ITU-R
-law's (particles.flake_area_ratio; it rises with the rate, 0.23 to 0.42 from 0.5 to 5 mm/h).
+capped at its disc (coefficients and cgs units as the P3 scheme's table generator uses them,
+P3-microphysics create_p3_lookupTable_1.f90 v5.1.6; the paper's table not read). The ITU-R
+law gives the mean extinction of the medium only. 'itu_matched' (round 3): the disc times the
+area ratio that makes the drawn flakes' extinction the ITU-R law's (particles.flake_area_ratio;
+it rises with the rate, 0.23 to 0.42 from 0.5 to 5 mm/h).
 """
 
 import math
