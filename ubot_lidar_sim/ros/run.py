@@ -33,6 +33,20 @@ def tolerate_destroyed(callback):
     return call
 
 
+def _spin(node, context, stop, threads):
+    """Spin node until a signal is noted in stop or the context ends; then tear it down."""
+    executor = (MultiThreadedExecutor(num_threads=threads) if threads > 1
+                else SingleThreadedExecutor())
+    executor.add_node(node)
+    try:
+        while not stop and context.ok():
+            executor.spin_once(timeout_sec=0.1)
+    finally:
+        getattr(node, 'request_stop', lambda: None)()   # its scan worker: at once
+        executor.shutdown()
+        node.destroy_node()
+
+
 def run_node(node_cls, args=None, threads=1):
     """
     Entry point body of a node executable: returns the process exit code.
@@ -73,17 +87,8 @@ def run_node(node_cls, args=None, threads=1):
                 return 2
             finally:
                 building.clear()
-            executor = (MultiThreadedExecutor(num_threads=threads) if threads > 1
-                        else SingleThreadedExecutor())
-            executor.add_node(node)
             started.append(True)
-            try:
-                while not stop and context.ok():
-                    executor.spin_once(timeout_sec=0.1)
-            finally:
-                getattr(node, 'request_stop', lambda: None)()   # its scan worker: at once
-                executor.shutdown()
-                node.destroy_node()
+            _spin(node, context, stop, threads)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except RCLError as exc:

@@ -260,17 +260,7 @@ class World:
             raise ConfigError('smoke_density_threshold', smoke_density_threshold, '0-1')
         smoke_range = None
         if smoke_enabled:
-            cells, dens = self.smoke, self.smoke_density
-            if smoke is not None and len(smoke):
-                extra = np.asarray(smoke, np.float64)
-                if extra.ndim == 2 and extra.shape[1] == 5 and smoke_density is None:
-                    extra, extra_d = extra[:, :4], extra[:, 4]
-                else:
-                    extra_d = np.asarray(smoke_density, np.float64).reshape(-1)
-                if extra.ndim != 2 or extra.shape[1] != 4 or extra_d.shape != extra.shape[:1]:
-                    raise ConfigError('smoke', extra.shape,
-                                      '(K, 4) with smoke_density (K,), or (K, 5)')
-                cells, dens = np.concatenate([cells, extra]), np.concatenate([dens, extra_d])
+            cells, dens = self._smoke_cells(smoke, smoke_density)
             if len(cells):
                 smoke_range = smoke_entry(o, d, cells, dens, smoke_radius_scale,
                                           smoke_density_threshold, rng)
@@ -278,6 +268,20 @@ class World:
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals), rays32, actors)
+
+    def _smoke_cells(self, smoke, smoke_density):
+        """Return the world's smoke cells (K, 4) and densities (K,) with a scan's own added."""
+        cells, dens = self.smoke, self.smoke_density
+        if smoke is None or not len(smoke):
+            return cells, dens
+        extra = np.asarray(smoke, np.float64)
+        if extra.ndim == 2 and extra.shape[1] == 5 and smoke_density is None:
+            extra, extra_d = extra[:, :4], extra[:, 4]
+        else:
+            extra_d = np.asarray(smoke_density, np.float64).reshape(-1)
+        if extra.ndim != 2 or extra.shape[1] != 4 or extra_d.shape != extra.shape[:1]:
+            raise ConfigError('smoke', extra.shape, '(K, 4) with smoke_density (K,), or (K, 5)')
+        return np.concatenate([cells, extra]), np.concatenate([dens, extra_d])
 
     def cast(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
              ignored: str | Iterable[str] = (), materials: MaterialTable | None = None,
