@@ -18,7 +18,7 @@ from ubot_lidar_sim.dataset.outdir import LOCK
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = {
     'worlds': ['flat'],
     'frames': 2,
