@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config.configure import effective_config
+from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics.return_selection import (
     FLAG_FIRST, FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST, select_returns)
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
-from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import (
     _to_autoware, AUTOWARE_DTYPE, FULL_DTYPE, NEBULA_RETURN_TYPE, return_type_table)
