@@ -1,8 +1,10 @@
-"""Test-wide setup: DDS discovery stays on this machine; the source tree is importable."""
+"""Test-wide setup: DDS discovery on this machine, the source tree importable, shared worlds."""
 
 import os
 import pathlib
 import sys
+
+import pytest
 
 # Every ROS process a test starts (in-process rclpy or a subprocess) inherits this: no multicast
 # leaves through a network interface. A value the user set wins.
@@ -18,3 +20,26 @@ def pytest_configure(config):
     for marker in ('flake8', 'linter', 'pep257', 'ros: needs rclpy and DDS',
                    'soak: long reliability run (make soak)'):
         config.addinivalue_line('markers', marker)
+
+
+# Shared read-only fixtures. A test that changes its world or table builds its own.
+
+@pytest.fixture(scope='session')
+def materials():
+    """Return MaterialTable.load(), the shipped material table, loaded once per session."""
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    return MaterialTable.load()
+
+
+@pytest.fixture(scope='session')
+def demo_world(materials):
+    """Return World.load('demo', materials), loaded once per session."""
+    from ubot_lidar_sim.core.world.world import World
+    return World.load('demo', materials)
+
+
+@pytest.fixture(scope='session')
+def flat_world(materials):
+    """Return World.load('flat', materials), loaded once per session."""
+    from ubot_lidar_sim.core.world.world import World
+    return World.load('flat', materials)

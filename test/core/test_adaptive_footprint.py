@@ -1,7 +1,6 @@
 """footprint adaptive: centre sub-rays first, the others only where the footprint straddles."""
 
 import numpy as np
-import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import ScanProcess
@@ -14,7 +13,6 @@ from ubot_lidar_sim.core.sensors.footprint_rules import (
     first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
-from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 WALL = """frame: map
@@ -49,11 +47,6 @@ class CountingCaster(Open3dCaster):
     def cast_rays(self, rays, ignored=frozenset()):
         self.rays += len(rays)
         return super().cast_rays(rays, ignored)
-
-
-@pytest.fixture(scope='module')
-def materials():
-    return MaterialTable.load()
 
 
 def _world(tmp_path_factory, text, materials):
@@ -116,8 +109,9 @@ def test_a_beam_on_an_edge_casts_every_sub_ray_and_gives_the_exhaustive_dual_ret
     assert both['adaptive'][1] == 51 + 6 * 3 * 4
 
 
-def test_adaptive_blocks_computed_apart_and_in_any_order_merge_into_the_sweep(materials):
-    world = World.load('demo', materials)
+def test_adaptive_blocks_computed_apart_and_in_any_order_merge_into_the_sweep(
+        demo_world, materials):
+    world = demo_world
     cfg = LidarConfig(**DEMO_CFG, column_blocks=3)
     sim = LidarSimulator(cfg, world, materials)
     whole = sim.scan(PATH, 0.5, RAIN, 5)
@@ -131,8 +125,9 @@ def test_adaptive_blocks_computed_apart_and_in_any_order_merge_into_the_sweep(ma
     assert again.points.tobytes() == whole.points.tobytes()
 
 
-def test_adaptive_blocks_in_two_compute_processes_are_byte_identical_to_in_process(materials):
-    world = World.load('demo', materials)
+def test_adaptive_blocks_in_two_compute_processes_are_byte_identical_to_in_process(
+        demo_world, materials):
+    world = demo_world
     cfg = LidarConfig(**DEMO_CFG, column_blocks=4)
     sim = LidarSimulator(cfg, world, materials)
     proc = ScanProcess(cfg, world, materials, workers=2)
@@ -147,10 +142,11 @@ def test_adaptive_blocks_in_two_compute_processes_are_byte_identical_to_in_proce
         proc.close()
 
 
-def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(materials):
+def test_adaptive_keeps_the_echo_counts_and_edge_dual_returns_of_exhaustive(
+        demo_world, materials):
     # The smaller fidelity check of benchmarks/footprint_fidelity.py: the demo world from four
     # poses, a VLP-16 grid with 600 columns.
-    world = World.load('demo', materials)
+    world = demo_world
     counts = {}
     for mode in ('exhaustive', 'adaptive'):
         total, edge_dual = np.zeros(4), np.zeros(2)
@@ -346,10 +342,11 @@ def test_probes_agree_matches_its_numpy_reference():
     assert 0 < got.sum() < probe.size                # both outcomes occur
 
 
-def test_a_sensor_on_the_ground_gets_the_exhaustive_sweep_without_dividing_by_a_zero_range():
+def test_a_sensor_on_the_ground_gets_the_exhaustive_sweep_without_dividing_by_a_zero_range(
+        flat_world):
     # The sensor's origin lies on the z = 0 ground: neighbour ranges of 0 give no plane, so
     # those beams are refined (a ZeroDivisionError in the compiled plane test before).
-    world = World.load('flat')
+    world = flat_world
     clouds = []
     for footprint in ('adaptive', 'exhaustive'):
         cfg = LidarConfig(channels=16, horizontal_samples=360, footprint=footprint)

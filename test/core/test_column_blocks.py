@@ -10,8 +10,6 @@ from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.random_streams import scan_rng
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last', 'max_range_m': 60.0}
@@ -21,9 +19,8 @@ PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
 
 
 @pytest.fixture(scope='module')
-def demo():
-    materials = MaterialTable.load()
-    return World.load('demo', materials), materials
+def demo(demo_world, materials):
+    return demo_world, materials
 
 
 def test_blocks_cut_the_columns_in_firing_order_into_equal_counts():

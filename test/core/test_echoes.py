@@ -11,7 +11,7 @@ from ubot_lidar_sim.core.physics.echoes import (Contributions, contributions_fro
                                                 process_beams)
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.world.materials import material_index, MaterialTable
+from ubot_lidar_sim.core.world.materials import material_index
 
 QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0}
 
@@ -166,8 +166,8 @@ def _hits(ray, range_m, material, class_id, foliage, ground):
                 smoke=np.zeros(n, bool), obj=np.zeros(n, np.int32))
 
 
-def test_foliage_passes_its_gap_fraction_both_ways():
-    table = MaterialTable.load()
+def test_foliage_passes_its_gap_fraction_both_ways(materials):
+    table = materials
     crown, wall = material_index('tree_foliage'), material_index('building')
     hits = _hits([0, 0], [8.0, 20.0], [crown, wall], [9, 12], [True, False], [False, False])
     cfg = LidarConfig(sub_rays=1, **QUIET)
@@ -180,8 +180,8 @@ def test_foliage_passes_its_gap_fraction_both_ways():
                                c.rho_app * rad.counts_per_reflectance(cfg, c.range_m))
 
 
-def test_hit_contributions_carry_weight_atmosphere_and_pond_rule():
-    table = MaterialTable.load()
+def test_hit_contributions_carry_weight_atmosphere_and_pond_rule(materials):
+    table = materials
     hits = _hits([1, 7], [10.0, 10.0], [1, 1], [1, 1], [False, False], [True, False])
     cfg = LidarConfig(**QUIET)
     atm = atmosphere(cfg, Weather(rain_mm_h=25.0))

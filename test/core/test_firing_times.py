@@ -9,7 +9,6 @@ from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 
@@ -83,13 +82,13 @@ def test_offsets_must_fit_in_a_column():
         _preset('velodyne_vlp16', ring_time_offsets_us=[0.0] * 15)
 
 
-def test_point_times_in_a_sweep_add_the_laser_offset_to_the_column_time():
+def test_point_times_in_a_sweep_add_the_laser_offset_to_the_column_time(materials):
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'drum', 'type': 'cylinder', 'radius_m': 20.0, 'height_m': 30.0,
          'pose': {'xyz': [0, 0, 0]}, 'material': 'concrete'}]})
     cfg = replace(_preset('velodyne_vlp16'), sub_rays=1, noise_enabled=False, weather=False,
                   min_range_m=0.5, overlap_range_m=0.0)
-    sim = LidarSimulator(cfg, world, MaterialTable.load())
+    sim = LidarSimulator(cfg, world, materials)
     res = sim.scan(BodyTwist(pose_matrix_deg([0, 0, 1.0], [0, 0, 0])), 0.0)
     beams = sim.beams
     assert len(res.points) == beams.n_beams             # every beam sees the drum

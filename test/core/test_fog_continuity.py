@@ -17,8 +17,6 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import fog_microphysics as fm
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
 fog_continuity = importlib.import_module('fog_continuity')
@@ -60,9 +58,8 @@ def test_droplet_backscatter_share_by_hand():
 
 
 @pytest.fixture(scope='module')
-def flat():
-    materials = MaterialTable.load()
-    return materials, World.load('flat', materials)
+def flat(materials, flat_world):
+    return materials, flat_world
 
 
 @pytest.mark.parametrize('preset', fog_continuity.PRESETS)

@@ -24,8 +24,7 @@ LEVER_M = math.hypot(abs(ROT_CENTRE[0]), 0.5) + math.hypot(0.1, WALL_HALF, 1.5)
 
 
 @pytest.fixture(scope='module')
-def scene():
-    materials = MaterialTable.load()
+def scene(materials):
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'east', 'type': 'box', 'size_m': [0.2, 2 * WALL_HALF, 3.0],
          'pose': {'xyz': [EAST_X + 0.1, 0.0, 1.5]}, 'material': 'concrete'},

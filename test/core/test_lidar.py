@@ -12,7 +12,6 @@ from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, 
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 WORLD = """frame: map
@@ -26,11 +25,6 @@ objects:
   - {name: wall, type: box, size_m: [0.2, 10, 6], pose: {xyz: [15.1, 0, 3]}, material: concrete}
 """
 QUIET = {'noise_enabled': False, 'sub_rays': 1, 'min_range_m': 0.5}
-
-
-@pytest.fixture(scope='module')
-def materials():
-    return MaterialTable.load()
 
 
 def _world(tmp_path_factory, text, materials):

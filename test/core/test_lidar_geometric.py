@@ -12,7 +12,6 @@ from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, 
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 # A crown (radius 1 m, centre 5 m ahead at the sensor's height) in front of a wall face at 10 m.
@@ -28,8 +27,8 @@ FAN = {'model': 'geometric', 'channels': 3, 'vertical_fov_up_deg': 5.0,
 
 
 @pytest.fixture(scope='module')
-def world():
-    return World.from_dict(SCENE, materials=MaterialTable.load())
+def world(materials):
+    return World.from_dict(SCENE, materials=materials)
 
 
 def _scan(world, pose=None, air=None, **kw):

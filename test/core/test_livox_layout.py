@@ -8,7 +8,6 @@ from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.point_layouts import (FULL_DTYPE, LIVOX_DTYPE, point_fields,
                                                        to_layout)
-from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 FLOAT32, UINT8, FLOAT64 = 7, 2, 8
@@ -60,12 +59,12 @@ def test_livox_fields_carry_reflectivity_line_and_absolute_ns():
     assert out['timestamp'][0] == float(stamp_ns)
 
 
-def test_a_livox_sweep_reads_back_field_for_field():
+def test_a_livox_sweep_reads_back_field_for_field(materials):
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'wall', 'type': 'box', 'size_m': [0.2, 200, 200], 'pose': {'xyz': [20.1, 0, 0]},
          'material': 'concrete'}]})
     cfg = replace(from_dict(LidarConfig, load_preset('livox_avia')), sub_rays=1)
-    res = LidarSimulator(cfg, world, MaterialTable.load()).scan(
+    res = LidarSimulator(cfg, world, materials).scan(
         BodyTwist(pose_matrix_deg([0, 0, 0], [0, 0, 0])), 0.0)
     cloud = to_layout(res.points, cfg.point_layout, stamp_ns=5_000_000_000)
     assert len(cloud) > 20_000

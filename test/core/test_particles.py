@@ -255,11 +255,11 @@ def test_five_percent_target_at_2_m_in_visibility_30_m_reads_2_m_with_its_own_cl
     assert np.median(pts['range'][own]) == pytest.approx(2.0, abs=0.02)
 
 
-def test_a_separable_target_behind_the_fog_echo_gives_its_own_echo(tmp_path):
+def test_a_separable_target_behind_the_fog_echo_gives_its_own_echo(tmp_path, materials):
     # The target at 5 m is more than min_separation_m behind the fog peak (~1.3 m): two echoes,
     # the far one with the target's class.
     (tmp_path / 'w.yaml').write_text(TARGET.replace('2.1, 0, 0', '5.1, 0, 0'))
-    table = MaterialTable.load()
+    table = materials
     world = World.load(str(tmp_path / 'w.yaml'), table)
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0.0, vertical_fov_down_deg=0.0,
                       horizontal_samples=200, horizontal_fov_deg=4.0,
@@ -283,13 +283,14 @@ def test_surfaces_pass_through_clutter_unchanged_in_clear_air():
 
 
 @pytest.mark.parametrize('footprint', ['adaptive', 'exhaustive'])
-def test_drops_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart(footprint):
+def test_drops_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apart(
+        footprint, materials, flat_world):
     # Both footprints: an adaptive beam kept at one ray meets its drops, flakes and fog from
     # the same streams as an exhaustive one (the surfaces they shadow included).
-    table = MaterialTable.load()
+    table = materials
     cfg = LidarConfig(channels=16, horizontal_samples=360, column_blocks=3, world_file='flat',
                       motion_distortion=False, footprint=footprint)
-    sim = LidarSimulator(cfg, World.load('flat', table), table)
+    sim = LidarSimulator(cfg, flat_world, table)
     path = BodyTwist(pose_matrix_deg([0, 0, 2.0], [0, 0, 0]))
     weather = Weather(rain_mm_h=20.0, snowfall_rate_mm_h=2.0, visibility_m=150.0)
     whole = sim.scan(path, 0.0, weather, 3)

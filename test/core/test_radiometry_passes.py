@@ -200,10 +200,9 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     assert radiometry.counts_per_reflectance(cfg, r[:4, None], ring[None, :3]).shape == (4, 3)
 
 
-def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance():
+def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance(materials):
     from ubot_lidar_sim.core.physics import radiometry
-    from ubot_lidar_sim.core.world.materials import MaterialTable
-    table = MaterialTable.load()
+    table = materials
     rng = np.random.default_rng(7)
     n = 200000
     m = rng.integers(0, table.reflectivity.size, n).astype(np.uint8)
@@ -245,12 +244,12 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, al
 
 
 @pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32'])
-def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tolerance(preset):
+def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tolerance(
+        preset, materials):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
     from ubot_lidar_sim.core.config.presets import load_preset
-    from ubot_lidar_sim.core.world.materials import MaterialTable
-    table = MaterialTable.load()
+    table = materials
     cfg = from_dict(LidarConfig, load_preset(preset))
     assert radiometry.uniform_r10(cfg) == (preset == 'velodyne_vlp16')    # both signal laws
     rng = np.random.default_rng(8)

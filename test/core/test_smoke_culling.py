@@ -6,7 +6,6 @@ from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.raycast.smoke import bounds, cells_that_can_stop, smoke_entry
-from ubot_lidar_sim.core.world.world import World
 
 
 def reference_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m):
@@ -42,12 +41,12 @@ def random_smoke(rng, k, density):
     return cells, np.full(k, density) if np.isscalar(density) else density
 
 
-def test_smoke_too_thin_to_stop_a_ray_is_dropped_and_changes_nothing():
+def test_smoke_too_thin_to_stop_a_ray_is_dropped_and_changes_nothing(demo_world):
     rng = np.random.default_rng(0)
     origins, dirs = sweep_rays(sub_rays=1)
     cells, density = random_smoke(rng, 1024, 0.04)         # below the threshold 0.05
     assert cells_that_can_stop(bounds(origins), cells, density, 1.0, 0.05, 100.0).size == 0
-    world = World.load('demo')
+    world = demo_world
     clear = world.trace(origins, dirs, 100.0)
     thin = world.trace(origins, dirs, 100.0, smoke=cells, smoke_density=density)
     for name in ('ray', 'range_m', 'material', 'smoke', 'obj'):

@@ -17,8 +17,6 @@ from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
 snow_counts = importlib.import_module('snow_counts')
@@ -54,10 +52,8 @@ def test_the_detectable_flake_size_depends_on_the_rate_only_through_the_itu_matc
 
 
 @pytest.fixture(scope='module')
-def cadc_dry():
-    materials = MaterialTable.load()
-    world = World.load('flat', materials)
-    sim = wp._lidar('velodyne_vlp32c', materials, world, snow_type='dry')
+def cadc_dry(materials, flat_world):
+    sim = wp._lidar('velodyne_vlp32c', materials, flat_world, snow_type='dry')
     return [snow_counts.cadc_counts(sim, r, 1) for r in snow_counts.RATES]
 
 

@@ -29,16 +29,6 @@ CLEAR_AND_HAZE = [Weather(), Weather(visibility_m=10000.0), Weather(visibility_m
                   Weather(visibility_m=1000.0)]
 
 
-@pytest.fixture(scope='module')
-def materials():
-    return MaterialTable.load()
-
-
-@pytest.fixture(scope='module')
-def demo(materials):
-    return World.load('demo', materials)
-
-
 def _lidar(preset, **extra):
     params = {**load_preset(preset), 'return_mode': 'strongest', 'motion_distortion': False,
               'horizontal_samples': 240, **extra}
@@ -53,20 +43,20 @@ def _clutter_beams(sim, weather, scan_index=0):
 
 
 @pytest.mark.parametrize('preset', PRESETS)
-def test_clear_air_and_haze_of_1_km_or_more_give_no_clutter(preset, demo, materials):
-    sim = LidarSimulator(_lidar(preset), demo, materials)
+def test_clear_air_and_haze_of_1_km_or_more_give_no_clutter(preset, demo_world, materials):
+    sim = LidarSimulator(_lidar(preset), demo_world, materials)
     for weather in CLEAR_AND_HAZE:
         frac, _ = _clutter_beams(sim, weather)
         assert frac == 0.0, (preset, weather.describe())
 
 
 @pytest.mark.parametrize('preset', PRESETS)
-def test_haze_of_1_km_gives_no_clutter_in_a_full_size_sweep(preset, demo, materials):
+def test_haze_of_1_km_gives_no_clutter_in_a_full_size_sweep(preset, demo_world, materials):
     # The sweeps above have 240 columns; a preset's own has up to 2000 (livox_avia 24,000
     # beams). Haze aerosol does not fluctuate (issue 32): its steady soft peak stays below the
     # threshold in every beam, not only on average.
     params = {**load_preset(preset), 'return_mode': 'strongest', 'motion_distortion': False}
-    sim = LidarSimulator(from_dict(LidarConfig, params), demo, materials)
+    sim = LidarSimulator(from_dict(LidarConfig, params), demo_world, materials)
     for scan_index in (0, 1):
         frac, res = _clutter_beams(sim, Weather(visibility_m=1000.0), scan_index)
         assert frac == 0.0, (preset, res.n_beams)
@@ -94,22 +84,22 @@ RAIN_LIMITS = {'livox_avia': (0.02, 0.05)}
 
 @pytest.mark.parametrize('preset', PRESETS)
 def test_rain_clutter_stays_below_half_a_percent_at_10_and_3_percent_at_50_mm_h(
-        preset, demo, materials):
+        preset, demo_world, materials):
     # Drops are drawn one by one (issue 32): sparse returns near the aperture.
-    sim = LidarSimulator(_lidar(preset), demo, materials)
+    sim = LidarSimulator(_lidar(preset), demo_world, materials)
     at_10, at_50 = RAIN_LIMITS.get(preset, (0.005, 0.03))
     assert _clutter_beams(sim, Weather(rain_mm_h=10.0))[0] <= at_10
     assert _clutter_beams(sim, Weather(rain_mm_h=50.0))[0] <= at_50
 
 
 @pytest.mark.parametrize('preset', PRESETS)
-def test_dense_fog_puts_clutter_near_the_sensor_in_most_beams(preset, demo, materials):
+def test_dense_fog_puts_clutter_near_the_sensor_in_most_beams(preset, demo_world, materials):
     # "Most beams" counts the beams that look into the fog: no surface within 10 m (a nearer
     # ground echo is stronger than the fog in strongest mode, as on a real sensor) and a ring at
     # the preset's full R10 (the Helios' lower channels, 10-40 m, are up to 80 times less
     # sensitive and see no fog).
     cfg = _lidar(preset)
-    sim = LidarSimulator(cfg, demo, materials)
+    sim = LidarSimulator(cfg, demo_world, materials)
     _, res = _clutter_beams(sim, Weather(visibility_m=50.0))
     c = res.points['class_id'] == PRECIPITATION_CLASS
     full = np.flatnonzero(radiometry.ring_r10(cfg, np.arange(cfg.channels))
@@ -125,19 +115,19 @@ def _laser(weather_on=True, noise=True, **extra):
                            noise_enabled=noise, **extra)
 
 
-def test_laser_scan_has_no_short_ray_off_objects_in_clear_air_and_haze(demo, materials):
-    clear = LaserScanner(_laser(False, False), demo, materials).scan(POSE, 0.0).ranges
-    scanner = LaserScanner(_laser(), demo, materials)
+def test_laser_scan_has_no_short_ray_off_objects_in_clear_air_and_haze(demo_world, materials):
+    clear = LaserScanner(_laser(False, False), demo_world, materials).scan(POSE, 0.0).ranges
+    scanner = LaserScanner(_laser(), demo_world, materials)
     for weather in CLEAR_AND_HAZE:
         r = scanner.scan(POSE, 0.0, weather).ranges
         near = (r < 1.0) & ~(clear < 1.05)
         assert not np.any(near), weather.describe()
 
 
-def test_laser_scan_rain_and_fog_follow_the_same_model(demo, materials):
+def test_laser_scan_rain_and_fog_follow_the_same_model(demo_world, materials):
     # With lidar_3d's sensitivity (R10 60 m): the laser's own 18 m sees fog only below ~30 m.
-    scanner = LaserScanner(_laser(range_at_10pct_m=60.0), demo, materials)
-    clear = LaserScanner(_laser(False, False), demo, materials).scan(POSE, 0.0).ranges
+    scanner = LaserScanner(_laser(range_at_10pct_m=60.0), demo_world, materials)
+    clear = LaserScanner(_laser(False, False), demo_world, materials).scan(POSE, 0.0).ranges
     for rain, limit in ((10.0, 0.005), (50.0, 0.03)):
         r = scanner.scan(POSE, 0.0, Weather(rain_mm_h=rain)).ranges
         assert np.mean((r < 2.0) & ~(clear < 2.05)) <= limit
@@ -145,7 +135,8 @@ def test_laser_scan_rain_and_fog_follow_the_same_model(demo, materials):
     assert np.mean(fog < 3.0) > 0.5
 
 
-def test_laser_scan_defaults_give_no_ray_under_1_m_in_300_scans_of_rain_up_to_10_mm_h(materials):
+def test_laser_scan_defaults_give_no_ray_under_1_m_in_300_scans_of_rain_up_to_10_mm_h(
+        materials, flat_world):
     # Round 2's keep target, on the flat world (no surface within clutter_max_range_m: every
     # ray's whole 10 m of drops). The laser's default sensitivity (R10 18 m, SICK LMS111-10100)
     # is 11 times below lidar_3d's 60 m: the largest drops within a pulse length of the
@@ -153,7 +144,7 @@ def test_laser_scan_defaults_give_no_ray_under_1_m_in_300_scans_of_rain_up_to_10
     # same 300 scans gave 2 / 8 / 39 such rays at 2.5 / 5 / 10 mm/h.
     cfg = LaserScanConfig(world_file='flat', model='physical')
     assert cfg.range_at_10pct_m == 18.0
-    scanner = LaserScanner(cfg, World.load('flat', materials), materials)
+    scanner = LaserScanner(cfg, flat_world, materials)
     pose = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
     for rate in (2.5, 5.0, 10.0):
         near = sum(int(np.count_nonzero(scanner.scan(pose, 0.0, Weather(rain_mm_h=rate),
@@ -210,8 +201,9 @@ def test_ten_percent_target_at_r10_in_rain_25_mm_h_matches_its_hand_value(tmp_pa
 
 
 @pytest.mark.parametrize('preset', ['custom', 'velodyne_vlp16'])
-def test_snow_thins_far_points_dims_them_and_heavy_snow_brings_flakes(preset, demo, materials):
-    sim = LidarSimulator(_lidar(preset), demo, materials)
+def test_snow_thins_far_points_dims_them_and_heavy_snow_brings_flakes(
+        preset, demo_world, materials):
+    sim = LidarSimulator(_lidar(preset), demo_world, materials)
     far, inten, flakes = [], [], []
     for rate in (0.0, 1.0, 5.0, 10.0):
         frac, res = _clutter_beams(sim, Weather(snowfall_rate_mm_h=rate))
@@ -234,11 +226,11 @@ CADC_BOX = (np.array([-4.0, -4.0, -3.0]), np.array([4.0, 4.0, 10.0]))
 
 @pytest.mark.parametrize('kind', ['dry', 'wet'])
 def test_vlp32c_in_light_to_moderate_snow_has_cadc_s_count_of_flakes_around_the_car(
-        kind, materials):
+        kind, materials, flat_world):
     # Full-size sweeps 2 m above flat ground; the flakes are the points of class 20 (DROR
     # removes them and a few tens of sparse ground points: benchmarks/weather_particles.py
     # --tables cadc). Hahner et al. 2022 treat light to heavy snowfall as 0.5-2.5 mm/h.
-    flat = World.load('flat', materials)
+    flat = flat_world
     sim = LidarSimulator(_lidar('velodyne_vlp32c', snow_type=kind,
                                 horizontal_samples=1800), flat, materials)
     pose = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]))
@@ -252,10 +244,10 @@ def test_vlp32c_in_light_to_moderate_snow_has_cadc_s_count_of_flakes_around_the_
     assert lo <= counts[0] < counts[1] <= hi, counts
 
 
-def test_snow_covered_ground_reads_brighter_than_soil(demo, materials):
+def test_snow_covered_ground_reads_brighter_than_soil(demo_world, materials):
     # Beam by beam over the soil field: the same geometry, soil (0.30, Lambertian) against snow
     # (0.90, k = 0 like the other natural ground: its backscatter hot spot).
-    sim = LidarSimulator(_lidar('custom', noise_enabled=False), demo, materials)
+    sim = LidarSimulator(_lidar('custom', noise_enabled=False), demo_world, materials)
     bare = sim.scan(POSE, 0.0, Weather())
     cover = sim.scan(POSE, 0.0, Weather(snow_depth_m=0.1))
     soil_beams = bare.beam[bare.points['material'] == material_index('soil')]

@@ -16,8 +16,6 @@ from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last'}
@@ -25,9 +23,8 @@ RAIN = Weather(rain_mm_h=20.0, visibility_m=1500.0)
 
 
 @pytest.fixture(scope='module')
-def demo():
-    materials = MaterialTable.load()
-    return World.load('demo', materials), materials
+def demo(demo_world, materials):
+    return demo_world, materials
 
 
 @pytest.fixture

@@ -256,8 +256,8 @@ def test_more_rays_than_max_rays_per_scan_is_an_error_never_a_truncation():
         LidarConfig(channels=128, horizontal_samples=1024, max_rays_per_scan=65536)
 
 
-def test_external_tire_radii_of_the_wrong_length_are_refused_by_the_core():
-    sensor = TerrainSensor(TerrainConfig(), World.load('flat'))
+def test_external_tire_radii_of_the_wrong_length_are_refused_by_the_core(flat_world):
+    sensor = TerrainSensor(TerrainConfig(), flat_world)
     with pytest.raises(ConfigError, match=r'tire_radii_m: got \[0\.3, 0\.3, 0\.3\], allowed a '
                        'list of 4 values'):
         sensor.sample(np.eye(4), tire_radii_m=[0.3] * 3)
@@ -265,8 +265,9 @@ def test_external_tire_radii_of_the_wrong_length_are_refused_by_the_core():
 
 @pytest.mark.parametrize('radii', [[NAN] * 4, [-1.0] * 4, [INF] * 4],
                          ids=['nan', 'negative', 'inf'])
-def test_external_tire_radii_that_are_not_finite_and_non_negative_are_refused_by_the_core(radii):
-    sensor = TerrainSensor(TerrainConfig(), World.load('flat'))
+def test_external_tire_radii_that_are_not_finite_and_non_negative_are_refused_by_the_core(
+        radii, flat_world):
+    sensor = TerrainSensor(TerrainConfig(), flat_world)
     with pytest.raises(ConfigError, match='tire_radii_m'):
         sensor.sample(np.eye(4), tire_radii_m=radii)
 

@@ -23,7 +23,6 @@ from std_msgs.msg import Float64, Float64MultiArray
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.config import to_dict
-from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import ns_to_stamp, pointcloud2_to_array
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
@@ -37,8 +36,8 @@ NAN, INF = math.nan, math.inf
 
 
 @pytest.fixture(scope='module')
-def flat():
-    return World.load('flat')
+def flat(flat_world):
+    return flat_world
 
 
 def _tf(parent, child, stamp_ns, xyz=(0.0, 0.0, SENSOR_Z_M), quat=(0.0, 0.0, 0.0, 1.0)):

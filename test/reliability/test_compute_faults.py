@@ -23,8 +23,6 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessExited,
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 
 CFG = LidarConfig(channels=16, horizontal_samples=360, sub_rays=1, seed=3)
 PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
@@ -33,9 +31,8 @@ SHM = pathlib.Path('/dev/shm')
 
 
 @pytest.fixture(scope='module')
-def demo():
-    materials = MaterialTable.load()
-    return World.load('demo', materials), materials
+def demo(demo_world, materials):
+    return demo_world, materials
 
 
 def _scan(proc, sim, k):

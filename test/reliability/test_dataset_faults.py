@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 
+from builders import write_spec
 import numpy as np
 import pytest
 from rel_helpers import ROOT
@@ -24,7 +25,6 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import outdir, ray_pool, runner
 from ubot_lidar_sim.dataset.spec import load_spec
 from ubot_lidar_sim.output import atomic, files
-import yaml
 
 SMALL_LIDAR = {'type': 'lidar_3d', 'mount': [0, 0, 1.2, 0, 0, 0],
                'params': {'channels': 4, 'horizontal_samples': 90}}
@@ -32,12 +32,6 @@ SPEC = {'worlds': ['flat'], 'frames': 2, 'seeds': [0, 1], 'sensors': [SMALL_LIDA
 # Sequences of a few seconds each, so that a signal lands while one is in progress.
 SLOW_LIDAR = {'type': 'lidar_3d', 'params': {'channels': 16, 'horizontal_samples': 720}}
 MARKER = 'UBOT_TEST_DATASET_RUN'
-
-
-def _spec(tmp_path, data=None, name='spec.yaml'):
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data or SPEC))
-    return path
 
 
 def _rows(out):
@@ -98,7 +92,7 @@ def _every_bag_has_a_row(out):
 def test_ctrl_c_of_a_ray_run_exits_130_with_one_line_and_leaves_no_process_or_temp(tmp_path,
                                                                                    moment):
     data = {**SPEC, 'frames': 40, 'seeds': [0, 1, 2, 3, 4, 5], 'sensors': [SLOW_LIDAR]}
-    spec, out = _spec(tmp_path, data), tmp_path / 'out'
+    spec, out = write_spec(tmp_path, data), tmp_path / 'out'
     marker = f'ctrlc{os.getpid()}{moment}'
     proc = _start(['dataset', spec, '--out', out, '--workers', '2', '--quiet'], marker)
     try:
@@ -124,7 +118,8 @@ def test_ctrl_c_of_a_ray_run_exits_130_with_one_line_and_leaves_no_process_or_te
 
 def test_sigterm_of_a_run_exits_143_with_one_line_and_removes_the_sequence_in_progress(
         tmp_path):
-    spec, out = _spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]}), tmp_path / 'o'
+    spec = write_spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]})
+    out = tmp_path / 'o'
     proc = _start(['dataset', spec, '--out', out, '--workers', '1', '--quiet'])
     _wait_for(lambda: _leftovers(out), 120, 'sequence in progress')
     proc.send_signal(signal.SIGTERM)
@@ -134,7 +129,8 @@ def test_sigterm_of_a_run_exits_143_with_one_line_and_removes_the_sequence_in_pr
 
 
 def test_a_resume_after_sigkill_removes_the_killed_runs_temporaries(tmp_path):
-    spec, out = _spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]}), tmp_path / 'o'
+    spec = write_spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]})
+    out = tmp_path / 'o'
     proc = _start(['dataset', spec, '--out', out, '--workers', '1', '--quiet'])
     _wait_for(lambda: any('.mcap.' in p for p in _leftovers(out)), 120, 'partial bag')
     proc.kill()
@@ -146,7 +142,7 @@ def test_a_resume_after_sigkill_removes_the_killed_runs_temporaries(tmp_path):
 
 
 def test_a_resume_removes_a_bag_without_a_row_and_every_kind_of_temporary(tmp_path):
-    spec, out = _spec(tmp_path), tmp_path / 'o'
+    spec, out = write_spec(tmp_path, SPEC), tmp_path / 'o'
     out.mkdir()
     planted = ['.seq_0000.mcap.x1y2z3/seq_0000/seq_0000.mcap', '.seq_0001.labels.npz.ab12/f',
                '.manifest.jsonl.tmp', 'sequences/.01.qw12/velodyne/000000.bin',
@@ -162,7 +158,7 @@ def test_a_resume_removes_a_bag_without_a_row_and_every_kind_of_temporary(tmp_pa
 
 @pytest.mark.parametrize('delay_s', [0.15, 0.5, 1.0, 2.0])
 def test_ctrl_c_in_the_first_seconds_exits_130_with_one_line(tmp_path, delay_s):
-    spec = _spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]})
+    spec = write_spec(tmp_path, {**SPEC, 'frames': 40, 'sensors': [SLOW_LIDAR]})
     proc = _start(['dataset', spec, '--out', tmp_path / 'o', '--workers', '1', '--quiet'])
     time.sleep(delay_s)         # while open3d, numba and rclpy are being imported
     proc.send_signal(signal.SIGINT)
@@ -176,7 +172,7 @@ def test_ctrl_c_in_the_first_seconds_exits_130_with_one_line(tmp_path, delay_s):
                                   'seq_0001.mcap', 'sequences', outdir.LOCK])
 def test_a_link_planted_in_the_output_directory_is_refused_and_its_target_untouched(
         tmp_path, capsys, name):
-    spec, out, victim = _spec(tmp_path), tmp_path / 'o', tmp_path / 'victim'
+    spec, out, victim = write_spec(tmp_path, SPEC), tmp_path / 'o', tmp_path / 'victim'
     victim.write_text('precious\n')
     out.mkdir()
     (out / name).symlink_to(victim)
@@ -250,7 +246,7 @@ def test_a_resume_records_again_a_sequence_whose_input_files_changed(tmp_path, c
         (tmp_path / name).write_bytes(data)
     lidar = {**SMALL_LIDAR, 'params_file': 'p.yaml',
              'params': {**SMALL_LIDAR['params'], 'materials_file': str(tmp_path / 'm.yaml')}}
-    spec = _spec(tmp_path, {**SPEC, 'worlds': ['w.yaml'], 'seeds': [0], 'sensors': [lidar]})
+    spec = write_spec(tmp_path, {**SPEC, 'worlds': ['w.yaml'], 'seeds': [0], 'sensors': [lidar]})
     argv = ['dataset', str(spec), '--out', str(tmp_path / 'o'), '--workers', '1', '--quiet']
     assert main(argv) == 0
     first = _rows(tmp_path / 'o')[0]
@@ -272,7 +268,7 @@ def test_a_resume_records_again_a_sequence_whose_input_files_changed(tmp_path, c
 
 # --- one run per directory, addresses, duplicates -----------------------------------------
 def test_a_second_run_into_the_same_directory_is_refused_with_one_line(tmp_path, capsys):
-    spec, out = _spec(tmp_path), tmp_path / 'o'
+    spec, out = write_spec(tmp_path, SPEC), tmp_path / 'o'
     out.mkdir()
     with outdir.locked(out):        # another run holds it
         assert main(['dataset', str(spec), '--out', str(out), '--workers', '1']) == 2
@@ -284,7 +280,7 @@ def test_a_second_run_into_the_same_directory_is_refused_with_one_line(tmp_path,
 @pytest.mark.parametrize('change,key', [({'seeds': [0, 1, 0]}, 'seeds[2]'),
                                         ({'worlds': ['flat', 'demo', 'flat']}, 'worlds[2]')])
 def test_duplicate_worlds_or_seeds_are_refused(tmp_path, capsys, change, key):
-    spec = _spec(tmp_path, {**SPEC, **change})
+    spec = write_spec(tmp_path, {**SPEC, **change})
     assert main(['dataset', str(spec), '--out', str(tmp_path / 'o'), '--workers', '1']) == 2
     line = _one_line(capsys.readouterr().err)
     assert f'{key}: ' in line and 'used twice' in line
@@ -293,7 +289,7 @@ def test_duplicate_worlds_or_seeds_are_refused(tmp_path, capsys, change, key):
 
 def test_an_unreachable_address_is_an_error_within_the_stated_time(tmp_path):
     t0 = time.monotonic()
-    proc = _start(['dataset', _spec(tmp_path), '--out', tmp_path / 'o', '--address',
+    proc = _start(['dataset', write_spec(tmp_path, SPEC), '--out', tmp_path / 'o', '--address',
                    '127.0.0.1:1'])
     _, err = proc.communicate(timeout=ray_pool.ADDRESS_TIMEOUT_S + 60)   # bound: + start-up
     assert proc.returncode == 2 and '--address' in _one_line(err) and '127.0.0.1:1' in err
@@ -318,7 +314,7 @@ def test_an_address_that_is_no_ray_cluster_is_an_error_within_the_stated_time(si
 
 
 def test_sigterm_while_joining_a_cluster_ends_the_run_at_once(tmp_path, silent_port):
-    proc = _start(['dataset', _spec(tmp_path), '--out', tmp_path / 'o', '--address',
+    proc = _start(['dataset', write_spec(tmp_path, SPEC), '--out', tmp_path / 'o', '--address',
                    f'127.0.0.1:{silent_port}', '--quiet'])
     time.sleep(8.0)         # the probe's ray.init is waiting for an answer
     t0 = time.monotonic()
@@ -406,7 +402,7 @@ def _listening_addresses(pids):
 def test_a_full_disk_gives_one_short_line_naming_the_users_file(tmp_path, workers):
     mnt = tmp_path / 'mnt'
     mnt.mkdir()
-    spec = _spec(tmp_path, {**SPEC, 'frames': 20})
+    spec = write_spec(tmp_path, {**SPEC, 'frames': 20})
     script = (f'import subprocess, sys; subprocess.run(["mount", "-t", "tmpfs", "-o", '
               f'"size=96k", "tmpfs", "{mnt}"], check=True); '
               f'r = subprocess.run([sys.executable, "-m", "ubot_lidar_sim", "dataset", '

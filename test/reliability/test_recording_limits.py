@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+from builders import write_spec
 import numpy as np
 import pytest
 from rel_helpers import cli_argv, ROOT
@@ -24,7 +25,6 @@ from ubot_lidar_sim.dataset.spec import MAX_SEQUENCES
 from ubot_lidar_sim.output.files import NpzStream, write_npz
 from ubot_lidar_sim.output.ros_names import check_tf_tree, topic_problem
 from ubot_lidar_sim.pipeline.record import MAX_FRAMES, MAX_TF_TICKS
-import yaml
 
 VLP16 = ('scan', '--set', 'preset=velodyne_vlp16', '--world', 'demo')
 SMALL_LIDAR = {'type': 'lidar_3d', 'params': {'channels': 4, 'horizontal_samples': 90}}
@@ -80,14 +80,8 @@ def test_a_recording_too_large_to_work_exits_2_with_one_line_and_no_file(
     assert os.listdir(tmp_path) == []
 
 
-def _spec(tmp_path, **change):
-    path = tmp_path / 'spec.yaml'
-    path.write_text(yaml.safe_dump({**SPEC, **change}))
-    return path
-
-
 def _dataset_error(tmp_path, capsys, **change):
-    path = _spec(tmp_path, **change)
+    path = write_spec(tmp_path, {**SPEC, **change})
     assert main(['dataset', str(path), '--out', str(tmp_path / 'o'), '--workers', '1',
                  '--quiet']) == 2
     err = capsys.readouterr().err
@@ -150,7 +144,8 @@ def test_a_spec_that_would_record_an_invalid_bag_exits_2_naming_the_key(
 def test_two_sensors_on_one_frame_with_one_mount_record_one_static_transform(tmp_path):
     from rosbags.highlevel import AnyReader
 
-    path = _spec(tmp_path, sensors=[_lidar('a', 'lidar'), _lidar('b', 'lidar', topic='/b')])
+    path = write_spec(tmp_path, {**SPEC, 'sensors': [_lidar('a', 'lidar'),
+                                                     _lidar('b', 'lidar', topic='/b')]})
     assert main(['dataset', str(path), '--out', str(tmp_path / 'o'), '--workers', '1',
                  '--quiet']) == 0
     with AnyReader([tmp_path / 'o' / 'seq_0000.mcap']) as reader:
@@ -239,8 +234,8 @@ def test_ctrl_c_while_the_cli_starts_prints_one_line_and_exits_130(tmp_path, del
 
 @needs_root
 def test_a_serial_dataset_on_a_full_disk_names_the_sequence_file(tmp_path):
-    spec = _spec(tmp_path, frames=3, sensors=[{'type': 'lidar_3d', 'params': {
-        'channels': 16, 'horizontal_samples': 900}}])
+    spec = write_spec(tmp_path, {**SPEC, 'frames': 3, 'sensors': [{'type': 'lidar_3d', 'params': {
+        'channels': 16, 'horizontal_samples': 900}}]})
     run, = in_small_tmpfs(tmp_path, '2m', [('fill', 0), ('cli', [
         'dataset', str(spec), '--out', 'MNT', '--workers', '1', '--quiet'])])
     lines = run['stderr'].strip().splitlines()

@@ -22,8 +22,6 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.world.materials import MaterialTable
-from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, ns_to_stamp
 from ubot_lidar_sim_msgs.msg import Environment
 
@@ -36,9 +34,8 @@ BASE = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'world_file': 
 
 
 @pytest.fixture(scope='module')
-def demo():
-    materials = MaterialTable.load()
-    return World.load('demo', materials), materials
+def demo(demo_world, materials):
+    return demo_world, materials
 
 
 def _sweeps(demo, seed, weather, frames=3, **cfg):

@@ -47,10 +47,12 @@ def trigger_scan(node, spin_until, attempts=10):
     return ok, why
 
 
-def static_transform(parent, child, xyz):
-    """Return an identity-rotation TransformStamped parent -> child at xyz (stamp 0)."""
+def static_transform(parent, child, xyz, stamp=None):
+    """Return an identity-rotation TransformStamped parent -> child at xyz (stamp a Time, or 0)."""
     t = TransformStamped()
     t.header.frame_id, t.child_frame_id = parent, child
+    if stamp is not None:
+        t.header.stamp = stamp
     t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = xyz
     t.transform.rotation.w = 1.0
     return t

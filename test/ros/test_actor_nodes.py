@@ -35,12 +35,6 @@ PARAMS = {'channels': 8, 'horizontal_samples': 720, 'sub_rays': 1, 'max_range_m'
           'vertical_fov_down_deg': 10.0, 'vertical_fov_up_deg': 10.0}
 
 
-def _tf(parent, child, stamp, xyz):
-    t = static_transform(parent, child, xyz)
-    t.header.stamp = stamp
-    return t
-
-
 class Rig(SensorRig):
     """A lidar_3d node at (0, 0, 1) and a probe driving the cart's frame on /tf at 100 Hz."""
 
@@ -51,8 +45,8 @@ class Rig(SensorRig):
         super().__init__(Lidar3DNode, World.from_dict(WORLD), PARAMS, domain_id=140)
         self.t0_s = self.probe.get_clock().now().nanoseconds * 1e-9
         self.probe.create_publisher(TFMessage, '/tf_static', LATCHED).publish(TFMessage(
-            transforms=[_tf('base_link', 'lidar_3d', self.probe.get_clock().now().to_msg(),
-                            (0.0, 0.0, SENSOR_Z))]))
+            transforms=[static_transform('base_link', 'lidar_3d', (0.0, 0.0, SENSOR_Z),
+                                         self.probe.get_clock().now().to_msg())]))
         self.tf_pub = self.probe.create_publisher(TFMessage, '/tf', 100)
         self.probe.create_timer(0.01, self._publish_tf,
                                 clock=RosClock(clock_type=ClockType.STEADY_TIME))
@@ -66,10 +60,10 @@ class Rig(SensorRig):
     def _publish_tf(self):
         now = self.probe.get_clock().now()
         t = now.nanoseconds * 1e-9
-        transforms = [_tf('map', 'base_link', now.to_msg(), (0.0, 0.0, 0.0))]
+        transforms = [static_transform('map', 'base_link', (0.0, 0.0, 0.0), now.to_msg())]
         cart = self.cart_xyz(t)
         if cart is not None:
-            transforms.append(_tf('map', 'cart', now.to_msg(), cart))
+            transforms.append(static_transform('map', 'cart', cart, now.to_msg()))
             self.sent.append((t, *cart))
         self.tf_pub.publish(TFMessage(transforms=transforms))
 
@@ -132,13 +126,13 @@ def test_two_robots_in_one_graph_each_see_the_other_where_tf_puts_it():
     probe = rclpy.create_node('probe', context=ctx)
     now = probe.get_clock().now().to_msg()
     probe.create_publisher(TFMessage, '/tf_static', LATCHED).publish(TFMessage(transforms=[
-        _tf(f'robot{k}/base_link', f'robot{k}/lidar_3d', now, (0.0, 0.0, SENSOR_Z))
+        static_transform(f'robot{k}/base_link', f'robot{k}/lidar_3d', (0.0, 0.0, SENSOR_Z), now)
         for k in (1, 2)]))
     tf_pub = probe.create_publisher(TFMessage, '/tf', 100)
     # robot1 stands at the origin, robot2 6 m ahead of it on +x.
     where = {1: (0.0, 0.0, 0.0), 2: (6.0, 0.0, 0.0)}
     probe.create_timer(0.01, lambda: tf_pub.publish(TFMessage(transforms=[
-        _tf('map', f'robot{k}/base_link', probe.get_clock().now().to_msg(), where[k])
+        static_transform('map', f'robot{k}/base_link', where[k], probe.get_clock().now().to_msg())
         for k in (1, 2)])), clock=RosClock(clock_type=ClockType.STEADY_TIME))
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'ground', 'type': 'plane', 'size_m': [80, 80], 'material': 'grass'}]})

@@ -8,7 +8,6 @@ import time
 
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
-from geometry_msgs.msg import TransformStamped
 import numpy as np
 import pytest
 import rclpy
@@ -17,6 +16,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rclpy.time import Time as RosTime
+from ros_helpers import static_transform
 from rosbags.typesys import get_typestore, Stores
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import PointCloud2, PointField
@@ -50,14 +50,6 @@ def world():
          'material': 'concrete'}]})
 
 
-def _tf(parent, child, stamp, xyz):
-    t = TransformStamped()
-    t.header.frame_id, t.child_frame_id, t.header.stamp = parent, child, stamp
-    t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = xyz
-    t.transform.rotation.w = 1.0
-    return t
-
-
 class Rig:
     """
     One executor with the lidar node under test and a probe node.
@@ -76,8 +68,8 @@ class Rig:
         self.clock_pub = self.probe.create_publisher(Clock, '/clock', 10)
         self.t0_s = self.now().nanoseconds * 1e-9
         self.probe.create_publisher(TFMessage, '/tf_static', LATCHED).publish(TFMessage(
-            transforms=[_tf('base_link', 'lidar_3d', self.now().to_msg(),
-                            (0.0, 0.0, SENSOR_Z))]))
+            transforms=[static_transform('base_link', 'lidar_3d', (0.0, 0.0, SENSOR_Z),
+                                         self.now().to_msg())]))
         self.tf_pub = self.probe.create_publisher(TFMessage, '/tf', 100)
         self.env_pub = self.probe.create_publisher(Environment, 'environment', LATCHED)
         if environment is not None:
@@ -112,8 +104,8 @@ class Rig:
         if self.sim_start is not None:
             self.clock_pub.publish(Clock(clock=now.to_msg()))
         x = self.base_x(now.nanoseconds * 1e-9)
-        self.tf_pub.publish(TFMessage(transforms=[_tf('map', 'base_link', now.to_msg(),
-                                                      (x, 0.0, 0.0))]))
+        self.tf_pub.publish(TFMessage(transforms=[
+            static_transform('map', 'base_link', (x, 0.0, 0.0), now.to_msg())]))
 
     def spin_until(self, done, timeout_s=8.0):
         end = time.monotonic() + timeout_s
@@ -424,8 +416,10 @@ def test_a_scan_that_cannot_keep_up_is_counted_and_reported_not_queued(rig_facto
 def test_bad_transforms_are_ignored_and_the_node_keeps_publishing(rig_factory):
     rig = rig_factory()
     rig.clouds_after(1)
-    bad = _tf('map', 'base_link', rig.probe.get_clock().now().to_msg(), (math.nan, 0.0, 0.0))
-    cyc = _tf('lidar_3d', 'map', rig.probe.get_clock().now().to_msg(), (0.0, 0.0, 0.0))
+    bad = static_transform('map', 'base_link', (math.nan, 0.0, 0.0),
+                           rig.probe.get_clock().now().to_msg())
+    cyc = static_transform('lidar_3d', 'map', (0.0, 0.0, 0.0),
+                           rig.probe.get_clock().now().to_msg())
     rig.tf_pub.publish(TFMessage(transforms=[bad, cyc]))
     assert rig.spin_until(lambda: rig.node._stats['tf_rejected'] >= 2, 3.0)
     pts = pointcloud2_to_array(rig.clouds_after(2)[-1])

@@ -25,8 +25,8 @@ TIRES = [1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0]
 
 
 @pytest.fixture(scope='module')
-def flat():
-    return World.load('flat')
+def flat(flat_world):
+    return flat_world
 
 
 def _transform(parent, child, xyz, rpy_deg):

@@ -157,32 +157,10 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     """
     weights = np.asarray(weights, dtype=np.float64)
     s = weights.shape[0]
-    ray = np.asarray(hits.ray, dtype=np.int64)
-    r = np.asarray(hits.range_m, dtype=np.float64)
-    fix = _range_order_fix(ray, r)
-
-    def sel(x, dtype):
-        """Return a hits column in (ray, range) order (a new array when rows move)."""
-        x = np.asarray(x, dtype=dtype)
-        if fix is None:
-            return x
-        if fix[0] is None:
-            return x[fix[1]]
-        out = x.copy()
-        out[fix[0]] = x[fix[1]]
-        return out
-
-    ray, r = sel(ray, np.int64), sel(r, np.float64)
+    fix, sel = _hit_order(hits)
+    ray, r = sel(hits.ray, np.int64), sel(hits.range_m, np.float64)
     cos = np.abs(sel(hits.cos_inc, np.float64))
-    ground = sel(hits.ground, bool)
-    # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
-    foliage = sel(hits.foliage, bool).copy()
-    material = snow.ground_material(sel(hits.material, np.uint8), ground, puddle_depth_m,
-                                    cfg.pond_threshold_m, snow_depth_m)
-    foliage &= material != radiometry.WATER
-    albedo = sel(hits.albedo, np.float64)
-    if snow_depth_m > 0.0:
-        albedo = np.where(ground, 1.0, albedo)
+    ground, foliage, material, albedo = _surfaces(cfg, hits, sel, puddle_depth_m, snow_depth_m)
     beam = ray // s
     r10 = _r10(cfg, ring_of_beam)
     alpha = atm.alpha if atm is not None and atm.active else 0.0
@@ -204,6 +182,43 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
                          material, sel(hits.class_id, np.uint8).copy(), ground.copy(),
                          table.roughness_m[material],
                          None if instance is None else sel(instance, np.uint16).copy())
+
+
+def _hit_order(hits):
+    """
+    Return (fix, sel): the hits' _range_order_fix and sel(x, dtype) that puts a column in order.
+
+    sel returns a new array when rows move, else np.asarray of the column itself.
+    """
+    fix = _range_order_fix(np.asarray(hits.ray, dtype=np.int64),
+                           np.asarray(hits.range_m, dtype=np.float64))
+
+    def sel(x, dtype):
+        """Return a hits column in (ray, range) order (a new array when rows move)."""
+        x = np.asarray(x, dtype=dtype)
+        if fix is None:
+            return x
+        if fix[0] is None:
+            return x[fix[1]]
+        out = x.copy()
+        out[fix[0]] = x[fix[1]]
+        return out
+
+    return fix, sel
+
+
+def _surfaces(cfg, hits, sel, puddle_depth_m, snow_depth_m):
+    """Return (ground, foliage, material, albedo) of the hits, with the pond and snow rules."""
+    ground = sel(hits.ground, bool)
+    # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
+    foliage = sel(hits.foliage, bool).copy()
+    material = snow.ground_material(sel(hits.material, np.uint8), ground, puddle_depth_m,
+                                    cfg.pond_threshold_m, snow_depth_m)
+    foliage &= material != radiometry.WATER
+    albedo = sel(hits.albedo, np.float64)
+    if snow_depth_m > 0.0:
+        albedo = np.where(ground, 1.0, albedo)
+    return ground, foliage, material, albedo
 
 
 def _r10(cfg, ring_of_beam):
@@ -235,23 +250,12 @@ def _sort_key_span(cfg):
     return -far, 3.0 * far
 
 
-def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
+def _sorted_by_beam_and_range(cfg, contrib):
     """
-    Vectorised ProcessBeam over a scan: Contributions -> Returns.
+    Return (order, beam, range, power, stretch, air) of the contributions in (beam, range) order.
 
-    Contributions sorted by (beam, range) chain into one echo while consecutive gaps are <
-    min_separation_m (a gap >= min_separation_m starts a new echo). Its dominant side is the
-    air's returns (class PRECIPITATION_CLASS) when they carry more power than the surfaces',
-    else the surfaces: echo range = the power-weighted mean over that side's contributions,
-    material/class of that side's largest contributor, so a target merged with a weaker fog or
-    flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
-    exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
-    noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
-    (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
-    Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
-    losses stay in, as on a real sensor.
+    order is None when they already are (the columns are then the contributions' own).
     """
-    ring_of_beam = np.asarray(ring_of_beam)
     beam = np.asarray(contrib.beam, dtype=np.int64)
     r = np.asarray(contrib.range_m, dtype=np.float64)
     pw = np.asarray(contrib.power_counts, dtype=np.float64)
@@ -270,6 +274,36 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         if not np.all(key[1:] >= key[:-1]):
             order = np.argsort(key, kind='stable')
             beam, r, pw, st, air = beam[order], r[order], pw[order], st[order], air[order]
+    return order, beam, r, pw, st, air
+
+
+def _return_numbering(pb):
+    """Return (return_index 1-based, return_count) uint8 of emitted points sorted by beam pb."""
+    first_of_beam = np.r_[True, pb[1:] != pb[:-1]] if pb.size else np.zeros(0, bool)
+    gstart = np.flatnonzero(first_of_beam)
+    run = np.diff(np.r_[gstart, pb.size])
+    return ((np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
+            np.repeat(run, run).astype(np.uint8))
+
+
+def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
+    """
+    Vectorised ProcessBeam over a scan: Contributions -> Returns.
+
+    Contributions sorted by (beam, range) chain into one echo while consecutive gaps are <
+    min_separation_m (a gap >= min_separation_m starts a new echo). Its dominant side is the
+    air's returns (class PRECIPITATION_CLASS) when they carry more power than the surfaces',
+    else the surfaces: echo range = the power-weighted mean over that side's contributions,
+    material/class of that side's largest contributor, so a target merged with a weaker fog or
+    flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
+    exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
+    noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
+    (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
+    Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
+    losses stay in, as on a real sensor.
+    """
+    ring_of_beam = np.asarray(ring_of_beam)
+    order, beam, r, pw, st, air = _sorted_by_beam_and_range(cfg, contrib)
     # docs/physics.md, "Echoes": contributions *closer* than min_separation_m merge, so a gap of
     # exactly min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
@@ -300,12 +334,9 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m),
         float(cfg.saturation_counts))
-    first_of_beam = np.r_[True, pb[1:] != pb[:-1]] if pb.size else np.zeros(0, bool)
-    gstart = np.flatnonzero(first_of_beam)
-    run = np.diff(np.r_[gstart, pb.size])
+    return_index, return_count = _return_numbering(pb)
     return Returns(
         beam=pb, range_m=r_d[emit], reflectivity=refl, signal=signal,
         intensity=intensity, class_id=class_id[p], material=material[p],
-        return_index=(np.arange(pb.size) - np.repeat(gstart, run) + 1).astype(np.uint8),
-        return_count=np.repeat(run, run).astype(np.uint8), return_flags=flags[emit],
+        return_index=return_index, return_count=return_count, return_flags=flags[emit],
         n_echoes=n_e, too_close=too_close, instance_id=None if instance is None else instance[p])

@@ -115,12 +115,14 @@ def mesh(obj, where, ctx, budget):
         raise ctx.error(f'{where}.file', f"mesh '{path.name}' has no triangles")
     if not np.all(np.isfinite(v)):
         raise ctx.error(f'{where}.file', f"mesh '{path.name}' has non-finite vertices")
-    scale = obj.get('scale', 1.0)
-    if isinstance(scale, (list, tuple)):
-        scale = ctx.vector(obj, 'scale', where, 3, positive=True)
-    else:
-        scale = ctx.number(obj, 'scale', where, 1.0)
-    return v * scale, t
+    return v * mesh_scale(obj, where, ctx), t
+
+
+def mesh_scale(obj, where, ctx):
+    """Return a mesh object's ``scale``: one number, or a positive (x, y, z) vector."""
+    if isinstance(obj.get('scale', 1.0), (list, tuple)):
+        return ctx.vector(obj, 'scale', where, 3, positive=True)
+    return ctx.number(obj, 'scale', where, 1.0)
 
 
 def _check_grid(path, shape, where, ctx, budget):

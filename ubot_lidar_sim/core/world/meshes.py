@@ -239,9 +239,4 @@ def mesh(obj, where, ctx, budget):
         v, t = load_mesh(path, budget)
     except MeshError as exc:
         raise ctx.error(f'{where}.file', f"'{path.name}' {exc}") from None
-    scale = obj.get('scale', 1.0)
-    if isinstance(scale, (list, tuple)):
-        scale = ctx.vector(obj, 'scale', where, 3, positive=True)
-    else:
-        scale = ctx.number(obj, 'scale', where, 1.0)
-    return v * scale, t
+    return v * loaders.mesh_scale(obj, where, ctx), t

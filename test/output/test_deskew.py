@@ -6,9 +6,9 @@ A sensor driving at 10 m/s straight at a wall 19.9 m ahead of the start: in swee
 scan spreads the wall over what the sensor drives while its beams sweep the wall.
 """
 
+from builders import run_dataset
 import numpy as np
 import pytest
-from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.dataset import perception
 import yaml
 
@@ -25,10 +25,7 @@ def _wall_x(tmp_path, deskew):
             'trajectories': [{'name': 'drive', 'pose': [0, 0, 0, 0, 0, 0],
                               'twist': [10, 0, 0, 0, 0, 0]}],
             'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0], 'params': LIDAR}]}
-    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp_path / 'out'
-    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp_path, spec)
     xs = []
     for k in range(3):
         scan = np.fromfile(out / f'sequences/00/velodyne/{k:06d}.bin', np.float32).reshape(-1, 4)

@@ -1,5 +1,6 @@
 """Actors offline (issue 28): the CLI and the dataset runner move them; instance_id read back."""
 
+from builders import run_dataset
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import numpy as np
@@ -31,10 +32,7 @@ def test_instance_id_reads_back_from_the_mcap_and_labels_of_a_sequence_with_acto
     spec = {'worlds': [str(_world(tmp_path))], 'frames': 3, 'seeds': [0],
             'trajectories': [{'name': 'still', 'twist': [0, 0, 0, 0, 0, 0]}],
             'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0], 'params': LIDAR}]}
-    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp_path / 'out'
-    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp_path, spec)
     labels = np.load(out / 'seq_0000.labels.npz')
     with open(out / 'seq_0000.mcap', 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])

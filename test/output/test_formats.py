@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+from builders import write_spec
 import numpy as np
 import open3d as o3d
 from pypcd4 import PointCloud
@@ -57,12 +58,6 @@ def _fails(capsys, argv):
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'Traceback' not in err
     return err
-
-
-def _spec(tmp_path, data=None, name='spec.yaml'):
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data or SPEC))
-    return path
 
 
 def _dataset(spec, out, *extra):
@@ -202,7 +197,7 @@ def test_bad_scan_formats_exit_2_with_one_line(tmp_path, world, capsys, extra, w
 def recorded(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('formats')
     out = tmp / 'out'
-    assert _dataset(_spec(tmp), out, *ALL) == 0
+    assert _dataset(write_spec(tmp, SPEC), out, *ALL) == 0
     return tmp, out
 
 
@@ -238,7 +233,7 @@ def test_the_dataset_semantickitti_is_the_first_lidar_and_matches_its_mcap_label
 
 def test_a_resume_redoes_only_a_sequence_missing_a_file_of_any_format(recorded, capsys):
     tmp, out = recorded
-    spec = _spec(tmp)
+    spec = write_spec(tmp, SPEC)
     assert _dataset(spec, out, *ALL) == 0
     assert capsys.readouterr().out.startswith('0 sequences recorded, 2 already done')
     before = (out / 'seq_0000.mcap').stat().st_mtime_ns
@@ -259,7 +254,7 @@ def test_a_resume_redoes_only_a_sequence_missing_a_file_of_any_format(recorded, 
 ])
 def test_bad_formats_exit_2_with_one_line_and_write_nothing(tmp_path, capsys, change, argv,
                                                             word):
-    err = _fails(capsys, ['dataset', str(_spec(tmp_path, {**SPEC, **change})), '--out',
+    err = _fails(capsys, ['dataset', str(write_spec(tmp_path, {**SPEC, **change})), '--out',
                           str(tmp_path / 'o'), '--workers', '1', *argv])
     assert word in err
     assert not (tmp_path / 'o').exists()
@@ -267,7 +262,7 @@ def test_bad_formats_exit_2_with_one_line_and_write_nothing(tmp_path, capsys, ch
 
 def test_a_directory_holding_another_sequence_exits_2_and_stays_as_it_was(recorded, capsys):
     tmp, out = recorded
-    other = _spec(tmp, {**SPEC, 'seeds': [5]}, name='other.yaml')
+    other = write_spec(tmp, {**SPEC, 'seeds': [5]}, name='other.yaml')
     before = {p: p.stat().st_mtime_ns for p in out.rglob('*')}
     err = _fails(capsys, ['dataset', str(other), '--out', str(out), '--workers', '1', *ALL])
     assert '--out' in err and 'sequences/00' in err

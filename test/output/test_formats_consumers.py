@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
+from builders import run_dataset
 from kiss_icp.datasets import dataset_factory
 from kiss_icp.pipeline import OdometryPipeline
 import numpy as np
 import pytest
-from ubot_lidar_sim.cli import main
 import yaml
 
 FRAMES = 30
@@ -42,10 +42,7 @@ def sequence(tmp_path_factory):
             'sensors': [{'type': 'lidar_3d', 'preset': 'velodyne_vlp16',
                          'mount': [0, 0, 1.2, 0, 0, 0]}],
             'formats': ['mcap', 'semantickitti']}
-    (tmp / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp / 'out'
-    assert main(['dataset', str(tmp / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp, spec)
     gt = np.loadtxt(out / 'sequences' / '00' / 'poses.txt').reshape(-1, 3, 4)
     return tmp, out, gt
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 
+from builders import write_spec
 from mcap.reader import make_reader
 import numpy as np
 import pytest
@@ -16,9 +17,8 @@ from ubot_lidar_sim.dataset import runner
 from ubot_lidar_sim.dataset.command import interrupted
 from ubot_lidar_sim.dataset.outdir import LOCK
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats
-import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = {
     'worlds': ['flat'],
     'frames': 2,
@@ -36,12 +36,6 @@ SPEC = {
 }
 
 
-def _spec(tmp_path, data=None, name='spec.yaml'):
-    path = tmp_path / name
-    path.write_text(yaml.safe_dump(data or SPEC))
-    return path
-
-
 def _rows(out):
     return [json.loads(line) for line in (out / runner.MANIFEST).read_text().splitlines()]
 
@@ -50,7 +44,7 @@ def _rows(out):
 def serial(tmp_path_factory):
     tmp = tmp_path_factory.mktemp('serial')
     out = tmp / 'out'
-    assert main(['dataset', str(_spec(tmp)), '--out', str(out), '--workers', '1',
+    assert main(['dataset', str(write_spec(tmp, SPEC)), '--out', str(out), '--workers', '1',
                  '--quiet']) == 0
     return tmp, out
 
@@ -105,7 +99,7 @@ def test_labels_align_with_each_cloud_and_count_its_points(serial):
 def test_a_resumed_run_redoes_nothing_and_redoes_a_changed_file(serial, capsys):
     tmp, out = serial
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.suffix != '.jsonl'}
-    spec = str(_spec(tmp))
+    spec = str(write_spec(tmp, SPEC))
     assert main(['dataset', spec, '--out', str(out), '--workers', '1', '--quiet']) == 0
     assert capsys.readouterr().out.startswith('0 sequences recorded, 4 already done')
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir() if p.suffix != '.jsonl'} \
@@ -139,7 +133,7 @@ def test_two_ray_workers_give_the_serial_checksums(serial, tmp_path):
     ({'sensors': [{'type': 'lidar_3d'}, {'type': 'lidar_3d'}]}, 'sensors[1].name'),
 ])
 def test_a_bad_spec_exits_2_with_one_line_naming_the_key(tmp_path, capsys, change, key):
-    path = _spec(tmp_path, {**SPEC, **change})
+    path = write_spec(tmp_path, {**SPEC, **change})
     assert main(['dataset', str(path), '--out', str(tmp_path / 'o'), '--workers', '1']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and 'Traceback' not in err
@@ -150,7 +144,7 @@ def test_a_bad_spec_exits_2_with_one_line_naming_the_key(tmp_path, capsys, chang
 def test_a_bad_world_file_exits_2_before_any_sequence(tmp_path, capsys):
     (tmp_path / 'w.yaml').write_text(
         'frame: map\nobjects:\n  - {name: g, type: plane, size_m: [9, 9], material: grasss}\n')
-    path = _spec(tmp_path, {**SPEC, 'worlds': ['flat', 'w.yaml']})
+    path = write_spec(tmp_path, {**SPEC, 'worlds': ['flat', 'w.yaml']})
     assert main(['dataset', str(path), '--out', str(tmp_path / 'o'), '--workers', '1']) == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and "material: unknown material 'grasss'" in err
@@ -161,7 +155,7 @@ def test_a_bad_world_file_exits_2_before_any_sequence(tmp_path, capsys):
 def test_ctrl_c_removes_only_the_sequence_in_progress(tmp_path, formats):
     lidar = {'type': 'lidar_3d', 'params': {'channels': 16, 'horizontal_samples': 720}}
     data = {**SPEC, 'frames': 60, 'seeds': [0], 'sensors': [lidar]}   # 2 sequences of ~2 s
-    spec, out = _spec(tmp_path, data), tmp_path / 'out'
+    spec, out = write_spec(tmp_path, data), tmp_path / 'out'
     env = {**os.environ, 'PYTHONPATH': os.pathsep.join([str(ROOT),
                                                         os.environ.get('PYTHONPATH', '')])}
     argv = [sys.executable, '-m', 'ubot_lidar_sim', 'dataset', str(spec), '--out', str(out),

@@ -8,9 +8,9 @@ keys P0-P3, R0_rect, Tr_velo_to_cam, Tr_imu_to_velo) and OpenPCDet's box convers
 
 import json
 
+from builders import run_dataset
 import numpy as np
 import pytest
-from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.output import boxes, kitti_object
 import yaml
@@ -75,10 +75,7 @@ def _dataset(tmp_path, extra=None):
             'trajectories': [{'name': 'still', 'pose': [0, 0, 0, 0, 0, 0]}],
             'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0], 'params': LIDAR}],
             **(extra or {})}
-    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp_path / 'out'
-    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp_path, spec)
     return out
 
 

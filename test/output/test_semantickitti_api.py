@@ -12,9 +12,9 @@ re-implements their loading as PRBonn/semantic-kitti-api has it: ``evaluate_sema
 
 import os
 
+from builders import run_dataset
 import numpy as np
 import pytest
-from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.output import label_maps, semantickitti_yaml
 import yaml
 
@@ -35,10 +35,7 @@ def _export(tmp_path, label_map):
             'label_map': label_map,
             'trajectories': [{'name': 'still', 'pose': [0, 0, 0, 0, 0, 0]}],
             'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0], 'params': LIDAR}]}
-    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp_path / 'out'
-    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp_path, spec)
     return out
 
 

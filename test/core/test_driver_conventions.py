@@ -14,10 +14,10 @@ Each vendor driver's conventions, against values read from its source (issue 43)
   sensing/livox/livox_tag_filter/README.md (bits 2-3: 01 high confidence noise, 10 moderate).
 """
 
+from builders import run_dataset
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import numpy as np
-from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
@@ -134,10 +134,7 @@ def test_a_recorded_velodyne_cloud_runs_forward_in_time_and_its_labels_follow_it
             'sensors': [{'type': 'lidar_3d', 'mount': [0, 0, 1.0, 0, 0, 0],
                          'params': {'channels': 8, 'horizontal_samples': 180,
                                     'point_layout': 'velodyne', 'model': 'geometric'}}]}
-    (tmp_path / 'spec.yaml').write_text(yaml.safe_dump(spec))
-    out = tmp_path / 'out'
-    assert main(['dataset', str(tmp_path / 'spec.yaml'), '--out', str(out), '--workers', '1',
-                 '--quiet']) == 0
+    out = run_dataset(tmp_path, spec)
     with open(out / 'seq_0000.mcap', 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
         cloud = next(m for _, _, _, m in reader.iter_decoded_messages(topics=['/points']))
