@@ -58,7 +58,8 @@ class BaseSimNode(Node):
         super().__init__(self.default_name, **kwargs)
         self.params = ConfigParameters(self, BaseSimConfig)
         cfg = self.params.config
-        world = World.load(cfg.world_file) if world is None else world
+        world = World.load(cfg.world_file, model_paths=cfg.model_paths,
+                           sdf_geometry=cfg.sdf_geometry) if world is None else world
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')

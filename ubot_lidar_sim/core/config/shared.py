@@ -1,4 +1,4 @@
-"""The parameters every sensor shares: world, frame of the poses, seed, QoS, fleet."""
+"""The parameters every node shares (the world) and every sensor shares (seed, QoS, fleet)."""
 
 from dataclasses import dataclass
 
@@ -6,13 +6,25 @@ from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 
 
 @dataclass(frozen=True)
-class SharedParams(Validated):
-    """Parameters every sensor node declares (docs/parameters.md)."""
+class WorldParams(Validated):
+    """The world a node loads: its file, frame and SDF options (sensors and base_sim alike)."""
 
     world_file: str = _p('flat', "World YAML or SDF (.world, .sdf) path, or 'demo' / 'flat'.",
                          read_only=True, nonempty=True)
     world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
                           read_only=True, nonempty=True)
+    # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
+    model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
+                            'resource path variables.', item_type=str, read_only=True)
+    sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
+                           'lidar sees) or collision (CPU lidar, physics).',
+                           choices=('visual', 'collision'), read_only=True)
+
+
+@dataclass(frozen=True)
+class SharedParams(WorldParams):
+    """Parameters every sensor node declares (docs/parameters.md)."""
+
     seed: int = _p(0, 'Seed of the noise, clutter and roughness streams.', min=0, max=2**63 - 1)
     qos_reliability: str = _p('reliable', 'QoS reliability of the output topic.',
                               choices=('reliable', 'best_effort'), read_only=True)
@@ -30,9 +42,3 @@ class SharedParams(Validated):
                                     "(demo_driver's base_height_m): the body box stands on the "
                                     'ground that far below its frame.', 'm', min=0.0, max=100.0,
                                     read_only=True)
-    # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
-    model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
-                            'resource path variables.', item_type=str, read_only=True)
-    sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
-                           'lidar sees) or collision (CPU lidar, physics).',
-                           choices=('visual', 'collision'), read_only=True)

@@ -1,7 +1,8 @@
 """
 BaseSimConfig: the parameters of the base_sim node, one frozen field each (docs/nav2.md).
 
-world_file, world_frame and seed mean what they mean for the sensors (core/config.py).
+world_file, world_frame, model_paths and sdf_geometry mean what they mean for the sensors
+(core/config/shared.py WorldParams); seed keys the odometry drift.
 real_time_factor 0 means 'max': simulated time advances as fast as the watched sensors publish
 their sweeps (Gazebo's real_time_update_rate 0 means the same: as fast as it can).
 """
@@ -13,6 +14,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.shared import WorldParams
 from ubot_lidar_sim.core.errors import ConfigError
 
 DRIVES = ('diff', 'omni', 'ackermann')
@@ -20,13 +22,21 @@ CIRCLE_VERTICES = 16        # a footprint_radius_m becomes this regular polygon
 
 
 @dataclass(frozen=True)
-class BaseSimConfig(Validated):
+class SensorMounts(Validated):
+    """Where the robot carries its LiDAR and laser: base frame -> sensor frame (base_sim, demo)."""
+
+    lidar_pose: tuple = _p((0.0, 0.0, 1.2, 0.0, 0.0, 0.0),
+                           'base frame -> lidar_frame: x y z (m) roll pitch yaw (deg).',
+                           item_type=float, length=6, read_only=True)
+    laser_pose: tuple = _p((0.3, 0.0, 0.3, 0.0, 0.0, 0.0),
+                           'base frame -> laser_frame: x y z (m) roll pitch yaw (deg).',
+                           item_type=float, length=6, read_only=True)
+
+
+@dataclass(frozen=True)
+class BaseSimConfig(SensorMounts, WorldParams):
     """Parameters of the base_sim node (units in the names; docs/nav2.md)."""
 
-    world_file: str = _p('flat', "World YAML path, or the built-in 'demo' / 'flat'.",
-                         read_only=True, nonempty=True)
-    world_frame: str = _p('map', 'Ground-truth world frame, parent of odom_frame.',
-                          read_only=True, nonempty=True)
     seed: int = _p(0, 'Seed of the odometry drift.', min=0, max=2**63 - 1, read_only=True)
     odom_frame: str = _p('odom', 'Odometry frame.', read_only=True, nonempty=True)
     base_frame: str = _p('base_link', 'Vehicle base frame.', read_only=True, nonempty=True)
@@ -100,12 +110,6 @@ class BaseSimConfig(Validated):
     lidar_frame: str = _p('lidar_3d', 'Frame of the 3D LiDAR.', read_only=True, nonempty=True)
     laser_frame: str = _p('laser', 'Frame of the 2D laser scanner.', read_only=True,
                           nonempty=True)
-    lidar_pose: tuple = _p((0.0, 0.0, 1.2, 0.0, 0.0, 0.0),
-                           'base_frame -> lidar_frame: x y z (m) roll pitch yaw (deg).',
-                           item_type=float, length=6, read_only=True)
-    laser_pose: tuple = _p((0.3, 0.0, 0.3, 0.0, 0.0, 0.0),
-                           'base_frame -> laser_frame: x y z (m) roll pitch yaw (deg).',
-                           item_type=float, length=6, read_only=True)
 
     def _check_cross(self):
         super()._check_cross()

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import math
 
 from ubot_lidar_sim.core.config import LidarConfig
-from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import parameter as _p
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.motion.config import SensorMounts
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, rain_part_550
 from ubot_lidar_sim.core.physics.snow import snow_extinction
 from ubot_lidar_sim.core.physics.weather import RAIN_MAX_MM_H, SNOW_DEPTH_MAX_M, SNOW_MAX_MM_H
@@ -23,7 +24,7 @@ _RAIN_MODEL = LidarConfig()
 
 
 @dataclass(frozen=True)
-class DemoDriverConfig(Validated):
+class DemoDriverConfig(SensorMounts):
     """Parameters of the demo_driver node; speed_m_s and weather_cycle may change as it runs."""
 
     world_frame: str = _p('map', 'World (ground-truth) frame, parent of odom.', read_only=True,
@@ -40,12 +41,6 @@ class DemoDriverConfig(Validated):
                               item_type=float, length=2, read_only=True)
     base_height_m: float = _p(0.4, 'Height of base_link above z = 0 of the world.', 'm',
                               min=-100.0, max=100.0, read_only=True)
-    lidar_pose: tuple = _p((0.0, 0.0, 1.2, 0.0, 0.0, 0.0),
-                           'base_link -> lidar_frame: x y z (m) roll pitch yaw (deg).',
-                           item_type=float, length=6, read_only=True)
-    laser_pose: tuple = _p((0.3, 0.0, 0.3, 0.0, 0.0, 0.0),
-                           'base_link -> laser_frame: x y z (m) roll pitch yaw (deg).',
-                           item_type=float, length=6, read_only=True)
     tf_rate_hz: float = _p(50.0, 'Rate of /tf.', 'Hz', min=1.0, max=1000.0, read_only=True)
     weather_cycle: bool = _p(True, 'Publish the weather cycle on /environment; false: no '
                              'environment message at all (publish your own weather).')
