@@ -1,8 +1,8 @@
 """
 ``scan``'s checks that need no world and no kernel: arguments and parameters.
 
-They run before cli/scan.py is loaded, so a bad --set, --params or --out is answered without
-loading open3d or numba. Returns the sensors' configs for the scan itself.
+They run before cli/scan.py is loaded, so a bad --set, --params, --world or --out is
+answered without loading open3d or numba. Returns the sensors' configs for the scan itself.
 """
 
 from pathlib import Path
@@ -11,6 +11,7 @@ from ubot_lidar_sim.cli.parser import SENSORS
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.world.names import resolve_world
 
 
 def overrides_for(kind, overrides, sensor):
@@ -41,6 +42,7 @@ def check(args):
     overrides = parse_overrides(args.overrides)
     cfgs = [effective_config(k, args.params, overrides_for(k, overrides, args.sensor), extra)
             for k in kinds]
+    resolve_world(cfgs[0].world_file)   # a world file that cannot be read: before open3d loads
     for kind, c in zip(kinds, cfgs):
         if kind == 'lidar_3d':
             build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
