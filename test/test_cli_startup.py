@@ -30,7 +30,8 @@ def _loaded(*argv):
 
 
 @pytest.mark.parametrize('argv', [('presets',), ('--help',), ('run', '--help'),
-                                  ('scan', '--help'), ('dataset', '--help'), ()])
+                                  ('scan', '--help'), ('dataset', '--help'), ('view', '--help'),
+                                  ()])
 def test_presets_and_help_load_no_heavy_module(argv):
     code, loaded = _loaded(*argv)
     assert code == (2 if not argv else 0)
@@ -49,12 +50,12 @@ def _cli(*argv):
 
 def test_help_lists_every_command_run_included_with_examples():
     r = _cli('--help')
-    for name in ('scan', 'describe', 'presets', 'dataset', 'run'):
+    for name in ('scan', 'describe', 'presets', 'dataset', 'run', 'view'):
         assert name in r.stdout
     assert 'examples:' in r.stdout
 
 
-@pytest.mark.parametrize('command', ['scan', 'describe', 'presets', 'dataset', 'run'])
+@pytest.mark.parametrize('command', ['scan', 'describe', 'presets', 'dataset', 'run', 'view'])
 def test_every_command_help_shows_an_example(command):
     r = _cli(command, '--help')
     assert r.returncode == 0
@@ -66,4 +67,4 @@ def test_a_bare_call_names_the_commands_on_one_line():
     r = _cli()
     assert r.returncode == 2
     assert r.stderr.count('\n') == 1
-    assert 'name a command: scan, describe, presets, dataset, run' in r.stderr
+    assert 'name a command: scan, describe, presets, dataset, run, view' in r.stderr

@@ -81,7 +81,7 @@ CASES = {
                                      'horizontal_samples=8192'], 'max_rays_per_scan'),
     'describe_bad_preset': (['describe', '--set', 'preset=velodyne_vlp99'],
                             "preset: got 'velodyne_vlp99', allowed a lidar_3d preset: "),
-    'no_command': ([], 'name a command: scan, describe, presets, dataset, run'),
+    'no_command': ([], 'name a command: scan, describe, presets, dataset, run, view'),
     'run_bad_set': (['run', '--set', 'lidar_3d=1'], "--set: got 'lidar_3d=1', allowed "
                     'NODE:NAME=VALUE'),
     'run_params_python_tag': (['run', '--params', '{tmp}/evil_params.yaml'],

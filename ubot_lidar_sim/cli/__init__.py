@@ -1,5 +1,5 @@
 """
-The command line: ``python -m ubot_lidar_sim {scan,describe,presets,dataset,run}``.
+The command line: ``python -m ubot_lidar_sim {scan,describe,presets,dataset,run,view}``.
 
 docs/cli-and-datasets.md describes every command. The parser (cli/parser.py) is argparse
 alone; COMMANDS names the module of each command, loaded with importlib only when that
@@ -29,6 +29,7 @@ COMMANDS = {
     'presets': (None, 'ubot_lidar_sim.cli.presets', 'command'),
     'dataset': (None, 'ubot_lidar_sim.dataset.command', 'run_command'),
     'run': (None, 'ubot_lidar_sim.pipeline.run', 'run'),
+    'view': (None, 'ubot_lidar_sim.cli.view', 'command'),
 }
 
 

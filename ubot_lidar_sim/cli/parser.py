@@ -15,7 +15,7 @@ from ubot_lidar_sim.pipeline.run_args import DESCRIPTION as RUN_DESCRIPTION
 from ubot_lidar_sim.pipeline.run_args import EXAMPLE as RUN_EXAMPLE
 
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
-COMMAND_NAMES = ('scan', 'describe', 'presets', 'dataset', 'run')
+COMMAND_NAMES = ('scan', 'describe', 'presets', 'dataset', 'run', 'view')
 PROG = 'python -m ubot_lidar_sim'
 
 EXAMPLES = {
@@ -31,6 +31,10 @@ EXAMPLES = {
   {PROG} scan --sensor all --world demo --frames 20 --out out/all.mcap""",
     'presets': f"""example:
   {PROG} presets""",
+    'view': f"""examples:
+  {PROG} view out/all.mcap            (then open the printed http://localhost:9090/... URL)
+  {PROG} view out/ds --color-by class
+  {PROG} scan --world demo --frames 10 --out out/demo.mcap --view""",
     'describe': f"""examples:
   {PROG} describe --sensor lidar_3d --set preset=ouster_os1_64
   {PROG} describe --sensor laser_scan --params config/laser_scan.yaml""",
@@ -89,6 +93,20 @@ def _add_scan(sub, common):
                       'DIR/sequences/NN/ of lidar_3d sweeps (default: from --out)')
     scan.add_argument('--sequence', type=int, default=0, metavar='NN',
                       help='with --format semantickitti: the sequence number, 0-99')
+    add_view_options(scan, flag=True)
+
+
+def add_view_options(p, flag):
+    """Add the viewer's options (and --view itself when flag) to a parser."""
+    if flag:
+        p.add_argument('--view', action='store_true', help="show the sweeps in Rerun's web "
+                       'viewer served on this machine (http://localhost:9090)')
+    p.add_argument('--color-by', choices=('intensity', 'class', 'instance'),
+                   default='intensity', help='colour of the points (default intensity)')
+    p.add_argument('--web-port', type=int, default=9090, metavar='PORT')
+    p.add_argument('--grpc-port', type=int, default=9876, metavar='PORT')
+    p.add_argument('--serve-seconds', type=float, default=0.0, metavar='S',
+                   help='serve the viewer this long, then exit (default 0: until Ctrl-C)')
 
 
 def build_parser():
@@ -99,6 +117,10 @@ def build_parser():
     sub = p.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
     common = _common()
     _add_scan(sub, common)
+    view = sub.add_parser('view', epilog=EXAMPLES['view'], help='show an MCAP recording or a '
+                          "dataset directory in Rerun's web viewer on this machine")
+    view.add_argument('target', metavar='MCAP|DIR', help='an .mcap file or a dataset directory')
+    add_view_options(view, flag=False)
     sub.add_parser('presets', help='list the sensor presets', epilog=EXAMPLES['presets'])
     describe = sub.add_parser('describe', parents=[common], epilog=EXAMPLES['describe'],
                               help='print the effective settings as JSON')

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from ubot_lidar_sim.cli.parser import SENSORS
+from ubot_lidar_sim.cli.view import serve, ViewedRig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
@@ -17,10 +18,13 @@ from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.view import View
 from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
 from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor
 from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
 
+#: Arguments that do not change a scan's output (kept out of scan_key).
+_NOT_KEYED = ('out', 'view', 'color_by', 'web_port', 'grpc_port', 'serve_seconds')
 DEFAULT_POSE = {'lidar_3d': (0, 0, 1.5, 0, 0, 0), 'laser_scan': (0, 0, 1.5, 0, 0, 0),
                 'terrain_sensor': (0, 0, 0.5, 0, 0, 0)}
 assert set(DEFAULT_POSE) == set(SENSORS)
@@ -61,7 +65,7 @@ def _check_format(args):
 
 def scan_key(args):
     """Return the sha256 of everything that decides a scan's output (its arguments but --out)."""
-    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k != 'out'},
+    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in _NOT_KEYED},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
@@ -78,8 +82,12 @@ def _write_semantickitti(args, outputs):
     return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
 
 
-def run_scan(args, kinds, cfgs):
-    """Run the ``scan`` command (kinds, cfgs: scan_check.check's); return the files written."""
+def run_scan(args, kinds, cfgs, view=None):
+    """
+    Run the ``scan`` command (kinds, cfgs: scan_check.check's); return the files written.
+
+    view: an output.view.View that shows each sweep as it is computed, or None.
+    """
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
     allowed = extensions(sensor)
@@ -107,6 +115,8 @@ def run_scan(args, kinds, cfgs):
     # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     with Rig(sensors, world, materials) as rig:
+        if view is not None:
+            rig = ViewedRig(rig, view)
         if args.format is not None:
             frames = rig.frames(trajectory, weather, args.frames)
             return _write_semantickitti(args, (fr.result for fr in frames))
@@ -116,6 +126,10 @@ def run_scan(args, kinds, cfgs):
 
 def command(args, checked):
     """Run ``scan`` after scan_check.check (checked: its result); print the files written."""
-    for path in run_scan(args, *checked):
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port,
+                color_by=args.color_by) if args.view else None
+    for path in run_scan(args, *checked, view=view):
         print(path)
+    if view is not None:
+        serve(view, args.serve_seconds)
     return 0
