@@ -68,3 +68,11 @@ def test_a_bare_call_names_the_commands_on_one_line():
     assert r.returncode == 2
     assert r.stderr.count('\n') == 1
     assert 'name a command: scan, describe, presets, dataset, run, view' in r.stderr
+
+
+def test_a_scan_of_several_frames_ends_with_a_one_line_summary(tmp_path):
+    r = _cli('scan', '--world', 'flat', '--set', 'channels=4', '--set', 'horizontal_samples=64',
+             '--frames', '3', '--out', str(tmp_path / 'f.npz'))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count('\n') == 1
+    assert re.match(r'scan: 3 sweeps of lidar_3d \(\d+ points, every sensor\) in ', r.stderr)

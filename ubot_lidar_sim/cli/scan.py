@@ -8,9 +8,11 @@ file beside the target and renames it, so nothing is left half-written.
 import hashlib
 import json
 from pathlib import Path
+import sys
 
 from ubot_lidar_sim.cli.parser import SENSORS
-from ubot_lidar_sim.cli.view import serve, ViewedRig
+from ubot_lidar_sim.cli.progress import chain, SweepProgress
+from ubot_lidar_sim.cli.view import frame_logger, serve
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
@@ -20,7 +22,7 @@ from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.view import View
 from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
-from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor
+from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor, TappedRig
 from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
 
 #: Arguments that do not change a scan's output (kept out of scan_key).
@@ -82,11 +84,12 @@ def _write_semantickitti(args, outputs):
     return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
 
 
-def run_scan(args, kinds, cfgs, view=None):
+def run_scan(args, kinds, cfgs, view=None, progress=None):
     """
     Run the ``scan`` command (kinds, cfgs: scan_check.check's); return the files written.
 
-    view: an output.view.View that shows each sweep as it is computed, or None.
+    view: an output.view.View that shows each sweep as it is computed, or None; progress: an
+    on_frame callback (cli/progress.py SweepProgress) or None.
     """
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
@@ -115,8 +118,8 @@ def run_scan(args, kinds, cfgs, view=None):
     # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     with Rig(sensors, world, materials) as rig:
-        if view is not None:
-            rig = ViewedRig(rig, view)
+        if view is not None or progress is not None:
+            rig = TappedRig(rig, chain(view and frame_logger(view, weather), progress))
         if args.format is not None:
             frames = rig.frames(trajectory, weather, args.frames)
             return _write_semantickitti(args, (fr.result for fr in frames))
@@ -128,8 +131,12 @@ def command(args, checked):
     """Run ``scan`` after scan_check.check (checked: its result); print the files written."""
     view = View(web_port=args.web_port, grpc_port=args.grpc_port,
                 color_by=args.color_by) if args.view else None
-    for path in run_scan(args, *checked, view=view):
+    progress = SweepProgress(args.frames, checked[0][0]) if args.frames > 1 else None
+    files = run_scan(args, *checked, view=view, progress=progress)
+    for path in files:
         print(path)
+    if progress is not None:
+        print(progress.summary(files), file=sys.stderr)
     if view is not None:
         serve(view, args.serve_seconds)
     return 0

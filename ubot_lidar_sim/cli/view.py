@@ -3,7 +3,8 @@ The ``view`` command and ``--view``: sweeps in Rerun's web viewer on this machin
 
 ``view FILE.mcap`` replays a recording (``scan --out X.mcap``, a dataset's sequences), ``view
 DIR`` every ``*.mcap`` below a dataset directory; ``scan --view`` shows the sweeps as they are
-computed. The viewer is served at http://localhost:9090 until Ctrl-C (or --serve-seconds).
+computed (frame_logger on a pipeline.rig.TappedRig). The viewer is served at
+http://localhost:9090 until Ctrl-C (or --serve-seconds).
 """
 
 import math
@@ -83,25 +84,20 @@ def serve(view, seconds):
         time.sleep(0.2)
 
 
-class ViewedRig:
-    """A rig whose frames are also logged to a View as they are computed (``scan --view``)."""
+def frame_logger(view, weather):
+    """Return on_frame(frame) for pipeline.rig.TappedRig: logs points and pose to view."""
+    view.weather(weather.describe())
 
-    def __init__(self, rig, view):
-        self.rig, self.view, self.sensors = rig, view, rig.sensors
-
-    def frames(self, base_at, weather, frames):
-        """Yield the rig's frames, logging each (points in the world frame, the pose)."""
-        self.view.weather(weather.describe() if hasattr(weather, 'describe') else str(weather))
-        for fr in self.rig.frames(base_at, weather, frames):
-            self.view.at(fr.stamp_s)
-            pose = getattr(fr.result, 'sensor_pose', None)
-            points = getattr(fr.result, 'points', None)
-            if points is not None and getattr(points, 'dtype', None) is not None \
-                    and points.dtype.names and 'x' in points.dtype.names:
-                self.view.points(fr.sensor.name, points, pose)
-            if pose is not None:
-                self.view.pose(np.asarray(pose)[:3, 3])
-            yield fr
+    def on_frame(fr):
+        view.at(fr.stamp_s)
+        pose = getattr(fr.result, 'sensor_pose', None)
+        points = getattr(fr.result, 'points', None)
+        names = getattr(getattr(points, 'dtype', None), 'names', None) or ()
+        if 'x' in names:
+            view.points(fr.sensor.name, points, pose)
+        if pose is not None:
+            view.pose(np.asarray(pose)[:3, 3])
+    return on_frame
 
 
 def command(args, checked=None):

@@ -61,6 +61,7 @@ def run_command(args):
     finally:
         signal.signal(signal.SIGTERM, before)
     print(f"{summary['recorded']} sequences recorded, {summary['skipped']} already done, "
-          f"{summary['frames']} frames, {summary['points']} points in "
+          f"{summary['frames']} frames ({summary['messages']} messages recorded), "
+          f"{summary['points']} points in "
           f"{summary['wall_s']:.1f} s: {os.path.join(args.out, runner.MANIFEST)}")
     return 0
