@@ -43,6 +43,12 @@ def test_a_bad_parameter_is_answered_without_loading_open3d_or_numba():
     assert (code, loaded) == (2, [])
 
 
+def test_describe_loads_no_world_and_so_no_open3d():
+    code, loaded = _loaded('describe', '--sensor', 'laser_scan')
+    assert code == 0
+    assert 'open3d' not in loaded and 'rclpy' not in loaded and 'ray' not in loaded
+
+
 def _cli(*argv):
     return subprocess.run([sys.executable, '-m', 'ubot_lidar_sim', *argv], capture_output=True,
                           text=True, timeout=120)

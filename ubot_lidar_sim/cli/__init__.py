@@ -31,6 +31,8 @@ COMMANDS = {
     'run': (None, 'ubot_lidar_sim.pipeline.run', 'run'),
     'view': (None, 'ubot_lidar_sim.cli.view', 'command'),
 }
+#: (command, option): the module that replaces the command's when the option is set.
+VARIANTS = {('describe', 'list_materials'): 'ubot_lidar_sim.cli.describe_materials'}
 
 
 def _describe_error(err):
@@ -53,6 +55,9 @@ def _load(name):
 def dispatch(args):
     """Run the parsed command: its checks, then its module; return the exit code."""
     check_name, module_name, function = COMMANDS[args.command]
+    for (command, option), variant in VARIANTS.items():
+        if args.command == command and getattr(args, option, False):
+            module_name = variant
     checked = _load(check_name).check(args) if check_name else None
     run = getattr(_load(module_name), function)
     if check_name is None and function != 'command':
