@@ -14,7 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # First: common.py puts the source tree (or UBOT_LIDAR_SIM_TREE) ahead of install/ on sys.path.
 import common  # noqa: E402,F401,I100
-import bench_closed_loop  # noqa: E402,I100
+import bench_cli  # noqa: E402,I100
+import bench_closed_loop  # noqa: E402
 import bench_dataset  # noqa: E402
 import bench_e2e  # noqa: E402
 import bench_fleet  # noqa: E402
@@ -44,7 +45,7 @@ def _table(rows, columns):
 
 def print_table(rows):
     """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF', 'CLOSED')
+    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF', 'CLOSED', 'CLI')
     scans = [r for r in rows if not r['case'].startswith(others)]
     sdf = [r for r in rows if r['case'].startswith('SDF')]
     closed = [r for r in rows if r['case'].startswith('CLOSED')]
@@ -52,6 +53,7 @@ def print_table(rows):
     e2e = [r for r in rows if r['case'].startswith('E2E')]
     datasets = [r for r in rows if r['case'].startswith('dataset')]
     loads = [r for r in rows if r['case'].startswith('LOAD')]
+    clis = [r for r in rows if r['case'].startswith('CLI')]
     if scans:
         _table(scans, COLUMNS)
     if e2e:
@@ -72,6 +74,9 @@ def print_table(rows):
     if closed:
         print()
         _table(closed, bench_closed_loop.COLUMNS)
+    if clis:
+        print()
+        _table(clis, bench_cli.COLUMNS)
 
 
 def plot(rows, path):
@@ -129,6 +134,9 @@ def main(argv=None):
     if only is None or any(p.startswith('SDF') for p in only):
         # An SDF warehouse of 50 generated COLLADA meshes: cold / warm load, cast vs demo.
         rows += [bench_sdf.run(5 if args.quick else 20)]
+    if only is None or any(p.startswith('CLI') for p in only):
+        # presets, --help, a bad --set: wall time beside `import numpy` (bench_cli.py).
+        rows += bench_cli.run(3 if args.quick else 10)
     if not args.no_e2e:
         seconds = 10.0 if args.quick else 30.0
         # The node with its defaults (trigger timer, column blocks auto: 8, computed in its own

@@ -43,6 +43,18 @@ if ! ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0'; then
   fi
 fi
 
+# Debian's chromium: the headless screenshot of the web viewer (test/test_viewer.py, which
+# skips, saying so, where it cannot be installed).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing chromium (the viewer's screenshot test)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+      >>"$LOG_DIR/apt.log" 2>&1 || echo "bootstrap: chromium not installed (see $LOG_DIR/apt.log): test/test_viewer.py will skip"
+  else
+    echo "bootstrap: no chromium (not root): test/test_viewer.py will skip"
+  fi
+fi
+
 # A sourced ROS 2 (ROS_DISTRO set and rclpy importable) is used instead of the wheels.
 SYSTEM_ROS=0
 if [ -n "${ROS_DISTRO:-}" ] && "$PYTHON" -c 'import rclpy' >/dev/null 2>&1; then

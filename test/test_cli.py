@@ -193,6 +193,7 @@ def test_a_new_output_format_is_one_writers_entry(tmp_path, world, monkeypatch, 
                         writers.OutputFormat(writers.per_frame(write_txt), ('lidar_3d',)))
     _scan(tmp_path, world, 'a.txt', '--frames', '2')
     assert seen == [('a_0000.txt', 'lidar_3d', 4, True), ('a_0001.txt', 'lidar_3d', 4, True)]
+    assert capsys.readouterr().err.startswith('scan: 2 sweeps of lidar_3d (')   # the summary
     err = _fails(capsys, ['scan', '--sensor', 'laser_scan', '--out', str(tmp_path / 'b.txt')])
     assert 'allowed a file ending in .npz or .json or .mcap for --sensor laser_scan' in err
 

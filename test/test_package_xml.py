@@ -17,14 +17,15 @@ ROSDEP_KEY = {
     'tqdm': 'python3-tqdm',
     'trimesh': 'python3-trimesh',
     'defusedxml': 'python3-defusedxml',
-    'numba': 'python3-numba',
+    'PIL': 'python3-pil',
     'pytest': 'python3-pytest',
     'hypothesis': 'python3-hypothesis',
     'ament_flake8': 'ament_flake8',
     'ament_pep257': 'ament_pep257',
 }
 # Imported but not declarable: no rosdep key exists; the README says how to install them.
-UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2', 'pypcd4', 'kiss_icp'}
+UNDECLARABLE = {'open3d', 'rosbags', 'embreex', 'ray', 'mcap', 'mcap_ros2', 'pypcd4', 'kiss_icp',
+                'rerun'}
 # This package, and modules of its own test and benchmark folders (helpers imported by name).
 FIRST_PARTY = {'ubot_lidar_sim', 'test'} | {
     p.stem for d in ('test', 'benchmarks') for p in (ROOT / d).rglob('*.py')}

@@ -227,7 +227,7 @@ CONFIG_CASES = {
     'param_bool_as_string': (LidarConfig, {'noise_enabled': 'yes'},
                              "noise_enabled: got 'yes', allowed a bool"),
     'param_unknown_name': (LidarConfig, {'chanels': 16}, 'chanels: got 16, allowed a '
-                           'LidarConfig parameter name'),
+                           'lidar_3d parameter name'),
     'param_ring_table_wrong_length': (LidarConfig, {'ring_range_at_10pct_m': [50.0] * 3},
                                       r'allowed empty or a list of channels \(16\) values'),
     'param_resolution_too_fine': (LaserScanConfig, {'resolution_deg': 0.001},

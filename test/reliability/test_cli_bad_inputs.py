@@ -40,7 +40,7 @@ CASES = {
     'max_range_wrong_type': (['scan', '--set', 'max_range_m=far'],
                              "max_range_m: got 'far', allowed float"),
     'unknown_parameter': (['scan', '--set', 'chanels=16'],
-                          'chanels: got 16, allowed a LidarConfig parameter name'),
+                          'chanels: got 16, allowed a lidar_3d parameter name'),
     'set_without_equals': (['scan', '--set', 'channels'], "--set: got 'channels', allowed "
                            'NAME=VALUE'),
     'tire_radii_wrong_length': (['scan', '--sensor', 'terrain_sensor', '--set',
@@ -64,7 +64,8 @@ CASES = {
                            'existing directory'),
     'out_wrong_extension': (['scan', '--out', '{tmp}/x.png'], r"--out: got '.*x\.png', allowed "
                             r'a file ending in \.npz or \.ply'),
-    'world_missing': (['scan', '--world', '{tmp}/nope.yaml'], 'nope.yaml: file: cannot be read'),
+    'world_missing': (['scan', '--world', '{tmp}/nope.yaml'], "world_file: cannot read '.*nope"
+                      r"\.yaml': allowed a readable world YAML or SDF file, or a built-in world"),
     'world_empty': (['scan', '--world', '{tmp}/empty.yaml'], 'empty.yaml: file: the file is '
                     'empty'),
     'world_binary': (['scan', '--world', '{tmp}/binary.yaml'], 'binary content'),
@@ -79,8 +80,8 @@ CASES = {
     'rays_over_max_rays_per_scan': (['scan', '--set', 'channels=256', '--set',
                                      'horizontal_samples=8192'], 'max_rays_per_scan'),
     'describe_bad_preset': (['describe', '--set', 'preset=velodyne_vlp99'],
-                            "preset: got 'velodyne_vlp99', allowed one of"),
-    'no_command': ([], 'the following arguments are required: command'),
+                            "preset: got 'velodyne_vlp99', allowed a lidar_3d preset: "),
+    'no_command': ([], 'name a command: scan, describe, presets, dataset, run, view'),
     'run_bad_set': (['run', '--set', 'lidar_3d=1'], "--set: got 'lidar_3d=1', allowed "
                     'NODE:NAME=VALUE'),
     'run_params_python_tag': (['run', '--params', '{tmp}/evil_params.yaml'],
@@ -151,7 +152,7 @@ NODE_START_CASES = {
     # id: (ros__parameters of lidar_3d or raw file text, regex of the error line)
     'node_channels_out_of_range': ({'channels': 0}, 'channels'),
     'node_world_file_missing': ({'world_file': '/nonexistent/world.yaml'},
-                                r'/nonexistent/world\.yaml: file: cannot be read'),
+                                r"world_file: cannot read '/nonexistent/world\.yaml': allowed"),
     'node_rays_over_max': ({'channels': 256, 'horizontal_samples': 8192}, 'max_rays_per_scan'),
     'node_unknown_preset': ({'preset': 'velodyne_vlp99'}, "preset: got 'velodyne_vlp99'"),
     'node_params_file_not_yaml': ('lidar_3d:\n  ros__parameters:\n    channels: [1, \n',

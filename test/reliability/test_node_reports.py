@@ -160,8 +160,8 @@ def test_two_nodes_named_lidar_3d_warn_and_say_so_on_diagnostics(procs, probe_fa
 # -- item 15: node parameter files -------------------------------------------------------------
 @pytest.mark.ros
 @pytest.mark.parametrize('params, says', [
-    ({'chanels': 16}, 'chanels: got 16, allowed a LidarConfig parameter name (did you mean '
-                      "'channels'?)"),
+    ({'chanels': 16}, 'chanels: got 16, allowed a lidar_3d parameter name (docs/parameters.md) '
+                      "(did you mean 'channels'?)"),
     ({'sub_rays': {'count': 1}}, 'sub_rays.count: got 1, allowed no nested value: sub_rays '
                                  'takes a plain value'),
     ({'use_sim_time': 'yes'}, "Trying to set parameter 'use_sim_time' to 'yes' of type "

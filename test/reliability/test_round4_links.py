@@ -4,8 +4,9 @@ import os
 import subprocess
 import sys
 
+from builders import write_spec
 import pytest
-from test_dataset_faults import _env, _one_line, _spec
+from test_dataset_faults import _env, _one_line
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.dataset import formats as formats_mod, runner
 
@@ -55,7 +56,7 @@ def test_a_folder_link_planted_while_the_dataset_runs_is_refused_and_nothing_lea
         return real_sinks(formats, out_dir, seq_index, *args)
 
     monkeypatch.setattr(formats_mod, 'sinks', plant_then_sinks)
-    assert main(['dataset', str(_spec(tmp_path, SPEC)), '--out', str(out), '--workers', '1',
+    assert main(['dataset', str(write_spec(tmp_path, SPEC)), '--out', str(out), '--workers', '1',
                  '--quiet']) == 2
     line = _one_line(capsys.readouterr().err)
     assert name in line and 'symbolic link' in line, line
@@ -68,7 +69,7 @@ def test_a_plain_file_where_the_dataset_needs_a_folder_is_named_in_the_error(
     out = tmp_path / 'o'
     out.mkdir()
     (out / name).write_text('in the way\n')
-    assert main(['dataset', str(_spec(tmp_path, SPEC)), '--out', str(out), '--workers', '1',
+    assert main(['dataset', str(write_spec(tmp_path, SPEC)), '--out', str(out), '--workers', '1',
                  '--quiet']) == 2
     line = _one_line(capsys.readouterr().err)
     assert f"{out / name}'" in line and 'seq_0000' not in line, line
@@ -80,7 +81,7 @@ def test_a_fifo_at_the_manifest_is_an_error_not_a_hang(tmp_path):
     out.mkdir()
     os.mkfifo(out / runner.MANIFEST)
     r = subprocess.run([sys.executable, '-m', 'ubot_lidar_sim', 'dataset',
-                        str(_spec(tmp_path, SPEC)), '--out', str(out), '--quiet'],
+                        str(write_spec(tmp_path, SPEC)), '--out', str(out), '--quiet'],
                        capture_output=True, text=True, env=_env(), timeout=300)
     assert r.returncode == 2
     line = _one_line(r.stderr)

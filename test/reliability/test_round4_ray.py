@@ -4,7 +4,8 @@ import os
 import signal
 import time
 
-from test_dataset_faults import _listening_addresses, _spec, _start, LOOPBACK, SLOW_LIDAR
+from builders import write_spec
+from test_dataset_faults import _listening_addresses, _start, LOOPBACK, SLOW_LIDAR
 from ubot_lidar_sim.dataset import ray_pool
 
 SPEC = {'worlds': ['flat'], 'frames': 40, 'seeds': [0, 1, 2, 3], 'sensors': [SLOW_LIDAR]}
@@ -37,7 +38,7 @@ def _names(pids):
 
 
 def test_the_dataset_commands_embedded_ray_listens_on_loopback_only(tmp_path):
-    proc = _start(['dataset', _spec(tmp_path, SPEC), '--out', tmp_path / 'o',
+    proc = _start(['dataset', write_spec(tmp_path, SPEC), '--out', tmp_path / 'o',
                    '--workers', '2', '--quiet'])
     listening, names = [], set()
     try:

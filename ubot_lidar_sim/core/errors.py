@@ -1,5 +1,6 @@
 """Typed errors of the core: each names what was wrong, the value given and what is allowed."""
 
+import difflib
 from itertools import islice
 import reprlib
 
@@ -34,6 +35,12 @@ def shown(value):
         return repr(value)
     text = _BRIEF.repr(value)
     return text if len(text) <= 100 else text[:97] + '...'
+
+
+def did_you_mean(name, choices):
+    """Return " (did you mean 'x'?)" for the closest of choices to name, or ''."""
+    close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
+    return f' (did you mean {close[0]!r}?)' if close else ''
 
 
 class SimError(Exception):

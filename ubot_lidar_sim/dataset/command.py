@@ -16,31 +16,10 @@ import sys
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import runner
-from ubot_lidar_sim.dataset.formats import FORMATS
+from ubot_lidar_sim.dataset.arguments import add_parser  # noqa: F401
 from ubot_lidar_sim.dataset.spec import load_spec, with_formats, with_perception
-from ubot_lidar_sim.pipeline.interrupts import exit_code, raise_on_sigterm
-
-
-def add_parser(sub):
-    """Add the ``dataset`` command to the CLI's subparsers."""
-    p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + '
-                       'labels, SemanticKITTI, PCD)')
-    p.add_argument('spec', metavar='SPEC.yaml')
-    p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
-    p.add_argument('--workers', type=int, metavar='N',
-                   help='sequences at once (default: one per CPU of this machine, or with '
-                   "--address as many as the cluster's CPUs take; 1 without --address: no Ray)")
-    p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
-                   'HOST:PORT or ray://HOST:PORT)')
-    p.add_argument('--quiet', action='store_true', help='no progress bar')
-    p.add_argument('--formats', metavar='F1,F2', help='formats of every sequence, replacing the '
-                   f"spec's formats: (default mcap): {', '.join(FORMATS)}")
-    p.add_argument('--label-map', choices=('native', 'semantickitti'),
-                   help="SemanticKITTI's ids: the world's class ids (native) or SemanticKITTI's "
-                   "own, replacing the spec's label_map")
-    p.add_argument('--deskew', action='store_true', help='ego-motion-compensated SemanticKITTI '
-                   "scans (the spec's deskew: true)")
-    return p
+from ubot_lidar_sim.pipeline.interrupts import (_interrupt, exit_code,  # noqa: F401
+                                                interrupted, raise_on_sigterm)
 
 
 def _ray_installed():
@@ -60,27 +39,6 @@ def workers_of(args):
         name, value = ('--address', args.address) if args.address else ('--workers', workers)
         raise ConfigError(name, value, "1 worker without Ray ('pip install ray' for more)")
     return 1
-
-
-def _interrupt(exc):
-    """Return the KeyboardInterrupt (or Terminated) exc is or was caused by, else None."""
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, KeyboardInterrupt):
-            return exc
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
-    return None
-
-
-def interrupted(exc):
-    """
-    Return True when exc is Ctrl-C or SIGTERM: a KeyboardInterrupt, or an error it caused.
-
-    A SIGINT that lands while C code calls back into Python (a numba kernel loading a cached
-    object, say) surfaces as a SystemError whose cause is the KeyboardInterrupt.
-    """
-    return _interrupt(exc) is not None
 
 
 def run_command(args):
@@ -103,6 +61,7 @@ def run_command(args):
     finally:
         signal.signal(signal.SIGTERM, before)
     print(f"{summary['recorded']} sequences recorded, {summary['skipped']} already done, "
-          f"{summary['frames']} frames, {summary['points']} points in "
+          f"{summary['frames']} frames ({summary['messages']} messages recorded), "
+          f"{summary['points']} points in "
           f"{summary['wall_s']:.1f} s: {os.path.join(args.out, runner.MANIFEST)}")
     return 0

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.dataset.arguments import FORMATS
 from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
 from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output import pcd, semantickitti
@@ -29,7 +30,6 @@ from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import layout_points
 from ubot_lidar_sim.pipeline.trajectory import Mounted
 
-FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
 DEFAULT_FORMATS = ('mcap',)
 
 

@@ -1,8 +1,9 @@
 """
 Progress of a dataset run on stderr: sequences done, frames/s, ETA (tqdm when installed).
 
-Without tqdm a plain line is rewritten in place on a terminal, and printed once per sequence
-otherwise.
+Frames are the lead sensor's sweeps, as the spec's ``frames`` counts them. In process
+(``--workers 1``) the sweeps inside the running sequence show too. Without tqdm a plain line is
+rewritten in place on a terminal, and printed once per sequence otherwise.
 """
 
 import sys
@@ -27,6 +28,25 @@ class Progress:
                 self._bar = tqdm(total=total, initial=done, unit='seq', desc='sequences',
                                  file=self.stream, dynamic_ncols=True, smoothing=0.0)
 
+    def sweeps(self, name, total):
+        """Return on_sweep() for the running sequence: its sweeps done of total, shown live."""
+        count = [0]
+
+        def on_sweep():
+            count[0] += 1
+            if not self.enabled:
+                return
+            text = f'{name}: sweep {count[0]}/{total}'
+            if self._bar is not None:
+                self._bar.set_postfix_str(text)
+            elif self.stream.isatty():
+                self.stream.write(f'{self.line(self._rate())}  {text}\r')
+                self.stream.flush()
+        return on_sweep
+
+    def _rate(self):
+        return self.frames / max(time.perf_counter() - self._t0, 1e-9)
+
     def update(self, frames):
         """Count one more finished sequence of ``frames`` frames."""
         self.done += 1
@@ -34,7 +54,7 @@ class Progress:
         self.frames += frames
         if not self.enabled:
             return
-        rate = self.frames / max(time.perf_counter() - self._t0, 1e-9)
+        rate = self._rate()
         if self._bar is not None:
             self._bar.set_postfix_str(f'{rate:.1f} frames/s', refresh=False)
             self._bar.update(1)

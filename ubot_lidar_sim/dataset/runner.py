@@ -33,7 +33,7 @@ from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
 from ubot_lidar_sim.output import kitti_object, openpcdet, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
 from ubot_lidar_sim.pipeline.record import check_recording, record
-from ubot_lidar_sim.pipeline.rig import Rig, RigSensor
+from ubot_lidar_sim.pipeline.rig import Rig, RigSensor, TappedRig
 
 MANIFEST = 'manifest.jsonl'
 _WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
@@ -111,11 +111,12 @@ def load_world(cfg, cast_threads=0):
     return _WORLDS[key]
 
 
-def run_sequence(spec, seq, out_dir, cast_threads=0):
+def run_sequence(spec, seq, out_dir, cast_threads=0, on_sweep=None):
     """
     Record one sequence into out_dir; returns its manifest row.
 
     cast_threads: see load_world; the bytes do not depend on it (a cast's hits are per ray).
+    on_sweep(): called after each sweep of the lead sensor (the spec's frames count), or None.
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
     with_mcap = 'mcap' in spec.formats
@@ -126,6 +127,9 @@ def run_sequence(spec, seq, out_dir, cast_threads=0):
         # Every file and folder below out_dir is opened without following a link planted
         # there since the run began (output/safe_open.py).
         with safe_open.output_root(out_dir), Rig(sensors, world, materials) as rig:
+            if on_sweep is not None:
+                lead = rig.sensors[0]
+                rig = TappedRig(rig, lambda fr: fr.sensor is lead and on_sweep())
             stats = record(mcap if with_mcap else None, rig,
                            spec_mod.make_trajectory(seq.trajectory),
                            spec_mod.make_weather(seq.weather), seq.frames,
@@ -308,7 +312,8 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
     try:
         if workers == 1 and address is None:
             for seq in pending:
-                row = run_sequence(spec, seq, out_dir, serial_cast_threads)
+                row = run_sequence(spec, seq, out_dir, serial_cast_threads,
+                                   progress.sweeps(seq.name, seq.frames))
                 _finish(out_dir, done, row, progress)
         else:
             # A task holds one CPU: its casts use one thread, so that N workers on N cores do
@@ -322,11 +327,17 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
     wall = time.perf_counter() - t0
     new = [done[s.name] for s in pending]
     return {'sequences': len(spec.sequences), 'skipped': len(spec.sequences) - len(pending),
-            'recorded': len(new), 'frames': sum(sum(r['frames'].values()) for r in new),
+            'recorded': len(new), 'frames': sum(lead_frames(r) for r in new),
+            'messages': sum(r['messages'] for r in new),
             'points': sum(r['points'] for r in new), 'wall_s': wall}
 
 
 def _finish(out_dir, done, row, progress):
     done[row['id']] = row
     _append(out_dir, row)
-    progress.update(sum(row['frames'].values()))
+    progress.update(lead_frames(row))
+
+
+def lead_frames(row):
+    """Return a manifest row's sweeps of its lead sensor: what the spec's ``frames`` counts."""
+    return next(iter(row['frames'].values()), 0)

@@ -81,3 +81,24 @@ def restored_handlers(*signums):
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
+
+
+def _interrupt(exc):
+    """Return the KeyboardInterrupt (or Terminated) exc is or was caused by, else None."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, KeyboardInterrupt):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def interrupted(exc):
+    """
+    Return True when exc is Ctrl-C or SIGTERM: a KeyboardInterrupt, or an error it caused.
+
+    A SIGINT that lands while C code calls back into Python (a numba kernel loading a cached
+    object, say) surfaces as a SystemError whose cause is the KeyboardInterrupt.
+    """
+    return _interrupt(exc) is not None

@@ -147,3 +147,16 @@ class Rig:
 def _on(base_at, mount):
     """Return the sensor's pose_at: the base's own when the mount is the identity (exact)."""
     return base_at if np.array_equal(mount, np.eye(4)) else Mounted(base_at, mount)
+
+
+class TappedRig:
+    """A rig whose every frame is passed to on_frame(frame) as it is yielded (views, progress)."""
+
+    def __init__(self, rig, on_frame):
+        self.rig, self.on_frame, self.sensors = rig, on_frame, rig.sensors
+
+    def frames(self, base_at, weather, frames):
+        """Yield the rig's frames, each after on_frame has seen it."""
+        for fr in self.rig.frames(base_at, weather, frames):
+            self.on_frame(fr)
+            yield fr

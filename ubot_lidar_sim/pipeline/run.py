@@ -18,6 +18,7 @@ from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
+from ubot_lidar_sim.pipeline.run_args import add_arguments, DESCRIPTION, EXAMPLE
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
 from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
@@ -42,26 +43,6 @@ _DEFAULTS = {
                        'trace_lengths_m': [25.0, 5.0, 5.0, 5.0, 5.0]},
     'demo_driver': {},
 }
-
-
-def add_arguments(parser):
-    """Add the ``run`` options to an argparse parser."""
-    parser.add_argument('--params', metavar='FILE', help='node parameter file (<node>, '
-                        '/**/<node> or /**: ros__parameters: {...}; blocks merge in file order)')
-    parser.add_argument('--seconds', type=float, default=0.0,
-                        help='stop after this many seconds (default 0: until Ctrl-C)')
-    parser.add_argument('--preset', help='lidar_3d preset, e.g. velodyne_vlp16')
-    parser.add_argument('--snapshots', metavar='DIR',
-                        help='write PNG snapshots of the run into DIR')
-    parser.add_argument('--set', action='append', default=[], metavar='NODE:NAME=VALUE',
-                        help='override one parameter of one node, value as YAML, e.g. '
-                        'lidar_3d:sub_rays=1 (repeatable)')
-    parser.add_argument('--robots', type=int, default=1,
-                        help='robots of a fleet (1-5): each in namespace robotK with its four '
-                        'nodes, on its own loop, seeing the others (the status shows robot1)')
-    parser.add_argument('--verbose', action='store_true',
-                        help="keep the nodes' info logs (they interleave with the status)")
-    return parser
 
 
 def node_parameters(params_file=None, preset=None, sets=()):
@@ -223,7 +204,8 @@ def _write_snapshots(recorder, out_dir, nodes):
 def main(argv=None):
     """Parse the ``run`` options and run; returns the exit code."""
     parser = add_arguments(argparse.ArgumentParser(
-        prog='python -m ubot_lidar_sim run', description=__doc__.strip().splitlines()[0]))
+        prog='python -m ubot_lidar_sim run', description=DESCRIPTION, epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter))
     return run(parser.parse_args(argv))
 
 

@@ -16,7 +16,6 @@ block shared by several nodes) is ignored with one info line.
 """
 
 import dataclasses
-import difflib
 import math
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -25,8 +24,9 @@ from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
 from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config.mapping import NODE_OF
 from ubot_lidar_sim.core.config.presets import load_preset
-from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.errors import ConfigError, did_you_mean, SimError
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
@@ -214,9 +214,8 @@ class ConfigParameters:
             if name in _package_names():
                 unused.append(name)
                 continue
-            close = difflib.get_close_matches(name, list(self._fields), n=1)
-            hint = f" (did you mean '{close[0]}'?)" if close else ''
-            raise ConfigError(name, param.value, f'a {cls} parameter name{hint}')
+            raise ConfigError(name, param.value, f'a {NODE_OF.get(cls, cls)} parameter name '
+                              f'(docs/parameters.md){did_you_mean(name, self._fields)}')
         if unused:
             node.get_logger().info(f'not parameters of this node, ignored: {", ".join(unused)}')
 

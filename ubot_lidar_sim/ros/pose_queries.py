@@ -48,6 +48,7 @@ class PoseQueries:
                 self._posed = True
             except TransformError as exc:
                 if not self._posed and not self.tf_buffer.knows(world):
+                    self.say_waiting(frame_id)
                     raise SkipScan('no_new_transform', f'no transform of {world!r} has '
                                    f'arrived yet: {exc}', warn=False) from None
                 raise SkipScan('no_transform', f'no pose of {frame_id!r} in {world!r}: '
@@ -56,6 +57,18 @@ class PoseQueries:
             raise SkipScan('stale_transform', f'newest {world} -> {frame_id} is '
                            f'{now_s - latest_s:.3f} s old (limit {TF_MAX_AGE_S} s)')
         return latest_s
+
+    def say_waiting(self, frame_id):
+        """Warn once, before the first pose, which transform the node waits for and where."""
+        if getattr(self, '_said_waiting', False):
+            return
+        self._said_waiting = True
+        world = self.config.world_frame
+        self.get_logger().warning(
+            f'waiting for /tf: no transform from {world!r} to {frame_id!r} has arrived; a '
+            f'sweep needs {world} -> ... -> {frame_id} on /tf (a robot driver, '
+            f'`python -m ubot_lidar_sim run`, or `static_transform_publisher --frame-id {world} '
+            f'--child-frame-id {frame_id}`)')
 
     def oldest_pose_s(self, frame_id):
         """Return the stamp (s) of the oldest world_frame -> frame_id pose held (-inf: static)."""

@@ -204,6 +204,21 @@ class SensorNode(PoseQueries, Node):
         self._worker.start()
         if self.continuous:
             self._wake.set()
+        self.get_logger().info(self.start_line(rate_hz, trigger))
+
+    def start_line(self, rate_hz, trigger):
+        """Return the start line: sensor, preset, model, world, rate, frames."""
+        cfg = self.config
+        what = [f'{self.get_fully_qualified_name()} started: {self.sensor_label()}']
+        what += [f'{name} {getattr(cfg, name)}' for name in ('preset', 'model')
+                 if hasattr(cfg, name)]
+        what.append(f'world {cfg.world_file!r} ({len(self.world.objects)} objects)')
+        what.append(f'{rate_hz:g} Hz ({trigger})' if trigger != 'service'
+                    else 'on ~/sample calls')
+        frame = getattr(cfg, 'frame_id', None)
+        if frame:
+            what.append(f'poses of {frame!r} in {cfg.world_frame!r} from /tf')
+        return ', '.join(what)
 
     @tolerate_destroyed
     def _expire_samples(self):
@@ -315,6 +330,9 @@ class SensorNode(PoseQueries, Node):
         self.scan_index += 1
         ms = (time.perf_counter() - t0 - self.waited_s) * 1e3
         self.stats.published(n, ms)
+        if self.scan_index == 1:
+            self.get_logger().info(f'first sweep published: {n} {self.count_unit} in '
+                                   f'{ms:.1f} ms')
         return True, f'published {n} {self.count_unit} in {ms:.1f} ms'
 
     # -- diagnostics --------------------------------------------------------------------------

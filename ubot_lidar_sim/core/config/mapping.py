@@ -9,7 +9,11 @@ import dataclasses
 
 from ubot_lidar_sim.core.config.fields import group_names
 from ubot_lidar_sim.core.config.model import PhysicalModel
-from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.errors import ConfigError, did_you_mean
+
+#: The node whose parameters a config class holds (the names of docs/parameters.md).
+NODE_OF = {'LidarConfig': 'lidar_3d', 'LaserScanConfig': 'laser_scan',
+           'TerrainConfig': 'terrain_sensor'}
 
 
 def from_dict(cls, mapping):
@@ -17,7 +21,9 @@ def from_dict(cls, mapping):
     names = {f.name for f in dataclasses.fields(cls)}
     for key, value in mapping.items():
         if key not in names:
-            raise ConfigError(key, value, f'a {cls.__name__} parameter name')
+            node = NODE_OF.get(cls.__name__, cls.__name__)
+            raise ConfigError(key, value, f'a {node} parameter name (docs/parameters.md)'
+                              f'{did_you_mean(key, sorted(names))}')
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in mapping.items()})
 
 

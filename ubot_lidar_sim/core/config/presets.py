@@ -10,7 +10,7 @@ Parameters merge as preset < parameter file < explicit overrides.
 from pathlib import Path
 
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
-from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.errors import ConfigError, did_you_mean
 from ubot_lidar_sim.core.resources import config_path
 
 PRESET_NODES = ('lidar_3d', 'laser_scan')    # the nodes whose config has the preset parameter
@@ -80,8 +80,10 @@ def preset_path(name):
 
 def load_preset(name, node='lidar_3d'):
     """Return node's parameters of preset ``name`` (ConfigError listing node's presets)."""
-    if node not in preset_nodes(name):
-        raise ConfigError('preset', name, f'a {node} preset: ' + ', '.join(list_presets(node)))
+    if name not in _all_presets() or node not in preset_nodes(name):
+        known = list_presets(node)
+        raise ConfigError('preset', name, f'a {node} preset: {", ".join(known)}'
+                          f'{did_you_mean(name, known)}')
     params = node_params(load_blocks(preset_path(name)), node)
     params['preset'] = name
     return params

@@ -9,7 +9,8 @@ from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 class WorldParams(Validated):
     """The world a node loads: its file, frame and SDF options (sensors and base_sim alike)."""
 
-    world_file: str = _p('flat', "World YAML or SDF (.world, .sdf) path, or 'demo' / 'flat'.",
+    world_file: str = _p('flat', 'World YAML or SDF (.world, .sdf) path (relative: to the '
+                         "working directory), or a built-in world: 'demo', 'flat', 'example'.",
                          read_only=True, nonempty=True)
     world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
                           read_only=True, nonempty=True)

@@ -28,6 +28,7 @@ from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
 from ubot_lidar_sim.core.world.actors import Actor, build_actors
 from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.names import resolve_world
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
                                               Context, MAX_ACTORS, MAX_TRIANGLES)
@@ -99,7 +100,7 @@ class World:
              max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
              model_paths: Sequence[str] = (), sdf_geometry: str = 'visual') -> World:
         """
-        Load 'demo', 'flat', a world YAML path or an SDF world (.world, .sdf).
+        Load 'demo', 'flat', an example by name, a world YAML path or an SDF world (.sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
@@ -108,6 +109,7 @@ class World:
         """
         sdf = (tuple(model_paths), sdf_geometry)
         materials = MaterialTable.load() if materials is None else materials
+        spec = resolve_world(spec)
         if isinstance(spec, str) and spec in BUILTIN_WORLDS:
             return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
                                  max_triangles, caster)

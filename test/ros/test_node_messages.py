@@ -1,0 +1,75 @@
+"""A node says what it does: a start line, one warning while it waits for /tf, the first sweep."""
+
+import os
+from pathlib import Path
+import subprocess
+import time
+
+from geometry_msgs.msg import TransformStamped
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from sensor_msgs.msg import PointCloud2
+from tf2_msgs.msg import TFMessage
+import yaml
+
+EXE = Path(__file__).resolve().parents[2] / 'install' / 'ubot_lidar_sim' / 'lib' / \
+    'ubot_lidar_sim' / 'lidar_3d_node'
+PARAMS = {'channels': 8, 'horizontal_samples': 120, 'sub_rays': 1, 'max_range_m': 30.0,
+          'rate_hz': 10.0, 'world_file': 'flat', 'preset': 'custom'}
+
+
+def _tf(stamp):
+    t = TransformStamped()
+    t.header.frame_id, t.child_frame_id, t.header.stamp = 'map', 'lidar_3d', stamp
+    t.transform.translation.z = 1.5
+    t.transform.rotation.w = 1.0
+    return TFMessage(transforms=[t])
+
+
+def _wait_for(path, text, spin, timeout_s):
+    """Spin until text is in the file at path; return its content."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        content = path.read_text()
+        if text in content:
+            return content
+        spin()
+    return path.read_text()
+
+
+@pytest.mark.ros
+def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tmp_path):
+    params = tmp_path / 'p.yaml'
+    params.write_text(yaml.safe_dump({'lidar_3d': {'ros__parameters': PARAMS}}))
+    log = tmp_path / 'node.log'
+    env = dict(os.environ, ROS_DOMAIN_ID=str(context.get_domain_id()), PYTHONUNBUFFERED='1',
+               RCUTILS_LOGGING_BUFFERED_STREAM='0')
+    with open(log, 'w') as out:
+        proc = subprocess.Popen([str(EXE), '--ros-args', '--params-file', str(params)],
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
+    node = rclpy.create_node('probe', context=context)
+    ex = SingleThreadedExecutor(context=context)
+    ex.add_node(node)
+    clouds = []
+    node.create_subscription(PointCloud2, '/points', clouds.append, 5)
+    tf_pub = node.create_publisher(TFMessage, '/tf', 100)
+    try:
+        text = _wait_for(log, 'waiting for /tf', lambda: ex.spin_once(timeout_sec=0.1), 120)
+        assert ("/lidar_3d started: lidar_3d, preset custom, model physical, world 'flat' "
+                "(1 objects), 10 Hz (timer), poses of 'lidar_3d' in 'map' from /tf") in text
+        assert ("waiting for /tf: no transform from 'map' to 'lidar_3d' has arrived") in text
+        assert 'first sweep' not in text
+
+        def publish_and_spin():
+            tf_pub.publish(_tf(node.get_clock().now().to_msg()))
+            ex.spin_once(timeout_sec=0.05)
+        text = _wait_for(log, 'first sweep published', publish_and_spin, 60)
+        assert 'first sweep published: ' in text, text
+        assert text.count('waiting for /tf') == 1
+        assert text.count('first sweep published') == 1
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        ex.shutdown()
+        node.destroy_node()

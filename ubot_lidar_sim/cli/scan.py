@@ -1,0 +1,146 @@
+"""
+The ``scan`` command: simulate sweeps and write them (loads the world, open3d and the kernels).
+
+The --out extension picks the writer (pipeline/writers.py WRITERS), which writes a temporary
+file beside the target and renames it, so nothing is left half-written.
+"""
+
+import hashlib
+import json
+from pathlib import Path
+import sys
+
+from ubot_lidar_sim.cli.parser import SENSORS
+from ubot_lidar_sim.cli.progress import chain, SweepProgress
+from ubot_lidar_sim.cli.view import frame_logger, serve
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.physics.weather import weather_from
+from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+from ubot_lidar_sim.core.world.world import load_for_config
+from ubot_lidar_sim.output import pcd, safe_open, semantickitti
+from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.view import View
+from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
+from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor, TappedRig
+from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
+
+#: Arguments that do not change a scan's output (kept out of scan_key).
+_NOT_KEYED = ('out', 'view', 'color_by', 'web_port', 'grpc_port', 'serve_seconds')
+DEFAULT_POSE = {'lidar_3d': (0, 0, 1.5, 0, 0, 0), 'laser_scan': (0, 0, 1.5, 0, 0, 0),
+                'terrain_sensor': (0, 0, 0.5, 0, 0, 0)}
+assert set(DEFAULT_POSE) == set(SENSORS)
+
+
+def _rig_sensors(kinds, cfgs):
+    """
+    Return the RigSensors of a scan: a sensor alone is the posed frame (identity mount).
+
+    With --sensor all, --pose places base_link (default: the terrain sensor's) and each sensor
+    sits at its own default pose's offset from it (lidar_3d and laser_scan 1 m above).
+    """
+    base = DEFAULT_POSE[kinds[-1]][:3]
+    return [RigSensor(k, k, c, pose_matrix_deg([a - b for a, b in zip(DEFAULT_POSE[k][:3], base)],
+                                               (0, 0, 0)), f'/{MESSAGE_OF[k]}')
+            for k, c in zip(kinds, cfgs)]
+
+
+def _weather(args):
+    """Return the Weather of --rain, --visibility, --snow, --snow-depth (errors name the flag)."""
+    return weather_from({'rain_mm_h': '--rain', 'visibility_m': '--visibility',
+                         'snowfall_rate_mm_h': '--snow', 'snow_depth_m': '--snow-depth'},
+                        rain_mm_h=args.rain, visibility_m=args.visibility,
+                        snowfall_rate_mm_h=args.snow, snow_depth_m=args.snow_depth)
+
+
+def _check_format(args):
+    """Check --format and --sequence (ConfigError naming them)."""
+    if args.format != 'semantickitti':
+        raise ConfigError('--format', args.format, "'semantickitti' (the file formats take "
+                          "their name from --out's extension)")
+    if args.sensor != 'lidar_3d':
+        raise ConfigError('--sensor', args.sensor, 'lidar_3d with --format semantickitti')
+    semantickitti.check_number(args.sequence, '--sequence')
+    out = Path(args.out)
+    named_like_a_file = not out.exists() and out.suffix.lower() in WRITERS
+    if (out.exists() and not out.is_dir()) or named_like_a_file:
+        raise ConfigError('--out', args.out, 'a directory with --format semantickitti (not a '
+                          'file name such as one ending in .pcd)')
+
+
+def scan_key(args):
+    """Return the sha256 of everything that decides a scan's output (its arguments but --out)."""
+    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in _NOT_KEYED},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()
+
+
+def _write_semantickitti(args, outputs):
+    """Write the sweeps (an iterable) as DIR/sequences/NN (+ poses, label map), all or none."""
+    root = Path(args.out)
+    with all_or_none():
+        writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args))
+        for res in outputs:
+            writer.add(res.points, res.sensor_pose, res.stamp_s)
+        writer.close()
+        semantickitti.write_label_map(root, sequences=(args.sequence,))
+    return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
+
+
+def run_scan(args, kinds, cfgs, view=None, progress=None):
+    """
+    Run the ``scan`` command (kinds, cfgs: scan_check.check's); return the files written.
+
+    view: an output.view.View that shows each sweep as it is computed, or None; progress: an
+    on_frame callback (cli/progress.py SweepProgress) or None.
+    """
+    sensor = args.sensor
+    ext = Path(args.out).suffix.lower()
+    allowed = extensions(sensor)
+    if args.format is not None:
+        _check_format(args)
+    elif ext not in allowed:
+        raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
+                          f'for --sensor {sensor}')
+    if not 1 <= args.frames <= MAX_FRAMES:
+        raise ConfigError('--frames', args.frames, f'an integer 1-{MAX_FRAMES}')
+    if args.format is not None:
+        semantickitti.check_free(args.out, args.sequence, scan_key(args))
+    cfg = cfgs[0]
+    weather = _weather(args)
+    for kind, c in zip(kinds, cfgs):
+        if kind == 'lidar_3d' and ext == '.pcd' and args.format is None:
+            pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
+    sensors = _rig_sensors(kinds, cfgs)
+    if args.format is None and WRITERS[ext].recording:
+        # Sizes, one world, frame ids and topics: before the world is loaded.
+        check_recording(sensors, args.frames, frames_name='--frames')
+    pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
+    trajectory = BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
+    world, materials = load_for_config(cfg)
+    # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
+    # written (to a temporary name) as it comes, so memory does not grow with --frames.
+    root = args.out if args.format is not None else Path(args.out).parent
+    with safe_open.output_root(root), Rig(sensors, world, materials) as rig:
+        if view is not None or progress is not None:
+            rig = TappedRig(rig, chain(view and frame_logger(view, weather), progress))
+        if args.format is not None:
+            frames = rig.frames(trajectory, weather, args.frames)
+            return _write_semantickitti(args, (fr.result for fr in frames))
+        return WRITERS[ext].write(Path(args.out), rig, trajectory, weather, args.frames, cfg,
+                                  sensor)
+
+
+def command(args, checked):
+    """Run ``scan`` after scan_check.check (checked: its result); print the files written."""
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port,
+                color_by=args.color_by) if args.view else None
+    progress = SweepProgress(args.frames, checked[0][0]) if args.frames > 1 else None
+    files = run_scan(args, *checked, view=view, progress=progress)
+    for path in files:
+        print(path)
+    if progress is not None:
+        print(progress.summary(files), file=sys.stderr)
+    if view is not None:
+        serve(view, args.serve_seconds)
+    return 0

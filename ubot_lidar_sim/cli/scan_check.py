@@ -1,0 +1,49 @@
+"""
+``scan``'s checks that need no world and no kernel: arguments and parameters.
+
+They run before cli/scan.py is loaded, so a bad --set, --params, --world or --out is
+answered without loading open3d or numba. Returns the sensors' configs for the scan itself.
+"""
+
+from pathlib import Path
+
+from ubot_lidar_sim.cli.parser import SENSORS
+from ubot_lidar_sim.core.beams.firing import build_beams
+from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides
+from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.world.names import resolve_world
+
+
+def overrides_for(kind, overrides, sensor):
+    """Return the --set values of one sensor; with --sensor all each name is SENSOR:NAME."""
+    if sensor != 'all':
+        return overrides
+    out = {}
+    for name, value in overrides.items():
+        prefix, sep, param = name.partition(':')
+        if not sep or prefix not in SENSORS:
+            raise ConfigError('--set', name, 'SENSOR:NAME=VALUE with --sensor all, SENSOR one '
+                              f'of {", ".join(SENSORS)}')
+        if prefix == kind:
+            out[param] = value
+    return out
+
+
+def check(args):
+    """Check the arguments and parameters of a scan; return (sensor kinds, their configs)."""
+    if not Path(args.out).parent.is_dir():
+        raise ConfigError('--out', args.out, 'a file in an existing directory')
+    extra = {'model_paths': args.model_paths} if args.model_paths else {}
+    if args.world is not None:
+        extra['world_file'] = args.world
+    if args.seed is not None:
+        extra['seed'] = args.seed
+    kinds = SENSORS if args.sensor == 'all' else (args.sensor,)
+    overrides = parse_overrides(args.overrides)
+    cfgs = [effective_config(k, args.params, overrides_for(k, overrides, args.sensor), extra)
+            for k in kinds]
+    resolve_world(cfgs[0].world_file)   # a world file that cannot be read: before open3d loads
+    for kind, c in zip(kinds, cfgs):
+        if kind == 'lidar_3d':
+            build_beams(c)  # refuse a scan over max_rays_per_scan before loading the world
+    return kinds, cfgs

@@ -1,0 +1,29 @@
+"""The ``dataset`` command's arguments: argparse only, so that ``--help`` loads nothing heavy."""
+
+#: The formats a sequence can be written in (dataset/formats.py writes them).
+FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
+
+EXAMPLE = """example:
+  python -m ubot_lidar_sim dataset config/datasets/example.yaml --out /tmp/ds --workers 1"""
+
+
+def add_parser(sub):
+    """Add the ``dataset`` command to the CLI's subparsers."""
+    p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + '
+                       'labels, SemanticKITTI, PCD)')
+    p.add_argument('spec', metavar='SPEC.yaml')
+    p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
+    p.add_argument('--workers', type=int, metavar='N',
+                   help='sequences at once (default: one per CPU of this machine, or with '
+                   "--address as many as the cluster's CPUs take; 1 without --address: no Ray)")
+    p.add_argument('--address', metavar='ADDR', help="join the Ray cluster at ADDR ('auto', "
+                   'HOST:PORT or ray://HOST:PORT)')
+    p.add_argument('--quiet', action='store_true', help='no progress bar')
+    p.add_argument('--formats', metavar='F1,F2', help='formats of every sequence, replacing the '
+                   f"spec's formats: (default mcap): {', '.join(FORMATS)}")
+    p.add_argument('--label-map', choices=('native', 'semantickitti'),
+                   help="SemanticKITTI's ids: the world's class ids (native) or SemanticKITTI's "
+                   "own, replacing the spec's label_map")
+    p.add_argument('--deskew', action='store_true', help='ego-motion-compensated SemanticKITTI '
+                   "scans (the spec's deskew: true)")
+    return p

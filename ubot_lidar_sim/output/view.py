@@ -1,0 +1,112 @@
+"""
+The live view: sweeps, the robot's path, actors and the weather in Rerun's web viewer.
+
+rerun-sdk serves its web viewer (HTML, JS and Wasm shipped inside the wheel) from this machine
+and the logged data over gRPC, so a browser on this machine shows them with no network and no
+rviz2. Points are coloured by intensity, class or instance; `View.log_*` take plain numpy
+arrays, so the CLI, the dataset directories and MCAP files share it.
+"""
+
+import socket
+
+import numpy as np
+import rerun as rr
+import rerun.blueprint as rrb
+
+from ubot_lidar_sim.core.errors import ConfigError
+
+COLOR_BY = ('intensity', 'class', 'instance')
+WEB_PORT, GRPC_PORT = 9090, 9876
+
+
+def check_free(port, name):
+    """Raise ConfigError naming the option when port cannot be listened on."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(('0.0.0.0', port))
+        except OSError as exc:
+            raise ConfigError(name, port, f'a free TCP port ({exc.strerror})') from None
+
+
+def _ramp(v):
+    """Return (N, 3) uint8 colours of v in [0, 1]: blue, cyan, green, yellow, red."""
+    stops = np.array([[48, 18, 59], [40, 150, 230], [60, 220, 120], [240, 210, 40],
+                      [200, 30, 20]], float)
+    x = np.clip(np.nan_to_num(v), 0.0, 1.0) * (len(stops) - 1)
+    i = np.minimum(x.astype(int), len(stops) - 2)
+    f = (x - i)[:, None]
+    return (stops[i] * (1 - f) + stops[i + 1] * f).astype(np.uint8)
+
+
+def _hashed(ids):
+    """Return (N, 3) uint8 colours, one per id (0 grey), stable across sweeps."""
+    ids = np.asarray(ids, np.uint32)
+    h = (ids * np.uint32(2654435761)) & np.uint32(0xFFFFFF)
+    out = np.stack([(h >> 16) & 255, (h >> 8) & 255, h & 255], axis=1).astype(np.uint8)
+    out = np.maximum(out, 60)
+    out[ids == 0] = 128
+    return out
+
+
+def colours(points, color_by):
+    """Return (N, 3) uint8 colours of a structured point array by intensity, class or instance."""
+    names = points.dtype.names or ()
+    if color_by == 'class' and 'class_id' in names:
+        return _hashed(points['class_id'])
+    if color_by == 'instance' and 'instance_id' in names:
+        return _hashed(points['instance_id'])
+    if 'intensity' in names:
+        v = np.asarray(points['intensity'], float)
+        top = max(float(np.percentile(v, 99)) if v.size else 1.0, 1e-6)
+        return _ramp(v / top)
+    return np.full((len(points), 3), 200, np.uint8)
+
+
+class View:
+    """A Rerun recording served to the web viewer on this machine."""
+
+    def __init__(self, name='ubot_lidar_sim', web_port=WEB_PORT, grpc_port=GRPC_PORT,
+                 color_by='intensity'):
+        check_free(web_port, '--web-port')
+        check_free(grpc_port, '--grpc-port')
+        rr.init(name)
+        uri = rr.serve_grpc(grpc_port=grpc_port)
+        rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=uri)
+        rr.send_blueprint(rrb.Blueprint(
+            rrb.Horizontal(rrb.Spatial3DView(origin='world', name='points, path, actors'),
+                           rrb.TextDocumentView(origin='weather', name='weather'),
+                           column_shares=[4, 1]), collapse_panels=True))
+        rr.log('world', rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
+        self.url = f'http://localhost:{web_port}/?url={uri}'
+        self.color_by = color_by
+        self._path = []
+
+    def at(self, stamp_s):
+        """Put what is logged next at time stamp_s (s)."""
+        rr.set_time('sim_time', duration=float(stamp_s))
+
+    def points(self, entity, points, world_from_sensor=None):
+        """Log a structured point array (x, y, z, ...) in the world frame."""
+        xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
+        if world_from_sensor is not None:
+            m = np.asarray(world_from_sensor, np.float64)
+            xyz = (xyz @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
+        rr.log(f'world/{entity}', rr.Points3D(xyz, colors=colours(points, self.color_by),
+                                              radii=0.06))
+        return len(xyz)
+
+    def pose(self, xyz):
+        """Extend the robot's path by one position."""
+        self._path.append([float(v) for v in xyz[:3]])
+        rr.log('world/robot_path', rr.LineStrips3D([self._path], colors=[[255, 255, 255]]))
+        rr.log('world/robot', rr.Points3D([self._path[-1]], colors=[[255, 0, 255]], radii=0.3))
+
+    def actors(self, names, xyz):
+        """Log the actors' positions, labelled with their names."""
+        rr.log('world/actors', rr.Points3D(np.asarray(xyz, np.float32).reshape(-1, 3),
+                                           labels=list(names), colors=[[255, 140, 0]],
+                                           radii=0.4))
+
+    def weather(self, text):
+        """Log the weather in force, as text."""
+        rr.log('weather', rr.TextDocument(text))
