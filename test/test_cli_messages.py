@@ -48,7 +48,7 @@ def test_a_misspelled_laser_preset_lists_only_laser_presets(tmp_path):
 @pytest.mark.parametrize('world', ['nowhere.yaml', 'exampel', 'config/worlds/example.yaml'])
 def test_an_unreadable_world_is_one_wording_that_lists_the_built_in_names(tmp_path, world):
     line = _one_error_line(_cli('scan', '--out', 'x.npz', '--world', world, cwd=tmp_path))
-    assert f"world_file: cannot read '{world}' (from {tmp_path})" in line
+    assert f"world_file: cannot read '{world}' (no such file from {tmp_path})" in line
     assert 'or a built-in world: demo, flat, example' in line
 
 

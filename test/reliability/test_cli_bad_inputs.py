@@ -65,7 +65,8 @@ CASES = {
     'out_wrong_extension': (['scan', '--out', '{tmp}/x.png'], r"--out: got '.*x\.png', allowed "
                             r'a file ending in \.npz or \.ply'),
     'world_missing': (['scan', '--world', '{tmp}/nope.yaml'], "world_file: cannot read '.*nope"
-                      r"\.yaml': allowed a readable world YAML or SDF file, or a built-in world"),
+                      r"\.yaml' \(no such file\): allowed a readable world YAML or SDF file, or "
+                      'a built-in world'),
     'world_empty': (['scan', '--world', '{tmp}/empty.yaml'], 'empty.yaml: file: the file is '
                     'empty'),
     'world_binary': (['scan', '--world', '{tmp}/binary.yaml'], 'binary content'),
@@ -152,7 +153,8 @@ NODE_START_CASES = {
     # id: (ros__parameters of lidar_3d or raw file text, regex of the error line)
     'node_channels_out_of_range': ({'channels': 0}, 'channels'),
     'node_world_file_missing': ({'world_file': '/nonexistent/world.yaml'},
-                                r"world_file: cannot read '/nonexistent/world\.yaml': allowed"),
+                                r"world_file: cannot read '/nonexistent/world\.yaml' \(no such "
+                                r'file\): allowed'),
     'node_rays_over_max': ({'channels': 256, 'horizontal_samples': 8192}, 'max_rays_per_scan'),
     'node_unknown_preset': ({'preset': 'velodyne_vlp99'}, "preset: got 'velodyne_vlp99'"),
     'node_params_file_not_yaml': ('lidar_3d:\n  ros__parameters:\n    channels: [1, \n',

@@ -10,8 +10,6 @@ arrays, so the CLI, the dataset directories and MCAP files share it.
 import socket
 
 import numpy as np
-import rerun as rr
-import rerun.blueprint as rrb
 
 from ubot_lidar_sim.core.errors import ConfigError
 
@@ -69,6 +67,11 @@ class View:
                  color_by='intensity'):
         check_free(web_port, '--web-port')
         check_free(grpc_port, '--grpc-port')
+        # rerun (with pyarrow: ~1 GB of address space) loads only when a view is opened.
+        import rerun as rr
+        import rerun.blueprint as rrb
+
+        self.rr = rr
         rr.init(name)
         uri = rr.serve_grpc(grpc_port=grpc_port)
         rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=uri)
@@ -83,10 +86,12 @@ class View:
 
     def at(self, stamp_s):
         """Put what is logged next at time stamp_s (s)."""
+        rr = self.rr
         rr.set_time('sim_time', duration=float(stamp_s))
 
     def points(self, entity, points, world_from_sensor=None):
         """Log a structured point array (x, y, z, ...) in the world frame."""
+        rr = self.rr
         xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
         if world_from_sensor is not None:
             m = np.asarray(world_from_sensor, np.float64)
@@ -97,16 +102,19 @@ class View:
 
     def pose(self, xyz):
         """Extend the robot's path by one position."""
+        rr = self.rr
         self._path.append([float(v) for v in xyz[:3]])
         rr.log('world/robot_path', rr.LineStrips3D([self._path], colors=[[255, 255, 255]]))
         rr.log('world/robot', rr.Points3D([self._path[-1]], colors=[[255, 0, 255]], radii=0.3))
 
     def actors(self, names, xyz):
         """Log the actors' positions, labelled with their names."""
+        rr = self.rr
         rr.log('world/actors', rr.Points3D(np.asarray(xyz, np.float32).reshape(-1, 3),
                                            labels=list(names), colors=[[255, 140, 0]],
                                            radii=0.4))
 
     def weather(self, text):
         """Log the weather in force, as text."""
+        rr = self.rr
         rr.log('weather', rr.TextDocument(text))

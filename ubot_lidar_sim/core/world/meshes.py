@@ -23,7 +23,6 @@ import struct
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import parse as defused_parse
 import numpy as np
-import trimesh
 
 from ubot_lidar_sim.core.world import loaders
 
@@ -137,6 +136,10 @@ def _read(path):
     One part per scene node holding triangles (names: the node names, gz-common's submesh
     names); offsets (P + 1,) index the parts' triangles in the concatenated arrays.
     """
+    # trimesh (~0.5 s, 350 MB of address space with its scipy) only where a mesh is read: a
+    # YAML world of primitives and maps, or the CLI's checks, never import it.
+    import trimesh
+
     suffix = path.suffix.lower()
     meter, _, node_names = _collada_meter(path) if suffix == '.dae' else (1.0, 0, {})
     try:

@@ -38,14 +38,17 @@ def resolve_world(spec, name='world_file'):
     path = Path(spec).expanduser()
     if not path.is_absolute():
         path = Path.cwd() / path
+    why = 'no such file'
     if path.is_file():
         try:
             with open(path, 'rb'):
                 return path
-        except OSError:
-            pass
+        except OSError as exc:
+            why = exc.strerror or str(exc)
+    elif path.exists():
+        why = 'not a regular file'      # a directory, a FIFO, a device
     names = world_names()
-    where = '' if Path(spec).expanduser().is_absolute() else f' (from {Path.cwd()})'
-    raise WorldError(f'{name}: cannot read {str(spec)!r}{where}: allowed a '
+    where = '' if Path(spec).expanduser().is_absolute() else f' from {Path.cwd()}'
+    raise WorldError(f'{name}: cannot read {str(spec)!r} ({why}{where}): allowed a '
                      f'readable world YAML or SDF file, or a built-in world: '
                      f'{", ".join(names)}{did_you_mean(str(spec), names)}')

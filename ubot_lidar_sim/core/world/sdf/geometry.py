@@ -12,7 +12,6 @@ top row at +y).
 from dataclasses import dataclass, field
 
 import numpy as np
-import trimesh
 
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLINDER, KIND_MESH, \
     KIND_SPHERE
@@ -139,6 +138,8 @@ def read_geometry(geom_el, where, base_dir, model_paths, budget):
         h = number(el, 'length', where, 1.0 if el.tag == 'cylinder' else None)
         if el.tag == 'cylinder':
             return Shape(CYLINDER[0] * [r, r, h], CYLINDER[1], KIND_CYLINDER, np.array([r, r, h]))
+        import trimesh      # only for a capsule (meshes.py says why it loads late)
+
         m = trimesh.creation.capsule(height=h, radius=r, count=[48, 24])
         return Shape(np.asarray(m.vertices, np.float64), np.asarray(m.faces, np.int64))
     if el.tag == 'ellipsoid':
