@@ -68,6 +68,18 @@ def node_parameters(params_file=None, preset=None, sets=()):
     return out
 
 
+def _checked_parameters(args):
+    """Return the nodes' parameters of args, or None after one line on stderr (exit 2)."""
+    try:
+        params = node_parameters(args.params, args.preset, args.set)
+        check_robots(args.robots)
+    except (OSError, ValueError, yaml.YAMLError) as exc:
+        # YAML errors span several lines (position, context): one line (exit 2).
+        print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
+        return None
+    return params
+
+
 def run(args):
     """Run the four nodes and the monitor; return the process exit code."""
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
@@ -76,12 +88,8 @@ def run(args):
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    try:
-        params = node_parameters(args.params, args.preset, args.set)
-        check_robots(args.robots)
-    except (OSError, ValueError, yaml.YAMLError) as exc:
-        # YAML errors span several lines (position, context): one line (exit 2).
-        print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
+    params = _checked_parameters(args)
+    if params is None:
         return 2
     stop = {'signal': None}
 
