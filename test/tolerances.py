@@ -6,7 +6,7 @@ conftest. No figure here is read off one machine. open3d's and embreex's Embree 
 or AVX-512 kernels at run time and numba compiles for the host CPU (or NUMBA_CPU_NAME), so the
 last bits of a float32 intersection or of a libm call may differ between machines; a test
 compares with the bound, not with the bits one CPU gives. `make test-generic-cpu` runs the
-numeric tests with numba compiled for a generic x86-64 (docs/NOTES.md, issue 26).
+numeric tests with numba compiled for a generic x86-64 (scripts/test_generic_cpu.sh).
 
 Where a test needs no bound: numpy's float64 + - * / sqrt are IEEE correctly rounded on every
 CPU, and numba does not contract a * b + c into an FMA without fastmath (the package sets none),

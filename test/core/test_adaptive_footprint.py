@@ -85,7 +85,7 @@ def test_a_flat_wall_casts_one_ray_per_inner_beam_and_keeps_the_exhaustive_echo(
     assert len(ex) == len(ad) == inner.size              # one echo per beam in both
     # bound: the hexagon's ranges and powers differ from the centre's at second order in the
     # 1.05 mrad sub-ray offset (rho^2 / cos^2 = 1.1e-6 at <= 6 deg incidence: 1.1e-5 m at 10 m),
-    # plus 2 f32 hit bounds (3.2e-5 m each, docs/NOTES.md issue 26): 1e-4 m.
+    # plus 2 f32 hit bounds (3.2e-5 m each, tolerances.f32_hit_bound_m): 1e-4 m.
     np.testing.assert_allclose(ad['range'], ex['range'], atol=1e-4)
     # bound: the same second-order terms on the power (a few x 1.1e-6 relative): rtol 1e-5.
     np.testing.assert_allclose(ad['reflectivity'], ex['reflectivity'], rtol=1e-5)

@@ -57,7 +57,7 @@ def test_wall_at_known_distance_without_noise_gives_that_distance(wall_world, ma
     el = np.radians([-5.0, 0.0, 5.0])[pts['ring']]
     assert_wall_ranges(pts, az, el)
     # bound: f32_hit_bound_m(10.6 m, cos 0.92, WALL_LEVER_M) = 3.6e-5 m, x <= range.
-    # bound: pts['x'] atol 5e-5 >= 1.4 x the f32 hit bound (3.6e-5, docs/NOTES.md issue 26)
+    # bound: pts['x'] atol 5e-5 >= 1.4 x the f32 hit bound (3.6e-5, tolerances.f32_hit_bound_m)
     np.testing.assert_allclose(pts['x'], 10.0, atol=5e-5)
     np.testing.assert_array_equal(pts['material'], 5)
     np.testing.assert_array_equal(pts['return_count'], 1)

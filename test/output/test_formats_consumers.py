@@ -80,5 +80,5 @@ def test_kiss_icp_rosbag_dataloader_follows_the_mcap(sequence, monkeypatch):
     # Measured 1.7 % (0.29 m over 17.4 m): the same sweeps as the kitti test, but KISS-ICP
     # deskews them with the cloud's per-point 'time' field (its default) and does not apply
     # its KITTI scan correction. Bound 3 % of the path: the measured value with margin, six
-    # times KISS-ICP's KITTI average (not investigated further; docs/NOTES.md, issue 30).
+    # times KISS-ICP's KITTI average (not investigated further).
     assert error_m < 0.03 * np.sum(np.linalg.norm(np.diff(gt[:, :, 3], axis=0), axis=1))
