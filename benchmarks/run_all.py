@@ -44,39 +44,20 @@ def _table(rows, columns):
 
 
 def print_table(rows):
-    """Print the scan cases, then the end-to-end cases, as fixed-width tables on stdout."""
-    others = ('E2E', 'dataset', 'LOAD', 'FLEET', 'SDF', 'CLOSED', 'CLI')
-    scans = [r for r in rows if not r['case'].startswith(others)]
-    sdf = [r for r in rows if r['case'].startswith('SDF')]
-    closed = [r for r in rows if r['case'].startswith('CLOSED')]
-    fleets = [r for r in rows if r['case'].startswith('FLEET')]
-    e2e = [r for r in rows if r['case'].startswith('E2E')]
-    datasets = [r for r in rows if r['case'].startswith('dataset')]
-    loads = [r for r in rows if r['case'].startswith('LOAD')]
-    clis = [r for r in rows if r['case'].startswith('CLI')]
+    """Print the scan cases, then each other group of cases, as fixed-width tables on stdout."""
+    # (case-name prefix, columns) in print order; the scan cases are the rest.
+    groups = (('E2E', E2E_COLUMNS), ('dataset', bench_dataset.COLUMNS),
+              ('LOAD', bench_load.COLUMNS), ('FLEET', bench_fleet.COLUMNS),
+              ('SDF', bench_sdf.COLUMNS), ('CLOSED', bench_closed_loop.COLUMNS),
+              ('CLI', bench_cli.COLUMNS))
+    scans = [r for r in rows if not r['case'].startswith(tuple(p for p, _ in groups))]
     if scans:
         _table(scans, COLUMNS)
-    if e2e:
-        print()
-        _table(e2e, E2E_COLUMNS)
-    if datasets:
-        print()
-        _table(datasets, bench_dataset.COLUMNS)
-    if loads:
-        print()
-        _table(loads, bench_load.COLUMNS)
-    if fleets:
-        print()
-        _table(fleets, bench_fleet.COLUMNS)
-    if sdf:
-        print()
-        _table(sdf, bench_sdf.COLUMNS)
-    if closed:
-        print()
-        _table(closed, bench_closed_loop.COLUMNS)
-    if clis:
-        print()
-        _table(clis, bench_cli.COLUMNS)
+    for prefix, columns in groups:
+        group = [r for r in rows if r['case'].startswith(prefix)]
+        if group:
+            print()
+            _table(group, columns)
 
 
 def plot(rows, path):
