@@ -35,6 +35,18 @@ def test_aggregate_area_law_by_hand():
         snow_optics.aggregate_area_m2(d)), d, rtol=1e-12)
 
 
+def test_a_falling_flake_seen_from_the_side_shows_0_6_of_its_area_from_above():
+    # Hogan et al. (2012): horizontally aligned oblate spheroids of axial ratio 0.6. D = 1 mm:
+    # 0.6 x 0.30122 = 0.180732 mm^2; D = 5 mm: 0.6 x 6.2080 = 3.72480 mm^2.
+    # bound: the hand values' rounding, half a unit of their 5th significant digit
+    assert snow_optics.side_area_m2(1.0) * 1e6 == pytest.approx(0.18073, abs=5e-6)
+    assert snow_optics.side_area_m2(5.0) * 1e6 == pytest.approx(3.7248, abs=5e-5)
+    d = np.geomspace(1e-4, 30.0, 200)
+    # bound: pow and its inverse in float64, a few ulps relative
+    np.testing.assert_allclose(snow_optics.side_diameter_mm(snow_optics.side_area_m2(d)), d,
+                               rtol=1e-12)
+
+
 @pytest.mark.parametrize('optics, same', [('area_law', True), ('itu_matched', False)])
 def test_the_detectable_flake_size_depends_on_the_rate_only_through_the_itu_matched_ratio(
         optics, same):
