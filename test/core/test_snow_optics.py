@@ -73,14 +73,16 @@ def test_dry_snow_counts_rise_with_the_rate_without_a_step_above_3x(cadc_dry):
     n = np.array(cadc_dry)
     assert np.all(np.diff(n) > 0), n
     assert np.all(n[1:] / n[:-1] <= 3.0), n
-    # CADC's 26-1,443 at 0.5 and 1 mm/h (round 3); 2.5 mm/h is above it (docs/physics-weather.md)
+    # CADC's 26-1,443 at 0.5 and 1 mm/h (round 3); 2 mm/h (1,360 in 3 sweeps) is inside it but
+    # near its edge, not asserted; 2.5 mm/h is above it (docs/physics-weather.md)
     lo, hi = 26, 1443
     rates = list(snow_counts.RATES)
     assert lo <= n[rates.index(0.5)] <= hi and lo <= n[rates.index(1.0)] <= hi, n
 
 
-@pytest.mark.xfail(strict=True, reason='open (issue 42): 2.5 mm/h dry snow gives ~2,600 points '
-                   "in CADC's box; the excess is the flake tail beyond Mitchell's 4.5 mm "
+@pytest.mark.xfail(strict=True, reason='open (issue 42): 2.5 mm/h dry snow gives ~1,670 points '
+                   "in CADC's box (2 mm/h 1,360 is inside 26-1,443); the excess is the flake "
+                   "tail beyond Mitchell's 4.5 mm "
                    '(docs/physics-weather.md, "Why 2.5 mm/h is above CADC")')
 def test_dry_snow_counts_stay_in_cadcs_range_up_to_2_5_mm_h(cadc_dry):
     n = np.array(cadc_dry)
