@@ -77,8 +77,13 @@ def test_haze_of_1_km_or_more_is_steady_and_hopeless_in_every_ring(preset):
 
 
 #: Rain clutter limits, share of beams at 10 / 50 mm/h (issue 14: 0.5 % / 3 %). livox_avia
-#: keeps 2 % / 5 %: its 0.5 x 4.9 mrad beam and R10 190 m make a 2-3 mm drop at 1-3 m cover
-#: a large share of a bright footprint; 5 scans give 0.72 % (max 1.04 %) / 4.83 % (max 5.8 %).
+#: keeps 2 % / 5 %: its published R10 190 m (Livox Avia User Manual v1.0, Specifications) makes a
+#: drop (190 / 60)^2 = 10 times brighter than at the default 60 m, its 0.03 x 0.28 deg beam
+#: 1.3-1.4 times more; two thirds of its rain points lie beyond 2 m, past the ~1.5 m where Livox's
+#: coaxial optics merge a return into the internal one (Livox Mid-70 User Manual, tags), and
+#: Livox flags such low-intensity returns as rain / fog noise in its tag bits
+#: (docs/physics-weather.md, "Why the Livox Avia shows more rain clutter"). 5 scans give 0.72 %
+#: (max 1.04 %) / 4.83 % (max 5.8 %).
 RAIN_LIMITS = {'livox_avia': (0.02, 0.05)}
 
 
@@ -205,7 +210,9 @@ def test_snow_thins_far_points_dims_them_and_heavy_snow_brings_flakes(
         preset, demo_world, materials):
     sim = LidarSimulator(_lidar(preset), demo_world, materials)
     far, inten, flakes = [], [], []
-    for rate in (0.0, 1.0, 5.0, 10.0):
+    # 2.5 mm/h, not 1: 1 mm/h (5.5 dB/km) thins the points beyond 20 m of one 240-column sweep
+    # by about a point (VLP-16: 426 clear, 427 at 1 mm/h), within its scatter.
+    for rate in (0.0, 2.5, 5.0, 10.0):
         frac, res = _clutter_beams(sim, Weather(snowfall_rate_mm_h=rate))
         solid = res.points['class_id'] != PRECIPITATION_CLASS
         far.append(int((solid & (res.points['range'] >= 20.0)).sum()))

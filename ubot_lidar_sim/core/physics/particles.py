@@ -6,10 +6,10 @@ exp(-Lambda D) m^-3 mm^-1: rain Marshall & Palmer (1948), N0 = 8000, Lambda = 4.
 snow Gunn & Marshall (1958), N0 = 3.8e3 S^-0.87, Lambda = 2.55 S^-0.48 (snow.py). A flake's
 maximum diameter D follows from its mass and the Brandes et al. (2007) density of snowflakes,
 rho_s = 0.178 D^-0.922 g cm^-3 (D in mm), never denser than ice; an aggregate is mostly air, so
-its optical cross-section is Mitchell's (1996) aggregate area law of D (snow_optics.py, the
-default, whatever the rate) or, with snow_flake_optics itu_matched, the area ratio A_r times its
-disc pi / 4 D^2, A_r set so that the flakes' extinction 2 sum(a) equals the snow law's
-(flake_area_ratio). A particle of optical
+its optical cross-section is Mitchell's (1996) aggregate area law of D seen from the side
+(0.6 of it, Hogan et al. 2012; snow_optics.py, the default, whatever the rate) or, with
+snow_flake_optics itu_matched, the area ratio A_r times its disc pi / 4 D^2, A_r set so that
+the flakes' extinction 2 sum(a) equals the snow law's (flake_area_ratio). A particle of optical
 cross-section a in a beam of cross-section A(r) covers the share f = a / A(r) of the footprint
 and returns as a Lambertian target of reflectance 2 pi / S f (backscatter cross-section
 2 a / S for the lidar ratio S, extinction efficiency 2); it shadows what lies behind it by
@@ -169,7 +169,7 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
         return math.inf
     area_m2 = soft_target.weakest_detectable_counts(cfg) / best
     if snow_optics.uses_area_law(cfg, medium):
-        geometric = float(snow_optics.aggregate_diameter_mm(area_m2)) * CUT_MARGIN
+        geometric = float(snow_optics.side_diameter_mm(area_m2)) * CUT_MARGIN
     else:
         geometric = 2.0 * math.sqrt(area_m2 / (math.pi * flake_area_ratio(medium))) * 1e3 \
             * CUT_MARGIN
@@ -202,7 +202,7 @@ def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw
     r = ranges_in_volume(cfg, r1, r2[beam], u)
     d_mm = geometric_diameter_mm(medium.particle, cut + e / slope)
     if snow_optics.uses_area_law(cfg, medium):
-        optical_m2 = snow_optics.aggregate_area_m2(d_mm)
+        optical_m2 = snow_optics.side_area_m2(d_mm)
     else:
         optical_m2 = flake_area_ratio(medium) * math.pi / 4.0 * (d_mm * 1e-3) ** 2
     share = np.minimum(optical_m2 / beam_area_m2(cfg, r), 1.0)
