@@ -103,7 +103,8 @@ class PcdSink:
             return
         name = f'{s.name}/{frame.index:06d}.pcd'
         (self.tmp / s.name).mkdir(exist_ok=True)
-        pcd.save_pcd(self.tmp / name, layout_points(frame.result, s.cfg), s.cfg.point_layout)
+        points, height = layout_points(frame.result, s.cfg)
+        pcd.save_pcd(self.tmp / name, points, s.cfg.point_layout, height)
         self.names.append(name)
 
     def close(self):

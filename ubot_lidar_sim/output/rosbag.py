@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.sensors.point_layouts import is_dense
 from ubot_lidar_sim.output import messages
 from ubot_lidar_sim.output.atomic import atomic_write, naming
 
@@ -182,21 +183,22 @@ def header(frame_id, stamp_ns):
     return to_rosbags(messages.header(frame_id, stamp_ns))
 
 
-def points_msg(array, fields, frame_id, stamp_ns):
+def points_msg(array, fields, frame_id, stamp_ns, height=1):
     """
-    Return a PointCloud2 of a packed structured array (P,) (height 1, is_dense, little-endian).
+    Return a PointCloud2 of a packed structured array (P,) (little-endian), height rows.
 
-    fields: [(name, offset, datatype, count)] of its layout (PointField datatype codes).
+    fields: [(name, offset, datatype, count)] of its layout (PointField datatype codes); width
+    P / height; is_dense unless a point is NaN (the empty cells of an organised cloud).
     """
     types = typestore().types
     pf = types['sensor_msgs/msg/PointField']
     array = np.ascontiguousarray(array)
     return types[POINTS_MSG](
-        header=header(frame_id, stamp_ns), height=1, width=len(array),
+        header=header(frame_id, stamp_ns), height=height, width=len(array) // height,
         fields=[pf(name=n, offset=o, datatype=d, count=c) for n, o, d, c in fields],
         is_bigendian=False, point_step=array.dtype.itemsize,
-        row_step=array.dtype.itemsize * len(array), data=array.view(np.uint8).reshape(-1),
-        is_dense=True)
+        row_step=array.dtype.itemsize * (len(array) // height),
+        data=array.view(np.uint8).reshape(-1), is_dense=is_dense(array))
 
 
 def scan_msg(res, frame_id, stamp_ns):

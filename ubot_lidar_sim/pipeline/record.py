@@ -20,8 +20,8 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
-from ubot_lidar_sim.core.sensors.driver_order import driver_points
-from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
+from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
+from ubot_lidar_sim.core.sensors.point_layouts import point_fields, returned_count
 from ubot_lidar_sim.output import rosbag
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.files import NpzStream
@@ -177,10 +177,9 @@ def _sensor_message(fr, stats, labels, stamps):
         return rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
     if s.kind != 'lidar_3d':
         return rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
-    points = driver_points(fr.result.points, s.cfg)    # the cloud's order
-    cloud = configured_layout(points, s.cfg, stamp_ns)
-    msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
-    stats.points += len(cloud)
+    cloud, points, height = layout_cloud(fr.result, s.cfg, stamp_ns)    # labels: points
+    msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns, height)
+    stats.points += returned_count(cloud)
     if labels is not None:
         key = f'{s.name}/{fr.index:04d}'
         labels.add(f'{key}/class_id', points['class_id'])

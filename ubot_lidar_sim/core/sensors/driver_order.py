@@ -104,7 +104,7 @@ def firing_order(points):
 #: each return as its packet is decoded (ros-drivers/velodyne
 #: velodyne_pointcloud/src/lib/rawdata.cc unpack), Nebula's decoders append each point as they
 #: unpack (the decoder files above), livox_ros_driver2 copies each packet's points in turn
-#: (src/comm/pub_handler.cpp). ouster (its rows) and full (ours) keep the ring-major order.
+#: (src/comm/pub_handler.cpp). ouster: organised rows (organised_rows.py); full keeps ring-major.
 FIRING_ORDER_LAYOUTS = ('velodyne', 'autoware', 'livox')
 
 

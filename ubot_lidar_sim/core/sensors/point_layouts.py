@@ -94,6 +94,16 @@ def copy_records(dst: np.ndarray, src: np.ndarray) -> None:
     dst.view(np.uint8)[...] = np.ascontiguousarray(src).view(np.uint8)
 
 
+def is_dense(cloud):
+    """Return True unless a point of the cloud has a NaN x, y or z (PointCloud2 is_dense)."""
+    return returned_count(cloud) == len(cloud)
+
+
+def returned_count(cloud):
+    """Return the points of a cloud that are returns: not the NaN cells of an organised one."""
+    return len(cloud) - int(np.count_nonzero(np.isnan(cloud['x'])))
+
+
 def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
     """Return the PointField specs (name, offset, datatype code, count 1) of a structured dtype."""
     fields = []
