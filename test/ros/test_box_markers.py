@@ -4,7 +4,6 @@ The lidar_3d node's ~/boxes markers: one CUBE per actor at its pose at the stamp
 visualization_msgs/MarkerArray: vision_msgs (Detection3DArray) is not in this environment.
 """
 
-from builtin_interfaces.msg import Time
 import numpy as np
 import pytest
 from rclpy.clock import Clock as RosClock, ClockType
@@ -12,7 +11,8 @@ from ros_helpers import SensorRig, stamp_ns, static_transform
 from sensor_msgs.msg import PointCloud2
 from tf2_msgs.msg import TFMessage
 from ubot_lidar_sim.core.world.world import World
-from ubot_lidar_sim.ros.box_markers import box_markers, sweep_boxes
+from ubot_lidar_sim.output.boxes import actor_boxes
+from ubot_lidar_sim.ros.box_markers import box_markers
 from ubot_lidar_sim.ros.conversions import stamp_to_s
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from visualization_msgs.msg import Marker, MarkerArray
@@ -29,8 +29,8 @@ def test_a_cube_per_actor_posed_at_the_stamp_and_a_frame_actor_from_its_tf_pose(
     at_tf[:3, 3] = [3, 4, 0]
     poses = {'car': world.actors[0].trajectory, 'robot2': lambda t: np.repeat(
         at_tf[None], len(t), axis=0)}
-    items, boxes = sweep_boxes(world, poses, 0.2, np.eye(4))
-    msg = box_markers(items, boxes, 'lidar', Time(sec=1), 0.2)
+    items, boxes = actor_boxes(world, poses, 0.2, np.eye(4))
+    msg = box_markers(items, boxes, 'lidar', 1_000_000_000, 0.2)
     cubes = [m for m in msg.markers if m.type == Marker.CUBE]
     assert [(m.ns, m.id) for m in cubes] == [('boxes', 1), ('boxes', 2)]
     car, robot = cubes

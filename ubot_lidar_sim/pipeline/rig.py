@@ -93,7 +93,7 @@ class Rig:
     """The simulators of ``sensors`` (list of RigSensor) in one world, built once."""
 
     def __init__(self, sensors, world, materials):
-        self.sensors = list(sensors)
+        self.sensors, self.world = list(sensors), world
         self._sims, self._pools = [], []
         try:
             for s in self.sensors:
@@ -154,6 +154,7 @@ class TappedRig:
 
     def __init__(self, rig, on_frame):
         self.rig, self.on_frame, self.sensors = rig, on_frame, rig.sensors
+        self.world = rig.world
 
     def frames(self, base_at, weather, frames):
         """Yield the rig's frames, each after on_frame has seen it."""
