@@ -188,10 +188,21 @@ def test_scan_refuses_a_directory_holding_another_sequence(tmp_path, world, caps
     assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == before
 
 
+def test_scan_label_map_semantickitti_writes_semantickittis_ids_and_its_yaml(tmp_path, world):
+    # grass 72 terrain, concrete 48 sidewalk, shrub 70 vegetation (output/label_maps.py).
+    root = tmp_path / 'kitti'
+    _scan(world, root, '--format', 'semantickitti', '--label-map', 'semantickitti')
+    label = np.fromfile(root / 'sequences/00/labels/000000.label', np.uint32) & 0xFFFF
+    assert set(label.tolist()) == {72, 48, 70}
+    data = yaml.safe_load((root / 'semantic-kitti.yaml').read_text())
+    assert data['learning_map'][72] == 17 and data['labels'][72] == 'terrain'   # SemanticKITTI's
+
+
 @pytest.mark.parametrize('extra, word', [
     (['--format', 'semantickitti', '--sequence', '100'], '--sequence: got 100'),
     (['--format', 'kitti'], "--format: got 'kitti'"),
     (['--format', 'semantickitti', '--sensor', 'laser_scan'], '--sensor'),
+    (['--label-map', 'semantickitti'], "--label-map: got 'semantickitti'"),   # k is no sequence
 ])
 def test_bad_scan_formats_exit_2_with_one_line(tmp_path, world, capsys, extra, word):
     err = _fails(capsys, ['scan', '--world', world, '--out', str(tmp_path / 'k'), *extra])

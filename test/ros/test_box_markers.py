@@ -98,7 +98,7 @@ def test_the_node_publishes_a_box_per_actor_at_its_pose_at_each_sweeps_stamp(box
     wanted = {stamp_ns(m.markers[0]) for m in box_rig.boxes[1:4]}
     # Each sweep's cloud and boxes leave together; the probe may take either first.
     assert box_rig.spin_until(lambda: wanted <= {stamp_ns(c) for c in box_rig.clouds}, 5.0), \
-        'a ~/boxes stamp that is no cloud\'s'
+        "a ~/boxes stamp that is no cloud's"
     for msg in box_rig.boxes[1:4]:          # the first sweep's /tf may still be arriving
         cubes = [m for m in msg.markers if m.type == Marker.CUBE]
         assert sorted((m.ns, m.id) for m in cubes) == [('boxes', 1), ('boxes', 2)]
@@ -106,15 +106,13 @@ def test_the_node_publishes_a_box_per_actor_at_its_pose_at_each_sweeps_stamp(box
         assert all(m.header.stamp == stamp and m.header.frame_id == 'lidar_3d' for m in cubes)
         cart, post = sorted(cubes, key=lambda m: m.id)
         t = stamp_to_s(stamp)
+        got = [cart.pose.position.x, cart.pose.position.y, cart.pose.position.z]
         # bound: 1e-6 m: /tf interpolates an exactly linear motion between messages 10 ms
         # apart; float64 ROS times near 1.8e9 s are 2.4e-7 s apart (x 0.5 m/s)
-        np.testing.assert_allclose(
-            [cart.pose.position.x, cart.pose.position.y, cart.pose.position.z],
-            [box_rig.cart_x(t), 0.0, 1.0 - SENSOR_Z], atol=1e-6)
+        np.testing.assert_allclose(got, [box_rig.cart_x(t), 0.0, 1.0 - SENSOR_Z], atol=1e-6)
         assert (cart.scale.x, cart.scale.y, cart.scale.z) == (0.5, 4.0, 2.0)
+        got = [post.pose.position.x, post.pose.position.y, post.pose.position.z,
+               post.pose.orientation.z, post.pose.orientation.w]
+        want = [-5.0, 3.0, 1.0 - SENSOR_Z, np.sin(np.radians(15)), np.cos(np.radians(15))]
         # bound: 1e-9: float64 products of exact inputs (the post does not move)
-        np.testing.assert_allclose(
-            [post.pose.position.x, post.pose.position.y, post.pose.position.z,
-             post.pose.orientation.z, post.pose.orientation.w],
-            [-5.0, 3.0, 1.0 - SENSOR_Z, np.sin(np.radians(15)), np.cos(np.radians(15))],
-            atol=1e-9)
+        np.testing.assert_allclose(got, want, atol=1e-9)

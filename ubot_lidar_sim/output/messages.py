@@ -5,11 +5,12 @@ A ``Message`` is a ROS type name ('sensor_msgs/msg/LaserScan') and its field val
 Python and numpy: numbers, str, numpy arrays, nested Messages and lists of them.
 ``build(message, make)`` turns it into an object of either library, ``make(type_name, fields)``
 being that library's constructor (``ros/conversions.to_rclpy``, ``output/rosbag.to_rosbags``).
-Described here: Time and Header, the boxes' MarkerArray, LaserScan of a core LaserScanResult, TerrainSensor of a core
-TerrainResult, Environment of a core Weather (its field mapping ENVIRONMENT_TO_WEATHER serves
-ros/conversions.environment_to_weather too), and livox_ros_driver2's CustomMsg of a
-sweep, whose points stay one record array: ``custom_msg_cdr`` serialises it (plain CDR, what a
-publisher sends as raw bytes) without a message object per point. No rclpy or rosbags import.
+Described here: Time and Header, the boxes' MarkerArray, LaserScan of a core
+LaserScanResult, TerrainSensor of a core TerrainResult, Environment of a core Weather (its
+field mapping ENVIRONMENT_TO_WEATHER serves ros/conversions.environment_to_weather too), and
+livox_ros_driver2's CustomMsg of a sweep, whose points stay one record array:
+``custom_msg_cdr`` serialises it (plain CDR, what a publisher sends as raw bytes) without a
+message object per point. No rclpy or rosbags import.
 """
 
 import math

@@ -25,11 +25,11 @@ from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
 from ubot_lidar_sim.core.sensors.point_layouts import point_fields, returned_count
 from ubot_lidar_sim.output import messages, rosbag
-from ubot_lidar_sim.output.boxes import actor_boxes
 from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.boxes import actor_boxes
 from ubot_lidar_sim.output.files import NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
-from ubot_lidar_sim.pipeline.rig import end_s as recording_end_s, frame_counts
+from ubot_lidar_sim.pipeline.rig import deskewed_frame, end_s as recording_end_s, frame_counts
 
 ENVIRONMENT_PERIOD_S = 1.0
 # Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
@@ -125,9 +125,12 @@ def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
 
 
 def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='base_link',
-           tf_rate_hz=100.0, compression='none', make_sinks=None):
+           tf_rate_hz=100.0, compression='none', make_sinks=None, deskew=False):
     """
     Simulate ``frames`` lead sweeps of the Rig ``rig`` and write them to the MCAP ``path``.
+
+    deskew: the MCAP's lidar_3d clouds ego-motion compensated (rig.deskewed_frame; the sinks
+    get the frames as computed).
 
     base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather. path None: no
     MCAP. make_sinks() -> {format: sink} (dataset/formats.py), called inside the recording's
@@ -136,11 +139,11 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
     """
     with all_or_none():
         return _record(path, rig, base_at, weather, frames, labels_path, base_frame,
-                       tf_rate_hz, compression, make_sinks() if make_sinks else {})
+                       tf_rate_hz, compression, make_sinks() if make_sinks else {}, deskew)
 
 
 def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rate_hz,
-            compression, sinks):
+            compression, sinks, deskew=False):
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
     n_ticks = _tick_count(recording_end_s(sensors, frames), tf_rate_hz)
@@ -163,7 +166,8 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
             ticks.until(fr.publish_s)
             for sink in sinks.values():
                 sink.add(fr)
-            msg = _sensor_message(fr, stats, labels, stamps)
+            msg = _sensor_message(deskewed_frame(fr, base_at) if deskew else fr, stats, labels,
+                                  stamps)
             bag.write(fr.sensor.topic, MSG_TYPES[fr.sensor.kind], rosbag.ns(fr.publish_s), msg)
             if fr.sensor.name in boxes:
                 bag.write(boxes[fr.sensor.name], messages.MARKER_ARRAY,

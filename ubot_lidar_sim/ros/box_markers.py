@@ -4,9 +4,9 @@ The lidar_3d node's ``~/boxes``: the 3D box of every actor at each sweep's stamp
 One CUBE per actor (ns ``boxes``, id its track id: the instance_id) in the sensor frame, posed
 and sized as output/boxes.py computes them for the datasets (the actor's extent in its own
 frame, placed by its pose at the stamp: a trajectory actor by its motion, a /tf frame actor by
-the node's /tf lookup: output/boxes.actor_boxes), and a TEXT_VIEW_FACING label with the actor's name (ns ``labels``):
-output/messages.box_markers, the markers a recording writes too. Each marker lives two sweep
-periods, so boxes of actors that leave vanish.
+the node's /tf lookup: output/boxes.actor_boxes), and a TEXT_VIEW_FACING label with the
+actor's name (ns ``labels``): output/messages.box_markers, the markers a recording writes too.
+Each marker lives two sweep periods, so boxes of actors that leave vanish.
 """
 
 from ubot_lidar_sim.output import messages
