@@ -168,12 +168,9 @@ def test_cloud_has_the_exact_fields_offsets_and_datatypes_of_each_layout(rig_fac
     msg = rig.clouds_after(1)[0]
     assert fields_of(msg) == EXPECTED_LAYOUTS[layout]
     assert msg.header.frame_id == 'lidar_3d' and not msg.is_bigendian
-    if layout == 'ouster':
-        # ouster-ros's organised cloud (ouster-lidar/ouster-ros ouster-ros/src/
-        # point_cloud_compose.h): rings high, columns wide, NaN cells where no return (sky).
-        assert (msg.height, msg.width) == (8, 120) and not msg.is_dense
-    else:
-        assert msg.height == 1 and msg.is_dense and msg.width > 100
+    # ouster: ouster-ros's organised cloud (ouster-ros/src/point_cloud_compose.h), NaN sky cells
+    flat = msg.height == 1 and msg.is_dense and msg.width > 100
+    assert (msg.height, msg.width, msg.is_dense) == (8, 120, False) if layout == 'ouster' else flat
     assert msg.row_step == msg.width * msg.point_step == len(msg.data) // msg.height
 
 
