@@ -10,6 +10,8 @@ Each vendor driver's conventions, against values read from its source (issue 43)
 - Nebula ReturnType values: nebula_common/include/nebula_common/nebula_common.hpp (UNKNOWN 0,
   LAST 1, FIRST 2, STRONGEST 3, FIRST_WEAK 4, LAST_WEAK 5, IDENTICAL 6, ..., FIRST_STRONGEST 9,
   LAST_STRONGEST 10).
+- Nebula RoboSense return types: .../nebula_decoders_robosense/decoders/robosense_sensor.hpp
+  getReturnType (IDENTICAL, FIRST, LAST, STRONGEST; DUAL: block 0 STRONGEST, block 1 LAST).
 - Livox tag bits: autowarefoundation/autoware.universe
   sensing/livox/livox_tag_filter/README.md (bits 2-3: 01 high confidence noise, 10 moderate).
 """
@@ -92,6 +94,34 @@ def test_velodyne_dual_rule_pair_is_the_far_strongest_and_the_near_weak_of_its_d
                     vendor=('velodyne', 128))['return_type']
     np.testing.assert_array_equal(vlp, [9, 5, 6])
     np.testing.assert_array_equal(vls, [10, 4, 6])
+
+
+def test_robosense_return_types_are_strongest_and_last_by_block_as_its_decoder():
+    # Nebula robosense_sensor.hpp getReturnType: IDENTICAL for a duplicate unit, SINGLE_FIRST
+    # FIRST 2, SINGLE_LAST LAST 1, SINGLE_STRONGEST STRONGEST 3, DUAL block 0 STRONGEST 3 and
+    # block 1 LAST 1, any other mode UNKNOWN 0 (not Hesai's FIRST_STRONGEST 9 / LAST_STRONGEST
+    # 10 pairs).
+    flags = [FLAG_STRONGEST | FLAG_LAST, FLAG_FIRST | FLAG_STRONGEST, FLAG_LAST, FLAG_STRONGEST]
+
+    def kinds(mode, pts=None):
+        return to_layout(_points(flags) if pts is None else pts, 'autoware', return_mode=mode,
+                         vendor=('robosense', 32))['return_type']
+    np.testing.assert_array_equal(kinds('dual_strongest_last'), [6, 3, 1, 3])
+    np.testing.assert_array_equal(kinds('strongest'), [3, 3, 3, 3])
+    np.testing.assert_array_equal(kinds('first'), [2, 2, 2, 2])
+    np.testing.assert_array_equal(kinds('last'), [1, 1, 1, 1])
+    np.testing.assert_array_equal(kinds('dual_first_last'), [0, 0, 0, 0])
+    # The manuals' rule: a pair's strongest-and-last echo is block 0 (STRONGEST), the second
+    # strongest block 1 (LAST); a strongest-and-last echo alone stays IDENTICAL.
+    pts = _points([FLAG_STRONGEST | FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST | FLAG_LAST],
+                  class_id=(0, 0, 0))
+    pts['return_count'] = [2, 2, 1]
+    np.testing.assert_array_equal(kinds('dual_strongest_last', pts), [3, 1, 6])
+    # Hesai's table differs: the strongest-only echo of the dual mode is STRONGEST too, but a
+    # triple mode's first + strongest is FIRST_STRONGEST 9.
+    hesai = to_layout(_points(flags), 'autoware', return_mode='triple_first_strongest_last',
+                      vendor=('hesai', 32))['return_type']
+    assert hesai[1] == 9
 
 
 def test_livox_tag_flags_rain_and_fog_as_moderate_and_smoke_as_high_confidence_noise():

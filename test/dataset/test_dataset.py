@@ -84,10 +84,20 @@ def test_labels_align_with_each_cloud_and_count_its_points(serial):
             cls = labels[f'{name}/{k:04d}/class_id']
             assert labels[f'{name}/{k:04d}/material'].shape == cls.shape
             total += cls.size
-    assert total == row['points'] > 0
-    # The full layout carries class_id itself: the label array is the same column.
+    # rear is an ouster cloud, organised: a label per cell (2 rings x 45 columns); its cells
+    # without a return (NaN) are not points.
     from mcap_ros2.decoder import DecoderFactory
     from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
+    with open(out / row['mcap'], 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        rear = [m for _, _, _, m in reader.iter_decoded_messages(topics=['/rear/points'])]
+    for k, cloud in enumerate(rear):
+        assert (cloud.height, cloud.width) == (2, 45)
+        assert labels[f'rear/{k:04d}/class_id'].size == 90
+        cells = np.frombuffer(bytes(cloud.data), dtype=LAYOUT_DTYPES['ouster'])
+        total -= int(np.count_nonzero(np.isnan(cells['x'])))
+    assert total == row['points'] > 0
+    # The full layout carries class_id itself: the label array is the same column.
     with open(out / row['mcap'], 'rb') as f:
         reader = make_reader(f, decoder_factories=[DecoderFactory()])
         clouds = [m for _, _, _, m in reader.iter_decoded_messages(topics=['/points'])]

@@ -9,6 +9,8 @@ keys P0-P3, R0_rect, Tr_velo_to_cam, Tr_imu_to_velo) and OpenPCDet's box convers
 import json
 
 from builders import run_dataset
+from mcap.reader import make_reader
+from mcap_ros2.decoder import DecoderFactory
 import numpy as np
 import pytest
 from ubot_lidar_sim.core.world.world import World
@@ -117,6 +119,35 @@ def test_the_box_of_an_actor_is_its_pose_at_the_stamp_in_the_sensor_frame():
     np.testing.assert_allclose(boxes.rpy_of(pose[:3, :3]), [0, 0, np.pi / 2],
                                atol=1e-9)  # bound: float64 rounding of a 90 deg turn
     np.testing.assert_allclose(car.size, [4, 2, 1.5], atol=1e-6)  # bound: float32 vertices
+
+
+def test_a_recording_holds_every_actors_box_at_each_sweeps_stamp_as_the_node_publishes(
+        tmp_path):
+    # /lidar_3d/boxes: a MarkerArray per sweep, logged with its cloud, stamped as it, a CUBE
+    # per actor at its pose at the stamp in the sensor frame (the node's ~/boxes).
+    out = _dataset(tmp_path, {'formats': ['mcap']})
+    with open(out / 'seq_0000.mcap', 'rb') as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        got = [(c.topic, s.name, m.log_time, d) for s, c, m, d in reader.iter_decoded_messages(
+            topics=['/points', '/lidar_3d/boxes'])]
+    clouds = [g for g in got if g[0] == '/points']
+    marks = [g for g in got if g[0] == '/lidar_3d/boxes']
+    assert len(clouds) == len(marks) == 3
+    assert {g[1] for g in marks} == {'visualization_msgs/msg/MarkerArray'}
+    for k, ((_, _, cloud_log, cloud), (_, _, log, msg)) in enumerate(zip(clouds, marks)):
+        cubes = [m for m in msg.markers if m.type == 1]          # CUBE
+        assert [m.id for m in cubes] == [1, 2] and log == cloud_log
+        stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in msg.markers}
+        assert stamps == {(cloud.header.stamp.sec, cloud.header.stamp.nanosec)}
+        assert {m.header.frame_id for m in msg.markers} == {cloud.header.frame_id}
+        car = cubes[0]
+        # The car at k x 0.1 s: 0.05 k m along +y from (8, -1), 0.75 m up, the sensor at 1 m.
+        # bound: 1e-9 m: float64 products of exact decimals
+        np.testing.assert_allclose([car.pose.position.x, car.pose.position.y,
+                                    car.pose.position.z], [8.0, -1.0 + SPEED * PERIOD * k,
+                                                           -0.25], atol=1e-9)
+        # bound: float32 vertices of the actor's mesh (1e-6 relative at 4 m)
+        assert (car.scale.x, car.scale.y, car.scale.z) == pytest.approx((4, 2, 1.5), abs=1e-5)
 
 
 def test_static_objects_of_the_boxes_classes_get_a_box_and_a_static_track_id():

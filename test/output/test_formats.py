@@ -90,9 +90,10 @@ def test_pcd_holds_every_field_of_the_layout_as_pypcd4_and_open3d_read_it(tmp_pa
     np.testing.assert_array_equal(positions, np.stack([full['x'], full['y'], full['z']], 1))
 
 
-def test_pcd_of_the_ouster_layout_has_its_types(tmp_path, world):
-    _scan(world, tmp_path / 'o.npz', '--set', 'point_layout=ouster')
-    _scan(world, tmp_path / 'o.pcd', '--set', 'point_layout=ouster')
+def test_pcd_of_the_ouster_layout_has_its_types_and_organised_rows(tmp_path, world):
+    one = ('--set', 'point_layout=ouster', '--set', 'return_mode=strongest')   # one per beam
+    _scan(world, tmp_path / 'o.npz', *one)
+    _scan(world, tmp_path / 'o.pcd', *one)
     full = np.load(tmp_path / 'o.npz')
     points = np.empty(full['x'].size, FULL_DTYPE)
     for name in FULL_DTYPE.names:
@@ -101,9 +102,16 @@ def test_pcd_of_the_ouster_layout_has_its_types(tmp_path, world):
     want = to_layout(points, 'ouster', cfg.ambient_counts, 1_000_000_000)  # clock starts at 1 s
     cloud = PointCloud.from_path(tmp_path / 'o.pcd')
     assert cloud.fields == want.dtype.names
-    for name in want.dtype.names:
-        col = cloud.numpy((name,))[:, 0]
-        np.testing.assert_array_equal(col, want[name])
+    assert (cloud.metadata.width, cloud.metadata.height) == (120, 4)   # organised, as ouster-ros
+    got = cloud.numpy(want.dtype.names)
+    got = got[~np.isnan(got[:, 0])]              # the cells with a return: one per point
+    assert len(got) == len(want)
+    order_got = np.lexsort(got[:, :3].T)
+    order_want = np.lexsort((want['x'], want['y'], want['z']))
+    for k, name in enumerate(want.dtype.names):
+        # ring is the row: 0 the top ring, the core's ring 0 the lowest
+        expect = 3 - want['ring'] if name == 'ring' else want[name]
+        np.testing.assert_array_equal(got[order_got, k], expect[order_want])
     assert dict(zip(cloud.fields, cloud.types))['t'] == np.uint32
 
 
@@ -180,10 +188,21 @@ def test_scan_refuses_a_directory_holding_another_sequence(tmp_path, world, caps
     assert {p: p.read_bytes() for p in root.rglob('*') if p.is_file()} == before
 
 
+def test_scan_label_map_semantickitti_writes_semantickittis_ids_and_its_yaml(tmp_path, world):
+    # grass 72 terrain, concrete 48 sidewalk, shrub 70 vegetation (output/label_maps.py).
+    root = tmp_path / 'kitti'
+    _scan(world, root, '--format', 'semantickitti', '--label-map', 'semantickitti')
+    label = np.fromfile(root / 'sequences/00/labels/000000.label', np.uint32) & 0xFFFF
+    assert set(label.tolist()) == {72, 48, 70}
+    data = yaml.safe_load((root / 'semantic-kitti.yaml').read_text())
+    assert data['learning_map'][72] == 17 and data['labels'][72] == 'terrain'   # SemanticKITTI's
+
+
 @pytest.mark.parametrize('extra, word', [
     (['--format', 'semantickitti', '--sequence', '100'], '--sequence: got 100'),
     (['--format', 'kitti'], "--format: got 'kitti'"),
     (['--format', 'semantickitti', '--sensor', 'laser_scan'], '--sensor'),
+    (['--label-map', 'semantickitti'], "--label-map: got 'semantickitti'"),   # k is no sequence
 ])
 def test_bad_scan_formats_exit_2_with_one_line(tmp_path, world, capsys, extra, word):
     err = _fails(capsys, ['scan', '--world', world, '--out', str(tmp_path / 'k'), *extra])

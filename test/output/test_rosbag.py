@@ -132,6 +132,29 @@ def test_point_fields_are_the_layout_and_labels_align_with_each_cloud(bag):
         [_ns(m.header.stamp) for _, _, m in topics['/points']]
 
 
+def test_an_ouster_cloud_is_organised_rings_high_with_nan_cells_and_labels_per_cell(tmp_path):
+    # ouster-ros (ouster-lidar/ouster-ros ouster-ros/src/point_cloud_compose.h,
+    # point_cloud_processor.h): height = pixels per column, width = columns, row 0 the top
+    # beam, ring = the row, NaN where no return, is_dense false; labels follow every cell.
+    path = tmp_path / 'o.mcap'
+    stats = _record(path, frames=1, lidar={'point_layout': 'ouster'}, laser=False,
+                    terrain=False)
+    msg = _read(path)['/points'][0][2]
+    assert (msg.height, msg.width) == (4, 90) and not msg.is_dense
+    assert msg.row_step == 90 * msg.point_step and len(msg.data) == 4 * msg.row_step
+    cells = np.frombuffer(bytes(msg.data), LAYOUT_DTYPES['ouster']).reshape(4, 90)
+    np.testing.assert_array_equal(cells['ring'], np.repeat(np.arange(4)[:, None], 90, 1))
+    hit = ~np.isnan(cells['x'])
+    assert hit[3].all() and not hit[0].all()      # the lowest ring sees the ground, the top sky
+    assert stats.points == hit.sum() and (cells['range'][~hit] == 0).all()
+    np.testing.assert_array_equal(cells['t'], np.repeat(cells['t'][:1], 4, 0))   # per column
+    assert np.all(np.diff(cells['t'][0].astype(np.int64)) > 0)
+    labels = np.load(path.with_suffix('.npz'))
+    cls = labels['lidar_3d/0000/class_id'].reshape(4, 90)
+    assert (cls[~hit] == 0).all() and (cls[3] != 0).all()
+    assert set(cls[0][hit[0]]) <= {20, 21}         # up there only rain and smoke return
+
+
 def _matrix(tf):
     t, q = tf.translation, tf.rotation
     x, y, z, w = q.x, q.y, q.z, q.w

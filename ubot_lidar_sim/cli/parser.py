@@ -93,6 +93,11 @@ def _add_scan(sub, common):
                       'DIR/sequences/NN/ of lidar_3d sweeps (default: from --out)')
     scan.add_argument('--sequence', type=int, default=0, metavar='NN',
                       help='with --format semantickitti: the sequence number, 0-99')
+    scan.add_argument('--label-map', choices=('native', 'semantickitti'), default='native',
+                      help="with --format semantickitti: the .label ids, the world's class "
+                      "ids (native) or SemanticKITTI's own")
+    scan.add_argument('--deskew', action='store_true', help='ego-motion-compensated lidar_3d '
+                      'sweeps in every output: each point in the sensor frame at the stamp')
     add_view_options(scan, flag=True)
 
 

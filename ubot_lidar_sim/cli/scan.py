@@ -22,11 +22,13 @@ from ubot_lidar_sim.output import pcd, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.view import View
 from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
-from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, Rig, RigSensor, TappedRig
+from ubot_lidar_sim.pipeline.rig import DeskewedRig, MESSAGE_OF, Rig, RigSensor, TappedRig
 from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
 
 #: Arguments that do not change a scan's output (kept out of scan_key).
 _NOT_KEYED = ('out', 'view', 'color_by', 'web_port', 'grpc_port', 'serve_seconds')
+#: Arguments keyed only when not at their default (the keys of earlier scans stay).
+_KEYED_IF_SET = {'label_map': 'native', 'deskew': False}
 DEFAULT_POSE = {'lidar_3d': (0, 0, 1.5, 0, 0, 0), 'laser_scan': (0, 0, 1.5, 0, 0, 0),
                 'terrain_sensor': (0, 0, 0.5, 0, 0, 0)}
 assert set(DEFAULT_POSE) == set(SENSORS)
@@ -70,7 +72,8 @@ def _check_format(args):
 
 def scan_key(args):
     """Return the sha256 of everything that decides a scan's output (its arguments but --out)."""
-    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in _NOT_KEYED},
+    text = json.dumps({k: v for k, v in sorted(vars(args).items()) if k not in _NOT_KEYED
+                       and not (k in _KEYED_IF_SET and v == _KEYED_IF_SET[k])},
                       sort_keys=True, default=str)
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
@@ -79,11 +82,12 @@ def _write_semantickitti(args, outputs):
     """Write the sweeps (an iterable) as DIR/sequences/NN (+ poses, label map), all or none."""
     root = Path(args.out)
     with all_or_none():
-        writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args))
+        writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args),
+                                              args.label_map)
         for res in outputs:
             writer.add(res.points, res.sensor_pose, res.stamp_s)
         writer.close()
-        semantickitti.write_label_map(root, sequences=(args.sequence,))
+        semantickitti.write_label_map(root, args.label_map, sequences=(args.sequence,))
     return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
 
 
@@ -99,6 +103,9 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
     allowed = extensions(sensor)
     if args.format is not None:
         _check_format(args)
+    elif args.label_map != 'native':
+        raise ConfigError('--label-map', args.label_map, 'native unless --format semantickitti '
+                          "(it picks the ids of SemanticKITTI's .label files)")
     elif ext not in allowed:
         raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
                           f'for --sensor {sensor}')
@@ -122,6 +129,8 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     root = args.out if args.format is not None else Path(args.out).parent
     with safe_open.output_root(root), Rig(sensors, world, materials) as rig:
+        if args.deskew:
+            rig = DeskewedRig(rig)
         if view is not None or progress is not None:
             rig = TappedRig(rig, chain(view and frame_logger(view, weather), progress))
         if args.format is not None:

@@ -24,6 +24,6 @@ def add_parser(sub):
     p.add_argument('--label-map', choices=('native', 'semantickitti'),
                    help="SemanticKITTI's ids: the world's class ids (native) or SemanticKITTI's "
                    "own, replacing the spec's label_map")
-    p.add_argument('--deskew', action='store_true', help='ego-motion-compensated SemanticKITTI '
-                   "scans (the spec's deskew: true)")
+    p.add_argument('--deskew', action='store_true', help='ego-motion-compensated lidar_3d '
+                   "sweeps in every format (the spec's deskew: true)")
     return p

@@ -26,9 +26,8 @@ from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
 from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output import pcd, semantickitti
 from ubot_lidar_sim.output.atomic import staged_tree
-from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.output.files import layout_points
-from ubot_lidar_sim.pipeline.trajectory import Mounted
+from ubot_lidar_sim.pipeline.rig import deskewed_frame
 
 DEFAULT_FORMATS = ('mcap',)
 
@@ -71,15 +70,14 @@ class KittiSink:
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
         self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
         # deskew: the scans in the sensor frame at their stamps (output/deskew.py)
-        self.pose_at = Mounted(base_at, self.sensor.mount) if options.deskew else None
+        self.base_at = base_at if options.deskew else None
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
         if frame.sensor is self.sensor:
-            points = frame.result.points
-            if self.pose_at is not None:
-                points = deskewed(points, frame.stamp_s, self.pose_at)
-            self.writer.add(points, frame.result.sensor_pose, frame.stamp_s)
+            if self.base_at is not None:
+                frame = deskewed_frame(frame, self.base_at)
+            self.writer.add(frame.result.points, frame.result.sensor_pose, frame.stamp_s)
 
     def close(self):
         """Write the sequence's text files; returns its files (relative to DIR)."""
@@ -90,11 +88,13 @@ class KittiSink:
 class PcdSink:
     """One binary PCD per sweep of every lidar_3d sensor: DIR/pcd/<seq>/<sensor>/NNNNNN.pcd."""
 
-    def __init__(self, out_dir, seq_name):
+    def __init__(self, out_dir, seq_name, base_at=None):
+        """base_at: the base trajectory to deskew the sweeps with (None: as computed)."""
         self.root = Path(out_dir)
         self.final = pcd_dir(out_dir, seq_name)
         self.tmp = staged_tree(self.final)
         self.names = []
+        self.base_at = base_at
 
     def add(self, frame):
         """Write the frame's PCD when it is a lidar_3d sweep."""
@@ -103,7 +103,10 @@ class PcdSink:
             return
         name = f'{s.name}/{frame.index:06d}.pcd'
         (self.tmp / s.name).mkdir(exist_ok=True)
-        pcd.save_pcd(self.tmp / name, layout_points(frame.result, s.cfg), s.cfg.point_layout)
+        if self.base_at is not None:
+            frame = deskewed_frame(frame, self.base_at)
+        points, height = layout_points(frame.result, s.cfg)
+        pcd.save_pcd(self.tmp / name, points, s.cfg.point_layout, height)
         self.names.append(name)
 
     def close(self):
@@ -128,7 +131,7 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
     if 'semantickitti' in formats:
         out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
     if 'pcd' in formats:
-        out['pcd'] = PcdSink(out_dir, seq_name)
+        out['pcd'] = PcdSink(out_dir, seq_name, base_at if options.deskew else None)
     return out
 
 

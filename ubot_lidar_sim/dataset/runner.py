@@ -135,7 +135,7 @@ def run_sequence(spec, seq, out_dir, cast_threads=0, on_sweep=None):
                            spec_mod.make_weather(seq.weather), seq.frames,
                            labels_path=labels if with_mcap else None,
                            base_frame=spec.base_frame, tf_rate_hz=spec.tf_rate_hz,
-                           compression=spec.compression,
+                           compression=spec.compression, deskew=spec.perception.deskew,
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
                                spec.key(seq), spec.perception, world,

@@ -92,6 +92,16 @@ def shapes(world, classes=(), poses=None):
     return out
 
 
+def actor_boxes(world, poses, stamp_s, sensor_pose):
+    """
+    Return (Shapes, (B, 4, 4) sensor-from-box) of world's actors at stamp_s.
+
+    poses as in shapes (None: the trajectories); sensor_pose: world-from-sensor at stamp_s.
+    """
+    items = shapes(world, (), poses)
+    return items, box_poses(items, stamp_s, sensor_pose)
+
+
 def rpy_of(rot):
     """Return (roll, pitch, yaw) rad of rotations (..., 3, 3) = Rz(yaw) Ry(pitch) Rx(roll)."""
     return np.stack([np.arctan2(rot[..., 2, 1], rot[..., 2, 2]),

@@ -25,7 +25,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.sensors.laser import LaserScanResult
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
-from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
+from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
 from ubot_lidar_sim.core.sensors.terrain import TerrainResult
 from ubot_lidar_sim.output.atomic import atomic_write, naming, temp_prefix
 from ubot_lidar_sim.output.messages import sim_ns
@@ -206,14 +206,19 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
 
 
 def layout_points(result: ScanResult, cfg: Any):
-    """Return a sweep's points in cfg.point_layout, stamped as in a recording (sim_ns)."""
-    return configured_layout(result.points, cfg, sim_ns(result.stamp_s))
+    """
+    Return (a sweep's points in cfg.point_layout, stamped as in a recording (sim_ns), height).
+
+    In its driver's order and rows (organised_rows.layout_cloud: ouster's are organised).
+    """
+    cloud, _, height = layout_cloud(result, cfg, sim_ns(result.stamp_s))
+    return cloud, height
 
 
 def write_pcd_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     """Write a lidar_3d sweep as a binary PCD of its points in the sensor's point_layout."""
-    points = layout_points(result, cfg)
-    atomic_write(path, lambda tmp: save_pcd(tmp, points, cfg.point_layout))
+    points, height = layout_points(result, cfg)
+    atomic_write(path, lambda tmp: save_pcd(tmp, points, cfg.point_layout, height))
 
 
 FRAME_FORMATS: Dict[str, FrameFormat] = {

@@ -5,11 +5,12 @@ A ``Message`` is a ROS type name ('sensor_msgs/msg/LaserScan') and its field val
 Python and numpy: numbers, str, numpy arrays, nested Messages and lists of them.
 ``build(message, make)`` turns it into an object of either library, ``make(type_name, fields)``
 being that library's constructor (``ros/conversions.to_rclpy``, ``output/rosbag.to_rosbags``).
-Described here: Time and Header, LaserScan of a core LaserScanResult, TerrainSensor of a core
-TerrainResult, Environment of a core Weather (its field mapping ENVIRONMENT_TO_WEATHER serves
-ros/conversions.environment_to_weather too), and livox_ros_driver2's CustomMsg of a
-sweep, whose points stay one record array: ``custom_msg_cdr`` serialises it (plain CDR, what a
-publisher sends as raw bytes) without a message object per point. No rclpy or rosbags import.
+Described here: Time and Header, the boxes' MarkerArray, LaserScan of a core
+LaserScanResult, TerrainSensor of a core TerrainResult, Environment of a core Weather (its
+field mapping ENVIRONMENT_TO_WEATHER serves ros/conversions.environment_to_weather too), and
+livox_ros_driver2's CustomMsg of a sweep, whose points stay one record array:
+``custom_msg_cdr`` serialises it (plain CDR, what a publisher sends as raw bytes) without a
+message object per point. No rclpy or rosbags import.
 """
 
 import math
@@ -17,6 +18,7 @@ from typing import Any, Callable, Mapping, NamedTuple
 
 import numpy as np
 
+from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.driver_order import livox_tags
 
 MSG_PACKAGE = 'ubot_lidar_sim_msgs'
@@ -29,6 +31,11 @@ SCAN = 'sensor_msgs/msg/LaserScan'
 TERRAIN = f'{MSG_PACKAGE}/msg/TerrainSensor'
 ENVIRONMENT = f'{MSG_PACKAGE}/msg/Environment'
 SMOKE_VOLUME = f'{MSG_PACKAGE}/msg/SmokeVolume'
+MARKER_ARRAY = 'visualization_msgs/msg/MarkerArray'
+MARKER = 'visualization_msgs/msg/Marker'
+#: visualization_msgs/Marker's CUBE, TEXT_VIEW_FACING and ADD constants.
+MARKER_CUBE, MARKER_TEXT, MARKER_ADD = 1, 9, 0
+BOX_RGBA = (1.0, 0.6, 0.0, 0.5)
 LIVOX_PACKAGE = 'livox_ros_driver2'
 CUSTOM_MSG = f'{LIVOX_PACKAGE}/msg/CustomMsg'
 #: livox_ros_driver2's msg/CustomMsg.msg and msg/CustomPoint.msg (Livox-SDK/livox_ros_driver2;
@@ -195,3 +202,35 @@ def custom_msg_cdr(message: Message) -> bytes:
     raw = pts.tobytes()
     body += raw[:-1] if raw else raw                    # no padding after the last point
     return _CDR_LE + bytes(body)
+
+
+def box_markers(items, poses, frame_id, stamp_ns, lifetime_s) -> Message:
+    """
+    Return the MarkerArray of boxes: output/boxes.py Shapes items at sensor-from-box poses.
+
+    One CUBE per item (ns ``boxes``, id its track id, scale its size) and a TEXT_VIEW_FACING
+    with its name (ns ``labels``), each living lifetime_s; the node's ~/boxes and a
+    recording's ``/<sensor>/boxes``.
+    """
+    life_ns = int(round(max(float(lifetime_s), 0.0) * 1e9))
+    life = Message('builtin_interfaces/msg/Duration', {'sec': life_ns // 1_000_000_000,
+                                                       'nanosec': life_ns % 1_000_000_000})
+    out = []
+    for item, pose in zip(items, poses):
+        x, y, z = (float(v) for v in pose[:3, 3])
+        q = [float(v) for v in np.asarray(matrix_to_quaternion(pose[:3, :3]), np.float64)]
+        for ns, kind in (('boxes', MARKER_CUBE), ('labels', MARKER_TEXT)):
+            cube = kind == MARKER_CUBE
+            size = [float(v) for v in item.size] if cube else [0.0, 0.0, 0.5]
+            out.append(Message(MARKER, {
+                'header': header(frame_id, stamp_ns), 'ns': ns, 'id': int(item.track_id),
+                'type': kind, 'action': MARKER_ADD,
+                'pose': Message('geometry_msgs/msg/Pose', {
+                    'position': Message(POINT, {'x': x, 'y': y, 'z': z}),
+                    'orientation': Message('geometry_msgs/msg/Quaternion', dict(
+                        zip('xyzw', q)))}),
+                'scale': Message('geometry_msgs/msg/Vector3', dict(zip('xyz', size))),
+                'color': Message('std_msgs/msg/ColorRGBA', dict(
+                    zip('rgba', BOX_RGBA[:3] + (BOX_RGBA[3] if cube else 1.0,)))),
+                'lifetime': life, 'text': '' if cube else item.name}))
+    return Message(MARKER_ARRAY, {'markers': out})

@@ -31,9 +31,13 @@ def check_dtype(dtype: np.dtype, layout: str) -> None:
                               f'{field.str}; PCD has float32/64 and (u)int8/16/32/64)')
 
 
-def save_pcd(path: Union[str, Path], points: np.ndarray, layout: str = 'full') -> None:
+def save_pcd(path: Union[str, Path], points: np.ndarray, layout: str = 'full',
+             height: int = 1) -> None:
     """
     Write a structured point array (P,) as a binary PCD, one PCD field per array field.
+
+    height > 1: an organised cloud of height rows (WIDTH P / height, HEIGHT height), as PCL
+    writes one (the ouster layout's rows; empty cells NaN).
 
     Not atomic by itself: files.write_pcd_result and staged trees call it on temporary names.
     """
@@ -42,6 +46,6 @@ def save_pcd(path: Union[str, Path], points: np.ndarray, layout: str = 'full') -
     types = [PCD_TYPES[np.dtype(points.dtype.fields[n][0].str)] for n in points.dtype.names]
     meta = pypcd4.MetaData(fields=points.dtype.names, size=tuple(s for _, s in types),
                            type=tuple(t for t, _ in types), count=(1,) * len(types),
-                           points=len(points), width=len(points), height=1,
+                           points=len(points), width=len(points) // height, height=height,
                            data=pypcd4.Encoding.BINARY)
     pypcd4.PointCloud(meta, points).save(str(path), encoding=pypcd4.Encoding.BINARY)

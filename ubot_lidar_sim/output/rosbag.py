@@ -19,6 +19,7 @@ import tempfile
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.sensors.point_layouts import is_dense
 from ubot_lidar_sim.output import messages
 from ubot_lidar_sim.output.atomic import atomic_write, naming
 
@@ -171,10 +172,44 @@ class BagWriter:
         return False
 
 
+#: numpy types of rosbags' numeric base types (its sequences of them are numpy arrays).
+_NUMPY_BASE = {'bool': np.bool_, 'byte': np.uint8, 'char': np.uint8, 'int8': np.int8,
+               'uint8': np.uint8, 'int16': np.int16, 'uint16': np.uint16, 'int32': np.int32,
+               'uint32': np.uint32, 'int64': np.int64, 'uint64': np.uint64,
+               'float32': np.float32, 'float64': np.float64}
+
+
+def _default_value(store, kind):
+    """Return the default (0, '', False, empty, nested defaults) of a rosbags field kind."""
+    from rosbags.typesys.base import Nodetype
+
+    node, detail = kind
+    if node == Nodetype.NAME:
+        return _make(store, detail, {})
+    if node == Nodetype.BASE:
+        return '' if detail[0] in ('string', 'wstring') else _NUMPY_BASE[detail[0]](0).item()
+    inner, count = detail
+    if inner[0] == Nodetype.BASE and inner[1][0] in _NUMPY_BASE:
+        return np.zeros(count if node == Nodetype.ARRAY else 0, _NUMPY_BASE[inner[1][0]])
+    return [_default_value(store, inner) for _ in range(count if node == Nodetype.ARRAY else 0)]
+
+
+def _make(store, name, fields):
+    """Return rosbags' message name of fields, the fields not given at their defaults."""
+    for field, kind in store.fielddefs[name][1]:
+        if field not in fields:
+            fields[field] = _default_value(store, kind)
+    return store.types[name](**fields)
+
+
 def to_rosbags(message):
-    """Return the rosbags message object of an output/messages.Message."""
-    types = typestore().types
-    return messages.build(message, lambda name, fields: types[name](**fields))
+    """
+    Return the rosbags message object of an output/messages.Message.
+
+    rosbags' types take every field: one a Message leaves out gets its default (as rclpy's).
+    """
+    store = typestore()
+    return messages.build(message, lambda name, fields: _make(store, name, fields))
 
 
 def header(frame_id, stamp_ns):
@@ -182,21 +217,22 @@ def header(frame_id, stamp_ns):
     return to_rosbags(messages.header(frame_id, stamp_ns))
 
 
-def points_msg(array, fields, frame_id, stamp_ns):
+def points_msg(array, fields, frame_id, stamp_ns, height=1):
     """
-    Return a PointCloud2 of a packed structured array (P,) (height 1, is_dense, little-endian).
+    Return a PointCloud2 of a packed structured array (P,) (little-endian), height rows.
 
-    fields: [(name, offset, datatype, count)] of its layout (PointField datatype codes).
+    fields: [(name, offset, datatype, count)] of its layout (PointField datatype codes); width
+    P / height; is_dense unless a point is NaN (the empty cells of an organised cloud).
     """
     types = typestore().types
     pf = types['sensor_msgs/msg/PointField']
     array = np.ascontiguousarray(array)
     return types[POINTS_MSG](
-        header=header(frame_id, stamp_ns), height=1, width=len(array),
+        header=header(frame_id, stamp_ns), height=height, width=len(array) // height,
         fields=[pf(name=n, offset=o, datatype=d, count=c) for n, o, d, c in fields],
         is_bigendian=False, point_step=array.dtype.itemsize,
-        row_step=array.dtype.itemsize * len(array), data=array.view(np.uint8).reshape(-1),
-        is_dense=True)
+        row_step=array.dtype.itemsize * (len(array) // height),
+        data=array.view(np.uint8).reshape(-1), is_dense=is_dense(array))
 
 
 def scan_msg(res, frame_id, stamp_ns):

@@ -8,7 +8,9 @@ time from rosbag.CLOCK_START_NS; a sensor message is logged when its sweep ends,
 publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` and
 ``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
 world's actors) per lidar sweep, aligned with the cloud's points, and
-``<sensor>/stamp_ns`` (frames,) int64. Other formats (dataset/formats.py) take the frames as
+``<sensor>/stamp_ns`` (frames,) int64. In a world with actors, ``/<lidar sensor name>/boxes``
+(visualization_msgs/MarkerArray, as the node's ~/boxes): every actor's box at each sweep's
+stamp, logged with its cloud. Other formats (dataset/formats.py) take the frames as
 they come; every file of a recording is renamed in together at its end (atomic.all_or_none).
 """
 
@@ -20,13 +22,14 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
-from ubot_lidar_sim.core.sensors.driver_order import driver_points
-from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, point_fields
-from ubot_lidar_sim.output import rosbag
+from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
+from ubot_lidar_sim.core.sensors.point_layouts import point_fields, returned_count
+from ubot_lidar_sim.output import messages, rosbag
 from ubot_lidar_sim.output.atomic import all_or_none
+from ubot_lidar_sim.output.boxes import actor_boxes
 from ubot_lidar_sim.output.files import NpzStream
 from ubot_lidar_sim.output.ros_names import check_frame_id, check_tf_tree, check_topic
-from ubot_lidar_sim.pipeline.rig import end_s as recording_end_s, frame_counts
+from ubot_lidar_sim.pipeline.rig import deskewed_frame, end_s as recording_end_s, frame_counts
 
 ENVIRONMENT_PERIOD_S = 1.0
 # Size limits, checked before anything is allocated (docs/cli-and-datasets.md, "Limits of a
@@ -122,9 +125,12 @@ def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
 
 
 def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='base_link',
-           tf_rate_hz=100.0, compression='none', make_sinks=None):
+           tf_rate_hz=100.0, compression='none', make_sinks=None, deskew=False):
     """
     Simulate ``frames`` lead sweeps of the Rig ``rig`` and write them to the MCAP ``path``.
+
+    deskew: the MCAP's lidar_3d clouds ego-motion compensated (rig.deskewed_frame; the sinks
+    get the frames as computed).
 
     base_at(times (C,) s) -> world-from-base (C, 4, 4); weather: core Weather. path None: no
     MCAP. make_sinks() -> {format: sink} (dataset/formats.py), called inside the recording's
@@ -133,11 +139,11 @@ def record(path, rig, base_at, weather, frames, labels_path=None, base_frame='ba
     """
     with all_or_none():
         return _record(path, rig, base_at, weather, frames, labels_path, base_frame,
-                       tf_rate_hz, compression, make_sinks() if make_sinks else {})
+                       tf_rate_hz, compression, make_sinks() if make_sinks else {}, deskew)
 
 
 def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rate_hz,
-            compression, sinks):
+            compression, sinks, deskew=False):
     sensors = rig.sensors
     world_frame = sensors[0].cfg.world_frame
     n_ticks = _tick_count(recording_end_s(sensors, frames), tf_rate_hz)
@@ -155,12 +161,17 @@ def _record(path, rig, base_at, weather, frames, labels_path, base_frame, tf_rat
             bag.write('/tf_static', rosbag.TF_MSG, rosbag.ns(0.0),
                       rosbag.tf_msg(statics, matrix_to_quaternion), latched=True)
         ticks = _Ticks(bag, base_at, weather, (world_frame, base_frame), n_ticks, tf_rate_hz)
+        boxes = box_topics(rig) if path is not None else {}
         for fr in rig.frames(base_at, weather, frames):
             ticks.until(fr.publish_s)
             for sink in sinks.values():
                 sink.add(fr)
-            msg = _sensor_message(fr, stats, labels, stamps)
+            msg = _sensor_message(deskewed_frame(fr, base_at) if deskew else fr, stats, labels,
+                                  stamps)
             bag.write(fr.sensor.topic, MSG_TYPES[fr.sensor.kind], rosbag.ns(fr.publish_s), msg)
+            if fr.sensor.name in boxes:
+                bag.write(boxes[fr.sensor.name], messages.MARKER_ARRAY,
+                          rosbag.ns(fr.publish_s), _boxes_message(fr, rig.world))
             stats.frames[fr.sensor.name] += 1
         ticks.until(math.inf)
         stats.messages = dict(bag.counts)
@@ -177,10 +188,9 @@ def _sensor_message(fr, stats, labels, stamps):
         return rosbag.scan_msg(fr.result, s.frame_id, stamp_ns)
     if s.kind != 'lidar_3d':
         return rosbag.terrain_msg(fr.result, s.frame_id, stamp_ns)
-    points = driver_points(fr.result.points, s.cfg)    # the cloud's order
-    cloud = configured_layout(points, s.cfg, stamp_ns)
-    msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns)
-    stats.points += len(cloud)
+    cloud, points, height = layout_cloud(fr.result, s.cfg, stamp_ns)    # labels: points
+    msg = rosbag.points_msg(cloud, point_fields(cloud.dtype), s.frame_id, stamp_ns, height)
+    stats.points += returned_count(cloud)
     if labels is not None:
         key = f'{s.name}/{fr.index:04d}'
         labels.add(f'{key}/class_id', points['class_id'])
@@ -188,6 +198,29 @@ def _sensor_message(fr, stats, labels, stamps):
         labels.add(f'{key}/material', points['material'])
         stamps.setdefault(s.name, []).append(stamp_ns)
     return msg
+
+
+def box_topics(rig):
+    """
+    Return {lidar_3d sensor name: boxes topic ``/<name>/boxes``}; {} in a world without actors.
+
+    The node's ~/boxes of a node named as the sensor. A name no topic can hold (a leading
+    digit) raises ConfigError naming the sensor.
+    """
+    world = getattr(rig, 'world', None)
+    if world is None or not world.actors:
+        return {}
+    return {s.name: check_sensor_topic(f'/{s.name}/boxes', f'name of sensor {s.name!r} (its '
+                                       'boxes topic /<name>/boxes)')
+            for s in rig.sensors if s.kind == 'lidar_3d'}
+
+
+def _boxes_message(fr, world):
+    """Return the MarkerArray of every actor's box at a sweep's stamp, in its sensor frame."""
+    s = fr.sensor
+    items, poses = actor_boxes(world, None, fr.stamp_s, fr.result.sensor_pose)
+    return rosbag.to_rosbags(messages.box_markers(items, poses, s.frame_id,
+                                                  rosbag.ns(fr.stamp_s), 2.0 / s.cfg.rate_hz))
 
 
 class _Ticks:

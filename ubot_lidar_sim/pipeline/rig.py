@@ -7,7 +7,7 @@ start; sweep k of a sensor starts at k / rate_hz. The first sensor leads: a reco
 frames lasts N / its rate_hz, and every sensor gives the sweeps that start within it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import heapq
 import math
 
@@ -17,6 +17,7 @@ from ubot_lidar_sim.core.execution.worker import compute_pool, sweep
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.pipeline.trajectory import Mounted
 
 SENSOR_KINDS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
@@ -93,7 +94,7 @@ class Rig:
     """The simulators of ``sensors`` (list of RigSensor) in one world, built once."""
 
     def __init__(self, sensors, world, materials):
-        self.sensors = list(sensors)
+        self.sensors, self.world = list(sensors), world
         self._sims, self._pools = [], []
         try:
             for s in self.sensors:
@@ -154,9 +155,35 @@ class TappedRig:
 
     def __init__(self, rig, on_frame):
         self.rig, self.on_frame, self.sensors = rig, on_frame, rig.sensors
+        self.world = rig.world
 
     def frames(self, base_at, weather, frames):
         """Yield the rig's frames, each after on_frame has seen it."""
         for fr in self.rig.frames(base_at, weather, frames):
             self.on_frame(fr)
             yield fr
+
+
+def deskewed_frame(fr, base_at):
+    """
+    Return a lidar_3d Frame with its points ego-motion compensated; any other as it is.
+
+    Every point moved into the sensor frame at the sweep's stamp (output/deskew.py), the
+    sensor's pose from base_at (the base trajectory) and its mount; its ``time`` is kept.
+    """
+    if fr.sensor.kind != 'lidar_3d':
+        return fr
+    points = deskewed(fr.result.points, fr.stamp_s, _on(base_at, fr.sensor.mount))
+    return replace(fr, result=replace(fr.result, points=points))
+
+
+class DeskewedRig:
+    """A rig whose lidar_3d frames come deskewed (deskewed_frame): ``scan --deskew``."""
+
+    def __init__(self, rig):
+        self.rig, self.sensors, self.world = rig, rig.sensors, rig.world
+
+    def frames(self, base_at, weather, frames):
+        """Yield the rig's frames, the lidar_3d sweeps deskewed."""
+        for fr in self.rig.frames(base_at, weather, frames):
+            yield deskewed_frame(fr, base_at)

@@ -99,19 +99,23 @@ def stamp_to_s(stamp):
     return stamp.sec + stamp.nanosec * 1e-9
 
 
-def array_to_pointcloud2(array, frame_id, stamp_ns):
-    """Return a PointCloud2 (height 1, is_dense, little-endian) holding a structured array."""
+def array_to_pointcloud2(array, frame_id, stamp_ns, height=1):
+    """
+    Return a PointCloud2 (little-endian) holding a structured array (P,) in height rows.
+
+    width P / height; is_dense unless a point is NaN (the empty cells of an organised cloud).
+    """
     array = np.ascontiguousarray(array)
     msg = PointCloud2()
     msg.header.frame_id = frame_id
     msg.header.stamp = ns_to_stamp(stamp_ns)
-    msg.height = 1
-    msg.width = len(array)
+    msg.height = height
+    msg.width = len(array) // height
     msg.fields = point_fields(array.dtype)
     msg.is_bigendian = False
     msg.point_step = array.dtype.itemsize
     msg.row_step = msg.point_step * msg.width
-    msg.is_dense = True
+    msg.is_dense = point_layouts.is_dense(array)
     msg.data = array.tobytes()
     return msg
 

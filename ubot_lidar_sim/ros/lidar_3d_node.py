@@ -21,9 +21,11 @@ from ubot_lidar_sim.core.execution.worker import compute_pool
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
-from ubot_lidar_sim.core.sensors.point_layouts import configured_layout
+from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
+from ubot_lidar_sim.core.sensors.point_layouts import returned_count
+from ubot_lidar_sim.output.boxes import actor_boxes
 from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
-from ubot_lidar_sim.ros.box_markers import box_markers, sweep_boxes
+from ubot_lidar_sim.ros.box_markers import box_markers
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, livox_custom_msg_class
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.markers import FovMarkerThread
@@ -127,22 +129,23 @@ class Lidar3DNode(SensorNode):
     def _publish(self, result, stamp_ns):
         """Pack the sweep's points in the configured layout and publish them; point count."""
         cfg = self.config
-        points = configured_layout(result.points, cfg, stamp_ns)
-        msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns)
+        points, _, height = layout_cloud(result, cfg, stamp_ns)
+        msg = array_to_pointcloud2(points, cfg.frame_id, stamp_ns, height)
         self._points_pub.publish(msg)
         if self._custom_pub is not None:
             self._custom_pub.publish(custom_msg_cdr(
                 livox_custom_msg(driver_points(result.points, cfg), cfg.frame_id, stamp_ns)))
-        self.latest.remember(msg, f'{len(points)} points')
+        count = returned_count(points)
+        self.latest.remember(msg, f'{count} points')
         if self.world.actors and self._boxes_pub.get_subscription_count() > 0:
             stamp_s = stamp_ns * 1e-9
-            items, poses = sweep_boxes(self.world, self.actor_frames.poses([stamp_s]) or {},
+            items, poses = actor_boxes(self.world, self.actor_frames.poses([stamp_s]) or {},
                                        stamp_s, result.sensor_pose)
-            self._boxes_pub.publish(box_markers(items, poses, cfg.frame_id, msg.header.stamp,
+            self._boxes_pub.publish(box_markers(items, poses, cfg.frame_id, stamp_ns,
                                                 2.0 / cfg.rate_hz))
         self._beams = result.n_beams
         self._core_ms = result.timing_ms
-        return len(points)
+        return count
 
     def destroy_node(self):
         """Stop the scan worker, then the compute process (if any), then destroy the node."""

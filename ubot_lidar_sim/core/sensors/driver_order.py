@@ -13,6 +13,9 @@ Each vendor driver's own conventions for the fields it publishes (docs/driver-co
   / LAST_WEAK of the pair, where "first" is, for the VLP-16 and VLP-32 decoders, the echo of
   the larger range (``first = current_return.uint > other_return.uint``) and for the VLS-128
   the nearer one (``other_return.uint >= current_return.uint``); any other mode UNKNOWN.
+- Nebula's RoboSense ``return_type`` (``.../nebula_decoders_robosense/decoders/
+  robosense_sensor.hpp``): the single modes their own type, dual mode STRONGEST / LAST by
+  block, IDENTICAL when the echoes coincide (robosense_return_types).
 - Livox ``tag`` bits (autowarefoundation/autoware.universe
   ``sensing/livox/livox_tag_filter/README.md``, Livox's point tag table): bits 2-3 flag a
   noise-like return by its intensity, 01 high confidence (dust), 10 moderate (rain, fog);
@@ -86,6 +89,37 @@ def velodyne_return_types(flags, return_mode, channels=16, paired=None):
     return out
 
 
+def robosense_return_types(flags, return_mode, paired=None):
+    """
+    Return (P,) uint8 Nebula RoboSense return_type of points' return_flags under return_mode.
+
+    tier4/nebula ``nebula_decoders/include/nebula_decoders/nebula_decoders_robosense/decoders/
+    robosense_sensor.hpp`` getReturnType: a unit equal to another of its return group
+    (distance and reflectivity) IDENTICAL; else SINGLE_FIRST FIRST, SINGLE_LAST LAST,
+    SINGLE_STRONGEST STRONGEST, DUAL (RoboSense's strongest + last) STRONGEST for the group's
+    first block and LAST for the second, any other mode UNKNOWN. Here: both flags on one point
+    (the echoes coincide) IDENTICAL, the strongest echo STRONGEST, the last LAST; under the
+    manuals' dual rule (paired, as velodyne_return_types) the strongest-and-last point of a
+    pair is the first block's (STRONGEST) and the second strongest the second block's (LAST).
+    """
+    flags = np.asarray(flags)
+    single = {'strongest': STRONGEST, 'first': FIRST, 'last': LAST}
+    if return_mode in single:
+        return np.full(flags.shape, single[return_mode], np.uint8)
+    if return_mode != 'dual_strongest_last':
+        return np.full(flags.shape, UNKNOWN, np.uint8)
+    strong = (flags & FLAG_STRONGEST) != 0
+    last = (flags & FLAG_LAST) != 0
+    out = np.full(flags.shape, UNKNOWN, np.uint8)
+    out[strong & last] = IDENTICAL
+    if paired is not None:
+        out[strong & last & np.asarray(paired, bool)] = STRONGEST
+    out[strong & ~last] = STRONGEST
+    out[last & ~strong] = LAST
+    out[(flags & FLAG_SECOND_STRONGEST) != 0] = LAST
+    return out
+
+
 def livox_tags(class_id):
     """Return (P,) uint8 Livox tags of points' class ids (clutter 20 rain/fog, smoke 21 dust)."""
     class_id = np.asarray(class_id)
@@ -104,7 +138,7 @@ def firing_order(points):
 #: each return as its packet is decoded (ros-drivers/velodyne
 #: velodyne_pointcloud/src/lib/rawdata.cc unpack), Nebula's decoders append each point as they
 #: unpack (the decoder files above), livox_ros_driver2 copies each packet's points in turn
-#: (src/comm/pub_handler.cpp). ouster (its rows) and full (ours) keep the ring-major order.
+#: (src/comm/pub_handler.cpp). ouster: organised rows (organised_rows.py); full keeps ring-major.
 FIRING_ORDER_LAYOUTS = ('velodyne', 'autoware', 'livox')
 
 

@@ -14,8 +14,8 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.return_selection import (
     FLAG_FIRST, FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
 from ubot_lidar_sim.core.sensors.driver_order import (driver_points, livox_tags,
-                                                      nebula_angles, velodyne_return_types,
-                                                      vendor_of)
+                                                      nebula_angles, robosense_return_types,
+                                                      velodyne_return_types, vendor_of)
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -92,6 +92,16 @@ def take_records(records: np.ndarray, index: np.ndarray) -> np.ndarray:
 def copy_records(dst: np.ndarray, src: np.ndarray) -> None:
     """Write the record array src (P,) into dst (P,) of the same packed dtype, as bytes."""
     dst.view(np.uint8)[...] = np.ascontiguousarray(src).view(np.uint8)
+
+
+def is_dense(cloud):
+    """Return True unless a point of the cloud has a NaN x, y or z (PointCloud2 is_dense)."""
+    return returned_count(cloud) == len(cloud)
+
+
+def returned_count(cloud):
+    """Return the points of a cloud that are returns: not the NaN cells of an organised one."""
+    return len(cloud) - int(np.count_nonzero(np.isnan(cloud['x'])))
 
 
 def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
@@ -205,8 +215,8 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode,
     point's direction in the sensor frame, in Nebula's convention (its decoders place a point at
     x = d cos(el) sin(az), y = d cos(el) cos(az), z = d sin(el)): azimuth = atan2(x, y) from +y
     towards +x (clockwise seen from above) in [0, 2 pi), elevation = atan2(z, hypot(x, y)).
-    A velodyne_* or robosense_* preset takes its own decoder's angles (and velodyne its
-    return_type values): core/sensors/driver_order.py.
+    A velodyne_* or robosense_* preset takes its own decoder's angles and return_type values:
+    core/sensors/driver_order.py.
     """
     for name in ('x', 'y', 'z'):
         out[name] = points[name]
@@ -215,6 +225,9 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode,
     if vendor[0] == 'velodyne':
         out['return_type'] = velodyne_return_types(flags, return_mode, vendor[1],
                                                    points['return_count'] > 1)
+    elif vendor[0] == 'robosense':
+        out['return_type'] = robosense_return_types(flags, return_mode,
+                                                    points['return_count'] > 1)
     else:
         kind = return_type_table(return_mode)[flags & 7]
         # The dual rule's second strongest echo is none of the mode's own: Nebula's

@@ -315,6 +315,7 @@ class Recorder:
         paths = []
         for name, (msg, weather, pose) in sorted(self.clouds.items()):
             pts = pointcloud2_to_array(msg)
+            pts = pts[~np.isnan(pts['x'])]     # the empty cells of an organised (ouster) cloud
             xyz = np.stack([pts['x'], pts['y'], pts['z']], axis=1).astype(np.float64)
             world_xyz = xyz @ pose[:3, :3].T + pose[:3, 3]
             inten = intensity_byte(pts)
