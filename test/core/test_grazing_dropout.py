@@ -64,7 +64,8 @@ def test_a_dark_wall_drops_out_at_grazing_incidence_where_a_bright_one_stays(
     pts = _points(tmp_path, rho, theta_deg)
     assert pts.size == (1 if seen else 0)
     if seen:
-        # The signal reported is the hand one (rounded to whole counts).
+        # The signal reported is the hand one.
+        # bound: the signal field is rounded to whole counts (0.5)
         assert float(pts['signal'][0]) == pytest.approx(_signal(rho, theta_deg), abs=0.5)
 
 
