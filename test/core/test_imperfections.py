@@ -132,3 +132,12 @@ def test_a_dark_wall_reads_longer_than_a_bright_one_by_the_walk_of_its_signal(tm
     assert float(pts['range'][0]) == pytest.approx(r + walk, abs=4e-6)
     # bound: the hand values above rounded to 10 um
     assert walk == pytest.approx({0.05: 0.00415, 0.5: 0.00173}[rho], abs=1e-5)
+
+
+def test_describe_states_the_imperfections_or_that_they_are_off():
+    from ubot_lidar_sim.core.sensors.describe import describe_models
+    text = describe_models(LidarConfig())['imperfections']
+    assert 'N(0, 0.005 deg) elevation' in text and 'range walk 0.011 m' in text
+    off = describe_models(LidarConfig(imperfections=False))['imperfections']
+    assert off.startswith('off')
+    assert 'imperfections' not in describe_models(LidarConfig(model='geometric'))
