@@ -8,10 +8,11 @@ with a slight yaw rate. The dataset runner writes the SemanticKITTI sequence
 translation error is measured over every 10 m segment (the KITTI devkit's definition with a
 10 m segment length: for each start frame, the first frame at least 10 m further along the
 ground-truth path; the translation of the relative pose error over the segment's length).
-Two sensors: model geometric (the package's ideal LiDAR: no detection statistics, noise or
-imperfections) and model physical (the defaults, noise and detection statistics on).
+Three sensors: model geometric (the package's ideal LiDAR: no detection statistics, noise or
+imperfections), model physical with ``imperfections: false`` (no calibration residuals or range
+walk: noise and detection statistics only) and model physical with the defaults (imperfections on).
 
-Usage: python benchmarks/kiss_icp_street.py [--frames N] [--speed M_S] [--seed S]
+Usage: python benchmarks/kiss_icp_street.py [--frames N] [--speed M_S] [--seed S] [--sensitivity]
 """
 
 import argparse
@@ -28,6 +29,16 @@ from ubot_lidar_sim.cli import main as cli_main  # noqa: E402
 import yaml  # noqa: E402
 
 SEGMENT_M = 10.0
+#: (row label, params of the sensor): the ideal sensor, the physical one without and with its
+#: own imperfections (core/physics/imperfections.py).
+SENSORS = (('geometric (ideal)', {'model': 'geometric'}),
+           ('physical, imperfections off', {'model': 'physical', 'imperfections': False}),
+           ('physical (defaults, imperfections on)', {'model': 'physical'}))
+#: --sensitivity: residuals of 0.1 deg and 2 cm per laser (1 sigma), a size no source read here
+#: gives, to show how far calibration residuals would have to grow to move the error.
+SENSITIVITY = ('physical, residuals 0.1 deg / 2 cm (sensitivity)',
+               {'model': 'physical', 'calibration_elevation_std_deg': 0.1,
+                'calibration_azimuth_std_deg': 0.1, 'calibration_range_std_m': 0.02})
 STREET_M = (-20.0, 260.0)
 
 
@@ -72,20 +83,20 @@ def street_world():
     return {'frame': 'map', 'objects': objs}
 
 
-def record(tmp, model, frames, speed, seed):
-    """Write the SemanticKITTI sequence of one sensor model; return its directory."""
-    out = tmp / f'out_{model}'
+def record(tmp, name, params, frames, speed, seed):
+    """Write the SemanticKITTI sequence of one sensor (params); return its directory."""
+    out = tmp / f'out_{name}'
     spec = {'worlds': ['world.yaml'], 'frames': frames, 'seeds': [seed],
             'trajectories': [{'name': 'street', 'pose': [0, 0, 0.0, 0, 0, 0],
                               'twist': [speed, 0, 0, 0, 0, 0.5]}],
             'sensors': [{'type': 'lidar_3d', 'preset': 'velodyne_vlp16',
-                         'mount': [0, 0, 1.8, 0, 0, 0], 'params': {'model': model}}],
+                         'mount': [0, 0, 1.8, 0, 0, 0], 'params': dict(params)}],
             'formats': ['semantickitti']}
-    (tmp / f'spec_{model}.yaml').write_text(yaml.safe_dump(spec))
-    rc = cli_main(['dataset', str(tmp / f'spec_{model}.yaml'), '--out', str(out),
+    (tmp / f'spec_{name}.yaml').write_text(yaml.safe_dump(spec))
+    rc = cli_main(['dataset', str(tmp / f'spec_{name}.yaml'), '--out', str(out),
                    '--workers', '1', '--quiet'])
     if rc != 0:
-        raise SystemExit(f'dataset runner exited {rc} for model {model}')
+        raise SystemExit(f'dataset runner exited {rc} for sensor {name}')
     return out
 
 
@@ -129,7 +140,10 @@ def main(argv=None):
     ap.add_argument('--frames', type=int, default=150)
     ap.add_argument('--speed', type=float, default=8.0)
     ap.add_argument('--seed', type=int, default=0)
+    ap.add_argument('--sensitivity', action='store_true',
+                    help='add a row with 20 x the default residuals and a 2 cm range residual')
     args = ap.parse_args(argv)
+    sensors = SENSORS + ((SENSITIVITY,) if args.sensitivity else ())
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         (tmp / 'world.yaml').write_text(yaml.safe_dump(street_world()))
@@ -138,11 +152,11 @@ def main(argv=None):
               f'{SEGMENT_M:g} m segments')
         print('| sensor model | segments | mean | median | max | end-point error |')
         print('|---|---|---|---|---|---|')
-        for model in ('geometric', 'physical'):
-            est, gt = odometry(record(tmp, model, args.frames, args.speed, args.seed))
+        for k, (label, params) in enumerate(sensors):
+            est, gt = odometry(record(tmp, k, params, args.frames, args.speed, args.seed))
             e = segment_errors(est, gt) * 100.0
             end = np.linalg.norm(est[-1, :3, 3] - gt[-1, :3, 3])
-            print(f'| {model} | {e.size} | {e.mean():.2f} % | {np.median(e):.2f} % | '
+            print(f'| {label} | {e.size} | {e.mean():.2f} % | {np.median(e):.2f} % | '
                   f'{e.max():.2f} % | {end:.3f} m |', flush=True)
     return 0
 

@@ -13,7 +13,7 @@ from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.world.materials import material_index
 
-QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0}
+QUIET = {'noise_enabled': False, 'overlap_range_m': 0.0, 'imperfections': False}
 
 
 def _two_echo(first_power, second_power, n=1):
@@ -117,7 +117,7 @@ def test_range_window_and_too_close_beams():
 
 
 def test_noise_uses_exactly_two_draws_per_echo_in_one_call():
-    cfg = LidarConfig(return_mode='dual_first_last')
+    cfg = LidarConfig(return_mode='dual_first_last', imperfections=False)
     c = _two_echo(400.0, 900.0, n=3)
     ret = process_beams(cfg, c, 3, np.random.default_rng(5), np.zeros(3, int))
     z = np.random.default_rng(5).standard_normal((6, 2))

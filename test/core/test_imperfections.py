@@ -1,4 +1,4 @@
-"""Issue 42: per-laser calibration residuals of a sensor instance (imperfections.py)."""
+"""The sensor's own imperfections (imperfections.py): calibration residuals and range walk."""
 
 import math
 
@@ -19,7 +19,9 @@ objects:
 #: One ring at elevation 0, 21 pencil beams over +/-1 deg, no noise: the wall at 10 m.
 BASE = {'channels': 1, 'vertical_fov_up_deg': 0.0, 'vertical_fov_down_deg': 0.0,
         'horizontal_samples': 21, 'horizontal_fov_deg': 2.0, 'sub_rays': 1,
-        'noise_enabled': False, 'motion_distortion': False, 'return_mode': 'strongest'}
+        'noise_enabled': False, 'motion_distortion': False, 'return_mode': 'strongest',
+        'calibration_elevation_std_deg': 0.0, 'calibration_azimuth_std_deg': 0.0,
+        'range_walk_m': 0.0}
 
 
 @pytest.fixture(scope='module')
@@ -33,7 +35,7 @@ def wall(tmp_path_factory):
 
 def _scan(wall, scan_index=0, **over):
     world, materials = wall
-    sim = LidarSimulator(LidarConfig(**BASE, **over), world, materials)
+    sim = LidarSimulator(LidarConfig(**dict(BASE, **over)), world, materials)
     return sim.scan(BodyTwist(np.eye(4)), 0.0, None, scan_index=scan_index)
 
 
@@ -41,10 +43,13 @@ def _draws(serial, n=1):
     return scan_rng(serial, 'lidar_3d', 0, STREAM_CALIBRATION).standard_normal((3, n))
 
 
-def test_off_by_default_and_in_the_geometric_model():
-    assert not imperfections.active(LidarConfig())
+def test_on_by_default_in_the_physical_model_and_off_in_the_geometric_one():
+    assert imperfections.active(LidarConfig())
     assert not imperfections.active(LidarConfig(model='geometric', calibration_range_std_m=0.1))
-    assert imperfections.active(LidarConfig(calibration_range_std_m=0.1))
+    assert not imperfections.active(LidarConfig(calibration_elevation_std_deg=0.0,
+                                                calibration_azimuth_std_deg=0.0))
+    assert imperfections.range_walk_m(LidarConfig(), [100.0])[0] > 0.0
+    assert imperfections.range_walk_m(LidarConfig(model='geometric'), [100.0])[0] == 0.0
 
 
 def test_range_residual_moves_every_point_of_its_laser_by_the_drawn_offset(wall):
@@ -90,3 +95,49 @@ def test_residual_sizes_follow_their_standard_deviations():
     assert np.std(d_el) == pytest.approx(math.radians(0.1), rel=0.03)
     assert np.std(d_az) == pytest.approx(math.radians(0.2), rel=0.03)
     assert np.std(d_r) == pytest.approx(0.02, rel=0.03)
+
+
+def test_range_walk_of_hand_signals():
+    # T = 100 - 1.2816 sqrt(120) = 85.961 counts; walk = 11 mm (1 - sqrt(ln(S / T) / ln 1280)):
+    # at T 11 mm, at 1280 T and above 0, at S = e T (ln = 1) 11 mm (1 - sqrt(1 / 7.1546)).
+    cfg = LidarConfig()
+    t = cfg.detection_threshold_counts
+    walk = imperfections.range_walk_m(cfg, [t, math.e * t, 1280.0 * t, 1e9])
+    expected = [0.011, 0.011 * (1.0 - math.sqrt(1.0 / math.log(1280.0))), 0.0, 0.0]
+    # bound: float64 logs and square roots, a few ulps of 1e-2 m
+    np.testing.assert_allclose(walk, expected, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize('rho', [0.05, 0.5])
+def test_a_dark_wall_reads_longer_than_a_bright_one_by_the_walk_of_its_signal(tmp_path, rho):
+    # One pencil beam at a wall 10 m ahead, noise off: S = S10 (rho / 0.1) (R10 / 10)^2
+    # (1 - exp(-(10 / Rov)^2)) = 100 x (rho / 0.1) x 36 x 0.7658 (Rov 8.3 m): 1378 counts at 5 %
+    # (walk 4.15 mm), 13784 at 50 % (walk 1.73 mm); the range is 10 m plus the walk.
+    (tmp_path / 'w.yaml').write_text(WALL)
+    (tmp_path / 'm.yaml').write_text(
+        f'other: {{reflectivity: {rho}, incidence_exponent: 1.0, specular: 0.0}}\n')
+    mats = MaterialTable.load(str(tmp_path / 'm.yaml'))
+    wall_world = World.load(str(tmp_path / 'w.yaml'), mats)
+    cfg = LidarConfig(**dict(BASE, horizontal_samples=1, horizontal_fov_deg=0.01,
+                             range_walk_m=0.011))
+    pts = LidarSimulator(cfg, wall_world, mats).scan(BodyTwist(np.eye(4)), 0.0, None).points
+    assert pts.size == 1
+    # The beam's azimuth a (within 0.01 deg of 0) meets the wall at R = 10 / cos(a), incidence a.
+    c = math.cos(math.atan2(float(pts['y'][0]), float(pts['x'][0])))
+    r = 10.0 / c
+    s = 100.0 * (rho * c / 0.1) * (60.0 / r) ** 2 * (1.0 - math.exp(-(r / 8.3) ** 2))
+    t = cfg.detection_threshold_counts
+    walk = 0.011 * (1.0 - math.sqrt(math.log(s / t) / math.log(1280.0)))
+    # bound: float32 range of 10 m (ulp 9.5e-7 m) and the float32 hit (~1e-6 m)
+    assert float(pts['range'][0]) == pytest.approx(r + walk, abs=4e-6)
+    # bound: the hand values above rounded to 10 um
+    assert walk == pytest.approx({0.05: 0.00415, 0.5: 0.00173}[rho], abs=1e-5)
+
+
+def test_describe_states_the_imperfections_or_that_they_are_off():
+    from ubot_lidar_sim.core.sensors.describe import describe_models
+    text = describe_models(LidarConfig())['imperfections']
+    assert 'N(0, 0.005 deg) elevation' in text and 'range walk 0.011 m' in text
+    off = describe_models(LidarConfig(imperfections=False))['imperfections']
+    assert off.startswith('off')
+    assert 'imperfections' not in describe_models(LidarConfig(model='geometric'))

@@ -70,7 +70,8 @@ def test_full_circle_starts_ahead_and_does_not_repeat_the_endpoint(setup):
 
 def test_wall_ahead_reads_its_distance_and_open_sky_reads_plus_inf(setup):
     world, materials = setup
-    cfg = LaserScanConfig(resolution_deg=1.0, noise_enabled=False, model='physical')
+    cfg = LaserScanConfig(resolution_deg=1.0, noise_enabled=False, model='physical',
+                          imperfections=False)
     scan = LaserScanner(cfg, world, materials).scan(_pose(), 0.0)
     ahead = np.arange(-5, 6) % 360  # angle_min = 0 deg: index k is k deg
     # bound: 1e-5 rel = 50 um at 5 m, > f32_hit_bound_m(5 m, cos 0.996, lever 10 m) = 15 um

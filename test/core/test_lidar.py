@@ -24,7 +24,7 @@ objects:
   - {name: crown, type: sphere, radius_m: 1.0, pose: {xyz: [5, 0, 3]}, material: tree_foliage}
   - {name: wall, type: box, size_m: [0.2, 10, 6], pose: {xyz: [15.1, 0, 3]}, material: concrete}
 """
-QUIET = {'noise_enabled': False, 'sub_rays': 1, 'min_range_m': 0.5}
+QUIET = {'noise_enabled': False, 'sub_rays': 1, 'min_range_m': 0.5, 'imperfections': False}
 
 
 def _world(tmp_path_factory, text, materials):
@@ -65,7 +65,8 @@ def test_wall_at_known_distance_without_noise_gives_that_distance(wall_world, ma
 
 def test_seven_sub_rays_on_a_wall_keep_the_centre_range(wall_world, materials):
     cfg = LidarConfig(channels=1, vertical_fov_up_deg=0, vertical_fov_down_deg=0,
-                      horizontal_samples=1, horizontal_fov_deg=1.0, noise_enabled=False)
+                      horizontal_samples=1, horizontal_fov_deg=1.0, noise_enabled=False,
+                      imperfections=False)
     res = LidarSimulator(cfg, wall_world, materials).scan(_still(), 0.0)
     # bound: f32_hit_bound_m(10 m, 1, WALL_LEVER_M 24 m) = 3.2e-5 m < 1e-4
     np.testing.assert_allclose(res.points['range'], [10.0], atol=1e-4)

@@ -26,7 +26,7 @@ objects:
 CFG = {'channels': 1, 'vertical_fov_up_deg': 0.0, 'vertical_fov_down_deg': 0.0,
        'horizontal_samples': 201, 'horizontal_fov_deg': 2.0, 'sub_rays': 7,
        'footprint': 'exhaustive', 'noise_enabled': False, 'motion_distortion': False,
-       'return_mode': 'dual_strongest_last'}
+       'return_mode': 'dual_strongest_last', 'imperfections': False}
 
 
 def _ranges(tmp_path, gap_m):

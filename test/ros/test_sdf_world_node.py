@@ -25,7 +25,8 @@ MODEL = """<?xml version="1.0"?>
 </link></model></sdf>
 """
 PARAMS = {'channels': 8, 'horizontal_samples': 120, 'sub_rays': 1, 'max_range_m': 30.0,
-          'noise_enabled': False, 'rate_hz': 10.0, 'trigger': 'service'}
+          'noise_enabled': False, 'imperfections': False, 'rate_hz': 10.0,
+          'trigger': 'service'}
 
 
 def test_node_started_with_an_sdf_world_publishes_its_clouds(tmp_path):

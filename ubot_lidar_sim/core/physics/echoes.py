@@ -12,6 +12,7 @@ from typing import Optional
 import numpy as np
 
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import imperfections
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import radiometry_passes
 from ubot_lidar_sim.core.physics import snow
@@ -298,7 +299,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
     exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
-    (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m.
+    (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m;
+    an emitted point's range adds the range walk of its S' (imperfections.range_walk_m).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor.
     """
@@ -335,8 +337,10 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
         cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m),
         float(cfg.saturation_counts))
     return_index, return_count = _return_numbering(pb)
+    # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py).
     return Returns(
-        beam=pb, range_m=r_d[emit], reflectivity=refl, signal=signal,
+        beam=pb, range_m=r_d[emit] + imperfections.range_walk_m(cfg, s_meas[p]),
+        reflectivity=refl, signal=signal,
         intensity=intensity, class_id=class_id[p], material=material[p],
         return_index=return_index, return_count=return_count, return_flags=flags[emit],
         n_echoes=n_e, too_close=too_close, instance_id=None if instance is None else instance[p])

@@ -1,17 +1,30 @@
 """
-The sensor's own imperfections (issue 42): per-laser calibration residuals.
+The sensor's own imperfections: per-laser calibration residuals and range walk (physical model).
 
-A multi-laser sensor reports each point along its nominal (calibrated) laser direction, at the
-measured range plus the laser's range correction; what the factory calibration leaves is a
-per-laser residual: the laser fires along elevation + d_el and azimuth + d_az of the nominal
-ones and its ranges carry d_range. The model draws d_el, d_az, d_range per ring once per sensor
-instance, normal with standard deviations calibration_{elevation,azimuth}_std_deg and
-calibration_range_std_m, from the stream keyed by (calibration_serial, sensor_id, 0,
-STREAM_CALIBRATION): the same for every sweep and every seed of that instance, another for
-another serial. Rays are traced along the fired directions; points are placed along the nominal
-ones at range + d_range. Only in the physical model, and only with a standard deviation > 0:
-the defaults are 0 (off) because no calibration paper or factory file read in this session gave
-the residual sizes (open, docs/physics.md).
+Calibration residuals. A multi-laser sensor reports each point along its nominal (calibrated)
+laser direction, at the measured range plus the laser's range correction; what the factory
+calibration leaves is a per-laser residual: the laser fires along elevation + d_el and azimuth +
+d_az of the nominal ones and its ranges carry d_range. The model draws d_el, d_az, d_range per
+ring once per sensor instance, normal with standard deviations
+calibration_{elevation,azimuth}_std_deg and calibration_range_std_m, from the stream keyed by
+(calibration_serial, sensor_id, 0, STREAM_CALIBRATION): the same for every sweep and every seed
+of that instance, another for another serial. Rays are traced along the fired directions; points
+are placed along the nominal ones at range + d_range. Default sizes: the Ouster OS1 datasheet's
+angular sampling accuracy, +/-0.01 deg (vertical and horizontal), taken as 2 sigma, and no range
+residual (the same table: "zero bias for lambertian targets"); no calibration paper's per-laser
+residual table was reachable (docs/physics.md).
+
+Range walk. A leading-edge discriminator fires when the echo crosses the threshold T: a Gaussian
+pulse of peak S crosses it sqrt(2 ln(S / T)) pulse sigmas before its peak, so a weak echo triggers
+late and reads long. Receivers compensate most of it; what remains is published as a walk over a
+dynamic range: 74 ps = 11 mm over 1:1280 with 6 ns pulses ("An integrated laser radar receiver
+with resonance-based timing discrimination", abstract). The model keeps the leading edge's shape
+and that size: walk(S) = range_walk_m x (1 - sqrt(clip(ln(S / T) / ln(D), 0, 1))), D =
+range_walk_dynamic_range: range_walk_m at the threshold, 0 from D x T up (the range calibration's
+zero is on strong returns).
+
+Both apply in the physical model with ``imperfections`` on (the default); model geometric (the
+ideal sensor) and ``imperfections: false`` have neither.
 """
 
 import math
@@ -27,9 +40,24 @@ def residuals(cfg, channels, rng):
             draws[2] * cfg.calibration_range_std_m)
 
 
+def physical(cfg):
+    """Return True in the physical model (their only model) with imperfections on."""
+    return getattr(cfg, 'model', 'physical') == 'physical' and bool(cfg.imperfections)
+
+
+def range_walk_m(cfg, signal_counts):
+    """Return the range walk (N,) m of echoes of measured signal (N,) counts (0 when off)."""
+    s = np.asarray(signal_counts, np.float64)
+    if not physical(cfg) or cfg.range_walk_m <= 0.0:
+        return np.zeros(s.shape)
+    t = float(cfg.detection_threshold_counts)
+    x = np.log(np.maximum(s, t) / t) / math.log(cfg.range_walk_dynamic_range)
+    return cfg.range_walk_m * (1.0 - np.sqrt(np.minimum(x, 1.0)))
+
+
 def active(cfg):
     """Return True when the physical model has a calibration residual to apply."""
-    return getattr(cfg, 'model', 'physical') == 'physical' and (
+    return physical(cfg) and (
         cfg.calibration_elevation_std_deg > 0.0 or cfg.calibration_azimuth_std_deg > 0.0
         or cfg.calibration_range_std_m > 0.0)
 

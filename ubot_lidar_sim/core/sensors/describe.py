@@ -68,12 +68,24 @@ def _beam_text(cfg) -> str:
             f'continue step {cfg.continue_step_m:g} m).')
 
 
+def _imperfections_text(cfg) -> str:
+    """Return the sensor's own imperfections in words (core/physics/imperfections.py)."""
+    if not cfg.imperfections:
+        return 'off (imperfections false): an ideally calibrated sensor.'
+    return (f'per-laser calibration residuals N(0, {cfg.calibration_elevation_std_deg:g} deg) '
+            f'elevation, N(0, {cfg.calibration_azimuth_std_deg:g} deg) azimuth, N(0, '
+            f'{cfg.calibration_range_std_m:g} m) range, fixed by calibration_serial '
+            f'{cfg.calibration_serial}; range walk {cfg.range_walk_m:g} m x (1 - sqrt(ln(S / T) / '
+            f'ln {cfg.range_walk_dynamic_range:g})), 0 above {cfg.range_walk_dynamic_range:g} T.')
+
+
 def describe_models(cfg) -> Dict[str, str]:
     """
     Return plain-text descriptions of the models with this config's numbers.
 
     Keys: beam, echo, signal, return_selection, intensity, weather (with the near-range model:
-    form factor, blanking, soft return, lidar ratios, snow law), material (for ``describe``);
+    form factor, blanking, soft return, lidar ratios, snow law), material, imperfections (for
+    ``describe``);
     for model geometric: model, beam, sensor_frame.
     """
     if cfg.model == 'geometric':
@@ -114,6 +126,7 @@ def describe_models(cfg) -> Dict[str, str]:
     return {'model': 'physical: the radiometric model of docs/physics.md.', 'beam': beam,
             'echo': echo, 'signal': signal, 'return_selection': selection,
             'intensity': intensity, 'weather': weather, 'material': material,
+            'imperfections': _imperfections_text(cfg),
             'sensor_frame': _SENSOR_FRAME.format(stamp_at=cfg.stamp_at),
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
                               'stream])): ' + describe_streams() + '; the exponentials of a '
