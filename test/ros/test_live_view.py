@@ -61,7 +61,7 @@ def test_a_scan_is_shown_as_its_hits_at_range_and_angle():
     msg.intensities = [10.0, 0.0, 30.0, 40.0, 50.0]
     pts = scan_points(msg)
     assert len(pts) == 2
-    # float32 of cos(pi) * 2 and sin(pi) * 2: within 1e-6 m of (-2, 0)
+    # bound: float32 of 2 cos(pi), 2 sin(pi): within 2 ulp of 2 (2.4e-7 m) of (-2, 0)
     assert np.allclose(pts['x'], (1.0, -2.0), atol=1e-6)
     assert np.allclose(pts['y'], (0.0, 0.0), atol=1e-6)
     assert list(pts['intensity']) == [10.0, 30.0]
