@@ -89,6 +89,7 @@ class LiveView(Node):
         self.counts = {'points': 0, 'scan': 0, 'boxes': 0}
         self.unplaced = set()       # frames whose points were shown in their own frame
         self._last_path_s = {}
+        self._t0 = None         # the first stamp: the timeline starts at 0 s
         self._buffer = None
         if lookup is None:
             self._buffer = TransformBuffer(cache_time_s=10.0, tolerance_s=TF_HOLD_S)
@@ -113,6 +114,13 @@ class LiveView(Node):
         self.create_subscription(Environment, topics.get('environment', ENVIRONMENT_TOPIC),
                                  self._on_environment, latched_qos(1))
 
+    def _at(self, stamp):
+        """Put what is logged next at stamp, in s from the first message's stamp."""
+        t = stamp_to_s(stamp)
+        if self._t0 is None:
+            self._t0 = t
+        self.view.at(t - self._t0)
+
     def _world_from(self, frame, stamp):
         """Return world-from-frame (4, 4) at stamp, or None while the transforms cannot say."""
         if frame == self.world_frame:
@@ -135,7 +143,7 @@ class LiveView(Node):
     def _on_points(self, msg, entity, extra):
         robot_frame, robot = extra
         stamp = msg.header.stamp
-        self.view.at(stamp_to_s(stamp))
+        self._at(stamp)
         self.view.points(entity, pointcloud2_to_array(msg),
                          self._placed(msg.header.frame_id, stamp))
         self.counts['points'] += 1
@@ -147,7 +155,7 @@ class LiveView(Node):
                 self.view.pose(pose[:3, 3], robot)
 
     def _on_scan(self, msg, entity, extra):
-        self.view.at(stamp_to_s(msg.header.stamp))
+        self._at(msg.header.stamp)
         self.view.points(entity, scan_points(msg),
                          self._placed(msg.header.frame_id, msg.header.stamp))
         self.counts['scan'] += 1
@@ -155,7 +163,7 @@ class LiveView(Node):
     def _on_boxes(self, msg, entity, extra):
         centres, half, quats, labels = cube_boxes(msg.markers, self._world_from)
         if msg.markers:
-            self.view.at(stamp_to_s(msg.markers[0].header.stamp))
+            self._at(msg.markers[0].header.stamp)
         self.view.boxes(entity, centres, half, quats, labels)
         self.counts['boxes'] += 1
 
