@@ -71,25 +71,32 @@ def _screenshot(url, out):
                     f'--screenshot={out}', url], capture_output=True, timeout=SETTLE_S + 120)
 
 
-def _viewer_url(proc):
-    """Return the URL the viewer process prints on stderr."""
-    line = proc.stderr.readline()
-    while 'viewer: ' not in line and line:
-        line = proc.stderr.readline()
-    return line.split('viewer: ')[1].split()[0]
+def view_share(args, tmp_path, **env):
+    """
+    Run ``view ARGS`` and return point_pixel_share of its headless Chromium screenshot.
 
-
-def _shot_share(url, tmp_path):
-    """Return point_pixel_share of a headless Chromium screenshot of the viewer at url."""
-    server = _wrapper_server(url)
+    The view process serves on free ports with the environment's extra variables env.
+    """
+    proc = subprocess.Popen([sys.executable, '-m', 'ubot_lidar_sim', 'view', *args,
+                             '--web-port', str(_free_port()), '--grpc-port', str(_free_port()),
+                             '--serve-seconds', str(SETTLE_S + 100)],
+                            stderr=subprocess.PIPE, text=True, env=_env(**env))
+    server = None
     try:
+        line = proc.stderr.readline()
+        while 'viewer: ' not in line and line:
+            line = proc.stderr.readline()
+        server = _wrapper_server(line.split('viewer: ')[1].split()[0])
         shot = tmp_path / 'viewer.png'
         _screenshot(f'http://127.0.0.1:{server.server_port}/', shot)
         if os.environ.get('UBOT_LIDAR_SIM_SAVE_SCREENSHOT'):
             shutil.copy(shot, os.environ['UBOT_LIDAR_SIM_SAVE_SCREENSHOT'])
         return point_pixel_share(shot)
     finally:
-        server.shutdown()
+        proc.terminate()
+        proc.wait(timeout=20)
+        if server is not None:
+            server.shutdown()
 
 
 def _env(**extra):
@@ -104,18 +111,10 @@ NO_CHROMIUM = ("no chromium: Debian's chromium package (scripts/bootstrap.sh ins
 def test_view_of_an_mcap_shows_the_points_in_headless_chromium(tmp_path):
     mcap = tmp_path / 'demo.mcap'
     assert main(['scan', '--world', 'demo', '--frames', '2', '--out', str(mcap)]) == 0
-    proc = subprocess.Popen([sys.executable, '-m', 'ubot_lidar_sim', 'view', str(mcap),
-                             '--web-port', str(_free_port()), '--grpc-port', str(_free_port()),
-                             '--serve-seconds', str(SETTLE_S + 100)],
-                            stderr=subprocess.PIPE, text=True, env=_env())
-    try:
-        share = _shot_share(_viewer_url(proc), tmp_path)
-        # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
-        # two demo sweeps drew 0.76 % (docs/images/viewer_demo.png)
-        assert share > 0.003, share
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    share = view_share([str(mcap)], tmp_path)
+    # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
+    # two demo sweeps drew 0.76 % (docs/images/viewer_demo.png)
+    assert share > 0.003, share
 
 
 def _ring_cloud(stamp):
@@ -155,19 +154,12 @@ def test_view_of_the_running_graph_shows_its_points_in_headless_chromium(tmp_pat
             executor.spin_once(timeout_sec=0.1)
     spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
-    proc = subprocess.Popen([sys.executable, '-m', 'ubot_lidar_sim', 'view',
-                             '--web-port', str(_free_port()), '--grpc-port', str(_free_port()),
-                             '--serve-seconds', str(SETTLE_S + 100)],
-                            stderr=subprocess.PIPE, text=True,
-                            env=_env(ROS_DOMAIN_ID=str(domain)))
     try:
-        share = _shot_share(_viewer_url(proc), tmp_path)
+        share = view_share([], tmp_path, ROS_DOMAIN_ID=str(domain))
         # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
         # the 40,000 points of the rings cover far more than the two sweeps of the test above
         assert share > 0.003, share
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
         stop.set()
         spinner.join(timeout=5)
         executor.shutdown()
