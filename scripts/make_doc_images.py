@@ -8,10 +8,15 @@ Draw the manual's pictures from the core: a weather comparison and a moving acto
   3.5 m to either side in the same direction: one moves with the spin and is stretched, the
   other against it and squeezed; each car's box at the sweep's stamp drawn beside its points.
 
+- docs/images/layers.png: the package's import layers, drawn from test/test_layers.py (LAYERS,
+  and the modules of each group): an import points down the picture, never up.
+
 Usage: python scripts/make_doc_images.py [--out docs/images]   (matplotlib, Agg: no window)
 """
 
 import argparse
+from collections import Counter
+import importlib.util
 import os
 from pathlib import Path
 import sys
@@ -40,6 +45,14 @@ WEATHERS = (('clear', {}), ('rain 25 mm/h', {'rain_mm_h': 25.0}),
             ('snow 5 mm/h', {'snowfall_rate_mm_h': 5.0}))
 FIXED = {'preset': 'velodyne_vlp16', 'return_mode': 'strongest', 'seed': 0,
          'world_file': 'demo'}
+
+
+def _save(fig, out):
+    """Write fig to out (90 dpi), close it; return out."""
+    fig.tight_layout()
+    fig.savefig(out, dpi=90)
+    plt.close(fig)
+    return out
 
 
 def _world_xyz(res):
@@ -75,10 +88,7 @@ def weather_comparison(out, half_m=30.0):
     axes[0].set_ylabel('y (m)')
     fig.suptitle('VLP-16, demo world, one sweep from the same pose (seed 0): points coloured '
                  'by intensity byte 0-100', fontsize=11)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 SKEW_WORLD = {
@@ -137,10 +147,41 @@ def actor_skew(out):
     ax.legend(loc='lower left', fontsize=8)
     ax.set_title('Actor skew: two 4 m cars at 15 m/s (+x) met at each ray\'s own firing time',
                  fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=90)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
+
+
+def layers(out):
+    """Write the layer picture from test/test_layers.py; return the path."""
+    spec = importlib.util.spec_from_file_location(
+        'test_layers', Path(__file__).resolve().parents[1] / 'test' / 'test_layers.py')
+    tl = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tl)
+    prefixes = [p for _, _, group in tl.LAYERS for p in group]
+    modules = Counter(tl._layer(name) for name in tl.MODULES    # not the bare package inits
+                      if any(name == p or name.startswith(p + '.') for p in prefixes))
+    ranks = sorted({rank for rank, _, _ in tl.LAYERS})
+    fig, ax = plt.subplots(figsize=(9, 7.5))
+    colours = plt.get_cmap('viridis')
+    for rank in ranks:
+        groups = [g for r, g, _ in tl.LAYERS if r == rank]
+        width = 8.0 / len(groups)
+        for k, group in enumerate(groups):
+            x = 0.5 + k * width
+            ax.add_patch(plt.Rectangle((x + 0.05, rank + 0.1), width - 0.1, 0.8,
+                                       color=colours(0.2 + 0.6 * rank / ranks[-1]), alpha=0.85))
+            n = modules[(rank, group)]
+            ax.text(x + width / 2, rank + 0.5, f'{group}  ({n} module{"s" * (n != 1)})',
+                    ha='center', va='center', fontsize=10, color='white', weight='bold')
+        ax.text(0.35, rank + 0.5, str(rank), ha='right', va='center', fontsize=9)
+    ax.annotate('', xy=(9.0, 0.2), xytext=(9.0, ranks[-1] + 0.8),
+                arrowprops={'arrowstyle': '->', 'lw': 1.5})
+    ax.text(9.15, ranks[-1] / 2 + 0.5, 'imports point down', rotation=90, va='center')
+    ax.set_xlim(-0.2, 9.6)
+    ax.set_ylim(-0.1, ranks[-1] + 1.1)
+    ax.axis('off')
+    ax.set_title('ubot_lidar_sim: the import layers (rank, group; test/test_layers.py)',
+                 fontsize=11)
+    return _save(fig, out)
 
 
 def main(argv=None):
@@ -153,6 +194,7 @@ def main(argv=None):
     out.mkdir(parents=True, exist_ok=True)
     print(weather_comparison(out / 'weather_comparison.png'))
     print(actor_skew(out / 'actor_skew.png'))
+    print(layers(out / 'layers.png'))
     return 0
 
 
