@@ -43,6 +43,12 @@ def test_a_bad_parameter_is_answered_without_loading_open3d_or_numba():
     assert (code, loaded) == (2, [])
 
 
+def test_view_of_a_missing_file_is_refused_without_loading_rclpy(tmp_path):
+    # A file that is not there is refused before the viewer opens: no rclpy (the live mode's).
+    code, loaded = _loaded('view', str(tmp_path / 'missing.mcap'))
+    assert (code, loaded) == (2, [])
+
+
 def test_describe_loads_no_world_and_so_no_open3d():
     code, loaded = _loaded('describe', '--sensor', 'laser_scan')
     assert code == 0

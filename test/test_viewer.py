@@ -71,35 +71,98 @@ def _screenshot(url, out):
                     f'--screenshot={out}', url], capture_output=True, timeout=SETTLE_S + 120)
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="no chromium: Debian's chromium package "
-                    '(scripts/bootstrap.sh installs it)')
-def test_view_of_an_mcap_shows_the_points_in_headless_chromium(tmp_path):
-    mcap = tmp_path / 'demo.mcap'
-    assert main(['scan', '--world', 'demo', '--frames', '2', '--out', str(mcap)]) == 0
-    web, grpc = _free_port(), _free_port()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        p for p in (str(TREE), os.environ.get('PYTHONPATH', '')) if p))
-    proc = subprocess.Popen([sys.executable, '-m', 'ubot_lidar_sim', 'view', str(mcap),
-                             '--web-port', str(web), '--grpc-port', str(grpc),
+def view_share(args, tmp_path, **env):
+    """
+    Run ``view ARGS`` and return point_pixel_share of its headless Chromium screenshot.
+
+    The view process serves on free ports with the environment's extra variables env.
+    """
+    proc = subprocess.Popen([sys.executable, '-m', 'ubot_lidar_sim', 'view', *args,
+                             '--web-port', str(_free_port()), '--grpc-port', str(_free_port()),
                              '--serve-seconds', str(SETTLE_S + 100)],
-                            stderr=subprocess.PIPE, text=True, env=env)
+                            stderr=subprocess.PIPE, text=True, env=_env(**env))
     server = None
     try:
         line = proc.stderr.readline()
         while 'viewer: ' not in line and line:
             line = proc.stderr.readline()
-        url = line.split('viewer: ')[1].split()[0]
-        server = _wrapper_server(url)
+        server = _wrapper_server(line.split('viewer: ')[1].split()[0])
         shot = tmp_path / 'viewer.png'
         _screenshot(f'http://127.0.0.1:{server.server_port}/', shot)
-        share = point_pixel_share(shot)
         if os.environ.get('UBOT_LIDAR_SIM_SAVE_SCREENSHOT'):
             shutil.copy(shot, os.environ['UBOT_LIDAR_SIM_SAVE_SCREENSHOT'])
-        # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
-        # two demo sweeps drew 0.76 % (docs/images/viewer_demo.png)
-        assert share > 0.003, share
+        return point_pixel_share(shot)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
         if server is not None:
             server.shutdown()
+
+
+def _env(**extra):
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(TREE), os.environ.get('PYTHONPATH', '')) if p), **extra)
+
+
+NO_CHROMIUM = ("no chromium: Debian's chromium package (scripts/bootstrap.sh installs it)")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_view_of_an_mcap_shows_the_points_in_headless_chromium(tmp_path):
+    mcap = tmp_path / 'demo.mcap'
+    assert main(['scan', '--world', 'demo', '--frames', '2', '--out', str(mcap)]) == 0
+    share = view_share([str(mcap)], tmp_path)
+    # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
+    # two demo sweeps drew 0.76 % (docs/images/viewer_demo.png)
+    assert share > 0.003, share
+
+
+def _ring_cloud(stamp):
+    """Return a PointCloud2 in map of 20 rings of 2000 points, 2-40 m, intensity by ring."""
+    from ubot_lidar_sim.ros.conversions import array_to_pointcloud2
+    a, r = np.meshgrid(np.linspace(0, 2 * np.pi, 2000), np.linspace(2.0, 40.0, 20))
+    pts = np.zeros(a.size, dtype=[('x', '<f4'), ('y', '<f4'), ('z', '<f4'),
+                                  ('intensity', '<f4')])
+    pts['x'], pts['y'], pts['intensity'] = (r * np.cos(a)).ravel(), (r * np.sin(a)).ravel(), \
+        r.ravel()
+    msg = array_to_pointcloud2(pts, 'map', 0)
+    msg.header.stamp = stamp
+    return msg
+
+
+@pytest.mark.ros
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_view_of_the_running_graph_shows_its_points_in_headless_chromium(tmp_path):
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.qos import qos_profile_sensor_data
+    from sensor_msgs.msg import PointCloud2
+
+    domain = 10 + (os.getpid() + 41) % 80
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain)
+    node = rclpy.create_node('cloud_source', context=context)
+    pub = node.create_publisher(PointCloud2, '/points', qos_profile_sensor_data)
+    timer = node.create_timer(0.2, lambda: pub.publish(_ring_cloud(
+        node.get_clock().now().to_msg())))
+    stop = threading.Event()
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+
+    def spin():
+        while not stop.is_set():
+            executor.spin_once(timeout_sec=0.1)
+    spinner = threading.Thread(target=spin, daemon=True)
+    spinner.start()
+    try:
+        share = view_share([], tmp_path, ROS_DOMAIN_ID=str(domain))
+        # bound: an empty view has no coloured pixel but the selection highlight (< 0.1 %);
+        # the 40,000 points of the rings cover far more than the two sweeps of the test above
+        assert share > 0.003, share
+    finally:
+        stop.set()
+        spinner.join(timeout=5)
+        executor.shutdown()
+        node.destroy_timer(timer)
+        node.destroy_node()
+        rclpy.shutdown(context=context)

@@ -32,7 +32,8 @@ COMMANDS = {
     'view': (None, 'ubot_lidar_sim.cli.view', 'command'),
 }
 #: (command, option): the module that replaces the command's when the option is set.
-VARIANTS = {('describe', 'list_materials'): 'ubot_lidar_sim.cli.describe_materials'}
+VARIANTS = {('describe', 'list_materials'): 'ubot_lidar_sim.cli.describe_materials',
+            ('view', 'live'): 'ubot_lidar_sim.cli.view_live'}
 
 
 def _describe_error(err):

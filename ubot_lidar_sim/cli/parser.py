@@ -10,6 +10,7 @@ import math
 
 from ubot_lidar_sim.dataset.arguments import add_parser as add_dataset_parser
 from ubot_lidar_sim.dataset.arguments import EXAMPLE as DATASET_EXAMPLE
+from ubot_lidar_sim.output.view import add_options as add_view_options
 from ubot_lidar_sim.pipeline.run_args import add_arguments as add_run_arguments
 from ubot_lidar_sim.pipeline.run_args import DESCRIPTION as RUN_DESCRIPTION
 from ubot_lidar_sim.pipeline.run_args import EXAMPLE as RUN_EXAMPLE
@@ -34,6 +35,8 @@ EXAMPLES = {
     'view': f"""examples:
   {PROG} view out/all.mcap            (then open the printed http://localhost:9090/... URL)
   {PROG} view out/ds --color-by class
+  {PROG} view                         (the running graph: /points, /scan, /tf, ...)
+  {PROG} view --namespace robot1 --namespace robot2
   {PROG} scan --world demo --frames 10 --out out/demo.mcap --view""",
     'describe': f"""examples:
   {PROG} describe --sensor lidar_3d --set preset=ouster_os1_64
@@ -101,17 +104,28 @@ def _add_scan(sub, common):
     add_view_options(scan, flag=True)
 
 
-def add_view_options(p, flag):
-    """Add the viewer's options (and --view itself when flag) to a parser."""
-    if flag:
-        p.add_argument('--view', action='store_true', help="show the sweeps in Rerun's web "
-                       'viewer served on this machine (http://localhost:9090)')
-    p.add_argument('--color-by', choices=('intensity', 'class', 'instance'),
-                   default='intensity', help='colour of the points (default intensity)')
-    p.add_argument('--web-port', type=int, default=9090, metavar='PORT')
-    p.add_argument('--grpc-port', type=int, default=9876, metavar='PORT')
-    p.add_argument('--serve-seconds', type=float, default=0.0, metavar='S',
-                   help='serve the viewer this long, then exit (default 0: until Ctrl-C)')
+def _add_view(sub):
+    view = sub.add_parser('view', epilog=EXAMPLES['view'], help='show an MCAP recording, a '
+                          "dataset directory or the running ROS graph in Rerun's web viewer "
+                          'on this machine')
+    view.add_argument('target', metavar='MCAP|DIR', nargs='?', help='an .mcap file or a '
+                      'dataset directory (none: the running graph, over ROS)')
+    add_view_options(view, flag=False)
+    live = view.add_argument_group('the running graph (no MCAP|DIR)')
+    live.add_argument('--namespace', dest='namespaces', action='append', metavar='NS',
+                      help="a robot's namespace, e.g. robot1 (repeatable: a fleet; default "
+                      'none)')
+    for key, default in (('points', 'points'), ('scan', 'scan'), ('boxes', 'lidar_3d/boxes'),
+                         ('environment', '/environment')):
+        live.add_argument(f'--{key}-topic', dest=f'{key}_topic', default=default,
+                          metavar='TOPIC', help=f'default {default}' + (
+                              ' (below each --namespace)' if not default.startswith('/')
+                              else ''))
+    live.add_argument('--world-frame', default='map', metavar='FRAME',
+                      help='the frame everything is shown in (default map)')
+    live.add_argument('--robot-frame', default='base_link', metavar='FRAME',
+                      help='the frame whose path is drawn (default base_link; in a namespace '
+                      'NS/base_link)')
 
 
 def build_parser():
@@ -122,10 +136,7 @@ def build_parser():
     sub = p.add_subparsers(dest='command', metavar='COMMAND', parser_class=_Parser)
     common = _common()
     _add_scan(sub, common)
-    view = sub.add_parser('view', epilog=EXAMPLES['view'], help='show an MCAP recording or a '
-                          "dataset directory in Rerun's web viewer on this machine")
-    view.add_argument('target', metavar='MCAP|DIR', help='an .mcap file or a dataset directory')
-    add_view_options(view, flag=False)
+    _add_view(sub)
     sub.add_parser('presets', help='list the sensor presets', epilog=EXAMPLES['presets'])
     describe = sub.add_parser('describe', parents=[common], epilog=EXAMPLES['describe'],
                               help='print the effective settings as JSON')
@@ -144,4 +155,6 @@ def parse(argv):
     if args.command is None:
         raise UsageError(f'name a command: {", ".join(COMMAND_NAMES)} '
                          f'({PROG} --help shows each with an example)')
+    if args.command == 'view':
+        args.live = args.target is None     # no MCAP or directory: the running graph
     return args

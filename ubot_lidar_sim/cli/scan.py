@@ -12,7 +12,7 @@ import sys
 
 from ubot_lidar_sim.cli.parser import SENSORS
 from ubot_lidar_sim.cli.progress import chain, SweepProgress
-from ubot_lidar_sim.cli.view import frame_logger, serve
+from ubot_lidar_sim.cli.view import frame_logger
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
@@ -151,5 +151,6 @@ def command(args, checked):
     if progress is not None:
         print(progress.summary(files), file=sys.stderr)
     if view is not None:
-        serve(view, args.serve_seconds)
+        view.announce()
+        view.serve(args.serve_seconds)
     return 0

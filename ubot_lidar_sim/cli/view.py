@@ -10,13 +10,12 @@ http://localhost:9090 until Ctrl-C (or --serve-seconds).
 import math
 from pathlib import Path
 import sys
-import time
 
 from mcap_ros2.reader import read_ros2_messages
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.output.view import View
+from ubot_lidar_sim.output.view import View, weather_text
 
 #: PointField datatypes (sensor_msgs/PointField) as numpy types.
 _TYPES = {1: 'i1', 2: 'u1', 3: '<i2', 4: '<u2', 5: '<i4', 6: '<u4', 7: '<f4', 8: '<f8'}
@@ -30,13 +29,6 @@ def cloud_array(msg):
                       'formats': [_TYPES[f.datatype] for f in fields],
                       'offsets': [f.offset for f in fields], 'itemsize': msg.point_step})
     return np.frombuffer(bytes(msg.data), dtype=dtype, count=msg.width * msg.height)
-
-
-def _weather_text(msg):
-    vis = msg.visibility_m
-    return (f'rain {msg.rain_rate_mm_h:g} mm/h, visibility '
-            f'{"clear" if math.isinf(vis) else f"{vis:g} m"}, snow {msg.snowfall_rate_mm_h:g} '
-            f'mm/h, snow on the ground {msg.snow_depth_m:g} m, smoke volumes {len(msg.smoke)}')
 
 
 def _replay(view, path):
@@ -61,7 +53,7 @@ def _replay(view, path):
             if actors:
                 view.actors(list(actors), list(actors.values()))
         elif topic.endswith('environment'):
-            view.weather(_weather_text(msg))
+            view.weather(weather_text(msg))
     return clouds
 
 
@@ -73,15 +65,6 @@ def sources(target):
         raise ConfigError('view', target, 'an .mcap file or a directory holding .mcap files '
                           '(a dataset)')
     return files
-
-
-def serve(view, seconds):
-    """Keep the viewer served: seconds (0: until Ctrl-C)."""
-    print(f'viewer: {view.url} (open it in a browser on this machine; Ctrl-C ends)',
-          file=sys.stderr)
-    end = time.monotonic() + seconds if seconds > 0 else math.inf
-    while time.monotonic() < end:
-        time.sleep(0.2)
 
 
 def frame_logger(view, weather):
@@ -106,5 +89,6 @@ def command(args, checked=None):
     view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
     clouds = sum(_replay(view, f) for f in files)
     print(f'view: {clouds} clouds from {len(files)} file(s)', file=sys.stderr)
-    serve(view, args.serve_seconds)
+    view.announce()
+    view.serve(args.serve_seconds)
     return 0

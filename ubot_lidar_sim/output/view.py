@@ -3,11 +3,17 @@ The live view: sweeps, the robot's path, actors and the weather in Rerun's web v
 
 rerun-sdk serves its web viewer (HTML, JS and Wasm shipped inside the wheel) from this machine
 and the logged data over gRPC, so a browser on this machine shows them with no network and no
-rviz2. Points are coloured by intensity, class or instance; `View.log_*` take plain numpy
-arrays, so the CLI, the dataset directories and MCAP files share it.
+rviz2. Points are coloured by intensity, class or instance; the ``View`` methods take plain numpy
+arrays, so the CLI, the dataset directories, MCAP files and a running ROS graph
+(ros/live_view.py) share it. ``add_options`` gives ``view``, ``scan --view`` and ``run --view``
+the same options.
 """
 
+from collections import Counter
+import math
 import socket
+import sys
+import time
 
 import numpy as np
 
@@ -15,6 +21,28 @@ from ubot_lidar_sim.core.errors import ConfigError
 
 COLOR_BY = ('intensity', 'class', 'instance')
 WEB_PORT, GRPC_PORT = 9090, 9876
+
+
+def add_options(p, flag):
+    """Add the viewer's options (and --view itself when flag) to an argparse parser."""
+    if flag:
+        p.add_argument('--view', action='store_true', help="show the sweeps in Rerun's web "
+                       'viewer served on this machine (http://localhost:9090)')
+    p.add_argument('--color-by', choices=COLOR_BY, default='intensity',
+                   help='colour of the points (default intensity)')
+    p.add_argument('--web-port', type=int, default=WEB_PORT, metavar='PORT')
+    p.add_argument('--grpc-port', type=int, default=GRPC_PORT, metavar='PORT')
+    p.add_argument('--serve-seconds', type=float, default=0.0, metavar='S',
+                   help='serve the viewer this long, then exit (default 0: until Ctrl-C)')
+    return p
+
+
+def weather_text(msg):
+    """Return the weather of an Environment message (rclpy or MCAP) in a few words."""
+    vis = msg.visibility_m
+    return (f'rain {msg.rain_rate_mm_h:g} mm/h, visibility '
+            f'{"clear" if math.isinf(vis) else f"{vis:g} m"}, snow {msg.snowfall_rate_mm_h:g} '
+            f'mm/h, snow on the ground {msg.snow_depth_m:g} m, smoke volumes {len(msg.smoke)}')
 
 
 def check_free(port, name):
@@ -63,6 +91,8 @@ def colours(points, color_by):
 class View:
     """A Rerun recording served to the web viewer on this machine."""
 
+    PATH_KEPT = 20_000      # positions of a robot's path kept (bounded however long it runs)
+
     def __init__(self, name='ubot_lidar_sim', web_port=WEB_PORT, grpc_port=GRPC_PORT,
                  color_by='intensity'):
         check_free(web_port, '--web-port')
@@ -82,7 +112,19 @@ class View:
         rr.log('world', rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
         self.url = f'http://localhost:{web_port}/?url={uri}'
         self.color_by = color_by
-        self._path = []
+        self._paths = {}
+        self.logged = Counter()     # entity path -> messages logged to it
+
+    def announce(self):
+        """Print the viewer's URL on stderr."""
+        print(f'viewer: {self.url} (open it in a browser on this machine; Ctrl-C ends)',
+              file=sys.stderr)
+
+    def serve(self, seconds, stopped=lambda: False):
+        """Keep the viewer served: seconds (0: until Ctrl-C or stopped() is true)."""
+        end = time.monotonic() + seconds if seconds > 0 else math.inf
+        while time.monotonic() < end and not stopped():
+            time.sleep(0.2)
 
     def at(self, stamp_s):
         """Put what is logged next at time stamp_s (s)."""
@@ -96,25 +138,40 @@ class View:
         if world_from_sensor is not None:
             m = np.asarray(world_from_sensor, np.float64)
             xyz = (xyz @ m[:3, :3].T + m[:3, 3]).astype(np.float32)
-        rr.log(f'world/{entity}', rr.Points3D(xyz, colors=colours(points, self.color_by),
-                                              radii=0.06))
+        self._log(f'world/{entity}', rr.Points3D(xyz, colors=colours(points, self.color_by),
+                                                 radii=0.06))
         return len(xyz)
 
-    def pose(self, xyz):
-        """Extend the robot's path by one position."""
+    def pose(self, xyz, robot='robot'):
+        """Extend the path of robot (an entity name: one per robot of a fleet) by one position."""
         rr = self.rr
-        self._path.append([float(v) for v in xyz[:3]])
-        rr.log('world/robot_path', rr.LineStrips3D([self._path], colors=[[255, 255, 255]]))
-        rr.log('world/robot', rr.Points3D([self._path[-1]], colors=[[255, 0, 255]], radii=0.3))
+        path = self._paths.setdefault(robot, [])
+        path.append([float(v) for v in xyz[:3]])
+        del path[:-self.PATH_KEPT]
+        self._log(f'world/{robot}_path', rr.LineStrips3D([path], colors=[[255, 255, 255]]))
+        self._log(f'world/{robot}', rr.Points3D([path[-1]], colors=[[255, 0, 255]], radii=0.3))
+
+    def boxes(self, entity, centers, half_sizes, quaternions_xyzw, labels):
+        """Log 3D boxes: centres and half sizes (B, 3) m in the world frame, rotations, labels."""
+        rr = self.rr
+        self._log(f'world/{entity}', rr.Boxes3D(
+            centers=np.asarray(centers, np.float32).reshape(-1, 3),
+            half_sizes=np.asarray(half_sizes, np.float32).reshape(-1, 3),
+            quaternions=np.asarray(quaternions_xyzw, np.float32).reshape(-1, 4),
+            labels=list(labels), colors=[[255, 140, 0]]))
 
     def actors(self, names, xyz):
         """Log the actors' positions, labelled with their names."""
         rr = self.rr
-        rr.log('world/actors', rr.Points3D(np.asarray(xyz, np.float32).reshape(-1, 3),
-                                           labels=list(names), colors=[[255, 140, 0]],
-                                           radii=0.4))
+        self._log('world/actors', rr.Points3D(np.asarray(xyz, np.float32).reshape(-1, 3),
+                                              labels=list(names), colors=[[255, 140, 0]],
+                                              radii=0.4))
 
     def weather(self, text):
         """Log the weather in force, as text."""
         rr = self.rr
-        rr.log('weather', rr.TextDocument(text))
+        self._log('weather', rr.TextDocument(text))
+
+    def _log(self, entity, item):
+        self.rr.log(entity, item)
+        self.logged[entity] += 1

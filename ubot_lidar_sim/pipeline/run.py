@@ -17,6 +17,7 @@ from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.output.view import check_free, View
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.pipeline.run_args import add_arguments, DESCRIPTION, EXAMPLE
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
@@ -24,6 +25,7 @@ from ubot_lidar_sim.ros.demo.monitor import Monitor
 from ubot_lidar_sim.ros.demo.status import print_summary, StatusDisplay
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+from ubot_lidar_sim.ros.live_view import LiveView
 from ubot_lidar_sim.ros.rclpy_compat import patient_executor
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
 import yaml
@@ -73,6 +75,9 @@ def _checked_parameters(args):
     try:
         params = node_parameters(args.params, args.preset, args.set)
         check_robots(args.robots)
+        for port, option in ((args.web_port, '--web-port'), (args.grpc_port, '--grpc-port')):
+            if args.view:   # before any node starts
+                check_free(port, option)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         # YAML errors span several lines (position, context): one line (exit 2).
         print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
@@ -110,6 +115,7 @@ def run(args):
     try:
         if not _start_nodes(args, params, context, stop, nodes):
             return 0
+        nodes += [_live_view(args, context, nodes[0])] if args.view else []
         monitor = Monitor(context, args.snapshots, nodes[0].get_parameter('world_frame').value,
                           nodes[0].lookup_many, robot_namespace(1, args.robots) or None)
         nodes.append(monitor)
@@ -118,6 +124,8 @@ def run(args):
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
         _spin(args, executor, nodes, stop)
+        if args.view:
+            _serve_view(args, nodes[-2], nodes, stop)
         return 0
     except (SimError, ParameterException, ValueError, TypeError) as exc:
         # A bad parameter, world or preset: one line naming it, no traceback (exit 2).
@@ -175,6 +183,27 @@ def _spin(args, executor, nodes, stop):
         _write_snapshots(monitor.recorder, args.snapshots, nodes)
     elif args.snapshots:
         print('snapshots skipped: interrupted (they take ~2 s to draw)')
+
+
+def _live_view(args, context, lidar):
+    """
+    Return the LiveView node of run --view: every robot, on lidar's transform buffer.
+
+    Made after the nodes: rerun's threads start once the compute processes are forked.
+    """
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
+    view.announce()
+    return LiveView(view, context, [robot_namespace(k, args.robots)
+                                    for k in range(1, args.robots + 1)],
+                    lidar.get_parameter('world_frame').value, lookup=lidar.lookup_many)
+
+
+def _serve_view(args, live, nodes, stop):
+    """After a run: one line of what was shown; the viewer stays served (--serve-seconds)."""
+    print(f'view: {live.summary()} shown', file=sys.stderr)
+    for node in nodes:      # the sensors stop; the viewer keeps what it was sent
+        getattr(node, 'request_stop', lambda: None)()
+    live.view.serve(args.serve_seconds, lambda: stop['signal'] is not None)
 
 
 def _mute_qos_events(node):

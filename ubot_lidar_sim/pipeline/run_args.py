@@ -1,11 +1,14 @@
 """The ``run`` command's arguments: argparse only, so that ``--help`` loads nothing heavy."""
 
+from ubot_lidar_sim.output.view import add_options as add_view_options
+
 DESCRIPTION = ('run lidar_3d, laser_scan, terrain_sensor and demo_driver in one process over DDS '
                'and print a live status line per sensor')
 
 EXAMPLE = """examples:
   python -m ubot_lidar_sim run --seconds 30 --preset ouster_os1_64
-  python -m ubot_lidar_sim run --seconds 10 --snapshots out/"""
+  python -m ubot_lidar_sim run --seconds 10 --snapshots out/
+  python -m ubot_lidar_sim run --view      (then open the printed http://localhost:9090/... URL)"""
 
 
 def add_arguments(parser):
@@ -25,4 +28,5 @@ def add_arguments(parser):
                         'nodes, on its own loop, seeing the others (the status shows robot1)')
     parser.add_argument('--verbose', action='store_true',
                         help="keep the nodes' info logs (they interleave with the status)")
+    add_view_options(parser, flag=True)
     return parser

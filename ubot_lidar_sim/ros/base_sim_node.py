@@ -47,6 +47,7 @@ from ubot_lidar_sim.ros.rclpy_compat import RCLError
 from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import TimerSchedule
 from ubot_lidar_sim.ros.sim_pacing import Pacer, SensorWatch
+from ubot_lidar_sim.ros.world_wait import loading_world
 
 
 class BaseSimNode(Node):
@@ -58,8 +59,10 @@ class BaseSimNode(Node):
         super().__init__(self.default_name, **kwargs)
         self.params = ConfigParameters(self, BaseSimConfig)
         cfg = self.params.config
-        world = World.load(cfg.world_file, model_paths=cfg.model_paths,
-                           sdf_geometry=cfg.sdf_geometry) if world is None else world
+        if world is None:
+            with loading_world(self, cfg.world_file):
+                world = World.load(cfg.world_file, model_paths=cfg.model_paths,
+                                   sdf_geometry=cfg.sdf_geometry)
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')

@@ -34,6 +34,7 @@ from ubot_lidar_sim.ros.schedule import ClockWatch
 from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S, SampleRequests
 from ubot_lidar_sim.ros.sweep_clock import SweepClock
 from ubot_lidar_sim.ros.tf_buffer import TransformError
+from ubot_lidar_sim.ros.world_wait import loading_world
 
 RETRY_S = 0.05            # continuous triggers: a skipped sweep is tried again this much later
 MIN_RATE_HZ = 0.01         # a node's sweep (and so its TF history) spans at most 100 s
@@ -60,7 +61,8 @@ class SensorNode(PoseQueries, Node):
                                        namespaced=[n for n in NAMESPACED if n in fields])
         cfg = self.params.config
         if world is None:
-            world, materials = load_for_config(cfg)
+            with loading_world(self, cfg.world_file):
+                world, materials = load_for_config(cfg)
         elif materials is None:
             materials = materials_for_config(cfg)
         if world.frame != cfg.world_frame:
