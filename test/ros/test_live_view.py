@@ -154,3 +154,12 @@ def test_run_with_view_shows_its_own_sweeps(context):
     line = [x for x in proc.stderr.splitlines() if x.startswith('view: ')][-1]
     clouds, scans = int(line.split()[1]), int(line.split()[3])
     assert clouds >= 1 and scans >= 1, line
+
+
+def test_the_nan_cells_of_an_organised_cloud_are_not_shown_as_points():
+    # The ouster layout is organised (ouster-ros): cells without a return hold NaN x, y, z.
+    view = View(web_port=_free_port(), grpc_port=_free_port())
+    pts = np.zeros(4, dtype=[('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4')])
+    pts['x'] = (1.0, np.nan, 3.0, np.nan)
+    assert view.points('points', pts) == 2
+    assert view.logged['world/points'] == 1

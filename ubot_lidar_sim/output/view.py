@@ -132,8 +132,13 @@ class View:
         rr.set_time('sim_time', duration=float(stamp_s))
 
     def points(self, entity, points, world_from_sensor=None):
-        """Log a structured point array (x, y, z, ...) in the world frame."""
+        """Log a structured point array (x, y, z, ...) in the world frame; returns the count.
+
+        An organised cloud (the ouster layout) holds NaN cells where a beam had no return: they
+        are not points and are left out.
+        """
         rr = self.rr
+        points = points[np.isfinite(points['x'])]
         xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float32)
         if world_from_sensor is not None:
             m = np.asarray(world_from_sensor, np.float64)
