@@ -132,7 +132,8 @@ class View:
         rr.set_time('sim_time', duration=float(stamp_s))
 
     def points(self, entity, points, world_from_sensor=None):
-        """Log a structured point array (x, y, z, ...) in the world frame; returns the count.
+        """
+        Log a structured point array (x, y, z, ...) in the world frame; returns the count.
 
         An organised cloud (the ouster layout) holds NaN cells where a beam had no return: they
         are not points and are left out.
