@@ -52,7 +52,8 @@ class SensorNode(PoseQueries, Node):
     ``_input_group`` (callback group of low-rate inputs).
     """
 
-    def __init__(self, node_name, config_cls, *, world=None, materials=None, **node_kwargs):
+    def __init__(self, node_name, config_cls, *, world=None, materials=None, intake=None,
+                 **node_kwargs):
         super().__init__(node_name, **node_kwargs)
         fields = {f.name for f in dataclasses.fields(config_cls)}
         self.params = ConfigParameters(self, config_cls,
@@ -87,8 +88,11 @@ class SensorNode(PoseQueries, Node):
                                lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._stats = self.stats.counts             # the tests read the counts here
         # The history holds two sweeps, so that a slow sweep's first column has its pose.
-        self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
-                             history_s=max(TF_CACHE_S, 2.0 * self._period_s))
+        # intake: another node's of this process, shared (same clock and world frame).
+        history_s = max(TF_CACHE_S, 2.0 * self._period_s)
+        self.intake = (intake.share(self.stats.counts, history_s) if intake is not None else
+                       Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
+                              history_s=history_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
         self._posed = False     # a pose in world_frame has been found since the node started
         # The world's moving objects, posed from /tf per sweep.
@@ -282,7 +286,7 @@ class SensorNode(PoseQueries, Node):
             self.request_stop()
             worker.join(timeout=1.0)
         intake = getattr(self, 'intake', None)     # None: __init__ failed before it
-        if intake is not None:
+        if intake is not None and intake.host is self:
             intake.stop()
         return super().destroy_node()
 
@@ -306,10 +310,10 @@ class SensorNode(PoseQueries, Node):
             return self.stats.skip('clock_not_started', NO_CLOCK if self._clock_missing()
                                    else 'the clock reads 0 (no /clock yet)', warn=False)
         if self._last_scan_ns is not None and now_ns < self._last_scan_ns - 1_000_000_000:
-            self.intake.clear()
+            self.intake.clear(since=self._last_scan_at)
             self.sweep_clock.reset()
             self.get_logger().warning('clock jumped backwards: transform buffer cleared')
-        self._last_scan_ns = now_ns
+        self._last_scan_ns, self._last_scan_at = now_ns, time.monotonic()
         if not on_demand and not self.has_subscribers():
             return self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
         t0 = time.perf_counter()
