@@ -201,8 +201,10 @@ class SensorNode(PoseQueries, Node):
             self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group,
             SAMPLE_TIMEOUT_S + (self._period_s if self.continuous else 0.0))
         # Answered on the executor, so a call's bound holds while a long sweep runs.
-        self.create_timer(EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # It runs only while a call waits or a sweep holds one (SampleRequests.poll_with).
+        self._samples.poll_with(self.create_timer(
+            EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
+            clock=Clock(clock_type=ClockType.STEADY_TIME)))
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
@@ -226,8 +228,7 @@ class SensorNode(PoseQueries, Node):
 
     @tolerate_destroyed
     def _expire_samples(self):
-        if self._samples:
-            self._samples.expire(self._sample_status)
+        self._samples.expire(self._sample_status)
 
     def _sample_status(self, since):
         """Return what the node did since a ~/sample call arrived at ``since`` (monotonic s)."""
