@@ -24,19 +24,32 @@ from sensor_msgs.msg import LaserScan, PointCloud2
 from ubot_lidar_sim.pipeline.fleet import MAX_ROBOTS, robot_namespace
 from ubot_lidar_sim_msgs.msg import TerrainSensor
 
-COLUMNS = ('case', 'robots', 'sensors', 'slowest_hz', 'set_hz', 'met', 'cpu_steal_pct')
+COLUMNS = ('case', 'robots', 'sensors', 'slowest_hz', 'set_hz', 'met', 'run_cpu_pct', 'load_1min',
+           'cpu_steal_pct')
 MISS_PCT = 5.0          # a sensor under 95 % of its set rate misses it
 RATES_HZ = {'points': 10.0, 'scan': 30.0, 'terrain': 50.0}      # the runner's defaults
 ROOT = Path(__file__).resolve().parents[1]
 _RUNS = [0]             # a DDS domain per run: the last run's participants may linger
 
 
-def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0):
+def _cpu_s(pid):
+    """Return the CPU time (user + system, s) process pid has used so far (None: it is gone)."""
+    try:
+        with open(f'/proc/{pid}/stat', encoding='ascii') as fh:
+            fields = fh.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+
+
+def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0, usage=None):
     """
     Return {(robot, topic): rate Hz} of a run of n robots over seconds.
 
     Counted from warm_s after every topic's first message (the start takes longer on a loaded
-    machine; none within start_limit_s: those topics count 0).
+    machine; none within start_limit_s: those topics count 0). usage (a dict) gets the run
+    process's CPU share over those seconds (``run_cpu_pct``, 100 = one core) and the 1-minute
+    load average at their end (``load_1min``): on shared cores the rates depend on both.
     """
     _RUNS[0] += 1
     domain = 60 + (os.getpid() + 7 * _RUNS[0]) % 40
@@ -65,8 +78,15 @@ def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0):
         while time.monotonic() < limit and not all(stamps.values()):
             executor.spin_once(timeout_sec=0.05)
         start = time.monotonic() + warm_s
+        while time.monotonic() < start:
+            executor.spin_once(timeout_sec=0.05)
+        cpu0 = _cpu_s(proc.pid)
         while time.monotonic() < start + seconds:
             executor.spin_once(timeout_sec=0.05)
+        cpu1 = _cpu_s(proc.pid)
+        if usage is not None and None not in (cpu0, cpu1):
+            usage.update(run_cpu_pct=round(100.0 * (cpu1 - cpu0) / seconds),
+                         load_1min=round(os.getloadavg()[0], 1))
     finally:
         executor.shutdown()
         node.destroy_node()
@@ -78,26 +98,26 @@ def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0):
             for key, ts in stamps.items()}
 
 
-def _row(case, n, rates, steal):
+def _row(case, n, rates, steal, usage=None):
     """One bench.json row: every robot's rate per sensor, the slowest, met or not."""
     slowest = {topic: min(r for (k, t), r in rates.items() if t == topic) for topic in RATES_HZ}
     met = all(slowest[t] >= RATES_HZ[t] * (1.0 - MISS_PCT / 100.0) for t in RATES_HZ)
     return {'case': case, 'robots': n, 'sensors': 3 * n,
             'rates_hz': {f'robot{k}/{t}': round(r, 2) for (k, t), r in sorted(rates.items())},
             'slowest_hz': {t: round(r, 2) for t, r in slowest.items()},
-            'set_hz': RATES_HZ, 'met': met, 'cpu_steal_pct': steal}
+            'set_hz': RATES_HZ, 'met': met, 'cpu_steal_pct': steal, **(usage or {})}
 
 
 def run(seconds=20.0):
     """FLEET_3x3, then FLEET_<N>_geometric for N = 1.. until one misses; bench.json rows."""
     rows = []
-    before = cpu_times()
-    rows.append(_row('FLEET_3x3', 3, measure(3, seconds), steal_pct(before)))
+    before, usage = cpu_times(), {}
+    rows.append(_row('FLEET_3x3', 3, measure(3, seconds, usage=usage), steal_pct(before), usage))
     for n in range(1, MAX_ROBOTS + 1):
-        before = cpu_times()
+        before, usage = cpu_times(), {}
         rows.append(_row(f'FLEET_{n}_geometric', n,
-                         measure(n, seconds, sets=('lidar_3d:model=geometric',)),
-                         steal_pct(before)))
+                         measure(n, seconds, sets=('lidar_3d:model=geometric',), usage=usage),
+                         steal_pct(before), usage))
         if not rows[-1]['met']:
             break
     return rows

@@ -83,3 +83,14 @@ def test_laser_scan_has_the_same_pair_of_services(rig):
     ahead = latest.scan.ranges[int(round(-latest.scan.angle_min / latest.scan.angle_increment))]
     # bound: 2 cm at 4.9 m (noise off), >> the f32 hit bound
     assert ahead == pytest.approx(4.9, abs=0.02)
+
+
+def test_the_sample_expiry_poll_runs_only_while_a_call_waits(rig):
+    # An idle node's executor is not woken every EXPIRE_POLL_S (a fleet has nine such nodes).
+    r = rig(params={'trigger': 'service'})
+    timer = r.node._samples._timer
+    assert r.spin_until(timer.is_canceled)
+    r.spin_until(lambda: False, 0.3)
+    assert timer.is_canceled()
+    assert r.call(Trigger, 'sample').success
+    assert r.spin_until(timer.is_canceled)      # answered: idle again at the next poll

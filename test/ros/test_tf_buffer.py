@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from ubot_lidar_sim.core.poses import matrix_to_quaternion, quaternion_to_matrix, slerp
+from ubot_lidar_sim.core.poses import (matrix_to_quaternion, quaternion_to_matrix, SampledPath,
+                                       slerp)
 from ubot_lidar_sim.ros.tf_buffer import (CycleError, ExtrapolationError, FrameNotFoundError,
                                           InvalidTransformError, TransformBuffer)
 
@@ -213,3 +214,37 @@ def test_reparenting_a_child_replaces_its_edge():
     np.testing.assert_allclose(buf.lookup('odom', 'base', 0.0)[0, 3], 2.0)
     with pytest.raises(FrameNotFoundError):
         buf.lookup('map', 'base', 0.0)
+
+
+def test_stamps_between_are_the_paths_dynamic_stamps_strictly_inside_the_interval():
+    buf = TransformBuffer()
+    buf.set_transform('map', 'odom', 0.0, (0.0, 0.0, 0.0), IDENT_Q, static=True)
+    for t in (0.0, 0.02, 0.04, 0.06):
+        buf.set_transform('odom', 'base', t, (t, 0.0, 0.0), yaw_q(t))
+    for t in (0.01, 0.03):
+        buf.set_transform('map', 'cart', t, (0.0, t, 0.0), IDENT_Q)
+    np.testing.assert_array_equal(buf.stamps_between('map', 'base', 0.005, 0.04), [0.02])
+    np.testing.assert_array_equal(buf.stamps_between('map', 'base', -1.0, 1.0),
+                                  [0.0, 0.02, 0.04, 0.06])
+    # Both ends of a path between two moving frames, once each, sorted.
+    np.testing.assert_array_equal(buf.stamps_between('cart', 'base', 0.0, 0.05),
+                                  [0.01, 0.02, 0.03, 0.04])
+    assert buf.stamps_between('map', 'odom', -1.0, 1.0).size == 0      # static only
+    with pytest.raises(FrameNotFoundError):
+        buf.stamps_between('map', 'ghost', 0.0, 1.0)
+
+
+def test_a_path_sampled_at_the_ends_and_stamps_between_is_the_lookup_at_any_time_inside():
+    # One moving edge (as a fleet robot's base_link): one transform interpolated between two
+    # neighbouring stamps is /tf's own interpolation (actor_frames.py).
+    buf = TransformBuffer()
+    buf.set_transform('map', 'odom', 0.0, (1.0, 2.0, 0.0), yaw_q(0.7), static=True)
+    for t in (0.0, 0.02, 0.04, 0.06):
+        buf.set_transform('odom', 'base', t, (3.0 * t, t * t, 0.4), yaw_q(10.0 * t))
+    t0, t1 = 0.013, 0.051
+    knots = np.concatenate(([t0], buf.stamps_between('map', 'base', t0, t1), [t1]))
+    path = SampledPath(knots, buf.lookup_many('map', 'base', knots))
+    times = np.linspace(t0, t1, 97)
+    # bound: float64 slerp and matrix products of the same inputs in another order, a few
+    # eps64 << the atol
+    np.testing.assert_allclose(path(times), buf.lookup_many('map', 'base', times), atol=1e-12)

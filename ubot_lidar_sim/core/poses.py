@@ -221,10 +221,15 @@ class SampledPath:
                 or np.any(np.diff(self.times_s) < 0.0):
             raise ConfigError('times_s', self.times_s.tolist()[:4],
                               'ascending times, one per pose')
-        self._quats = matrices_to_quaternions(self.poses[:, :3, :3])
+        # One sample (a sweep at one instant): that pose at every time, no quaternions.
+        self._quats = (matrices_to_quaternions(self.poses[:, :3, :3])
+                       if self.times_s.size > 1 else None)
 
     def __call__(self, times_s):
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
+        if self._quats is None:
+            n = np.size(times_s)
+            return np.array(np.broadcast_to(self.poses[0], (n, 4, 4)))
         t = np.clip(np.atleast_1d(np.asarray(times_s, dtype=np.float64)), self.times_s[0],
                     self.times_s[-1])
         hi = np.clip(np.searchsorted(self.times_s, t, side='right'), 1, self.times_s.size - 1) \

@@ -2,7 +2,8 @@
 All-in-one runner: ``python -m ubot_lidar_sim run``.
 
 Starts lidar_3d, laser_scan, terrain_sensor and demo_driver in one process on one
-MultiThreadedExecutor over real DDS, plus a monitor node that subscribes to ``points``,
+MultiThreadedExecutor over real DDS (the sensors of every robot share one /tf intake,
+ros/intake.py), plus a monitor node that subscribes to ``points``,
 ``scan`` and ``terrain`` like any other client, prints one live status line per sensor and a
 final summary, and optionally writes the PNG snapshots of the demo.
 """
@@ -154,13 +155,19 @@ def _start_nodes(args, params, context, stop, nodes):
     classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
                ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
     n = args.robots
+    intakes = {}        # (world_frame, use_sim_time) -> the Intake its sensors share
     for robot, (name, cls) in ((k, c) for k in range(1, n + 1) for c in classes):
         given = {**params[name], **(robot_parameters(robot, n)[name] if n > 1 else {})}
         kwargs = {'context': context, 'namespace': robot_namespace(robot, n) or None,
                   'parameter_overrides': [Parameter(k, value=v) for k, v in given.items()]}
         if nodes and name != 'demo_driver' and _same_world(params, name):
             kwargs.update(world=nodes[0].loaded_world, materials=nodes[0].materials)
+        key = (given.get('world_frame'), given.get('use_sim_time'))
+        if name != 'demo_driver':
+            kwargs['intake'] = intakes.get(key)
         nodes.append(cls(**{k: v for k, v in kwargs.items() if v is not None}))
+        if name != 'demo_driver':
+            intakes.setdefault(key, nodes[-1].intake)
         if stop['signal']:
             return False
     return True

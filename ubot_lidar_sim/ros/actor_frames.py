@@ -9,6 +9,12 @@ a little later than the sensor's) hold that newest pose, as the sensor's own fra
 The node says so once in its log (and once again when the frame is back) and as a
 /diagnostics warning while it lasts. Trajectory actors run on the node's clock from its first
 sweep (their t = 0).
+
+A frame actor's pose between two neighbouring knots is interpolated as one transform (position
+linear, rotation slerped). That is /tf's own interpolation when one edge of the path moves and
+ends at the actor's frame (a robot's base_link); otherwise the difference is second order in
+the motion between two /tf stamps: a frame hung at an offset c from a frame that turns by theta
+between two stamps is off the arc by at most |c| theta^2 / 8 (1 m, 1 rad/s, 50 Hz: 0.05 mm).
 """
 
 import numpy as np
@@ -34,8 +40,9 @@ class ActorFrames:
         """
         Return {actor name: pose_at} for a sweep (or block) whose poses are at times_s (s).
 
-        None when the world has no actors. The frame actors' poses are poses.SampledPath over
-        the sorted times (picklable, for the compute processes).
+        None when the world has no actors. A frame actor's pose is a poses.SampledPath
+        (picklable, for the compute processes) over the ends of the times and the /tf stamps of
+        its path between them (``knots``): a handful per sweep, not one lookup per column.
         """
         if not self._frames and not self._paths:
             return None
@@ -56,13 +63,16 @@ class ActorFrames:
                     if gap > self._max_gap_s:
                         raise TransformError(f'no transform for {gap:.3f} s around the sweep '
                                              f'(limit {self._max_gap_s} s)')
-                    poses = node.tf_buffer.lookup_many(world, frame, held)
+                    knots = np.unique(np.concatenate((
+                        held[:1], node.tf_buffer.stamps_between(world, frame, held[0],
+                                                                held[-1]), held[-1:])))
+                    poses = node.tf_buffer.lookup_many(world, frame, knots)
             except TransformError as exc:
                 self._lost(name, frame, str(exc))
                 continue
             if self.missing.pop(name, None) is not None:
                 node.get_logger().info(f'actor {name!r}: frame {frame!r} is available again')
-            out[name] = SampledPath(times, poses)
+            out[name] = SampledPath(knots, poses)
         return out
 
     def _lost(self, name, frame, why):

@@ -7,13 +7,20 @@ right before each scan, so that the sweep sees the newest transform and weather.
 rare and runs on the executor. A /tf transform stamped ahead of the node's clock is held back
 until the clock reaches its stamp (beyond TF_MAX_FUTURE_S it is refused): the buffer never
 describes a future, so a sweep never ends past the clock on a path no transform gave yet.
+
+The sensor nodes of one process (``python -m ubot_lidar_sim run``, a fleet) share one Intake
+(``share``): one /tf subscription, one decode of each message, one buffer and one poll thread,
+not one per node. A sweep waiting for its poses sleeps until the intake applies a transform
+(``wait_applied``) instead of polling.
 """
 
 from collections import OrderedDict
 import heapq
 import itertools
+import math
 import struct
 import threading
+import time
 
 from rclpy.exceptions import InvalidHandle
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -45,18 +52,22 @@ ENV_PUBLISHERS_KEPT = 64   # publishers whose last sequence number _first_delive
 
 class Intake:
     """
-    The transform buffer and the latest good weather of one node, and what feeds them.
+    The transform buffer and the latest good weather of one node or more, and what feeds them.
 
     ``tf_buffer`` (TransformBuffer, guarded by ``lock``; ``history_s`` of dynamic transforms
     per edge), ``weather`` (core Weather, clear air until the first good message). Refused
-    inputs are counted in ``stats['tf_rejected']`` and ``stats['env_rejected']`` and warned
-    about (throttled).
+    inputs are counted in ``stats['tf_rejected']`` and ``stats['env_rejected']`` of every node
+    served and warned about (throttled) by ``host``, the node whose subscriptions, clock and
+    logger it uses. ``applied`` counts the /tf batches applied.
     """
 
     def __init__(self, node, world_frame, stats, callback_group, history_s=TF_CACHE_S):
-        self._node = node
+        self._node = self.host = node
         self._world_frame = world_frame
-        self._stats = stats
+        self._stats = [stats]
+        self.applied = 0
+        self._applied_cv = threading.Condition(threading.Lock())
+        self._cleared_at = -math.inf        # monotonic s of the last clear
         self.tf_buffer = TransformBuffer(cache_time_s=history_s, tolerance_s=TF_TOLERANCE_S)
         self.lock = threading.Lock()
         self.weather = Weather()
@@ -86,14 +97,39 @@ class Intake:
             TFMessage, '/tf_static', lambda m: self._on_transforms(tf_items(m), True),
             latched_qos(100), callback_group=callback_group)
 
+    def share(self, stats, history_s):
+        """Serve one more node of the host's clock and world frame (its counts, history)."""
+        with self.lock:
+            buffer = self.tf_buffer
+            buffer.cache_time_s = max(buffer.cache_time_s, float(history_s))
+        self._stats.append(stats)
+        return self
+
+    def _count(self, key, n):
+        for stats in self._stats:
+            stats[key] += n
+
+    def wait_applied(self, seen, timeout_s):
+        """Wait up to timeout_s for ``applied`` to differ from seen (a /tf batch applied)."""
+        with self._applied_cv:
+            self._applied_cv.wait_for(lambda: self.applied != seen, timeout_s)
+
     def stop(self):
         """Stop the poll thread (waits up to 1 s)."""
         self._stop.set()
         self._poller.join(timeout=1.0)
 
-    def clear(self):
-        """Forget every transform, held ones too (the clock jumped backwards)."""
+    def clear(self, since=None):
+        """
+        Forget every transform, held ones too (the clock jumped backwards).
+
+        since (monotonic s): a node's last scan before the jump; when a node that shares the
+        intake cleared it after that, it was this jump: nothing is cleared again.
+        """
         with self._take_lock:
+            if since is not None and self._cleared_at > since:
+                return
+            self._cleared_at = time.monotonic()
             self._held.clear()
             with self.lock:
                 self.tf_buffer.clear()
@@ -136,7 +172,7 @@ class Intake:
             limit_s = now_s + TF_MAX_FUTURE_S
             late = [it for it in items if it[2] > limit_s]
             if late:
-                self._stats['tf_rejected'] += len(late)
+                self._count('tf_rejected', len(late))
                 logger.warning(
                     f'{len(late)} transform(s) stamped more than {TF_MAX_FUTURE_S} s in the '
                     f'future ignored (e.g. {late[0][0]} -> {late[0][1]} at {late[0][2]:.3f} s, '
@@ -153,7 +189,7 @@ class Intake:
         for it in items[:max(room, 0)]:
             heapq.heappush(self._held, (it[2], next(self._held_seq), it))
         if len(items) > room:
-            self._stats['tf_rejected'] += len(items) - max(room, 0)
+            self._count('tf_rejected', len(items) - max(room, 0))
             self._node.get_logger().warning(
                 f'{len(items) - max(room, 0)} transform(s) stamped ahead of the clock ignored: '
                 f'{TF_HELD_MAX} already wait for it', throttle_duration_sec=WARN_THROTTLE_S)
@@ -173,8 +209,12 @@ class Intake:
         logger = self._node.get_logger()
         with self.lock:
             errors = apply_transforms(self.tf_buffer, items, static)
+        if items and not static:
+            with self._applied_cv:
+                self.applied += 1
+                self._applied_cv.notify_all()
         if errors:
-            self._stats['tf_rejected'] += len(errors)
+            self._count('tf_rejected', len(errors))
             logger.warning(
                 f'{"/tf_static" if static else "/tf"}: {len(errors)} transform(s) ignored: '
                 f'{errors[0]}', throttle_duration_sec=WARN_THROTTLE_S)
@@ -206,7 +246,7 @@ class Intake:
         try:
             self.weather = environment_to_weather(msg, self._world_frame)
         except (ConfigError, ValueError) as exc:
-            self._stats['env_rejected'] += 1
+            self._count('env_rejected', 1)
             self._node.get_logger().warning(
                 f'environment message ignored, keeping the last good weather: {exc}',
                 throttle_duration_sec=WARN_THROTTLE_S)

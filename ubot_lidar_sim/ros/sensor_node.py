@@ -53,7 +53,8 @@ class SensorNode(PoseQueries, Node):
     ``_input_group`` (callback group of low-rate inputs).
     """
 
-    def __init__(self, node_name, config_cls, *, world=None, materials=None, **node_kwargs):
+    def __init__(self, node_name, config_cls, *, world=None, materials=None, intake=None,
+                 **node_kwargs):
         super().__init__(node_name, **node_kwargs)
         fields = {f.name for f in dataclasses.fields(config_cls)}
         self.params = ConfigParameters(self, config_cls,
@@ -89,8 +90,11 @@ class SensorNode(PoseQueries, Node):
                                lambda: self.get_clock().now().nanoseconds * 1e-9)
         self._stats = self.stats.counts             # the tests read the counts here
         # The history holds two sweeps, so that a slow sweep's first column has its pose.
-        self.intake = Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
-                             history_s=max(TF_CACHE_S, 2.0 * self._period_s))
+        # intake: another node's of this process, shared (same clock and world frame).
+        history_s = max(TF_CACHE_S, 2.0 * self._period_s)
+        self.intake = (intake.share(self.stats.counts, history_s) if intake is not None else
+                       Intake(self, cfg.world_frame, self.stats.counts, self._input_group,
+                              history_s=history_s))
         self.tf_buffer = self.intake.tf_buffer      # guarded by self.intake.lock
         self._posed = False     # a pose in world_frame has been found since the node started
         # The world's moving objects, posed from /tf per sweep.
@@ -199,8 +203,10 @@ class SensorNode(PoseQueries, Node):
             self, self._wake.set if trigger == 'service' else (lambda: None), self._work_group,
             SAMPLE_TIMEOUT_S + (self._period_s if self.continuous else 0.0))
         # Answered on the executor, so a call's bound holds while a long sweep runs.
-        self.create_timer(EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
-                          clock=Clock(clock_type=ClockType.STEADY_TIME))
+        # It runs only while a call waits or a sweep holds one (SampleRequests.poll_with).
+        self._samples.poll_with(self.create_timer(
+            EXPIRE_POLL_S, self._expire_samples, callback_group=self._input_group,
+            clock=Clock(clock_type=ClockType.STEADY_TIME)))
         self._worker = threading.Thread(target=self._work_loop, daemon=True,
                                         name=f'{self.get_name()}_scan')
         self._worker.start()
@@ -224,8 +230,7 @@ class SensorNode(PoseQueries, Node):
 
     @tolerate_destroyed
     def _expire_samples(self):
-        if self._samples:
-            self._samples.expire(self._sample_status)
+        self._samples.expire(self._sample_status)
 
     def _sample_status(self, since):
         """Return what the node did since a ~/sample call arrived at ``since`` (monotonic s)."""
@@ -284,7 +289,7 @@ class SensorNode(PoseQueries, Node):
             self.request_stop()
             worker.join(timeout=1.0)
         intake = getattr(self, 'intake', None)     # None: __init__ failed before it
-        if intake is not None:
+        if intake is not None and intake.host is self:
             intake.stop()
         return super().destroy_node()
 
@@ -308,10 +313,10 @@ class SensorNode(PoseQueries, Node):
             return self.stats.skip('clock_not_started', NO_CLOCK if self._clock_missing()
                                    else 'the clock reads 0 (no /clock yet)', warn=False)
         if self._last_scan_ns is not None and now_ns < self._last_scan_ns - 1_000_000_000:
-            self.intake.clear()
+            self.intake.clear(since=self._last_scan_at)
             self.sweep_clock.reset()
             self.get_logger().warning('clock jumped backwards: transform buffer cleared')
-        self._last_scan_ns = now_ns
+        self._last_scan_ns, self._last_scan_at = now_ns, time.monotonic()
         if not on_demand and not self.has_subscribers():
             return self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
         t0 = time.perf_counter()

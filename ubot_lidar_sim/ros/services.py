@@ -42,19 +42,39 @@ class SampleRequests:
     reason)`` after it. ``expire(why_since)`` answers false the calls that waited ``wait_s``
     (SAMPLE_TIMEOUT_S + the period for a continuous trigger) without a sweep taking them, with
     the text ``why_since(arrival)`` (monotonic s) gives: what the node did since that call
-    arrived. A call a sweep has taken gets that sweep's outcome.
+    arrived. A call a sweep has taken gets that sweep's outcome. ``poll_with(timer)``: the timer
+    that calls ``expire`` runs only while a call waits or a sweep holds one (an idle node's
+    executor is not woken every EXPIRE_POLL_S; a fleet has nine such timers).
     """
 
     def __init__(self, node, on_request, callback_group=None, wait_s=SAMPLE_TIMEOUT_S):
         self._lock = threading.Lock()
         self._waiting = []          # (arrival, monotonic s; DeferredReply), oldest first
+        self._held = 0              # calls taken by a sweep that has not finished them
+        self._timer = None
         self._on_request = on_request
         self.wait_s = wait_s
         self.service = deferred_service(node, Trigger, '~/sample', self._add, callback_group)
 
+    def poll_with(self, timer):
+        """Run timer (it calls ``expire``) only while calls wait or are held; see the class."""
+        with self._lock:
+            self._timer = timer
+            self._arm()
+
+    def _arm(self):
+        """Reset or cancel the poll timer for the calls waiting or held (under the lock)."""
+        busy = bool(self._waiting) or self._held > 0
+        if self._timer is not None and busy == self._timer.is_canceled():
+            if busy:
+                self._timer.reset()
+            else:
+                self._timer.cancel()
+
     def _add(self, _request, reply):
         with self._lock:
             self._waiting.append((time.monotonic(), reply))
+            self._arm()     # on the executor, which then waits on the timer again
         self._on_request()
 
     def __bool__(self):
@@ -67,14 +87,16 @@ class SampleRequests:
             cut = len(self._waiting) if before is None else sum(
                 1 for arrival, _ in self._waiting if arrival <= before)
             taken, self._waiting = self._waiting[:cut], self._waiting[cut:]
+            self._held += len(taken)
         return taken
 
     def finish(self, taken, ok, why, reason=''):
         """Answer the calls of a sweep that published (ok) or was skipped for ``reason``."""
-        if not ok and reason in RETRY_REASONS:
-            with self._lock:
+        with self._lock:
+            self._held -= len(taken)
+            if not ok and reason in RETRY_REASONS:
                 self._waiting[:0] = taken
-            return
+                return
         for _, reply in taken:
             _answer(reply, ok, why if ok else f'no frame: {why}')
 
@@ -84,6 +106,7 @@ class SampleRequests:
             late_before = time.monotonic() - self.wait_s
             late = [item for item in self._waiting if item[0] <= late_before]
             self._waiting = [item for item in self._waiting if item[0] > late_before]
+            self._arm()
         for arrival, reply in late:
             _answer(reply, False, f'no frame within {self.wait_s:g} s: {why_since(arrival)}')
 

@@ -24,7 +24,7 @@ import time
 from ubot_lidar_sim.ros.diagnostics import SkipScan
 from ubot_lidar_sim.ros.schedule import TimerSchedule
 
-POSE_POLL_S = 0.001     # how often a sweep waiting for its poses looks at /tf
+POSE_POLL_S = 0.005     # a sweep waiting for its poses wakes at each /tf applied, or this often
 POSE_WAIT_S = 2.0       # a sweep waits at most max(this, 4 periods), steady (a paused clock)
 
 
@@ -137,7 +137,9 @@ class SweepClock:
         node = self._node
         t0 = time.monotonic()
         limit_s = t0 + max(POSE_WAIT_S, 4.0 * self.period_ns * 1e-9)
+        intake = node.intake
         while True:
+            seen = intake.applied
             latest_ns = self._newest_ns(frame_id, fresh=False)  # a covered block goes on
             if latest_ns * 1e-9 >= t_s:
                 node.waited_s += time.monotonic() - t0     # not compute time
@@ -147,9 +149,10 @@ class SweepClock:
                 raise SkipScan('no_new_transform', f'no {node.config.world_frame} -> '
                                f'{frame_id} newer than {latest_ns * 1e-9:.3f} s arrived',
                                warn=False)
-            if node.stopping(POSE_POLL_S):
+            if node.stopping():
                 raise SkipScan('shutting_down', 'the node stops', warn=False)
-            node.intake.take()      # the transforms queued since: at once, not at the poll
+            intake.take()      # the transforms queued since: at once, not at the poll
+            intake.wait_applied(seen, POSE_POLL_S)
 
     def next_window(self, frame_id, now_ns, continuous):
         """Return (start_ns, end_ns): the next window (continuous) or the newest /tf covers."""

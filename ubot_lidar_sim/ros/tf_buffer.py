@@ -147,6 +147,13 @@ class _Edge:
         i1 = min(int(np.searchsorted(t, t1_s, side='left')), self.n - 1)
         return float(np.max(np.diff(t[i0:i1 + 1]))) if i1 > i0 else 0.0
 
+    def stamps_between(self, t0_s, t1_s):
+        """Return the stamps (s) of this edge's samples strictly between t0_s and t1_s."""
+        if self.static:
+            return self.t[:0]
+        t = self.t[self.start:self.start + self.n]
+        return t[np.searchsorted(t, t0_s, side='right'):np.searchsorted(t, t1_s, side='left')]
+
     def sample(self, child, times_s, tolerance_s):
         """Return parent-from-child transforms (C, 4, 4) at times (C,)."""
         lo, hi = self.start, self.start + self.n
@@ -352,6 +359,17 @@ class TransformBuffer:
         """
         up_s, up_t = self._path(target, source)
         return max((self._edges[c].gap(t0_s, t1_s) for c in up_s + up_t), default=0.0)
+
+    def stamps_between(self, target, source, t0_s, t1_s):
+        """
+        Return the sorted stamps (s) of the path's dynamic samples strictly inside (t0_s, t1_s).
+
+        Between two neighbours of [t0_s, these, t1_s] every edge of the path interpolates one
+        pair of samples. Raises FrameNotFoundError.
+        """
+        up_s, up_t = self._path(target, source)
+        parts = [self._edges[c].stamps_between(t0_s, t1_s) for c in up_s + up_t]
+        return np.unique(np.concatenate(parts)) if parts else np.empty(0)
 
     def lookup(self, target, source, time_s):
         """Return target-from-source (4, 4) at time_s: maps points in source to target."""
