@@ -1,11 +1,13 @@
 """
-Fleet case (issue 28): N robots x 3 sensors in one process on this machine, every sensor's rate.
+Fleet case: N robots x 3 sensors on this machine, every sensor's rate.
 
 `python -m ubot_lidar_sim run --robots N` (the runner's defaults: the demo world, each lidar_3d
-in its own compute process) in a subprocess; a subscriber here counts every sensor's messages
+in its own compute process, a process per robot)
+in a subprocess; a subscriber here counts every sensor's messages
 of every robot over `seconds` after a warm-up. FLEET_3x3: 3 robots at the defaults (physical
 model); FLEET_<N>_geometric: lidar_3d model geometric, N = 1, 2, ... until a sensor of some
-robot stays more than MISS_PCT under its rate (the largest N that keeps all is the row before).
+robot stays more than MISS_PCT under its rate (the largest N that keeps all is the row before);
+FLEET_<N>_geometric_one_process: the last of those with ``--one-process`` (one GIL).
 """
 
 import os
@@ -32,17 +34,35 @@ ROOT = Path(__file__).resolve().parents[1]
 _RUNS = [0]             # a DDS domain per run: the last run's participants may linger
 
 
-def _cpu_s(pid):
-    """Return the CPU time (user + system, s) process pid has used so far (None: it is gone)."""
+def _robot_pids(pid):
+    """Return pid and its robots' processes (a fleet runs robots 2..N in `run --robot K`)."""
+    kids = []
+    for task in os.listdir(f'/proc/{pid}/task') if os.path.isdir(f'/proc/{pid}/task') else ():
+        try:
+            kids += [int(k) for k in open(f'/proc/{pid}/task/{task}/children').read().split()]
+        except OSError:
+            pass
+    return [pid] + [k for k in kids if b'--robot\0' in _read(f'/proc/{k}/cmdline')]
+
+
+def _read(path):
     try:
-        with open(f'/proc/{pid}/stat', encoding='ascii') as fh:
-            fields = fh.read().rsplit(')', 1)[1].split()
+        with open(path, 'rb') as fh:
+            return fh.read()
     except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
+        return b''
 
 
-def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0, usage=None):
+def _cpu_s(pid):
+    """Return the CPU time (user + system, s) the run (its robots' processes) used so far."""
+    stats = [_read(f'/proc/{p}/stat') for p in _robot_pids(pid)]
+    if not stats[0]:
+        return None         # the runner is gone
+    fields = [s.rsplit(b')', 1)[1].split() for s in stats if s]
+    return sum(int(f[11]) + int(f[12]) for f in fields) / os.sysconf('SC_CLK_TCK')
+
+
+def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0, usage=None, flags=()):
     """
     Return {(robot, topic): rate Hz} of a run of n robots over seconds.
 
@@ -54,7 +74,7 @@ def measure(n, seconds, warm_s=3.0, sets=(), start_limit_s=90.0, usage=None):
     _RUNS[0] += 1
     domain = 60 + (os.getpid() + 7 * _RUNS[0]) % 40
     env = {**os.environ, 'ROS_DOMAIN_ID': str(domain)}
-    argv = [sys.executable, '-m', 'ubot_lidar_sim', 'run', '--robots', str(n)] + [
+    argv = [sys.executable, '-m', 'ubot_lidar_sim', 'run', '--robots', str(n), *flags] + [
         a for s in sets for a in ('--set', s)]
     proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -120,6 +140,12 @@ def run(seconds=20.0):
                          steal_pct(before), usage))
         if not rows[-1]['met']:
             break
+    # The same fleet in one process (one GIL), beside the largest one measured above.
+    n = rows[-1]['robots']
+    before, usage = cpu_times(), {}
+    rows.append(_row(f'FLEET_{n}_geometric_one_process', n,
+                     measure(n, seconds, sets=('lidar_3d:model=geometric',), usage=usage,
+                             flags=('--one-process',)), steal_pct(before), usage))
     return rows
 
 

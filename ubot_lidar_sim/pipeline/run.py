@@ -2,8 +2,9 @@
 All-in-one runner: ``python -m ubot_lidar_sim run``.
 
 Starts lidar_3d, laser_scan, terrain_sensor and demo_driver in one process on one
-MultiThreadedExecutor over real DDS (the sensors of every robot share one /tf intake,
-ros/intake.py), plus a monitor node that subscribes to ``points``,
+MultiThreadedExecutor over real DDS (the sensors of the process share one /tf intake,
+ros/intake.py; a fleet runs a process per robot, pipeline/robot_processes.py), plus a
+monitor node that subscribes to ``points``,
 ``scan`` and ``terrain`` like any other client, prints one live status line per sensor and a
 final summary, and optionally writes the PNG snapshots of the demo.
 """
@@ -19,6 +20,7 @@ from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.output.view import check_free, View
+from ubot_lidar_sim.pipeline import robot_processes
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.pipeline.run_args import add_arguments, DESCRIPTION, EXAMPLE
 from ubot_lidar_sim.ros.demo.demo_driver_node import DemoDriverNode
@@ -76,6 +78,8 @@ def _checked_parameters(args):
     try:
         params = node_parameters(args.params, args.preset, args.set)
         check_robots(args.robots)
+        if args.robot is not None and not 1 <= args.robot <= args.robots:
+            raise ValueError(f'--robot: got {args.robot}, allowed 1-{args.robots}')
         for port, option in ((args.web_port, '--web-port'), (args.grpc_port, '--grpc-port')):
             if args.view:   # before any node starts
                 check_free(port, option)
@@ -87,16 +91,38 @@ def _checked_parameters(args):
 
 
 def run(args):
-    """Run the four nodes and the monitor; return the process exit code."""
+    """
+    Run the four nodes and the monitor; return the process exit code.
+
+    A fleet (--robots N > 1, no --one-process) runs robot 1 here and robots 2..N in a child
+    process each (pipeline/robot_processes.py); a child (--robot K) runs robot K alone, quietly.
+    """
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    params = _checked_parameters(args)
+    if params is None:
+        return 2
+    fleet = robot_processes.in_processes(args)
+    children = robot_processes.start(args) if fleet else []
+    if fleet:
+        args.robot, args.quiet = 1, False
+    else:
+        args.quiet = args.robot is not None
+    try:
+        code = _run_here(args, params)
+    finally:
+        failed = robot_processes.stop(children)
+    for k, rc in failed:
+        print(f"run: robot{k}'s process exited with {rc}", file=sys.stderr)
+    return code or (1 if failed else 0)
+
+
+def _run_here(args, params):
+    """Run this process's robots (args.robot, or all) with the monitor; return the exit code."""
     import rclpy
     from rclpy.exceptions import ParameterException
     from rclpy.executors import MultiThreadedExecutor
     from rclpy.signals import SignalHandlerOptions
 
-    params = _checked_parameters(args)
-    if params is None:
-        return 2
     stop = {'signal': None}
 
     def on_signal(signum, _frame):
@@ -116,15 +142,12 @@ def run(args):
     try:
         if not _start_nodes(args, params, context, stop, nodes):
             return 0
-        nodes += [_live_view(args, context, nodes[0])] if args.view else []
-        monitor = Monitor(context, args.snapshots, nodes[0].get_parameter('world_frame').value,
-                          nodes[0].lookup_many, robot_namespace(1, args.robots) or None)
-        nodes.append(monitor)
+        nodes += [] if args.quiet else _watchers(args, context, nodes[0])
         executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
         for node in nodes:
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
-        _spin(args, executor, nodes, stop)
+        (_spin_quietly if args.quiet else _spin)(args, executor, nodes, stop)
         if args.view:
             _serve_view(args, nodes[-2], nodes, stop)
         return 0
@@ -148,6 +171,14 @@ def run(args):
         sys.setswitchinterval(old_switch)
 
 
+def _watchers(args, context, lidar):
+    """Return the live view (--view) and the monitor of robot args.robot (or 1), last."""
+    n = args.robots
+    monitor = Monitor(context, args.snapshots, lidar.get_parameter('world_frame').value,
+                      lidar.lookup_many, robot_namespace(args.robot or 1, n) or None)
+    return ([_live_view(args, context, lidar)] if args.view else []) + [monitor]
+
+
 def _start_nodes(args, params, context, stop, nodes):
     """Append each robot's four nodes to nodes; return False once a signal has arrived."""
     from rclpy.parameter import Parameter
@@ -155,8 +186,9 @@ def _start_nodes(args, params, context, stop, nodes):
     classes = (('lidar_3d', Lidar3DNode), ('laser_scan', LaserScanNode),
                ('terrain_sensor', TerrainSensorNode), ('demo_driver', DemoDriverNode))
     n = args.robots
+    robots = [args.robot] if getattr(args, 'robot', None) else range(1, n + 1)
     intakes = {}        # (world_frame, use_sim_time) -> the Intake its sensors share
-    for robot, (name, cls) in ((k, c) for k in range(1, n + 1) for c in classes):
+    for robot, (name, cls) in ((k, c) for k in robots for c in classes):
         given = {**params[name], **(robot_parameters(robot, n)[name] if n > 1 else {})}
         kwargs = {'context': context, 'namespace': robot_namespace(robot, n) or None,
                   'parameter_overrides': [Parameter(k, value=v) for k, v in given.items()]}
@@ -190,6 +222,13 @@ def _spin(args, executor, nodes, stop):
         _write_snapshots(monitor.recorder, args.snapshots, nodes)
     elif args.snapshots:
         print('snapshots skipped: interrupted (they take ~2 s to draw)')
+
+
+def _spin_quietly(args, executor, nodes, stop):
+    """Spin until a signal or --seconds, without status or summary (a fleet's child)."""
+    t0 = time.monotonic()
+    while stop['signal'] is None and not 0 < args.seconds <= time.monotonic() - t0:
+        executor.spin_once(timeout_sec=0.05)
 
 
 def _live_view(args, context, lidar):
