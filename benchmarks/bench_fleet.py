@@ -5,7 +5,8 @@ Fleet case: N robots x 3 sensors on this machine, every sensor's rate.
 in its own compute process, a process per robot)
 in a subprocess; a subscriber here counts every sensor's messages
 of every robot over `seconds` after a warm-up. FLEET_3x3: 3 robots at the defaults (physical
-model); FLEET_<N>_geometric: lidar_3d model geometric, N = 1, 2, ... until a sensor of some
+model); FLEET_<N>_physical and FLEET_<N>_geometric: lidar_3d model physical (the defaults) or
+geometric, N = 1, 2, ... until a sensor of some
 robot stays more than MISS_PCT under its rate (the largest N that keeps all is the row before);
 FLEET_<N>_geometric_one_process: the last of those with ``--one-process`` (one GIL).
 """
@@ -133,13 +134,14 @@ def run(seconds=20.0):
     rows = []
     before, usage = cpu_times(), {}
     rows.append(_row('FLEET_3x3', 3, measure(3, seconds, usage=usage), steal_pct(before), usage))
-    for n in range(1, MAX_ROBOTS + 1):
-        before, usage = cpu_times(), {}
-        rows.append(_row(f'FLEET_{n}_geometric', n,
-                         measure(n, seconds, sets=('lidar_3d:model=geometric',), usage=usage),
-                         steal_pct(before), usage))
-        if not rows[-1]['met']:
-            break
+    for model in ('physical', 'geometric'):
+        for n in range(1, MAX_ROBOTS + 1):
+            before, usage = cpu_times(), {}
+            rows.append(_row(f'FLEET_{n}_{model}', n,
+                             measure(n, seconds, sets=(f'lidar_3d:model={model}',), usage=usage),
+                             steal_pct(before), usage))
+            if not rows[-1]['met']:
+                break
     # The same fleet in one process (one GIL), beside the largest one measured above.
     n = rows[-1]['robots']
     before, usage = cpu_times(), {}
