@@ -57,11 +57,9 @@ def stop(children, grace_s=10.0):
     """
     Stop the children: SIGINT (a node's clean stop), SIGKILL after grace_s.
 
-    Returns [(robot, exit code)] of the children that failed: exited before they were asked to,
-    or with a code other than 0 after it.
+    Returns [(robot, exit code)] of the children that failed: any code but 0, whether they
+    ended before they were asked to or after it (a child stopped by SIGINT exits 0).
     """
-    early = [(k, c.returncode) for k, c in enumerate(children, start=2)
-             if c.poll() is not None and c.returncode != 0]
     for c in children:
         if c.poll() is None:
             c.send_signal(signal.SIGINT)
@@ -72,6 +70,4 @@ def stop(children, grace_s=10.0):
         except subprocess.TimeoutExpired:
             c.kill()
             c.wait()
-    late = [(k, c.returncode) for k, c in enumerate(children, start=2)
-            if c.returncode != 0 and (k, c.returncode) not in early]
-    return early + late
+    return [(k, c.returncode) for k, c in enumerate(children, start=2) if c.returncode != 0]

@@ -103,12 +103,9 @@ def run(args):
         return 2
     fleet = robot_processes.in_processes(args)
     children = robot_processes.start(args) if fleet else []
-    if fleet:
-        args.robot, args.quiet = 1, False
-    else:
-        args.quiet = args.robot is not None
-    try:
-        code = _run_here(args, params)
+    try:    # a fleet's runner is robot 1; a child (--robot K) runs without status and summary
+        code = _run_here(argparse.Namespace(**{**vars(args), 'robot': 1}) if fleet else args,
+                         params, quiet=args.robot is not None)
     finally:
         failed = robot_processes.stop(children)
     for k, rc in failed:
@@ -116,8 +113,8 @@ def run(args):
     return code or (1 if failed else 0)
 
 
-def _run_here(args, params):
-    """Run this process's robots (args.robot, or all) with the monitor; return the exit code."""
+def _run_here(args, params, quiet):
+    """Run this process's robots (args.robot, or all); the monitor unless quiet; exit code."""
     import rclpy
     from rclpy.exceptions import ParameterException
     from rclpy.executors import MultiThreadedExecutor
@@ -142,12 +139,12 @@ def _run_here(args, params):
     try:
         if not _start_nodes(args, params, context, stop, nodes):
             return 0
-        nodes += [] if args.quiet else _watchers(args, context, nodes[0])
+        nodes += [] if quiet else _watchers(args, context, nodes[0])
         executor = patient_executor(MultiThreadedExecutor)(num_threads=6, context=context)
         for node in nodes:
             muted[node] = _mute_qos_events(node)
             executor.add_node(node)
-        (_spin_quietly if args.quiet else _spin)(args, executor, nodes, stop)
+        (_spin_quietly if quiet else _spin)(args, executor, nodes, stop)
         if args.view:
             _serve_view(args, nodes[-2], nodes, stop)
         return 0
