@@ -2,6 +2,7 @@
 
 import os
 
+from lidar_node_rig import Rig, wall_world_10m
 import pytest
 import rclpy
 from ros_helpers import SensorRig, wall_world
@@ -34,3 +35,24 @@ def sensor_rig(wall):
     yield make
     for rig in rigs:
         rig.close()
+
+
+@pytest.fixture(scope='module')
+def lidar_world():
+    """Return lidar_node_rig.wall_world_10m(), built once per test module."""
+    return wall_world_10m()
+
+
+@pytest.fixture
+def lidar_rig(lidar_world):
+    """Yield make(params=None, **kw): a lidar_node_rig.Rig on lidar_world."""
+    rigs = []
+
+    def make(params=None, **kw):
+        if kw.get('sim_time_s') is not None:
+            params = {**(params or {}), 'use_sim_time': True}
+        rigs.append(Rig(lidar_world, params or {}, **kw))
+        return rigs[-1]
+    yield make
+    for r in rigs:
+        r.close()
