@@ -51,12 +51,16 @@ def test_the_low_snr_term_still_adds_in_quadrature_to_the_banded_floor():
     ((0.2, 0.03, 0.2, 0.02), 'repeated range'),
     ((0.2, -0.03, 10.0, 0.02), 'negative std'),
     ((0.2, 11.0, 10.0, 0.02), 'std above 10 m'),
+    ((-0.2, 0.03, 10.0, 0.02), 'negative range'),
     ((0.2, math.nan, 10.0, 0.02), 'NaN'),
 ])
 def test_bad_bands_raise_the_config_error_naming_the_parameter(bands, why):
     with pytest.raises(ConfigError, match='range_noise_bands_m') as err:
         LidarConfig(range_noise_bands_m=bands)
     assert err.value.name == 'range_noise_bands_m', why
+    if not any(math.isnan(b) for b in bands):      # a NaN item is refused as not a float
+        assert 'strictly increasing, std_m in [0, 10]' in str(err.value)
+        assert err.value.value == bands
 
 
 def test_the_2d_scanner_physical_model_carries_the_bands():

@@ -46,18 +46,18 @@ RANGE_NOISE_STD_MAX_M = 10.0
 
 def check_range_noise_bands(bands, std_max_m):
     """
-    Check range_noise_bands_m: pairs (range_m, std_m), ranges strictly increasing, std_m <= max.
+    Check range_noise_bands_m: pairs (range_m >= 0, std_m in [0, max]), ranges increasing.
 
-    Each item is already a float in the field's [0, 10000] (fields.check_field); ConfigError
-    names the parameter, the value and what is allowed.
+    Each item is already a finite float (fields.check_field); ConfigError names the parameter,
+    the whole value and what is allowed.
     """
-    allowed = ('empty or flat pairs [range_m, std_m, ...]: an even count, ranges strictly '
-               f'increasing, std_m in [0, {std_max_m:g}]')
-    if len(bands) % 2:
-        raise ConfigError('range_noise_bands_m', bands, allowed)
     ranges, stds = bands[0::2], bands[1::2]
-    if any(b <= a for a, b in zip(ranges, ranges[1:])) or any(s > std_max_m for s in stds):
-        raise ConfigError('range_noise_bands_m', bands, allowed)
+    if (len(bands) % 2 or any(r < 0.0 for r in ranges)
+            or any(b <= a for a, b in zip(ranges, ranges[1:]))
+            or any(not 0.0 <= s <= std_max_m for s in stds)):
+        raise ConfigError('range_noise_bands_m', bands,
+                          'empty or flat pairs [range_m, std_m, ...]: an even count, ranges '
+                          f'>= 0 and strictly increasing, std_m in [0, {std_max_m:g}]')
 
 
 @dataclass(frozen=True)
@@ -69,13 +69,14 @@ class PhysicalModel(Validated):
                                   'range_noise_bands_m is empty.', 'm', min=0.0,
                                   max=RANGE_NOISE_STD_MAX_M)
     range_noise_bands_m: tuple = _p(
-        (), "The datasheet's precision by range: flat pairs [range_m, std_m, range_m, std_m, "
-        '...], ranges strictly increasing, std_m in [0, 10]; the floor at an echo range is '
-        'std_m interpolated linearly between the points (linear interpolation between a '
-        "datasheet's points is this package's assumption), held at the end values outside "
-        'them; the low-SNR term still adds in quadrature. Physical model of lidar_3d and '
-        'laser_scan (the geometric model has no noise). Empty = range_noise_std_m everywhere.',
-        'm', item_type=float, min=0.0, max=10000.0)
+        (), "The datasheet's precision (1 sigma) by range: flat pairs [range_m, std_m, "
+        'range_m, std_m, ...], ranges >= 0 and strictly increasing, std_m in [0, 10]; the floor '
+        'at an echo range is std_m interpolated linearly between the points (linear '
+        "interpolation between a datasheet's points is this package's assumption), held at the "
+        'end values outside them; the low-SNR term still adds in quadrature. Physical model of '
+        'lidar_3d and laser_scan (the geometric model has no noise). Empty = range_noise_std_m '
+        'everywhere.',
+        'm', item_type=float)
     wavelength_nm: float = _p(905.0, 'Laser wavelength (Kim et al. fog/haze scaling).', 'nm',
                               min=350.0, max=2000.0)
     divergence_mrad: float = _p(3.0, 'Full-angle 1/e^2 beam divergence (horizontal).', 'mrad',
