@@ -153,13 +153,16 @@ def snr_reference(s, ambient):
     return s / np.sqrt(np.maximum(s + ambient, 1e-12))
 
 
-def range_noise_reference(cfg, snr):
-    """Return radiometry.range_noise_std as it was computed with numpy."""
+def range_noise_reference(cfg, snr, r):
+    """Return radiometry.range_noise_std as it was computed with numpy (floor by range band)."""
     s10 = cfg.signal_at_10pct_counts
     snr_spec = s10 / np.sqrt(s10 + cfg.ambient_counts)
     q = np.maximum(np.asarray(snr, np.float64), 1e-9)
     extra = cfg.range_std_low_snr_m * (snr_spec / q) ** cfg.range_noise_snr_exponent
-    return np.sqrt(cfg.range_noise_std_m ** 2 + extra ** 2)
+    bands = np.asarray(cfg.range_noise_bands_m, np.float64)
+    floor = (np.interp(r, bands[0::2], bands[1::2]) if bands.size else
+             np.full(np.shape(r), cfg.range_noise_std_m))
+    return np.sqrt(floor ** 2 + extra ** 2)
 
 
 def reflectivity_byte_reference(rho):
@@ -174,7 +177,7 @@ def reflectivity_byte_reference(rho):
     return np.clip(out, 0, 255).astype(np.uint8)
 
 
-@pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32'])
+@pytest.mark.parametrize('preset', ['velodyne_vlp16', 'robosense_helios32', 'livox_mid360'])
 def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
@@ -189,8 +192,9 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     s = rng.normal(50.0, 80.0, 5000)
     np.testing.assert_allclose(radiometry.snr(s, 3.0), snr_reference(s, 3.0), rtol=RTOL_LIBM)
     q = np.concatenate([[0.0], rng.uniform(0.0, 40.0, 5000)])
-    np.testing.assert_allclose(radiometry.range_noise_std(cfg, q), range_noise_reference(cfg, q),
-                               rtol=RTOL_LIBM)
+    rq = r[:q.size]                      # the livox_mid360 preset's floor is by range band
+    np.testing.assert_allclose(radiometry.range_noise_std(cfg, q, rq),
+                               range_noise_reference(cfg, q, rq), rtol=RTOL_LIBM)
     rho = np.concatenate([[np.nan, -1.0, 0.0, 0.005, 0.995, 1.0, 64.0, 1e9, np.inf],
                           rng.uniform(0.0, 3.0, 5000)])
     np.testing.assert_array_equal(radiometry.reflectivity_byte(rho),
@@ -306,7 +310,8 @@ def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
         s_meas = peak
     up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
     if cfg.noise_enabled:
-        sigma_r = range_noise_reference(cfg, snr_reference(peak[up], cfg.ambient_counts))
+        sigma_r = range_noise_reference(cfg, snr_reference(peak[up], cfg.ambient_counts),
+                                        r_e[up])
         r_up = r_e[up] + draws[up, 1] * sigma_r
     else:
         r_up = r_e[up]
@@ -317,11 +322,14 @@ def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
 
 
 @pytest.mark.parametrize('noise', [True, False])
-def test_detection_kernel_gives_the_numpy_detection(noise):
+@pytest.mark.parametrize('bands', [(), (0.2, 0.03, 10.0, 0.02, 50.0, 0.05)])
+def test_detection_kernel_gives_the_numpy_detection(noise, bands):
     import math
     from ubot_lidar_sim.core.config import LidarConfig
+    from ubot_lidar_sim.core.physics.radiometry import range_noise_floor_m
     from ubot_lidar_sim.core.physics.radiometry_passes import detect_echoes
-    cfg = LidarConfig(noise_enabled=noise, min_range_m=0.5, max_range_m=80.0)
+    cfg = LidarConfig(noise_enabled=noise, min_range_m=0.5, max_range_m=80.0,
+                      range_noise_std_m=0.02, range_noise_bands_m=bands)
     rng = np.random.default_rng(9)
     n, n_beams = 50000, 20000
     peak = rng.exponential(2.0 * cfg.detection_threshold_counts, n)
@@ -332,7 +340,7 @@ def test_detection_kernel_gives_the_numpy_detection(noise):
     s10 = cfg.signal_at_10pct_counts
     got = detect_echoes(peak, r_e, e_beam, draws, noise, cfg.ambient_counts,
                         cfg.detection_threshold_counts, cfg.min_range_m, cfg.max_range_m,
-                        s10 / math.sqrt(s10 + cfg.ambient_counts), cfg.range_noise_std_m,
+                        s10 / math.sqrt(s10 + cfg.ambient_counts), range_noise_floor_m(cfg, r_e),
                         cfg.range_std_low_snr_m, cfg.range_noise_snr_exponent, too_close)
     ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams)
     np.testing.assert_array_equal(got[0], ref[0])

@@ -40,12 +40,43 @@ class ModelShared(Validated):
                               f'> min_range_m ({self.min_range_m})')
 
 
+#: The largest 1-sigma range noise floor, m (range_noise_std_m and the std_m of the bands).
+RANGE_NOISE_STD_MAX_M = 10.0
+
+
+def check_range_noise_bands(bands, std_max_m):
+    """
+    Check range_noise_bands_m: pairs (range_m >= 0, std_m in [0, max]), ranges increasing.
+
+    Each item is already a finite float (fields.check_field); ConfigError names the parameter,
+    the whole value and what is allowed.
+    """
+    ranges, stds = bands[0::2], bands[1::2]
+    if (len(bands) % 2 or any(r < 0.0 for r in ranges)
+            or any(b <= a for a, b in zip(ranges, ranges[1:]))
+            or any(not 0.0 <= s <= std_max_m for s in stds)):
+        raise ConfigError('range_noise_bands_m', bands,
+                          'empty or flat pairs [range_m, std_m, ...]: an even count, ranges '
+                          f'>= 0 and strictly increasing, std_m in [0, {std_max_m:g}]')
+
+
 @dataclass(frozen=True)
 class PhysicalModel(Validated):
     """Radiometric model (docs/physics.md) of the 3D LiDAR and the 2D scanner."""
 
     noise_enabled: bool = _p(True, 'Signal and range noise on (the draws happen either way).')
-    range_noise_std_m: float = _p(0.0, 'Range-noise floor (1 sigma).', 'm', min=0.0, max=10.0)
+    range_noise_std_m: float = _p(0.0, 'Range-noise floor (1 sigma) at every range while '
+                                  'range_noise_bands_m is empty.', 'm', min=0.0,
+                                  max=RANGE_NOISE_STD_MAX_M)
+    range_noise_bands_m: tuple = _p(
+        (), "The datasheet's precision (1 sigma) by range: flat pairs [range_m, std_m, "
+        'range_m, std_m, ...], ranges >= 0 and strictly increasing, std_m in [0, 10]; the floor '
+        'at an echo range is std_m interpolated linearly between the points (linear '
+        "interpolation between a datasheet's points is this package's assumption), held at the "
+        'end values outside them; the low-SNR term still adds in quadrature. Physical model of '
+        'lidar_3d and laser_scan (the geometric model has no noise). Empty = range_noise_std_m '
+        'everywhere.',
+        'm', item_type=float)
     wavelength_nm: float = _p(905.0, 'Laser wavelength (Kim et al. fog/haze scaling).', 'nm',
                               min=350.0, max=2000.0)
     divergence_mrad: float = _p(3.0, 'Full-angle 1/e^2 beam divergence (horizontal).', 'mrad',
@@ -191,6 +222,7 @@ class PhysicalModel(Validated):
 
     def _check_cross(self):
         super()._check_cross()
+        check_range_noise_bands(self.range_noise_bands_m, RANGE_NOISE_STD_MAX_M)
         if self.detection_threshold_counts <= 0.0:
             raise ConfigError('detection_at_spec', self.detection_at_spec,
                               'a value giving a positive threshold S10 - z sqrt(S10 + ambient)')

@@ -299,8 +299,9 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     flake echo keeps its own range and class; peak P = sum power x stretch. noise_rng draws
     exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
-    (radiometry.range_noise_std). Detected when S' >= T and min_range_m <= range <= max_range_m;
-    an emitted point's range adds the range walk of its S' (imperfections.range_walk_m).
+    (radiometry.range_noise_std at the echo range). Detected when S' >= T and min_range_m <=
+    range <= max_range_m; an emitted point's range adds the range walk of its S'
+    (imperfections.range_walk_m).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor.
     """
@@ -321,11 +322,11 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     draws = noise_rng.standard_normal((n_e, 2))
     too_close = np.zeros(n_beams, dtype=bool)
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
-    # range_noise_std), too-close beams and the range window.
+    # range_noise_std, its floor at each echo range), too-close beams and the range window.
     s_meas, d, r_d = radiometry_passes.detect_echoes(
         peak, r_e, e_beam, draws, bool(cfg.noise_enabled), float(cfg.ambient_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
-        radiometry.snr_at_spec(cfg), float(cfg.range_noise_std_m),
+        radiometry.snr_at_spec(cfg), radiometry.range_noise_floor_m(cfg, r_e),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
 
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d],

@@ -137,16 +137,33 @@ def snr(signal_counts_, ambient_counts):
     return _elementwise(rules.snr_rows, (signal_counts_,), float(ambient_counts))
 
 
-def range_noise_std(cfg, snr_):
+def range_noise_floor_m(cfg, range_m):
     """
-    Return the 1-sigma range noise for an echo of SNR ``snr_``, m.
+    Return the range-noise floor at ``range_m``, m (float64, shape of ``range_m``).
 
-    Root-sum-square of the floor range_noise_std_m and the low-SNR term
-    range_std_low_snr_m (SNR_spec / SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 +
-    ambient): independent timing errors add in quadrature, and the floor dominates strong echoes.
+    range_noise_bands_m empty: range_noise_std_m everywhere. Else the bands' std_m interpolated
+    linearly in range between their points and held at the end values outside them (np.interp);
+    linear interpolation between a datasheet's points is this package's assumption.
     """
-    return _elementwise(rules.range_noise_std_rows, (snr_,), snr_at_spec(cfg),
-                        float(cfg.range_noise_std_m), float(cfg.range_std_low_snr_m),
+    r = np.asarray(range_m, dtype=np.float64)
+    bands = cfg.range_noise_bands_m
+    if not bands:
+        return np.full(r.shape, float(cfg.range_noise_std_m))
+    points = np.asarray(bands, dtype=np.float64).reshape(-1, 2)
+    return np.interp(r, points[:, 0], points[:, 1])
+
+
+def range_noise_std(cfg, snr_, range_m):
+    """
+    Return the 1-sigma range noise for an echo of SNR ``snr_`` at ``range_m``, m.
+
+    Root-sum-square of the floor range_noise_floor_m (range_noise_std_m, or the bands of
+    range_noise_bands_m at range_m) and the low-SNR term range_std_low_snr_m (SNR_spec /
+    SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 + ambient): independent timing
+    errors add in quadrature, and the floor dominates strong echoes.
+    """
+    return _elementwise(rules.range_noise_std_rows, (snr_, range_noise_floor_m(cfg, range_m)),
+                        snr_at_spec(cfg), float(cfg.range_std_low_snr_m),
                         float(cfg.range_noise_snr_exponent))
 
 

@@ -190,8 +190,9 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
     Measure and detect echoes: (s_meas (E,), rows d (D,) in the window, their ranges (D,)).
 
     The loop of echoes.process_beams: with noise, S' = P + z0 sqrt(P + ambient) and an echo
-    with S' >= threshold moves by z1 sigma_r (rules.range_noise_std at its rules.snr); without,
-    S' = P and no move.
+    with S' >= threshold moves by z1 sigma_r (rules.range_noise_std at its rules.snr and its
+    floor floor_m (E,), radiometry.range_noise_floor_m at its range); without, S' = P and no
+    move.
     draws (E, 2) the echoes' standard normals. A detected echo nearer than min_range_m sets
     too_close (B,) of its beam e_beam; the others within max_range_m are returned.
     """
@@ -208,8 +209,8 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
             continue
         r = r_e[i]
         if noise:
-            sigma = rules.range_noise_std(rules.snr(p, ambient), snr_spec, floor_m, low_snr_m,
-                                          exponent)
+            sigma = rules.range_noise_std(rules.snr(p, ambient), snr_spec, floor_m[i],
+                                          low_snr_m, exponent)
             r = r + draws[i, 1] * sigma
         if r < min_range_m:
             too_close[e_beam[i]] = True

@@ -124,11 +124,11 @@ def snr_rows(signal, ambient):
 
 
 @numba.njit(cache=True, nogil=True)
-def range_noise_std_rows(snr_, snr_spec, floor_m, low_snr_m, exponent):
-    """Apply range_noise_std to rows (N,) of snr_."""
+def range_noise_std_rows(snr_, floor_m, snr_spec, low_snr_m, exponent):
+    """Apply range_noise_std to rows (N,) of snr_ and of floor_m (each row's floor)."""
     out = np.empty(snr_.shape[0])
     for i in range(out.shape[0]):
-        out[i] = range_noise_std(snr_[i], snr_spec, floor_m, low_snr_m, exponent)
+        out[i] = range_noise_std(snr_[i], snr_spec, floor_m[i], low_snr_m, exponent)
     return out
 
 

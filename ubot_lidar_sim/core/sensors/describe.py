@@ -68,6 +68,15 @@ def _beam_text(cfg) -> str:
             f'continue step {cfg.continue_step_m:g} m).')
 
 
+def _noise_floor_text(cfg) -> str:
+    """Return the range-noise floor in words: one value, or the bands of range_noise_bands_m."""
+    bands = cfg.range_noise_bands_m
+    if not bands:
+        return f'{cfg.range_noise_std_m:g} m'
+    points = ', '.join(f'{s:g} m at {r:g} m' for r, s in zip(bands[0::2], bands[1::2]))
+    return f'by range band ({points}; linear between, held outside)'
+
+
 def _imperfections_text(cfg) -> str:
     """Return the sensor's own imperfections in words (core/physics/imperfections.py)."""
     if not cfg.imperfections:
@@ -102,7 +111,7 @@ def describe_models(cfg) -> Dict[str, str]:
               + (' (per ring table)' if cfg.ring_range_at_10pct_m else '')
               + f'; detected when S + N(0, S + {cfg.ambient_counts:g}) >= T = '
               f'{cfg.detection_threshold_counts:.4g} counts (P_det {cfg.detection_at_spec:g} '
-              f'at the spec point); range noise floor {cfg.range_noise_std_m:g} m plus '
+              f'at the spec point); range noise floor {_noise_floor_text(cfg)} plus '
               f'{cfg.range_std_low_snr_m:g} m x (SNR_spec / SNR)^{cfg.range_noise_snr_exponent:g}'
               f'; noise {"on" if cfg.noise_enabled else "off"}; detection window '
               f'{cfg.min_range_m:g}-{cfg.max_range_m:g} m.')
