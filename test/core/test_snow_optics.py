@@ -73,7 +73,7 @@ def test_dry_snow_counts_rise_with_the_rate_without_a_step_above_3x(cadc_dry):
     n = np.array(cadc_dry)
     assert np.all(np.diff(n) > 0), n
     assert np.all(n[1:] / n[:-1] <= 3.0), n
-    # CADC's 26-1,443 at 0.5 and 1 mm/h (round 3); 2 mm/h (1,360 in 3 sweeps) is inside it but
+    # CADC's 26-1,443 at 0.5 and 1 mm/h (round 3); 2 mm/h (1,356 in 3 sweeps) is inside it but
     # near its edge, not asserted; 2.5 mm/h is above it (docs/physics-weather.md)
     lo, hi = 26, 1443
     rates = list(snow_counts.RATES)
@@ -81,7 +81,7 @@ def test_dry_snow_counts_rise_with_the_rate_without_a_step_above_3x(cadc_dry):
 
 
 @pytest.mark.xfail(strict=True, reason='open (issue 42): 2.5 mm/h dry snow gives ~1,670 points '
-                   "in CADC's box (2 mm/h 1,360 is inside 26-1,443); the excess is the flake "
+                   "in CADC's box (2 mm/h 1,356 is inside 26-1,443); the excess is the flake "
                    "tail beyond Mitchell's 4.5 mm "
                    '(docs/physics-weather.md, "Why 2.5 mm/h is above CADC")')
 def test_dry_snow_counts_stay_in_cadcs_range_up_to_2_5_mm_h(cadc_dry):
