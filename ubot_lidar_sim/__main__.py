@@ -30,6 +30,9 @@ def _import_main():
 
 if __name__ == '__main__':
     code = _import_main()()
+    if code in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+        from ubot_lidar_sim.pipeline.interrupts import forget_caught_interrupt
+        forget_caught_interrupt()   # exit with the code, not by a SIGINT CPython re-raises
     if sys.argv[1:2] == ['run']:
         from ubot_lidar_sim.ros.entry import quick_exit
         quick_exit(code)        # no slow teardown of DDS, open3d, numba after a clean stop

@@ -24,6 +24,7 @@ from ubot_lidar_sim.core.config import to_dict
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.poses import pose_matrix_deg
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
+from ubot_lidar_sim.core.sensors import warm_up
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
@@ -32,6 +33,7 @@ from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
 from ubot_lidar_sim.output import kitti_object, openpcdet, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
+from ubot_lidar_sim.pipeline.interrupts import deferred
 from ubot_lidar_sim.pipeline.record import check_recording, record
 from ubot_lidar_sim.pipeline.rig import Rig, RigSensor, TappedRig
 
@@ -311,6 +313,8 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
     t0 = time.perf_counter()
     try:
         if workers == 1 and address is None:
+            with deferred():    # Ctrl-C inside numba's first load of a kernel is unsafe
+                warm_up.run_every_kernel()
             for seq in pending:
                 row = run_sequence(spec, seq, out_dir, serial_cast_threads,
                                    progress.sweeps(seq.name, seq.frames))

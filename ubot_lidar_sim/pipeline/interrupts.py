@@ -9,6 +9,7 @@ warnings.
 """
 
 import contextlib
+import ctypes
 import signal
 
 
@@ -102,3 +103,17 @@ def interrupted(exc):
     object, say) surfaces as a SystemError whose cause is the KeyboardInterrupt.
     """
     return _interrupt(exc) is not None
+
+
+def forget_caught_interrupt():
+    """
+    Clear CPython's note of a Ctrl-C that C code saw, once the command has handled it.
+
+    A Ctrl-C that lands while an extension runs Python source through the C API's PyRun_*
+    functions (as pybind11's py::exec does) sets the interpreter's "unhandled
+    KeyboardInterrupt" flag, even when the exception is caught further up; at the end of
+    ``python -m``, CPython then kills its own process with SIGINT (status -2) instead of
+    exiting with the command's 130 (Modules/main.c, exit_sigint). Each PyRun_* call resets the
+    flag first, so running an empty string through one clears it.
+    """
+    ctypes.pythonapi.PyRun_SimpleString(b'')
