@@ -16,11 +16,13 @@ from ubot_lidar_sim.cli.view import frame_logger
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
+from ubot_lidar_sim.core.sensors import warm_up
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.output import pcd, safe_open, semantickitti
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.view import View
+from ubot_lidar_sim.pipeline.interrupts import deferred
 from ubot_lidar_sim.pipeline.record import check_recording, MAX_FRAMES
 from ubot_lidar_sim.pipeline.rig import DeskewedRig, MESSAGE_OF, Rig, RigSensor, TappedRig
 from ubot_lidar_sim.pipeline.writers import extensions, WRITERS
@@ -125,6 +127,8 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
     trajectory = BodyTwist(pose_matrix_deg(pose[:3], pose[3:]), twist_from_cli(*args.twist))
     world, materials = load_for_config(cfg)
+    with deferred():        # Ctrl-C inside numba's first load of a kernel is unsafe (warm_up.py)
+        warm_up.run_every_kernel()
     # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
     root = args.out if args.format is not None else Path(args.out).parent

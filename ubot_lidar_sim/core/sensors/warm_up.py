@@ -2,7 +2,7 @@
 Reach every numba kernel of the package once, with the argument types the sensors pass.
 
 Run at build (compile_kernels.py) it compiles them into their on-disk cache; run at the start of
-an offline command (the dataset's in-process run, ``scan``) with Ctrl-C held back
+an offline command (the dataset's in-process run, ``scan``: ~0.1-0.2 s more) with Ctrl-C held back
 (pipeline/interrupts.deferred) it loads them from that cache before any sweep. A Ctrl-C that
 lands inside numba's first load of a kernel is not safe (each once in 48 Ctrl-Cs beside two
 CPU hogs): it left a kernel half-loaded ("RuntimeError: no compiled object yet for <Library
