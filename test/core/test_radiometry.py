@@ -1,6 +1,7 @@
 import math
 
 import numpy as np
+import pytest
 
 from ubot_lidar_sim.core import detection
 from ubot_lidar_sim.core.config import LidarConfig
@@ -59,6 +60,39 @@ def test_overlap_factor_and_range_floor():
     # bound: float64 formula at the 1 mm range floor, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg0, 0.0),
                                100.0 * (60.0 / 1e-3) ** 2)
+
+
+def test_overlap_exponent_gives_the_form_factor_1_minus_exp_of_the_nth_power():
+    # R = Rov: 1 - 1/e for every n; R = Rov / 2, n = 4: 1 - exp(-1/16); n = 2 is the square law.
+    cfg4 = LidarConfig(overlap_range_m=2.0, overlap_exponent=4.0)
+    # bound: same float64 formula both sides (exp, pow within ulps); default rtol 1e-7 absorbs them
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4, 2.0),
+                               100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4, 1.0),
+                               100.0 * (60.0 / 1.0) ** 2 * (1.0 - math.exp(-1.0 / 16.0)))
+    cfg2 = LidarConfig(overlap_range_m=2.0)
+    assert cfg2.overlap_exponent == 2.0
+    r = np.array([0.3, 1.0, 7.0])
+    assert np.array_equal(rad.counts_per_reflectance(cfg2, r), rad.counts_per_reflectance(
+        LidarConfig(overlap_range_m=2.0, overlap_exponent=2.0), r))
+
+
+def test_a_fixed_target_peaks_at_a_finite_range_only_above_the_square_law():
+    # O(R) / R^2 is monotone for n = 2; for n = 4 it peaks where n u = 2 (e^u - 1), u = (R/Rov)^4.
+    r = np.linspace(0.05, 20.0, 4000)
+    s2 = rad.counts_per_reflectance(LidarConfig(overlap_range_m=8.0), r)
+    assert np.all(np.diff(s2) < 0.0)
+    s4 = rad.counts_per_reflectance(LidarConfig(overlap_range_m=8.0, overlap_exponent=4.0), r)
+    u = 1.2564312086261695                  # the root of 4 u = 2 (e^u - 1) (Newton)
+    assert abs(4.0 * u - 2.0 * math.expm1(u)) < 1e-12
+    # bound: the grid step 5 mm around the peak
+    assert abs(r[np.argmax(s4)] - 8.0 * u ** 0.25) <= 0.005
+
+
+def test_overlap_exponent_below_the_square_law_is_refused():
+    from ubot_lidar_sim.core.errors import ConfigError
+    with pytest.raises(ConfigError, match='overlap_exponent'):
+        LidarConfig(overlap_exponent=1.5)
 
 
 def test_per_ring_r10_and_out_of_range_ring_fallback():

@@ -143,7 +143,8 @@ def counts_reference(cfg, r, ring=None):
     """Return radiometry.counts_per_reflectance as it was computed with numpy."""
     from ubot_lidar_sim.core.physics import radiometry
     r = np.maximum(np.asarray(r, np.float64), 1e-3)
-    overlap = -np.expm1(-(r / cfg.overlap_range_m) ** 2) if cfg.overlap_range_m > 0.0 else 1.0
+    overlap = (-np.expm1(-(r / cfg.overlap_range_m) ** cfg.overlap_exponent)
+               if cfg.overlap_range_m > 0.0 else 1.0)
     return cfg.signal_at_10pct_counts / 0.1 * (radiometry.ring_r10(cfg, ring) / r) ** 2 * overlap
 
 
@@ -182,7 +183,8 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
     from ubot_lidar_sim.core.physics import radiometry
     from ubot_lidar_sim.core.config.presets import load_preset
-    cfg = from_dict(LidarConfig, {**load_preset(preset), 'range_noise_snr_exponent': 1.3})
+    cfg = from_dict(LidarConfig, {**load_preset(preset), 'range_noise_snr_exponent': 1.3,
+                                  'overlap_exponent': 3.5 if preset == 'velodyne_vlp16' else 2.0})
     rng = np.random.default_rng(12)
     r = np.concatenate([[0.0, 1e-4, 1e-3], rng.uniform(0.0, 200.0, 5000)])
     ring = rng.integers(-1, cfg.channels + 2, r.size)            # out of range: the scalar
@@ -254,7 +256,8 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
     from ubot_lidar_sim.core.physics import radiometry
     from ubot_lidar_sim.core.config.presets import load_preset
     table = materials
-    cfg = from_dict(LidarConfig, load_preset(preset))
+    cfg = from_dict(LidarConfig, {**load_preset(preset),       # both form-factor exponents
+                                  'overlap_exponent': 4.0 if preset == 'velodyne_vlp16' else 2.0})
     assert radiometry.uniform_r10(cfg) == (preset == 'velodyne_vlp16')    # both signal laws
     rng = np.random.default_rng(8)
     n, n_sub = 120000, 7
@@ -273,7 +276,7 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
         rho, power = hit_power(
             ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
             table.transmission, 2.0 * alpha, r10, cfg.signal_at_10pct_counts / 0.1,
-            cfg.overlap_range_m, weights)
+            *radiometry.form_factor(cfg), weights)
         ref = hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, 0.4, alpha,
                                   ring_of_beam, weights)
         np.testing.assert_allclose(rho, ref[0], rtol=RTOL_LIBM, atol=1e-300)
@@ -370,8 +373,8 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
     r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
            radiometry.ring_r10(cfg, ring_of_beam))
     refl, signal, byte = emitted_values(p, pb, r_e, peak, energy, s_meas, r10,
-                                        cfg.signal_at_10pct_counts / 0.1, cfg.overlap_range_m,
-                                        float(cfg.saturation_counts))
+                                        cfg.signal_at_10pct_counts / 0.1,
+                                        *radiometry.form_factor(cfg), float(cfg.saturation_counts))
     with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
         g_per = counts_reference(cfg, r_e[p],
                                  None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])

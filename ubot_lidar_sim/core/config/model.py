@@ -143,6 +143,10 @@ class PhysicalModel(Validated):
                                 'factor 1 - exp(-(R/Rov)^2); 0 = full overlap (estimate: '
                                 '25 mm / 3 mrad, docs/physics-weather.md).', 'm',
                                 min=0.0, max=100.0)
+    overlap_exponent: float = _p(2.0, 'Exponent n of the form factor 1 - exp(-(R/Rov)^n): 2 '
+                                 '= the square law (default); above 2 a fixed target peaks '
+                                 'at a finite range (docs/physics-weather.md, HDL-64E focal '
+                                 'distance).', min=2.0, max=20.0)
     saturation_counts: float = _p(65535.0, 'Clip of the reported signal.', 'counts',
                                   min=1.0, max=65535.0)
     range_std_low_snr_m: float = _p(0.03, 'Extra range noise at the spec SNR.', 'm',

@@ -140,7 +140,8 @@ def describe_air(cfg):
     length = soft_target.soft_pulse_length_m(cfg)
     slope, intercept, b = snow.SNOW_LAWS[cfg.snow_type]
     return (
-        f'Near range: form factor 1 - exp(-(R / {cfg.overlap_range_m:g} m)^2) on every signal; '
+        f'Near range: form factor 1 - exp(-(R / {cfg.overlap_range_m:g} m)^'
+        f'{cfg.overlap_exponent:g}) on every signal; '
         f'receiver blanking below min_range_m = {cfg.min_range_m:g} m. Two-way exp(-2 alpha R) '
         'on every contribution. Fog/haze: visibility (Koschmieder 3.912 / V) minus its rain '
         f'and snow parts ({cfg.rain_visibility_model}), Kim et al. (2001) to '

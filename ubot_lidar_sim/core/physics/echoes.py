@@ -172,7 +172,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     rho_app, power = radiometry_passes.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
         radiometry.surface_tables(table), table.transmission, 2.0 * alpha, r10,
-        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m), weights)
+        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
         beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
@@ -335,7 +335,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     pb = e_beam[p]
     refl, signal, intensity = radiometry_passes.emitted_values(
         p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
-        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m),
+        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg),
         float(cfg.saturation_counts))
     return_index, return_count = _return_numbering(pb)
     # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py).

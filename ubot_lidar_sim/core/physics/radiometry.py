@@ -96,7 +96,12 @@ def ring_r10(cfg, ring=None):
 def counts_per_reflectance(cfg, range_m, ring=None):
     """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
     return _elementwise(rules.counts_per_reflectance_rows, (range_m, ring_r10(cfg, ring)),
-                        cfg.signal_at_10pct_counts / 0.1, float(cfg.overlap_range_m))
+                        cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg))
+
+
+def form_factor(cfg):
+    """Return (Rov, n) of the near-field form factor 1 - exp(-(R / Rov)^n) as floats."""
+    return float(cfg.overlap_range_m), float(cfg.overlap_exponent)
 
 
 def uniform_r10(cfg):

@@ -134,7 +134,7 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
 def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, two_alpha,
-              r10, s10_per_rho, overlap_m, weights):
+              r10, s10_per_rho, overlap_m, overlap_n, weights):
     """
     Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power).
 
@@ -145,7 +145,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, t
     foliage. rho_app = rho_bs x (1 - t on foliage) x t^2 of the foliage before the hit in its
     ray (exp of twice the running sum of log t since the ray's first hit) x exp(-two_alpha R);
     power = weight x rho_app x rules.counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,)
-    or per beam (B,)).
+    or per beam (B,), form factor overlap_m, overlap_n).
     """
     wet_darkening, reflectivity, exponent, specular, width, lobe = surface
     log_transmission = np.log(np.maximum(transmission, 1e-12))
@@ -177,7 +177,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, t
             x *= math.exp(loss)
         rho[i] = x
         counts = rules.counts_per_reflectance(r[i], r10[0] if one_r10 else r10[ray[i] // s],
-                                              s10_per_rho, overlap_m)
+                                              s10_per_rho, overlap_m, overlap_n)
         p = x * counts
         power[i] = weights[ray[i] % s] * p if weighted else p
     return rho, power
@@ -222,7 +222,8 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m, saturation):
+def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m, overlap_n,
+                   saturation):
     """
     Reflectivity (K,), signal (K,) uint16 and intensity byte (K,) of the emitted echoes p (K,).
 
@@ -238,7 +239,7 @@ def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m
     for j in range(k):
         e = p[j]
         g = rules.counts_per_reflectance(r_e[e], r10[0] if one_r10 else r10[pb[j]], s10_per_rho,
-                                         overlap_m)
+                                         overlap_m, overlap_n)
         rho = energy[e] / g * s_meas[e] / peak[e] if peak[e] > 0.0 else 0.0
         refl[j] = rho
         signal[j] = np.uint16(np.rint(min(max(s_meas[e], 0.0), saturation)))

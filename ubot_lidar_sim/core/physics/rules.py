@@ -43,18 +43,19 @@ def backscatter(c, albedo, wetness, wet_darkening, reflectivity, exponent, specu
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def counts_per_reflectance(range_m, r10_m, s10_per_rho, overlap_m):
+def counts_per_reflectance(range_m, r10_m, s10_per_rho, overlap_m, overlap_n):
     """
-    Signal of a rho = 1 target at range_m: S10 / 0.1 (R10 / R)^2 (1 - exp(-(R / Rov)^2)).
+    Signal of a rho = 1 target at range_m: S10 / 0.1 (R10 / R)^2 (1 - exp(-(R / Rov)^n)).
 
-    s10_per_rho = S10 / 0.1; R floored at MIN_RANGE_FLOOR_M; no form factor when overlap_m <= 0.
+    s10_per_rho = S10 / 0.1; R floored at MIN_RANGE_FLOOR_M; no form factor when overlap_m <= 0;
+    n = overlap_n (n = 2 squares, as y * y, so the default is bit-identical to the square law).
     """
     r = max(range_m, MIN_RANGE_FLOOR_M)
     q = r10_m / r
     counts = s10_per_rho * (q * q)
     if overlap_m > 0.0:
         y = r / overlap_m
-        counts *= -math.expm1(-(y * y))
+        counts *= -math.expm1(-(y * y if overlap_n == 2.0 else y ** overlap_n))
     return counts
 
 
@@ -106,11 +107,11 @@ def rough_range_sigma_m(roughness_m, cos):
 # numba ufuncs with signatures would compile, or load, all of them at import, ~0.1 s each).
 
 @numba.njit(cache=True, nogil=True)
-def counts_per_reflectance_rows(range_m, r10_m, s10_per_rho, overlap_m):
+def counts_per_reflectance_rows(range_m, r10_m, s10_per_rho, overlap_m, overlap_n):
     """Apply counts_per_reflectance to rows (N,) of range_m and r10_m."""
     out = np.empty(range_m.shape[0])
     for i in range(out.shape[0]):
-        out[i] = counts_per_reflectance(range_m[i], r10_m[i], s10_per_rho, overlap_m)
+        out[i] = counts_per_reflectance(range_m[i], r10_m[i], s10_per_rho, overlap_m, overlap_n)
     return out
 
 

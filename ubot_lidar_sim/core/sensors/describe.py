@@ -107,7 +107,8 @@ def describe_models(cfg) -> Dict[str, str]:
             + (f'; pulse stretching with L = {cfg.pulse_length_m:g} m.' if cfg.pulse_length_m > 0
                else '; no pulse stretching (pulse_length_m 0).'))
     signal = (f'S = {cfg.signal_at_10pct_counts:g} (rho / 0.1) (R10 / R)^2 (1 - exp(-(R / '
-              f'{cfg.overlap_range_m:g})^2)) counts, R10 = {cfg.range_at_10pct_m:g} m'
+              f'{cfg.overlap_range_m:g})^{cfg.overlap_exponent:g})) counts, R10 = '
+              f'{cfg.range_at_10pct_m:g} m'
               + (' (per ring table)' if cfg.ring_range_at_10pct_m else '')
               + f'; detected when S + N(0, S + {cfg.ambient_counts:g}) >= T = '
               f'{cfg.detection_threshold_counts:.4g} counts (P_det {cfg.detection_at_spec:g} '
