@@ -11,6 +11,7 @@ One sweep (seed 0, scan 0, strongest returns, no motion) per sensor and weather 
 - ground: mean intensity byte of ground points (material soil, grass, gravel, ..., snow).
 
 Usage: python benchmarks/weather_table.py [--presets a,b] [--rows clear,rain10,...] [--strided N]
+       [--set NAME=VALUE ...] (lidar_3d overrides of every preset)
 """
 
 import argparse
@@ -34,6 +35,7 @@ from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
+import yaml  # noqa: E402
 
 POSE = (12.0, 0.0, 1.8, 0.0, 0.0, 90.0)
 CLUTTER_CLASS = 20
@@ -104,7 +106,10 @@ def main(argv=None):
     ap.add_argument('--presets', help='comma-separated presets (default: all)')
     ap.add_argument('--rows', help='comma-separated rows (default: all): ' + ', '.join(ROWS))
     ap.add_argument('--no-laser', action='store_true', help='skip the laser_scan rows')
+    ap.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
+                    help='override a lidar_3d parameter of every preset (YAML value; repeat)')
     args = ap.parse_args(argv)
+    sets = {k: yaml.safe_load(v) for k, v in (s.split('=', 1) for s in args.set)}
     presets = args.presets.split(',') if args.presets else list(list_presets())
     rows = args.rows.split(',') if args.rows else list(ROWS)
     trajectory = BodyTwist(pose_matrix_deg(POSE[:3], POSE[3:]), np.zeros(6))
@@ -116,7 +121,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     for name in presets:
         cfg = effective_config('lidar_3d', overrides={**fixed, 'preset': name,
-                                                      'world_file': 'demo'})
+                                                      'world_file': 'demo', **sets})
         sim = LidarSimulator(cfg, world, materials)
         for row in rows:
             label, kw = ROWS[row]

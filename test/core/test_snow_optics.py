@@ -80,10 +80,11 @@ def test_dry_snow_counts_rise_with_the_rate_without_a_step_above_3x(cadc_dry):
     assert lo <= n[rates.index(0.5)] <= hi and lo <= n[rates.index(1.0)] <= hi, n
 
 
-@pytest.mark.xfail(strict=True, reason='open (issue 42): 2.5 mm/h dry snow gives ~1,670 points '
-                   "in CADC's box (2 mm/h 1,356 is inside 26-1,443); the excess is the flake "
-                   "tail beyond Mitchell's 4.5 mm "
-                   '(docs/physics-weather.md, "Why 2.5 mm/h is above CADC")')
+@pytest.mark.xfail(strict=True, reason='blocked (issue 42): 2.5 mm/h dry snow gives ~1,670 '
+                   "points in CADC's box (2 mm/h 1,356 is inside 26-1,443) at the VLP-32C's "
+                   'estimated near field (Rov 11.8 m); the published Velodyne bounds bracket it '
+                   '(docs/physics-weather.md, "Why 2.5 mm/h is above CADC" and "The HDL-64E '
+                   'focal distance against the form factor")')
 def test_dry_snow_counts_stay_in_cadcs_range_up_to_2_5_mm_h(cadc_dry):
     n = np.array(cadc_dry)
     rates = np.array(snow_counts.RATES)
