@@ -5,7 +5,8 @@ import signal
 import time
 
 from builders import write_spec
-from test_dataset_faults import _listening_addresses, _start, LOOPBACK, SLOW_LIDAR
+from test_dataset_faults import _start, SLOW_LIDAR
+from test_dataset_ray import _listening_addresses, LOOPBACK
 from ubot_lidar_sim.dataset import ray_pool
 
 SPEC = {'worlds': ['flat'], 'frames': 40, 'seeds': [0, 1, 2, 3], 'sensors': [SLOW_LIDAR]}
