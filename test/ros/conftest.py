@@ -5,7 +5,7 @@ import os
 from lidar_node_rig import Rig, wall_world_10m
 import pytest
 import rclpy
-from ros_helpers import SensorRig, wall_world
+from ros_helpers import closing_factory, SensorRig, wall_world
 
 
 @pytest.fixture
@@ -27,14 +27,8 @@ def wall():
 @pytest.fixture
 def sensor_rig(wall):
     """Yield make(node_cls, params, frame=None, **kw): a SensorRig on the wall world."""
-    rigs = []
-
-    def make(node_cls, params, frame=None, **kw):
-        rigs.append(SensorRig(node_cls, wall, params, frame, **kw))
-        return rigs[-1]
-    yield make
-    for rig in rigs:
-        rig.close()
+    yield from closing_factory(
+        lambda node_cls, params, frame=None, **kw: SensorRig(node_cls, wall, params, frame, **kw))
 
 
 @pytest.fixture(scope='module')
@@ -46,13 +40,8 @@ def lidar_world():
 @pytest.fixture
 def lidar_rig(lidar_world):
     """Yield make(params=None, **kw): a lidar_node_rig.Rig on lidar_world."""
-    rigs = []
-
-    def make(params=None, **kw):
+    def build(params=None, **kw):
         if kw.get('sim_time_s') is not None:
             params = {**(params or {}), 'use_sim_time': True}
-        rigs.append(Rig(lidar_world, params or {}, **kw))
-        return rigs[-1]
-    yield make
-    for r in rigs:
-        r.close()
+        return Rig(lidar_world, params or {}, **kw)
+    yield from closing_factory(build)

@@ -133,3 +133,19 @@ def wall_world():
         {'name': 'ground', 'type': 'plane', 'size_m': [40, 40], 'material': 'grass'},
         {'name': 'wall', 'type': 'box', 'size_m': [0.2, 20, 6], 'pose': {'xyz': [5, 0, 0]},
          'material': 'concrete'}]})
+
+
+def closing_factory(build):
+    """
+    Yield make(*args, **kw) = build(*args, **kw), closing every rig it made afterwards.
+
+    The body of a fixture that hands a test several rigs: ``yield from closing_factory(...)``.
+    """
+    rigs = []
+
+    def make(*args, **kw):
+        rigs.append(build(*args, **kw))
+        return rigs[-1]
+    yield make
+    for rig in rigs:
+        rig.close()

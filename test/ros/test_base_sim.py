@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from rcl_interfaces.srv import SetParameters
 from rclpy.parameter import Parameter
-from ros_helpers import static_transform
+from ros_helpers import closing_factory, static_transform
 from rosgraph_msgs.msg import Clock
 from tf2_msgs.msg import TFMessage
 
@@ -36,14 +36,7 @@ def _stamp_s(msg):
 
 @pytest.fixture
 def rig():
-    rigs = []
-
-    def make(*args, **kw):
-        rigs.append(BaseRig(*args, **kw))
-        return rigs[-1]
-    yield make
-    for r in rigs:
-        r.close()
+    yield from closing_factory(BaseRig)
 
 
 def test_half_metre_per_second_for_4_s_gives_2_m_of_odom_agreeing_tf_and_a_moved_scan(rig):
