@@ -32,11 +32,10 @@ RATES = (0.25, 0.375, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.5, 5.0)
 
 def box_points(sim, rate, seeds):
     """Yield (xyz (N, 3), class_id (N,)) of the points in CADC's box, scans 0..seeds-1."""
-    lo, hi = (np.asarray(b) for b in wp.CADC_BOX)
     for k in range(seeds):
         res = sim.scan(wp.POSE, 0.0, Weather(snowfall_rate_mm_h=rate), scan_index=k)
         xyz = np.stack([res.points[a] for a in ('x', 'y', 'z')], axis=1)
-        box = np.all((xyz >= lo) & (xyz <= hi), axis=1)
+        box = wp.in_cadc_box(xyz)
         yield xyz[box], res.points['class_id'][box]
 
 
@@ -48,13 +47,11 @@ def cadc_counts(sim, rate, seeds):
 
 def hahner_counts(sim, clears, rate, theirs_xi):
     """Return the mean DROR-removed points in CADC's box after Hahner's snowfall on clears."""
-    lo, hi = (np.asarray(b) for b in wp.CADC_BOX)
     removed = []
     for k, clear in enumerate(clears):
         rng = np.random.default_rng((k, int(round(rate * 1000)), int(theirs_xi)))
         xyz, _ = hahner_snow.apply(sim.cfg, clear, rate, rng, theirs_xi)
-        box = np.all((xyz >= lo) & (xyz <= hi), axis=1)
-        removed.append(int(wp.dror_removed(xyz[box]).sum()))
+        removed.append(int(wp.dror_removed(xyz[wp.in_cadc_box(xyz)]).sum()))
     return float(np.mean(removed))
 
 

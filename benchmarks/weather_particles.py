@@ -202,6 +202,12 @@ def snow_range_table(materials, world, seeds):
               + f' | {counts.sum():,.0f} |', flush=True)
 
 
+def in_cadc_box(xyz):
+    """Mask (N,) of the points of xyz (N, 3) inside CADC's crop box (CADC_BOX, sensor frame)."""
+    lo, hi = (np.asarray(b) for b in CADC_BOX)
+    return np.all((xyz >= lo) & (xyz <= hi), axis=1)
+
+
 def dror_removed(xyz):
     """
     Mask (N,) of the points DROR removes from xyz (N, 3), as the CADC devkit runs it.
@@ -222,7 +228,6 @@ def dror_removed(xyz):
 
 def cadc_table(materials, world, seeds):
     """Print the CADC statistic (DROR-removed points in the crop box) against the rate."""
-    lo, hi = (np.asarray(b) for b in CADC_BOX)
     print('\nCADC statistic: velodyne_vlp32c, points DROR removes in the 8 x 8 x 13 m box '
           '(class-20 points in the box), mean of %d sweeps' % seeds)
     print('| snow | ' + ' | '.join(f'{r:g} mm/h' for r in SNOW_RATES) + ' |')
@@ -235,7 +240,7 @@ def cadc_table(materials, world, seeds):
             for k in range(seeds):
                 res = sim.scan(POSE, 0.0, Weather(snowfall_rate_mm_h=r), scan_index=k)
                 xyz = np.stack([res.points[a] for a in ('x', 'y', 'z')], axis=1)
-                box = np.all((xyz >= lo) & (xyz <= hi), axis=1)
+                box = in_cadc_box(xyz)
                 removed.append(int(dror_removed(xyz[box]).sum()))
                 flakes.append(int((res.points['class_id'][box] == CLUTTER).sum()))
             cells.append(f'{np.mean(removed):,.0f} ({np.mean(flakes):,.0f})')
