@@ -8,7 +8,7 @@ footprint_rules.py, adaptive_footprint.py) compile on first use and are cached b
 compile them inside the first scan of the first node, 5-20 s on 2 cores.
 ``python -m ubot_lidar_sim.compile_kernels`` (scripts/bootstrap.sh runs it on the installed
 package after colcon build) runs small sweeps that reach every kernel with the
-argument types the sensors pass, so the nodes start from the cache (~0.1 s to load).
+argument types the sensors pass (core/sensors/warm_up.py), so the nodes start from the cache.
 """
 
 import sys
@@ -17,15 +17,10 @@ import time
 from ubot_lidar_sim.core.sensors import warm_up
 
 
-def compile_kernels():
-    """Compile every kernel into the cache (core/sensors/warm_up.run_every_kernel)."""
-    warm_up.run_every_kernel()
-
-
 def main():
     """Compile the kernels and say how long it took; returns the exit code."""
     t0 = time.perf_counter()
-    compile_kernels()
+    warm_up.run_every_kernel()     # each kernel compiles into its cache on first use
     print(f'compile_kernels: numba kernels compiled and cached in '
           f'{time.perf_counter() - t0:.1f} s')
     return 0
