@@ -212,6 +212,10 @@ class PhysicalModel(Validated):
                                         max=100.0)
     smoke_density_threshold: float = _p(0.05, 'Smoke cells with lower effective density are '
                                         'ignored.', min=0.0, max=1.0)
+    smoke_visibility_m: float = _p(5.0, 'Meteorological visibility inside smoke of density 1 '
+                                   '(density d: this / d); sets the extinction of smoke around '
+                                   'the sensor (docs/physics.md, "Smoke").', 'm',
+                                   min=0.1, max=1000.0)
 
     @cached_property
     def detection_threshold_counts(self):

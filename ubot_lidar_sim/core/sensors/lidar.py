@@ -16,7 +16,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.memory import keep_freed_memory
-from ubot_lidar_sim.core.physics import echoes, imperfections, radiometry, snow
+from ubot_lidar_sim.core.physics import echoes, imperfections, radiometry, smoke_inside, snow
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
@@ -297,6 +297,9 @@ class LidarSimulator:
             'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
             'with_normals': cfg.pulse_length_m > 0.0})
         refined = None
+        centre = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
+        smoke = smoke_inside.beams_in_smoke(cfg, self.world, weather, origins[centre],
+                                            dirs[centre])
         if self._adaptive is None:
             hits = cast.trace(origins, dirs, rays32)
         else:
@@ -326,6 +329,8 @@ class LidarSimulator:
                        'fog': self._rng(scan_index, STREAM_FOG)}
             contrib = clutter(cfg, atm, n_beams, limit, ring, clutter_rng, streams=streams,
                               surfaces=contrib)
+        contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
+                                            atm.alpha if atm.active else 0.0)
         t2 = time.perf_counter()
 
         noise_rng = self._rng(scan_index, STREAM_NOISE)

@@ -262,7 +262,7 @@ class World:
             raise ConfigError('smoke_density_threshold', smoke_density_threshold, '0-1')
         smoke_range = None
         if smoke_enabled:
-            cells, dens = self._smoke_cells(smoke, smoke_density)
+            cells, dens = self.smoke_cells(smoke, smoke_density)
             if len(cells):
                 smoke_range = smoke_entry(o, d, cells, dens, smoke_radius_scale,
                                           smoke_density_threshold, rng)
@@ -271,7 +271,7 @@ class World:
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals), rays32, actors)
 
-    def _smoke_cells(self, smoke, smoke_density):
+    def smoke_cells(self, smoke, smoke_density):
         """Return the world's smoke cells (K, 4) and densities (K,) with a scan's own added."""
         cells, dens = self.smoke, self.smoke_density
         if smoke is None or not len(smoke):
