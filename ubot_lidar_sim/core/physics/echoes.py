@@ -153,8 +153,9 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     cover hides the ground's albedo texture; ray_dirs (B * S, 3) world unit directions
     of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
     them, ground hits use the vertical and other hits the horizontal divergence).
-    A foliage hit returns (1 - t) of what reaches it; every later hit of the sub-ray is scaled by
-    the two-way gap fraction t^2 of each foliage layer in front of it.
+    A foliage hit returns (1 - t) of what reaches it, a glass pane (glass: physical) all of its
+    backscatter; every later hit of the sub-ray is scaled by the two-way transmission t^2 of each
+    pass-through layer in front of it.
     """
     weights = np.asarray(weights, dtype=np.float64)
     s = weights.shape[0]
@@ -171,7 +172,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
     rho_app, power = radiometry_passes.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
-        radiometry.surface_tables(table), table.transmission, 2.0 * alpha, r10,
+        radiometry.surface_tables(table), table.transmission, radiometry.pass_cover(table),
+        2.0 * alpha, r10,
         cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:

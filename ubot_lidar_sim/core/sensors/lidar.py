@@ -256,7 +256,7 @@ class LidarSimulator:
         cfg = self.cfg
         beam, r, material, class_id, instance = self.world.first_surfaces(
             origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects),
-            **actors)
+            glass=cfg.glass, **actors)
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
         centre[beam] = r                                  # one ray per beam
@@ -295,6 +295,7 @@ class LidarSimulator:
             'smoke_radius_scale': cfg.smoke_cell_radius_scale,
             'smoke_density_threshold': cfg.smoke_density_threshold,
             'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
+            'glass': cfg.glass,
             'with_normals': cfg.pulse_length_m > 0.0})
         refined = None
         centre = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
