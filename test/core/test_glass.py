@@ -109,3 +109,21 @@ def test_a_glass_door_is_a_wall_when_opaque_and_open_to_the_room_behind_when_phy
         np.testing.assert_allclose(ranges[through] * np.cos(angle[through]), door_x, atol=1e-4)
         walls = np.abs(3.0 * np.tan(angle)) > 0.55
         np.testing.assert_allclose(ranges[walls] * np.cos(angle[walls]), 3.0, atol=1e-4)
+
+
+def test_sdf_transparency_and_glass_or_mirror_names_map_onto_the_pane_materials():
+    from xml.etree import ElementTree
+    from ubot_lidar_sim.core.world.sdf.materials import choose
+
+    def visual(xml):
+        return ElementTree.fromstring(f'<visual>{xml}</visual>')
+    assert choose('house::window::v', visual('<transparency>0.6</transparency>'), {},
+                  'other')[0] == 'glass'
+    assert choose('house::Bathroom_Mirror::v', visual(''), {}, 'other')[0] == 'mirror'
+    assert choose('shop::door::v', visual('<material><script><name>Custom/GlassBlue</name>'
+                                          '</script></material>'), {}, 'other')[0] == 'glass'
+    # Opaque and unnamed: the default; a pattern of the mapping still wins.
+    assert choose('house::wall::v', visual('<transparency>0</transparency>'), {},
+                  'other')[0] == 'other'
+    assert choose('house::window::v', visual('<transparency>0.6</transparency>'),
+                  {'window': 'concrete'}, 'other')[0] == 'concrete'
