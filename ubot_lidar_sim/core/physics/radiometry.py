@@ -183,9 +183,9 @@ def range_noise_std(cfg, snr_, range_m):
 
 
 def snr_at_spec(cfg):
-    """Return SNR_spec = S10 / sqrt(S10 + ambient), the SNR of the 10 % target at R10."""
+    """Return SNR_spec = S10 / sqrt(S10 + A_spec), the SNR of the 10 % target at R10."""
     s10 = cfg.signal_at_10pct_counts
-    return s10 / math.sqrt(s10 + cfg.ambient_counts)
+    return s10 / math.sqrt(s10 + cfg.spec_background_counts)
 
 
 def wetness_from_rain(rain_mm_h):

@@ -102,8 +102,16 @@ def flag_ghosts(ret):
                                               ret.return_flags).astype(np.uint8))
 
 
+def possible(cfg, world, table):
+    """Return True when the physical model may meet a mirror-like surface in world."""
+    return cfg.model == 'physical' and any(
+        table.specular_reflectance[o.material] > 0.0 for o in world.objects)
+
+
 def with_ghosts(cast, cfg, table, hits, contrib, centre, n_sub, ring, atm, weather):
     """Return contrib with the ghosts of the sweep's hits; centre = (origins, dirs) (B, 3)."""
+    if hits.normal is None:             # no mirror in the world (possible() is False)
+        return contrib
     ghosts, gain = ghost_hits(cast, table, hits, centre[0], centre[1], n_sub, cfg.max_range_m)
     if ghosts is None or len(ghosts) == 0:
         return contrib

@@ -16,7 +16,8 @@ import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.memory import keep_freed_memory
-from ubot_lidar_sim.core.physics import echoes, imperfections, radiometry, smoke_inside, snow
+from ubot_lidar_sim.core.physics import (echoes, imperfections, radiometry, smoke_inside, snow,
+                                         sunlight)
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
@@ -79,9 +80,7 @@ class LidarSimulator:
         self.offsets, self.weights = sub_ray_pattern(
             1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.divergence_mrad)
         self._repeats = beams is not None or cfg.pattern.kind != 'rosette'
-        # Mirrors and panes in the world: their hits need normals (sensors/ghosts.py).
-        self._specular = any(materials.specular_reflectance[o.material] > 0.0
-                             for o in world.objects) and cfg.model == 'physical'
+        self._specular = ghosts.possible(cfg, world, materials)     # hits need normals
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
@@ -300,11 +299,11 @@ class LidarSimulator:
             'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
             'glass': cfg.glass,
             'with_normals': cfg.pulse_length_m > 0.0 or self._specular})
-        refined = None
         # Each beam's centre ray (B, 3): the smoke around the sensor and mirror ghosts.
         rows = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
         centre = (origins[rows], dirs[rows])
         smoke = smoke_inside.beams_in_smoke(cfg, self.world, weather, *centre)
+        refined = None
         if self._adaptive is None:
             hits = cast.trace(origins, dirs, rays32)
         else:
@@ -321,9 +320,8 @@ class LidarSimulator:
             snow_depth_m=weather.snow_depth_m)
         if refined is not None:
             contrib = self._adaptive.full_footprint(contrib, refined)
-        if self._specular:
-            contrib = ghosts.with_ghosts(cast, cfg, table, hits, contrib, centre, n_sub, ring,
-                                         atm, weather)
+        contrib = ghosts.with_ghosts(cast, cfg, table, hits, contrib, centre, n_sub, ring, atm,
+                                     weather)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
@@ -342,7 +340,9 @@ class LidarSimulator:
         t2 = time.perf_counter()
 
         noise_rng = self._rng(scan_index, STREAM_NOISE)
-        ret = ghosts.flag_ghosts(echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring))
+        ret = ghosts.flag_ghosts(echoes.process_beams(
+            cfg, contrib, n_beams, noise_rng, ring,
+            sunlight.background_counts(cfg, weather.sun_illuminance_klx)))
         t3 = time.perf_counter()
 
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
