@@ -19,11 +19,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from weather_docs import replace_table  # noqa: E402
-
 from ubot_lidar_sim.core.config import from_dict, LidarConfig  # noqa: E402
 from ubot_lidar_sim.core.config.presets import load_preset  # noqa: E402
 from ubot_lidar_sim.core.physics import sunlight  # noqa: E402
+from weather_docs import replace_table  # noqa: E402
 
 #: Datasheet ranges at 100 klx: (10 % target m, 80 % target m, false positives, source).
 DATASHEETS = {

@@ -32,7 +32,7 @@ RHO_WALL = 0.3                     # 'other'
 
 
 def _pane_world(theta_deg, materials):
-    """A 1 cm pane centred 5 m ahead turned by theta about z, a wall (near face 9.99 m) behind."""
+    """Return a 1 cm pane 5 m ahead turned by theta about z, a wall (face 9.99 m) behind."""
     return World.from_dict({'frame': 'map', 'objects': [
         {'name': 'pane', 'type': 'box', 'size_m': [0.01, 4, 4],
          'pose': {'xyz': [5, 0, 0], 'rpy_deg': [0, 0, theta_deg]}, 'material': 'glass'},
@@ -64,8 +64,8 @@ def test_a_pane_returns_only_inside_its_specular_cone_and_passes_the_wall_behind
         assert pane.size == 1
         # bound: cos(theta) is float32 (Hits.cos_inc): 2 ulp = 1.2e-7 moves theta by 1.2e-7 /
         # sin(theta) (2.7e-5 rad at 0.25 deg) and rho by 2 theta dtheta / w^2, 0.63 %
-        assert pane['reflectivity'][0] == pytest.approx(pane_rho, rel=0.0063 if theta_deg
-                                                         else 1e-5)
+        tol = 0.0063 if theta_deg else 1e-5
+        assert pane['reflectivity'][0] == pytest.approx(pane_rho, rel=tol)
         # The front face 5 m - 5 mm / cos(theta) ahead (bound: float32 range, 1e-5 m).
         assert pane['range'][0] == pytest.approx(
             5.0 - 0.005 / math.cos(math.radians(theta_deg)), abs=1e-5)
@@ -79,7 +79,7 @@ def test_an_opaque_pane_hides_the_wall_and_returns_only_its_own_specular_glint(t
 
 
 def _door_scan(glass):
-    """A geometric 2D scan of a wall 3 m ahead whose 1 m wide door is a glass pane."""
+    """Return a geometric 2D scan of a wall 3 m ahead whose 1 m wide door is a glass pane."""
     materials = MaterialTable.load(None)
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'left', 'type': 'box', 'size_m': [0.2, 3, 2], 'pose': {'xyz': [3.1, 2, 1]},

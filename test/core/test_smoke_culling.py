@@ -9,7 +9,8 @@ from ubot_lidar_sim.core.raycast.smoke import bounds, cells_that_can_stop, smoke
 
 
 def reference_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m):
-    """Return smoke_entry's ranges from its rule over every ray and every cell at once.
+    """
+    Return smoke_entry's ranges from its rule over every ray and every cell at once.
 
     A cell around a ray's origin does not stop it (physics/smoke_inside.py takes it).
     """

@@ -139,11 +139,11 @@ class PhysicalModel(Validated):
                                'the dark (detector and electronics).', 'counts', min=0.0,
                                max=1e6)
     solar_counts_per_klx: float = _p(0.0, 'Background counts that sunlight adds per klx on the '
-                                     'scene: the detector\'s solar response (docs/physics.md, '
-                                     '"Sunlight"; 0: none known).', 'counts/klx', min=0.0,
-                                     max=1e6)
-    spec_sun_klx: float = _p(0.0, 'Sunlight under which range_at_10pct_m holds (the '
-                             'datasheet\'s, e.g. 100 klx); the threshold is set there.', 'klx',
+                                     'scene, the solar response of the detector '
+                                     '(docs/physics.md, "Sunlight"; 0: none known).',
+                                     'counts/klx', min=0.0, max=1e6)
+    spec_sun_klx: float = _p(0.0, 'Sunlight under which range_at_10pct_m holds (that of the '
+                             'datasheet, e.g. 100 klx); the threshold is set there.', 'klx',
                              min=0.0, max=200.0)
     detection_at_spec: float = _p(0.9, 'Detection probability at the spec point.',
                                   min=0.5, max=0.9999)

@@ -33,8 +33,8 @@ class SharedParams(WorldParams):
                         read_only=True)
     ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
                                 item_type=str)
-    glass: str = _p('physical', "Glass panes (material glass): 'physical' passes the rays on "
-                    'attenuated with a specular return near normal incidence, \'opaque\' makes '
+    glass: str = _p('physical', 'Glass panes (material glass): physical passes the rays on '
+                    'attenuated with a specular return near normal incidence, opaque makes '
                     'them walls (docs/physics.md, "Glass and mirrors").',
                     choices=('opaque', 'physical'))
     fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '

@@ -50,11 +50,11 @@ def required_signal(cfg, sun_klx, probability=None):
 
 def detection_range_m(cfg, reflectance, sun_klx, probability=None):
     """
-    Return the farthest range (m) where a Lambertian target of ``reflectance`` at normal
-    incidence is detected with ``probability`` in clear air, to 1 mm (0: nowhere).
+    Return the farthest range (m) where a target is detected with ``probability``, to 1 mm.
 
-    Signal law of docs/physics.md ("Signal", form factor included), bisected between the
-    form factor's rise and max(10 x range_at_10pct_m, 1 km).
+    A Lambertian target of ``reflectance`` at normal incidence in clear air (0: nowhere): the
+    signal law of docs/physics.md ("Signal", form factor included) on a 1 mm grid up to
+    max(10 x range_at_10pct_m, 1 km).
     """
     need = required_signal(cfg, sun_klx, probability)
     r = np.arange(1e-3, max(10.0 * cfg.range_at_10pct_m, 1000.0), 1e-3)

@@ -114,7 +114,8 @@ def describe_models(cfg) -> Dict[str, str]:
               f'{cfg.detection_threshold_counts:.4g} counts (P_det {cfg.detection_at_spec:g} '
               f'at the spec point, A = {cfg.spec_background_counts:g} counts at '
               f'{cfg.spec_sun_klx:g} klx; A = {cfg.ambient_counts:g} + '
-              f'{cfg.solar_counts_per_klx:g} x sun klx); range noise floor {_noise_floor_text(cfg)} plus '
+              f'{cfg.solar_counts_per_klx:g} x sun klx); range noise floor '
+              f'{_noise_floor_text(cfg)} plus '
               f'{cfg.range_std_low_snr_m:g} m x (SNR_spec / SNR)^{cfg.range_noise_snr_exponent:g}'
               f'; noise {"on" if cfg.noise_enabled else "off"}; detection window '
               f'{cfg.min_range_m:g}-{cfg.max_range_m:g} m.')

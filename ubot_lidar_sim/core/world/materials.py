@@ -89,7 +89,7 @@ class MaterialTable:
 
     @classmethod
     def load(cls, override_file=None):
-        """Read config/materials.yaml (every value not in PROPERTY_DEFAULTS), then override_file."""
+        """Read config/materials.yaml (all values but PROPERTY_DEFAULTS), then override_file."""
         path = config_path('materials.yaml')
         values = {p: [PROPERTY_DEFAULTS.get(p, math.nan)] * len(MATERIAL_NAMES)
                   for p in PROPERTIES}
