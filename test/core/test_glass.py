@@ -127,3 +127,20 @@ def test_sdf_transparency_and_glass_or_mirror_names_map_onto_the_pane_materials(
                   'other')[0] == 'other'
     assert choose('house::window::v', visual('<transparency>0.6</transparency>'),
                   {'window': 'concrete'}, 'other')[0] == 'concrete'
+
+
+def test_the_terrain_sensor_body_ray_passes_a_glass_door_when_physical_and_stops_when_opaque():
+    from ubot_lidar_sim.core.config import TerrainConfig
+    from ubot_lidar_sim.core.poses import pose_matrix_deg
+    from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
+    world = World.from_dict({'frame': 'map', 'objects': [
+        {'name': 'door', 'type': 'box', 'size_m': [0.02, 2, 3], 'pose': {'xyz': [2.01, 0, 1.5]},
+         'material': 'glass'},
+        {'name': 'wall', 'type': 'box', 'size_m': [0.2, 10, 3], 'pose': {'xyz': [4.1, 0, 1.5]},
+         'material': 'concrete'}]}, materials=MaterialTable.load(None))
+    pose = pose_matrix_deg([0, 0, 1.0], [0, 0, 0])
+    for glass, face_x in (('physical', 4.0), ('opaque', 2.0)):
+        res = TerrainSensor(TerrainConfig(glass=glass), world).sample(pose)
+        assert res.hit_flg[0] == 1
+        # bound: faces of exact float32 vertices (test_terrain.py's FLAT note), 1e-5 m
+        np.testing.assert_allclose(res.hit_loc[0], [face_x, 0.0, 1.0], atol=1e-5)
