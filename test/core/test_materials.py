@@ -7,19 +7,20 @@ from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, PROPERTIES
 
 
-def test_table_has_18_materials_in_contract_order():
-    assert len(MATERIAL_NAMES) == 18
+def test_table_has_the_materials_in_contract_order():
+    assert len(MATERIAL_NAMES) >= 20
     assert MATERIAL_NAMES[0] == 'other' and MATERIAL_NAMES[6] == 'water'
     assert MATERIAL_NAMES[16] == 'potato_leaf' and MATERIAL_NAMES[17] == 'snow'
+    assert MATERIAL_NAMES[18] == 'glass' and MATERIAL_NAMES[19] == 'mirror'
     assert material_index('metal_bin') == 13
     assert set(FOLIAGE_MATERIALS) <= set(MATERIAL_NAMES)
 
 
-def test_every_property_is_an_array_of_18_read_only_floats():
+def test_every_property_is_an_array_of_read_only_floats_one_per_material():
     table = MaterialTable.load()
     for prop in PROPERTIES:
         arr = getattr(table, prop)
-        assert arr.shape == (18,) and arr.dtype == np.float64
+        assert arr.shape == (len(MATERIAL_NAMES),) and arr.dtype == np.float64
         assert not arr.flags.writeable
 
 
@@ -41,8 +42,21 @@ def test_water_is_specular_with_low_diffuse_reflectance():
 def test_yaml_cites_a_source_for_every_value():
     lines = config_path('materials.yaml').read_text().splitlines()
     values = [ln for ln in lines if ln.startswith('  ') and ':' in ln]
-    assert len(values) == 18 * 9
+    # Nine properties per material; specular_reflectance where it is not the default 0.
+    spec = [ln for ln in values if ln.lstrip().startswith('specular_reflectance:')]
+    assert len(values) == len(MATERIAL_NAMES) * 9 + len(spec) and len(spec) == 2
     assert all('# [' in ln for ln in values)
+
+
+def test_glass_and_mirror_carry_their_fresnel_and_metal_reflectances():
+    t = MaterialTable.load()
+    glass, mirror = material_index('glass'), material_index('mirror')
+    r = ((1.5 - 1.0) / (1.5 + 1.0)) ** 2                 # 0.04 per face at n = 1.5
+    # bound: the table's three decimals of 2R / (1 + R) = 0.0769
+    assert t.specular_reflectance[glass] == pytest.approx(2.0 * r / (1.0 + r), abs=5e-4)
+    assert t.specular_reflectance[mirror] == 0.9 and t.transmission[mirror] == 0.0
+    assert 0.8 <= t.transmission[glass] <= 0.85 and t.reflectivity[glass] == 0.0
+    assert np.all(np.delete(t.specular_reflectance, [glass, mirror]) == 0.0)
 
 
 def test_override_changes_only_listed_properties(tmp_path):

@@ -104,6 +104,7 @@ def test_message_definitions_match_the_contract():
         'header': 'std_msgs/Header', 'rain_rate_mm_h': 'double', 'visibility_m': 'double',
         'surface_wetness': 'double', 'puddle_depth_m': 'double',
         'smoke': 'sequence<ubot_lidar_sim_msgs/SmokeVolume>',
-        'snowfall_rate_mm_h': 'double', 'snow_depth_m': 'double'}
+        'snowfall_rate_mm_h': 'double', 'snow_depth_m': 'double',
+        'sun_illuminance_klx': 'double'}
     assert SmokeVolume.get_fields_and_field_types() == {
         'center': 'geometry_msgs/Point', 'radius_m': 'double', 'density': 'double'}

@@ -9,3 +9,6 @@ are beyond them, so a labelled cloud tells weather returns from surfaces.
 PRECIPITATION_CLASS = 20
 #: A smoke volume that stopped the ray (core/raycast).
 SMOKE_CLASS = 21
+#: A mirror's ghost: a surface seen through a specular reflection, reported at the folded range
+#: along the beam (physics/specular.py); its points also carry return_selection.FLAG_GHOST.
+GHOST_CLASS = 22

@@ -59,7 +59,7 @@ MATERIAL_TO_SEMANTICKITTI = {
     'other': 99, 'soil': 72, 'grass': 72, 'gravel': 72, 'asphalt': 40, 'concrete': 48,
     'water': 49, 'corn_leaf': 70, 'soybean_leaf': 70, 'tree_foliage': 70, 'bark': 71,
     'shrub': 70, 'building': 50, 'metal_bin': 99, 'vehicle': 10, 'mud': 72,
-    'potato_leaf': 70, 'snow': 49}
+    'potato_leaf': 70, 'snow': 49, 'glass': 52, 'mirror': 52}
 
 
 def check_label_map(value, name='label_map'):
@@ -75,6 +75,7 @@ def native_names():
     names.update(enumerate(MATERIAL_NAMES))
     names[labels.PRECIPITATION_CLASS] = 'precipitation'
     names[labels.SMOKE_CLASS] = 'smoke'
+    names[labels.GHOST_CLASS] = 'ghost'
     return names
 
 
@@ -89,7 +90,7 @@ def class_lut():
         if i in SEMANTICKITTI:
             lut[i] = i
     lut[:len(MATERIAL_NAMES)] = _material_lut()
-    lut[[labels.PRECIPITATION_CLASS, labels.SMOKE_CLASS]] = OUTLIER
+    lut[[labels.PRECIPITATION_CLASS, labels.SMOKE_CLASS, labels.GHOST_CLASS]] = OUTLIER
     return lut
 
 

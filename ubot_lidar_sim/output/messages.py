@@ -60,7 +60,8 @@ ENVIRONMENT_TO_WEATHER = {'rain_rate_mm_h': 'rain_mm_h', 'visibility_m': 'visibi
                           'surface_wetness': 'surface_wetness',
                           'puddle_depth_m': 'puddle_depth_m',
                           'snowfall_rate_mm_h': 'snowfall_rate_mm_h',
-                          'snow_depth_m': 'snow_depth_m'}
+                          'snow_depth_m': 'snow_depth_m',
+                          'sun_illuminance_klx': 'sun_illuminance_klx'}
 
 
 class Message(NamedTuple):

@@ -135,8 +135,16 @@ class PhysicalModel(Validated):
                                  'probability detection_at_spec.', 'm', min=0.1, max=10000.0)
     signal_at_10pct_counts: float = _p(100.0, 'Mean signal of that target at range_at_10pct_m.',
                                        'counts', min=1.0, max=1e6)
-    ambient_counts: float = _p(20.0, 'Background counts added to the shot-noise variance.',
-                               'counts', min=0.0, max=1e6)
+    ambient_counts: float = _p(20.0, 'Background counts added to the shot-noise variance in '
+                               'the dark (detector and electronics).', 'counts', min=0.0,
+                               max=1e6)
+    solar_counts_per_klx: float = _p(0.0, 'Background counts that sunlight adds per klx on the '
+                                     'scene, the solar response of the detector '
+                                     '(docs/physics.md, "Sunlight"; 0: none known).',
+                                     'counts/klx', min=0.0, max=1e6)
+    spec_sun_klx: float = _p(0.0, 'Sunlight under which range_at_10pct_m holds (that of the '
+                             'datasheet, e.g. 100 klx); the threshold is set there.', 'klx',
+                             min=0.0, max=200.0)
     detection_at_spec: float = _p(0.9, 'Detection probability at the spec point.',
                                   min=0.5, max=0.9999)
     overlap_range_m: float = _p(8.3, 'Near-field form factor scale Rov = D_rx / theta_rx: '
@@ -207,17 +215,28 @@ class PhysicalModel(Validated):
                                    'mm/h', min=-1.0, max=RAIN_MAX_MM_H)
     visibility_override_m: float = _p(-1.0, 'Visibility override (inf = clear), < 0 = use the '
                                       'environment.', 'm', min=-1.0, allow_inf=True)
+    sun_override_klx: float = _p(-1.0, 'Sunlight override, < 0 = use the environment.', 'klx',
+                                 min=-1.0, max=200.0)
     smoke_enabled: bool = _p(True, 'Smoke volumes stop the rays.')
     smoke_cell_radius_scale: float = _p(1.0, 'Scale of the smoke cell radius.', min=0.01,
                                         max=100.0)
     smoke_density_threshold: float = _p(0.05, 'Smoke cells with lower effective density are '
                                         'ignored.', min=0.0, max=1.0)
+    smoke_visibility_m: float = _p(5.0, 'Meteorological visibility inside smoke of density 1 '
+                                   '(density d: this / d); sets the extinction of smoke around '
+                                   'the sensor (docs/physics.md, "Smoke").', 'm',
+                                   min=0.1, max=1000.0)
 
     @cached_property
     def detection_threshold_counts(self):
         """Return the detection threshold T = S10 - z sqrt(S10 + ambient), counts (cached)."""
-        return detection_threshold(self.signal_at_10pct_counts, self.ambient_counts,
+        return detection_threshold(self.signal_at_10pct_counts, self.spec_background_counts,
                                    self.detection_at_spec)
+
+    @property
+    def spec_background_counts(self):
+        """Return the background at the spec's light, ambient + solar x spec_sun_klx, counts."""
+        return self.ambient_counts + self.solar_counts_per_klx * self.spec_sun_klx
 
     @property
     def detection_z(self):

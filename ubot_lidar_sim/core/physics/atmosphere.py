@@ -12,7 +12,7 @@ Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (sn
 from dataclasses import dataclass
 import logging
 import math
-from typing import Callable, Tuple
+from typing import Callable, Optional, Tuple
 
 import numpy as np
 
@@ -20,6 +20,7 @@ from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
+from ubot_lidar_sim.core.physics import sunlight
 from ubot_lidar_sim.core.physics.weather import Weather
 
 _LOG = logging.getLogger(__name__)
@@ -150,6 +151,8 @@ class Atmosphere:
 
     media: Tuple[Medium, ...] = ()
     clutter_class: int = PRECIPITATION_CLASS
+    #: The scan's shot-noise background, counts (physics/sunlight.py; None: ambient_counts).
+    background_counts: Optional[float] = None
 
     @property
     def alpha(self) -> float:
@@ -229,4 +232,5 @@ def atmosphere(cfg, weather: Weather) -> Atmosphere:
         return Atmosphere()
     precipitation = tuple(make(cfg, weather) for make in PRECIPITATION)
     fog = fog_medium(cfg, weather, _sum(m.alpha_550_per_m for m in precipitation))
-    return Atmosphere(precipitation + (fog,))
+    sun = sunlight.background_counts(cfg, weather.sun_illuminance_klx)
+    return Atmosphere(precipitation + (fog,), background_counts=sun)

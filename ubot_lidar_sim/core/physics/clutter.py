@@ -69,7 +69,8 @@ def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np
             if share < 1.0:
                 gain_g = share * gain_g + (1.0 - share)
         b, r, s = soft_target.soft_returns(cfg, beta_soft, atm.alpha, limit, ring,
-                                           cfg.clutter_max_range_m, gain_g)
+                                           cfg.clutter_max_range_m, gain_g,
+                                           atm.background_counts)
         gain = radiometry.counts_per_reflectance(
             cfg, r, None if radiometry.uniform_r10(cfg) else ring[b])
         out.append(_contributions(atm, b, r, s, s / gain))

@@ -153,8 +153,9 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     cover hides the ground's albedo texture; ray_dirs (B * S, 3) world unit directions
     of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
     them, ground hits use the vertical and other hits the horizontal divergence).
-    A foliage hit returns (1 - t) of what reaches it; every later hit of the sub-ray is scaled by
-    the two-way gap fraction t^2 of each foliage layer in front of it.
+    A foliage hit returns (1 - t) of what reaches it, a glass pane (glass: physical) all of its
+    backscatter; every later hit of the sub-ray is scaled by the two-way transmission t^2 of each
+    pass-through layer in front of it.
     """
     weights = np.asarray(weights, dtype=np.float64)
     s = weights.shape[0]
@@ -171,7 +172,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
     # in front, the atmosphere's two-way loss, the signal law and the sub-ray weight.
     rho_app, power = radiometry_passes.hit_power(
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
-        radiometry.surface_tables(table), table.transmission, 2.0 * alpha, r10,
+        radiometry.surface_tables(table), table.transmission, radiometry.pass_cover(table),
+        2.0 * alpha, r10,
         cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights)
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
@@ -287,7 +289,7 @@ def _return_numbering(pb):
             np.repeat(run, run).astype(np.uint8))
 
 
-def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
+def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_counts=None):
     """
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 
@@ -303,7 +305,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     range <= max_range_m; an emitted point's range adds the range walk of its S'
     (imperfections.range_walk_m).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
-    losses stay in, as on a real sensor.
+    losses stay in, as on a real sensor. background_counts: the scan's background A of the shot
+    noise (physics/sunlight.py; None: in the dark, cfg.ambient_counts).
     """
     ring_of_beam = np.asarray(ring_of_beam)
     order, beam, r, pw, st, air = _sorted_by_beam_and_range(cfg, contrib)
@@ -324,7 +327,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam):
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
     # range_noise_std, its floor at each echo range), too-close beams and the range window.
     s_meas, d, r_d = radiometry_passes.detect_echoes(
-        peak, r_e, e_beam, draws, bool(cfg.noise_enabled), float(cfg.ambient_counts),
+        peak, r_e, e_beam, draws, bool(cfg.noise_enabled),
+        float(cfg.ambient_counts if background_counts is None else background_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
         radiometry.snr_at_spec(cfg), radiometry.range_noise_floor_m(cfg, r_e),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)

@@ -77,6 +77,16 @@ def surface_tables(table):
             width, (table.specular != 0.0) | ~(width > 0.0))
 
 
+def pass_cover(table):
+    """
+    Return the share of a pass-through hit's footprint that returns, per material (M,).
+
+    Foliage covers 1 - t of the footprint (its gaps pass the rest); a glass pane (a material
+    with a specular_reflectance) covers all of it and passes t through its bulk.
+    """
+    return np.where(table.specular_reflectance > 0.0, 1.0, 1.0 - table.transmission)
+
+
 def ring_r10(cfg, ring=None):
     """
     Return range_at_10pct_m per ring, m (shape of ``ring``; a float without ``ring``).
@@ -173,9 +183,9 @@ def range_noise_std(cfg, snr_, range_m):
 
 
 def snr_at_spec(cfg):
-    """Return SNR_spec = S10 / sqrt(S10 + ambient), the SNR of the 10 % target at R10."""
+    """Return SNR_spec = S10 / sqrt(S10 + A_spec), the SNR of the 10 % target at R10."""
     s10 = cfg.signal_at_10pct_counts
-    return s10 / math.sqrt(s10 + cfg.ambient_counts)
+    return s10 / math.sqrt(s10 + cfg.spec_background_counts)
 
 
 def wetness_from_rain(rain_mm_h):

@@ -133,7 +133,7 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, two_alpha,
+def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, cover, two_alpha,
               r10, s10_per_rho, overlap_m, overlap_n, weights):
     """
     Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power).
@@ -142,7 +142,9 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, t
     len(weights)); r (H,) range, m (H,) material (valid), cos, albedo (H,), foliage (H,) bool;
     wetness (clipped to [0, 1]); surface: the backscatter tables of backscatter_rows
     (wet darkening, reflectivity, exponent, specular, width, lobe); transmission (M,) of
-    foliage. rho_app = rho_bs x (1 - t on foliage) x t^2 of the foliage before the hit in its
+    foliage and panes; cover (M,) the share of the footprint a pass-through hit returns from
+    (1 - t for foliage, 1 for a glass pane). rho_app = rho_bs x (cover on a pass-through hit) x
+    t^2 of the pass-through hits before the hit in its
     ray (exp of twice the running sum of log t since the ray's first hit) x exp(-two_alpha R);
     power = weight x rho_app x rules.counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,)
     or per beam (B,), form factor overlap_m, overlap_n).
@@ -163,7 +165,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, t
                               exponent[k], specular[k], width[k], lobe[k])
         # excl: the running sum before this hit, as numpy's cumsum minus the hit's own term.
         if foliage[i]:
-            x *= 1.0 - transmission[k]
+            x *= cover[k]
             own = log_transmission[k]
             running = running + own
             excl = running - own

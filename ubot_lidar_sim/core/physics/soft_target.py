@@ -90,14 +90,14 @@ def beam_peaks(cfg, grid_m, profile, limit_m, min_range_m):
 
 
 def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_m,
-                 fluctuation=None):
+                 fluctuation=None, background_counts=None):
     """
     Return the soft echo of every beam that can be detected: beam (M,), range (M,), power (M,).
 
     power is the peak signal in counts with the beam's ring R10, times the beam's backscatter
     factor fluctuation (B,) when given (the profile's shape, hence the peak's range, stays);
     beams whose S satisfies
-    S + 5 sqrt(S + ambient) < T (hopeless()) are dropped, as are beams
+    S + 5 sqrt(S + A) < T (hopeless(), A = background_counts) are dropped, as are beams
     without a grid point between min_range_m and their nearest solid hit.
     """
     grid, prof = soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m)
@@ -107,18 +107,23 @@ def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_
         peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
     if fluctuation is not None:
         peak_s = peak_s * fluctuation
-    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg, peak_s))
+    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg, peak_s, background_counts))
     return keep, peak_r[keep], peak_s[keep]
 
 
-def hopeless(cfg, mean_signal):
-    """Return True where a mean signal S cannot be detected: S + 5 sqrt(S + ambient) < T."""
+def hopeless(cfg, mean_signal, background_counts=None):
+    """
+    Return True where a mean signal S cannot be detected: S + 5 sqrt(S + A) < T.
+
+    A: the scan's background (physics/sunlight.py; None: the dark's, ambient_counts).
+    """
+    a = cfg.ambient_counts if background_counts is None else background_counts
     s = np.asarray(mean_signal, dtype=np.float64)
-    return s + 5.0 * np.sqrt(s + cfg.ambient_counts) < cfg.detection_threshold_counts
+    return s + 5.0 * np.sqrt(s + a) < cfg.detection_threshold_counts
 
 
-def weakest_detectable_counts(cfg):
-    """Return the mean signal P, counts, at the edge of hopeless(): P + 5 sqrt(P + ambient) = T."""
-    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts
-                                         + cfg.ambient_counts))) / 2.0) ** 2
-    return max(x - cfg.ambient_counts, 0.0)
+def weakest_detectable_counts(cfg, background_counts=None):
+    """Return the mean signal P, counts, at the edge of hopeless(): P + 5 sqrt(P + A) = T."""
+    a = cfg.ambient_counts if background_counts is None else background_counts
+    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts + a))) / 2.0) ** 2
+    return max(x - a, 0.0)

@@ -26,6 +26,8 @@ PUDDLE_MAX_M = 1.0
 SNOW_MAX_MM_H = 100.0
 SNOW_DEPTH_MAX_M = 10.0
 SMOKE_MAX_VOLUMES = 1024
+#: Brightest sunlight accepted, klx: clear-sky noon sun is ~100-130 klx at the ground.
+SUN_MAX_KLX = 200.0
 SMOKE_RADIUS_MAX_M = 1000.0
 
 
@@ -52,6 +54,8 @@ class Weather:
     smoke (K, 4) x, y, z, radius_m in the world frame and
     smoke_density (K,) 0-1, K <= SMOKE_MAX_VOLUMES. A refused value raises ConfigError naming
     the field; a smoke volume is named smoke[i].center, smoke[i].radius_m or smoke[i].density.
+    sun_illuminance_klx 0 (dark, the default) to SUN_MAX_KLX: sunlight on the scene
+    (physics/sunlight.py).
     """
 
     rain_mm_h: float = 0.0
@@ -62,6 +66,7 @@ class Weather:
     smoke_density: np.ndarray = field(default_factory=lambda: np.zeros(0))
     snowfall_rate_mm_h: float = 0.0
     snow_depth_m: float = 0.0
+    sun_illuminance_klx: float = 0.0
 
     def __post_init__(self):
         def put(name, value):
@@ -79,6 +84,8 @@ class Weather:
                                           f'0 to {SNOW_MAX_MM_H:g} mm/h', 0.0, SNOW_MAX_MM_H))
         put('snow_depth_m', _number('snow_depth_m', self.snow_depth_m,
                                     f'0 to {SNOW_DEPTH_MAX_M:g} m', 0.0, SNOW_DEPTH_MAX_M))
+        put('sun_illuminance_klx', _number('sun_illuminance_klx', self.sun_illuminance_klx,
+                                           f'0 to {SUN_MAX_KLX:g} klx', 0.0, SUN_MAX_KLX))
         smoke = np.asarray(self.smoke, dtype=np.float64).reshape(-1, 4)
         density = np.asarray(self.smoke_density, dtype=np.float64).reshape(-1)
         _check_smoke(smoke, density)
@@ -105,6 +112,8 @@ class Weather:
             words.append(f'snow {self.snowfall_rate_mm_h:.1f} mm/h')
         if self.snow_depth_m > 0.0:
             words.append(f'snow cover {self.snow_depth_m * 100.0:.0f} cm')
+        if self.sun_illuminance_klx > 0.0:
+            words.append(f'sun {self.sun_illuminance_klx:g} klx')
         if len(self.smoke):
             words.append(f'{len(self.smoke)} smoke volume{"s" if len(self.smoke) > 1 else ""}')
         return ', '.join(words) or 'clear'
@@ -151,7 +160,7 @@ def scan_weather(cfg, weather: Optional[Weather] = None) -> Weather:
     """
     Return the weather a scan simulates: ``weather`` (None: clear, dry) with cfg's overrides.
 
-    cfg.rain_override_mm_h and cfg.visibility_override_m win when >= 0.
+    cfg.rain_override_mm_h, cfg.visibility_override_m and cfg.sun_override_klx win when >= 0.
     """
     weather = Weather() if weather is None else weather
     changes = {}
@@ -159,4 +168,6 @@ def scan_weather(cfg, weather: Optional[Weather] = None) -> Weather:
         changes['rain_mm_h'] = cfg.rain_override_mm_h
     if cfg.visibility_override_m >= 0.0:
         changes['visibility_m'] = cfg.visibility_override_m
+    if cfg.sun_override_klx >= 0.0:
+        changes['sun_illuminance_klx'] = cfg.sun_override_klx
     return replace(weather, **changes) if changes else weather

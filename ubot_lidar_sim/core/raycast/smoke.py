@@ -48,10 +48,13 @@ def _entry(o, d, od, oo, c, cc, r2, dens, threshold):
     """Return the entry ranges of rays o, d (..., 1, 3), o.d, o.o (..., 1) in cells (..., k)."""
     tc = d[..., 0] * c[..., 0] + d[..., 1] * c[..., 1] + d[..., 2] * c[..., 2] - od
     oc = o[..., 0] * c[..., 0] + o[..., 1] * c[..., 1] + o[..., 2] * c[..., 2]
-    b2 = np.maximum(oo - 2.0 * oc + cc - tc * tc, 0.0)
+    oc2 = oo - 2.0 * oc + cc
+    b2 = np.maximum(oc2 - tc * tc, 0.0)
     eff = dens * (1.0 - b2 / r2)
     half = np.sqrt(np.maximum(r2 - b2, 0.0))
-    ok = (b2 < r2) & (eff > 0.0) & (eff >= threshold) & (tc + half > 0.0)
+    # A cell around the ray's origin does not stop it (physics/smoke_inside.py: its echo and
+    # its attenuation); the others stop it where it enters them.
+    ok = (b2 < r2) & (eff > 0.0) & (eff >= threshold) & (tc + half > 0.0) & (oc2 >= r2)
     return np.where(ok, np.maximum(tc - half, 0.0), np.inf)
 
 
@@ -91,8 +94,9 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
     origins, dirs (N, 3) float64 (dirs unit); cells (K, 4): x, y, z, radius_m; density (K,). A
     cell counts for a ray when its effective density, density * (1 - (b / r)^2), is > 0 and
     >= threshold, b the ray's closest approach to the centre and r = radius_m * radius_scale: a
-    ray through the middle sees the full density, one grazing the rim none. A ray starting inside
-    a cell enters at 0; entries beyond limit_m (scalar or (N,)) are inf.
+    ray through the middle sees the full density, one grazing the rim none. A cell around a ray's
+    origin does not stop that ray (smoke_inside gives its path in it); entries beyond limit_m
+    (scalar or (N,)) are inf.
     """
     n = origins.shape[0]
     best = np.full(n, np.inf)
@@ -127,3 +131,33 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
             ok = valid[b]
             best[ray[ok]] = t.min(axis=2)[ok]
     return np.where(best < limit_m, best, np.inf)
+
+
+def smoke_inside(origins, dirs, cells, density, radius_scale, threshold):
+    """
+    Return the smoke cells around the rays' origins: effective density (N, J), exit range (N, J).
+
+    J = the cells (of cells (K, 4), density (K,)) around at least one origin (0 when none).
+    For ray i and cell j around its origin: the effective density of the entry rule
+    (density (1 - (b / r)^2), b the closest approach of the ray's line to the centre) where it
+    is > 0 and >= threshold, else 0, and the range (m) at which the ray leaves the sphere.
+    The effective density is 0 where the origin lies outside the cell.
+    """
+    n = origins.shape[0]
+    if cells is None or len(cells) == 0 or n == 0:
+        return np.zeros((n, 0)), np.zeros((n, 0))
+    r = cells[:, 3] * radius_scale
+    lo, hi = bounds(origins)
+    gap = np.linalg.norm(np.maximum(np.maximum(lo - cells[:, :3], cells[:, :3] - hi), 0.0),
+                         axis=1)
+    near = np.flatnonzero((gap < r) & (density > 0.0) & (density >= threshold))
+    c, r2, dens = cells[near, :3], r[near] ** 2, density[near]
+    to_c = c[None, :, :] - origins[:, None, :]                   # (N, J, 3)
+    oc2 = np.einsum('njk,njk->nj', to_c, to_c)
+    tc = np.einsum('njk,nk->nj', to_c, dirs)
+    b2 = np.maximum(oc2 - tc * tc, 0.0)
+    eff = dens[None, :] * (1.0 - b2 / r2[None, :])
+    inside = (oc2 < r2[None, :]) & (eff > 0.0) & (eff >= threshold)
+    keep = np.flatnonzero(inside.any(axis=0))
+    exit_m = tc + np.sqrt(np.maximum(r2[None, :] - b2, 0.0))
+    return (np.where(inside, eff, 0.0)[:, keep], np.where(inside, exit_m, 0.0)[:, keep])

@@ -24,6 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
+from ubot_lidar_sim.core.material_ids import GLASS
 from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting, ActorFrame
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
@@ -59,27 +60,38 @@ class Tracer:
         self.class_id = np.asarray(class_id, np.uint8)
         self.foliage = np.asarray(foliage, bool)
         self.ground = np.asarray(ground, bool)
-        g = self._geoms
-        kind = np.array([x.kind for x in g], np.int8)
-        self._fol_closed = self.foliage & np.array([x.closed for x in g], bool)
-        # The per-object arrays of the layer kernel (layer_kernel.finish_layer).
-        self._shapes = (self.foliage, self._fol_closed,
-                        np.isin(kind, (KIND_SPHERE, KIND_CYLINDER)), kind,
-                        np.array([x.n_side for x in g], np.int64),
-                        np.array([x.center for x in g], np.float64).reshape(-1, 3),
-                        np.array([x.axis for x in g], np.float64).reshape(-1, 3),
-                        np.array([x.radius_m for x in g], np.float64))
+        self._kind = np.array([x.kind for x in self._geoms], np.int8)
         # Per-object lookups with one extra last entry for smoke (obj -1 indexes it).
         self._ext_material = np.append(self.material, np.uint8(0))
         self._ext_class = np.append(self.class_id, np.uint8(SMOKE_CLASS))
-        self._ext_foliage = np.append(self.foliage, False)
         self._ext_ground = np.append(self.ground, False)
         self.actors = actors
         inst = np.zeros(len(self.material), np.uint16) if instance_id is None else instance_id
         self._ext_instance = np.append(np.asarray(inst, np.uint16), np.uint16(0))
-        self._tables = (self._ext_material, self._ext_class, self._ext_foliage, self._ext_ground)
         self._texture = GroundTexture(self._geoms, self.material, self.ground)
-        self._volumes = ClosedVolumes(self._geoms, self._fol_closed, ANALYTIC_EXITS).arrays
+        # Glass panes pass the ray on as foliage does when the caller asks (glass: physical).
+        self.panes = self.material == GLASS
+        self._variants = {False: self._variant(self.foliage)}
+        self._variants[True] = (self._variant(self.foliage | self.panes) if self.panes.any()
+                                else self._variants[False])
+
+    def _variant(self, through):
+        """
+        Return the layer kernel's per-object arrays, volumes and hit tables for pass-through.
+
+        through (O,) bool: the objects a ray goes on from (foliage, and glass panes).
+        """
+        g = self._geoms
+        closed = through & np.array([x.closed for x in g], bool)
+        # The per-object arrays of the layer kernel (layer_kernel.finish_layer).
+        shapes = (through, closed, np.isin(self._kind, (KIND_SPHERE, KIND_CYLINDER)), self._kind,
+                  np.array([x.n_side for x in g], np.int64),
+                  np.array([x.center for x in g], np.float64).reshape(-1, 3),
+                  np.array([x.axis for x in g], np.float64).reshape(-1, 3),
+                  np.array([x.radius_m for x in g], np.float64))
+        tables = (self._ext_material, self._ext_class, np.append(through, False),
+                  self._ext_ground)
+        return shapes, ClosedVolumes(g, closed, ANALYTIC_EXITS).arrays, tables
 
     @property
     def geometries(self):
@@ -97,9 +109,12 @@ class Tracer:
               reflectivity_sd: NDArray[np.float64] | None = None,
               micro_slope_deg: NDArray[np.float64] | None = None, with_points: bool = True,
               with_normals: bool = True, rays32: NDArray[np.float32] | None = None,
-              actors: ActorFrame | None = None) -> Hits:
+              actors: ActorFrame | None = None, panes: bool = False) -> Hits:
         """
         Trace rays (N, 3) float64 up to limit_m (N,); see World.trace for the semantics.
+
+        panes: glass objects pass the ray on as foliage does (glass: physical), else they are
+        solid (glass: opaque).
 
         actors: the moving objects of this trace (ActorCasting.frame over these N rays).
 
@@ -127,7 +142,7 @@ class Tracer:
                 break
             rec, (rays, active, start) = self._layer(
                 rays, ignored, active, start, first, o, origins, dirs, limit, count, stopped,
-                max_hits, continue_step_m, continue_foliage, actors)
+                max_hits, continue_step_m, continue_foliage, actors, panes)
             layers.append(rec)
             first = False
         if smoke_range_m is not None:
@@ -139,7 +154,7 @@ class Tracer:
                 layers.append((s_ray, count[s_ray], smoke_range_m[s_ray],
                                np.full(s_ray.size, -1, np.int32), nd, dot3(nd, d)))
                 count[s_ray] += 1
-        return self._finish(origins, dirs, count, layers, tex)
+        return self._finish(origins, dirs, count, layers, tex, panes)
 
     def ground_albedo(self, points: NDArray[np.float64], material: NDArray[np.uint8],
                       sd_table: NDArray[np.float64]) -> NDArray[np.float32]:
@@ -164,7 +179,7 @@ class Tracer:
         return rec[0], rec[2], rec[3]
 
     def _layer(self, rays, ignored, active, start, first, o, origins, dirs, limit, count,
-               stopped, max_hits, continue_step_m, continue_foliage, actors=None):
+               stopped, max_hits, continue_step_m, continue_foliage, actors=None, panes=False):
         """
         Cast rays (M, 6) float32 once and finish the layer (layer_kernel.finish_layer).
 
@@ -180,13 +195,14 @@ class Tracer:
         rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
                np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
         nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))
+        shapes, volumes, _ = self._variants[bool(panes)]
         k, j = finish_layer(res.t, res.obj, res.primitive, res.normal, active, start, first, o,
-                            origins, dirs, limit, self._shapes, self._volumes, count, stopped,
+                            origins, dirs, limit, shapes, volumes, count, stopped,
                             max_hits, continue_step_m, _EXIT_STEP_M, continue_foliage, *rec,
                             *nxt)
         return tuple(x[:k] for x in rec), tuple(x[:j] for x in nxt)
 
-    def _finish(self, origins, dirs, count, layers, tex):
+    def _finish(self, origins, dirs, count, layers, tex, panes=False):
         """
         Hits of the recorded layers (tuples ray, slot, range, object, outward normal, n . d).
 
@@ -201,7 +217,8 @@ class Tracer:
              np.zeros((0, 3)), np.zeros(0)))
         (ray_f, rng_f, obj_f, cos_f, normal_f, point_f, material, class_id, foliage, ground,
          smoke, pos) = assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs,
-                                     self._tables, with_points, with_normals)
+                                     self._variants[bool(panes)][2], with_points,
+                                     with_normals)
         albedo_f = np.ones(rng_f.shape[0], np.float32)
         if sd is not None or slope is not None:
             # Ground hits: points, directions, normals facing the ray, materials (one pass).

@@ -110,14 +110,17 @@ def describe_models(cfg) -> Dict[str, str]:
               f'{cfg.overlap_range_m:g})^{cfg.overlap_exponent:g})) counts, R10 = '
               f'{cfg.range_at_10pct_m:g} m'
               + (' (per ring table)' if cfg.ring_range_at_10pct_m else '')
-              + f'; detected when S + N(0, S + {cfg.ambient_counts:g}) >= T = '
+              + f'; detected when S + N(0, S + A) >= T = '
               f'{cfg.detection_threshold_counts:.4g} counts (P_det {cfg.detection_at_spec:g} '
-              f'at the spec point); range noise floor {_noise_floor_text(cfg)} plus '
+              f'at the spec point, A = {cfg.spec_background_counts:g} counts at '
+              f'{cfg.spec_sun_klx:g} klx; A = {cfg.ambient_counts:g} + '
+              f'{cfg.solar_counts_per_klx:g} x sun klx); range noise floor '
+              f'{_noise_floor_text(cfg)} plus '
               f'{cfg.range_std_low_snr_m:g} m x (SNR_spec / SNR)^{cfg.range_noise_snr_exponent:g}'
               f'; noise {"on" if cfg.noise_enabled else "off"}; detection window '
               f'{cfg.min_range_m:g}-{cfg.max_range_m:g} m.')
     selection = (f'return_mode {cfg.return_mode}: detected echoes in range order, flags bit 0 '
-                 'first, 1 strongest, 2 last, 3 second strongest; return_index 1-based.'
+                 'first, 1 strongest, 2 last, 3 second strongest, 4 ghost; return_index 1-based.'
                  + (' Velodyne dual rule: the second strongest when the strongest is the last.'
                     if cfg.dual_second_strongest_when_last else ''))
     intensity = ('Calibrated reflectivity byte: round(100 rho) for 0-100 % diffuse, 100 + 155 '

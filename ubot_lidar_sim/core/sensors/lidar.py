@@ -16,14 +16,15 @@ import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.memory import keep_freed_memory
-from ubot_lidar_sim.core.physics import echoes, imperfections, radiometry, snow
+from ubot_lidar_sim.core.physics import (echoes, imperfections, radiometry, smoke_inside, snow,
+                                         sunlight)
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
 from ubot_lidar_sim.core.poses import poses_at
-from ubot_lidar_sim.core.sensors import column_blocks
+from ubot_lidar_sim.core.sensors import column_blocks, ghosts
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
@@ -79,6 +80,7 @@ class LidarSimulator:
         self.offsets, self.weights = sub_ray_pattern(
             1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.divergence_mrad)
         self._repeats = beams is not None or cfg.pattern.kind != 'rosette'
+        self._specular = ghosts.possible(cfg, world, materials)     # hits need normals
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
@@ -256,7 +258,7 @@ class LidarSimulator:
         cfg = self.cfg
         beam, r, material, class_id, instance = self.world.first_surfaces(
             origins, dirs, rays32, cfg.max_range_m, ignored=tuple(cfg.ignored_objects),
-            **actors)
+            glass=cfg.glass, **actors)
         t1 = time.perf_counter()
         centre = np.full(n_beams, np.inf)
         centre[beam] = r                                  # one ray per beam
@@ -295,7 +297,12 @@ class LidarSimulator:
             'smoke_radius_scale': cfg.smoke_cell_radius_scale,
             'smoke_density_threshold': cfg.smoke_density_threshold,
             'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
-            'with_normals': cfg.pulse_length_m > 0.0})
+            'glass': cfg.glass,
+            'with_normals': cfg.pulse_length_m > 0.0 or self._specular})
+        # Each beam's centre ray (B, 3): the smoke around the sensor and mirror ghosts.
+        rows = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
+        centre = (origins[rows], dirs[rows])
+        smoke = smoke_inside.beams_in_smoke(cfg, self.world, weather, *centre)
         refined = None
         if self._adaptive is None:
             hits = cast.trace(origins, dirs, rays32)
@@ -313,6 +320,8 @@ class LidarSimulator:
             snow_depth_m=weather.snow_depth_m)
         if refined is not None:
             contrib = self._adaptive.full_footprint(contrib, refined)
+        contrib = ghosts.with_ghosts(cast, cfg, table, hits, contrib, centre, n_sub, ring, atm,
+                                     weather)
         # Clutter stops at the nearest solid hit; a ponded ground hit is water, hence solid.
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
@@ -326,10 +335,14 @@ class LidarSimulator:
                        'fog': self._rng(scan_index, STREAM_FOG)}
             contrib = clutter(cfg, atm, n_beams, limit, ring, clutter_rng, streams=streams,
                               surfaces=contrib)
+        contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
+                                            atm.alpha if atm.active else 0.0)
         t2 = time.perf_counter()
 
         noise_rng = self._rng(scan_index, STREAM_NOISE)
-        ret = echoes.process_beams(cfg, contrib, n_beams, noise_rng, ring)
+        ret = ghosts.flag_ghosts(echoes.process_beams(
+            cfg, contrib, n_beams, noise_rng, ring,
+            sunlight.background_counts(cfg, weather.sun_illuminance_klx)))
         t3 = time.perf_counter()
 
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))

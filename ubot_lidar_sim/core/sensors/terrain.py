@@ -78,7 +78,7 @@ class TerrainSensor:
         rows = np.flatnonzero(castable)
         if rows.size:
             hits = self.world.cast(starts[rows], axes[rows], float(lengths[rows].max()),
-                                   ignored=tuple(cfg.ignored_objects),
+                                   ignored=tuple(cfg.ignored_objects), glass=cfg.glass,
                                    times=one_instant(rows.size, time_s),
                                    actor_poses=actor_poses)
             ray = rows[np.asarray(hits.ray)]

@@ -26,8 +26,11 @@ PROPERTY_RANGES = {
     'micro_slope_deg': (0.0, 45.0),
     'reflectivity_sd': (0.0, 2.0),
     'roughness_m': (0.0, 0.5),
+    'specular_reflectance': (0.0, 1.0),
 }
 PROPERTIES = tuple(PROPERTY_RANGES)
+#: Properties a material of config/materials.yaml may leave out, and their value then.
+PROPERTY_DEFAULTS = {'specular_reflectance': 0.0}
 
 
 def material_index(name):
@@ -71,7 +74,7 @@ def _apply(values, data, path):
 
 @dataclass(frozen=True, eq=False)
 class MaterialTable:
-    """One read-only float64 array of shape (18,) per property, indexed by the material byte."""
+    """One read-only float64 array (len(MATERIAL_NAMES),) per property, by the material byte."""
 
     reflectivity: np.ndarray
     specular: np.ndarray
@@ -82,12 +85,14 @@ class MaterialTable:
     micro_slope_deg: np.ndarray
     reflectivity_sd: np.ndarray
     roughness_m: np.ndarray
+    specular_reflectance: np.ndarray
 
     @classmethod
     def load(cls, override_file=None):
-        """Read config/materials.yaml (all 18 x 9 values required), then ``override_file``."""
+        """Read config/materials.yaml (all values but PROPERTY_DEFAULTS), then override_file."""
         path = config_path('materials.yaml')
-        values = {p: [math.nan] * len(MATERIAL_NAMES) for p in PROPERTIES}
+        values = {p: [PROPERTY_DEFAULTS.get(p, math.nan)] * len(MATERIAL_NAMES)
+                  for p in PROPERTIES}
         _apply(values, _read_yaml(path), path)
         for prop, vals in values.items():
             missing = [MATERIAL_NAMES[i] for i, v in enumerate(vals) if math.isnan(v)]
@@ -99,7 +104,7 @@ class MaterialTable:
 
     @classmethod
     def from_values(cls, values):
-        """Build a table from {property: sequence of 18 floats}."""
+        """Build a table from {property: sequence of one float per material}."""
         arrays = {}
         for prop in PROPERTIES:
             a = np.array(values[prop], dtype=np.float64)

@@ -226,7 +226,7 @@ class World:
               reflectivity_sd: ArrayLike | None = None, micro_slope_deg: ArrayLike | None = None,
               with_points: bool = True, with_normals: bool = True,
               rays32: NDArray[np.float32] | None = None, times: RayTimes | None = None,
-              actor_poses: Mapping[str, PoseAt] | None = None) -> Hits:
+              actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque') -> Hits:
         """
         Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
 
@@ -244,9 +244,11 @@ class World:
         -0.0; sensors.sweep_passes.rotate_sub_rays), which saves a pass over the rays.
         times (raycast.actor_casting.RayTimes of the N rays), actor_poses: when each ray meets the
         world's actors, and where they are (World.actor_frame; None: t = 0 s). Hits.instance_id
-        names the actor hit (0: the static world).
+        names the actor hit (0: the static world). glass: 'physical' lets glass panes pass the
+        ray on as foliage does (docs/physics.md, "Glass and mirrors"), 'opaque' stops it.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
+        panes = _glass_physical(glass)
         actors = self.actor_frame(o.shape[0], times, actor_poses)
         if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
             raise ConfigError('rays32', f'{rays32.dtype} {rays32.shape}',
@@ -262,16 +264,16 @@ class World:
             raise ConfigError('smoke_density_threshold', smoke_density_threshold, '0-1')
         smoke_range = None
         if smoke_enabled:
-            cells, dens = self._smoke_cells(smoke, smoke_density)
+            cells, dens = self.smoke_cells(smoke, smoke_density)
             if len(cells):
                 smoke_range = smoke_entry(o, d, cells, dens, smoke_radius_scale,
                                           smoke_density_threshold, rng)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
         return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
-                                  bool(with_points), bool(with_normals), rays32, actors)
+                                  bool(with_points), bool(with_normals), rays32, actors, panes)
 
-    def _smoke_cells(self, smoke, smoke_density):
+    def smoke_cells(self, smoke, smoke_density):
         """Return the world's smoke cells (K, 4) and densities (K,) with a scan's own added."""
         cells, dens = self.smoke, self.smoke_density
         if smoke is None or not len(smoke):
@@ -290,24 +292,33 @@ class World:
              reflectivity_sd: ArrayLike | None = None,
              micro_slope_deg: ArrayLike | None = None, texture: bool = True,
              times: RayTimes | None = None,
-             actor_poses: Mapping[str, PoseAt] | None = None) -> Hits:
+             actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque') -> Hits:
         """
         Return the first hit of each ray (no foliage continuation, no smoke), <= N Hits rows.
 
         texture False: no ground texture (albedo 1, the faces' own normals), for a caller that
-        needs only ranges, objects and materials. times, actor_poses: as in trace.
+        needs only ranges, objects and materials. times, actor_poses: as in trace; glass as in
+        first_surfaces.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
         sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg) if texture \
             else (None, None)
-        return self._tracer.trace(o, d, rng, 1, 1.0, self.ignored_indices(ignored), None, False,
+        return self._tracer.trace(o, d, rng, 1, 1.0, self._first_ignored(ignored, glass), None,
+                                  False,
                                   sd, slope, actors=self.actor_frame(o.shape[0], times,
                                                                      actor_poses))
+
+    def _first_ignored(self, ignored, glass):
+        """Return the object indices a first-hit cast ignores: ignored, and panes for physical."""
+        out = self.ignored_indices(ignored)
+        if _glass_physical(glass):
+            out = out | frozenset(np.flatnonzero(self._tracer.panes).tolist())
+        return out
 
     def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                        rays32: NDArray[np.float32], max_range_m: float,
                        ignored: str | Iterable[str] = (), times: RayTimes | None = None,
-                       actor_poses: Mapping[str, PoseAt] | None = None):
+                       actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque'):
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
@@ -315,13 +326,25 @@ class World:
         the same rays (sensors.sweep_passes.rotate_sub_rays gives all three; not checked again).
         Returns ray (K,) int64 ascending, range (K,) float64 (<= max_range_m), material and
         class_id (K,) uint8 and instance_id (K,) uint16 of the K rays that hit. times,
-        actor_poses: as in trace.
+        actor_poses: as in trace. glass 'physical': the rays pass glass panes (the geometric
+        model keeps no pane return), 'opaque': a pane is a wall.
         """
         actors = self.actor_frame(origins.shape[0], times, actor_poses)
         ray, rng, obj = self._tracer.first_hits(origins, dirs, rays32, float(max_range_m),
-                                                self.ignored_indices(ignored), actors)
+                                                self._first_ignored(ignored, glass), actors)
         return (ray, rng, self._tracer.material[obj], self._tracer.class_id[obj],
                 self._tracer.instance_of(obj))
+
+
+#: What a glass pane is to the rays (docs/physics.md, "Glass and mirrors").
+GLASS_MODELS = ('opaque', 'physical')
+
+
+def _glass_physical(glass):
+    """Return True for glass 'physical', False for 'opaque'; ConfigError for anything else."""
+    if glass not in GLASS_MODELS:
+        raise ConfigError('glass', glass, ' | '.join(GLASS_MODELS))
+    return glass == 'physical'
 
 
 def materials_for_config(cfg) -> MaterialTable:

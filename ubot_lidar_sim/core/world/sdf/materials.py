@@ -54,8 +54,32 @@ def choose(scoped, element, mapping, default):
     for pattern, material in mapping.items():
         if fnmatchcase(scoped, pattern) or any(fnmatchcase(n, pattern) for n in names):
             return material, f"pattern '{pattern}'"
+    pane = _pane(names, element)
+    if pane:
+        return pane
     script = None if element is None else element.findtext('material/script/name')
     if script and script.strip() in GAZEBO_SCRIPTS:
         return GAZEBO_SCRIPTS[script.strip()], f"Gazebo material '{script.strip()}'"
     return default, 'default' + (f" (Gazebo material '{script.strip()}' unmapped)"
                                  if script else '')
+
+
+def _pane(names, element):
+    """
+    Return (glass or mirror, why) of a see-through or mirror surface, else None.
+
+    A <transparency> above 0 (SDF: 0 opaque, 1 fully transparent) is glass; a name or Gazebo
+    material script that says mirror or glass (any case) is that material.
+    """
+    try:
+        transparency = float((element.findtext('transparency') or '0').strip()) \
+            if element is not None else 0.0
+    except ValueError:
+        transparency = 0.0
+    if transparency > 0.0:
+        return 'glass', f'<transparency> {transparency:g}'
+    script = '' if element is None else (element.findtext('material/script/name') or '')
+    for word in ('mirror', 'glass'):
+        if any(word in n.lower() for n in names) or word in script.lower():
+            return word, f"'{word}' in its name"
+    return None
