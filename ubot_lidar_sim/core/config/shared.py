@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.raycast.casters import CASTERS, DEFAULT_CASTER
+from ubot_lidar_sim.core.world.schema import SDF_GEOMETRIES, SDF_GEOMETRY_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -17,9 +19,12 @@ class WorldParams(Validated):
     # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
     model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
                             'resource path variables.', item_type=str, read_only=True)
-    sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
-                           'lidar sees) or collision (CPU lidar, physics).',
-                           choices=('visual', 'collision'), read_only=True)
+    sdf_geometry: str = _p(SDF_GEOMETRY_DEFAULT, 'Which SDF geometry the rays meet: visual '
+                           '(what a GPU lidar sees) or collision (CPU lidar, physics).',
+                           choices=SDF_GEOMETRIES, read_only=True)
+    caster: str = _p(DEFAULT_CASTER, 'Ray-casting backend: open3d or embree (Embree 4, casts '
+                     'without holding the GIL); the same first hits within float32 rounding.',
+                     choices=tuple(CASTERS), read_only=True)
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -20,20 +21,20 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
                                                        PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
+from ubot_lidar_sim.core.raycast.casters import CASTERS, caster_factory, DEFAULT_CASTER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
 from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
 from ubot_lidar_sim.core.world.actors import Actor, build_actors
-from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.names import resolve_world
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
-                                              Context, MAX_ACTORS, MAX_TRIANGLES)
-from ubot_lidar_sim.core.world.sdf.entry import sdf_entry, SDF_SUFFIXES
-from ubot_lidar_sim.core.yaml_io import read_yaml
+                                              Context, MAX_ACTORS, MAX_TRIANGLES,
+                                              SDF_GEOMETRY_DEFAULT)
+from ubot_lidar_sim.core.world.sdf.entry import sdf_entry
+from ubot_lidar_sim.core.world.sources import read_world
 
 
 class World:
@@ -46,7 +47,7 @@ class World:
         """
         Use World.load or World.from_dict; attributes follow docs/architecture.md.
 
-        caster: a backend.CasterFactory built once from the geometries (default Open3dCaster),
+        caster: a backend.CasterFactory built once from the geometries (default: casters.py),
         and once per actor from its geometry (core/world/actors.py, raycast/actor_casting.py).
         """
         self.frame = frame
@@ -60,7 +61,7 @@ class World:
         self._names = {o.name: i for i, o in enumerate(every)}
         self.files = ()     # the world file and every file it references (World.load)
         self.sdf_report = []    # (object, material, why) of the SDF surfaces (sdf/materials.py)
-        self._caster_factory = Open3dCaster if caster is None else caster
+        self._caster_factory = CASTERS[DEFAULT_CASTER] if caster is None else caster
         n = len(self.objects)
         casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
             if self.actors else None
@@ -98,42 +99,38 @@ class World:
     @classmethod
     def load(cls, spec: str | Path, materials: MaterialTable | None = None,
              max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
-             model_paths: Sequence[str] = (), sdf_geometry: str = 'visual') -> World:
+             model_paths: Sequence[str] = (),
+             sdf_geometry: str = SDF_GEOMETRY_DEFAULT) -> World:
         """
         Load 'demo', 'flat', an example by name, a world YAML path or an SDF world (.sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
-        backend.CasterFactory (None: open3d); model_paths, sdf_geometry: the SDF options
-        (docs/worlds.md, "Gazebo SDF worlds").
+        backend.CasterFactory (None: the default of raycast/casters.py); model_paths,
+        sdf_geometry: the SDF options (docs/worlds.md, "Gazebo SDF worlds"). The kinds of
+        world are the loaders of sources.py; a node's or a command's world comes through
+        load_for_config.
         """
-        sdf = (tuple(model_paths), sdf_geometry)
         materials = MaterialTable.load() if materials is None else materials
-        spec = resolve_world(spec)
-        if isinstance(spec, str) and spec in BUILTIN_WORLDS:
-            return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
-                                 max_triangles, caster)
-        path = Path(spec)
-        if path.suffix.lower() in SDF_SUFFIXES:
-            return cls.from_dict({'objects': [{'type': 'sdf', 'file': path.name}]}, str(path),
-                                 path.parent, materials, max_triangles, caster, sdf, True)
-        world = cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
-                              caster, sdf)
-        world.files = (path, *world.files)
+        src = read_world(resolve_world(spec))
+        world = cls.from_dict(src.data, src.source, src.base_dir, materials, max_triangles,
+                              caster, (tuple(model_paths), sdf_geometry), src.direct_sdf)
+        if src.read_file:
+            world.files = (Path(src.source), *world.files)
         return world
 
     @classmethod
     def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
-                  caster: CasterFactory | None = None, sdf: tuple = ((), 'visual'),
+                  caster: CasterFactory | None = None,
+                  sdf: tuple[Sequence[str], str] = ((), SDF_GEOMETRY_DEFAULT),
                   direct_sdf: bool = False) -> World:
         """
         Build a world from the parsed YAML mapping; relative files resolve against base_dir.
 
         sdf: (model_paths, sdf_geometry) of its SDF entries; direct_sdf: the file is SDF itself.
         """
-        ctx = Context(source, base_dir, max_triangles)
-        ctx.model_paths, ctx.sdf_geometry = sdf
+        ctx = Context(source, base_dir, max_triangles, *sdf)
         frame, entries = check_world(data, ctx)
         check_actor_list(data, ctx)         # the count, before anything is built
         is_sdf = [isinstance(e, dict) and e.get('type') == 'sdf' for e in entries]
@@ -324,14 +321,48 @@ class World:
                 self._tracer.instance_of(obj))
 
 
-def materials_for_config(cfg) -> MaterialTable:
-    """Return the MaterialTable of a sensor config: the defaults, then its materials_file."""
+# The parameters load_for_config reads: two nodes whose values agree can share one World.
+WORLD_PARAMETERS = ('world_file', 'materials_file', 'model_paths', 'sdf_geometry', 'caster')
+
+
+class WorldOptions(Protocol):
+    """What load_for_config reads of a config (core/config/shared.py WorldParams)."""
+
+    @property
+    def world_file(self) -> str: ...  # noqa: D102
+
+    @property
+    def material_table_file(self) -> str: ...  # noqa: D102
+
+    @property
+    def model_paths(self) -> Sequence[str]: ...  # noqa: D102
+
+    @property
+    def sdf_geometry(self) -> str: ...  # noqa: D102
+
+    @property
+    def caster(self) -> str: ...  # noqa: D102
+
+
+def materials_for_config(cfg: WorldOptions) -> MaterialTable:
+    """Return the MaterialTable of a config: the defaults, then its materials_file."""
     return MaterialTable.load(cfg.material_table_file or None)
 
 
-def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, MaterialTable]:
-    """Load the world of a sensor config (world_file, materials_file): (World, MaterialTable)."""
+def world_key(cfg: WorldOptions) -> tuple[str, str, tuple[str, ...], str, str]:
+    """Return the values load_for_config reads of cfg: equal keys load equal worlds."""
+    return (cfg.world_file, cfg.material_table_file, tuple(cfg.model_paths), cfg.sdf_geometry,
+            cfg.caster)
+
+
+def load_for_config(cfg: WorldOptions, cast_threads: int = 0) -> tuple[World, MaterialTable]:
+    """
+    Load the world of a config: the one loading function of the nodes, scan, run and dataset.
+
+    Reads world_file, materials_file (material_table_file), model_paths, sdf_geometry and
+    caster (core/config/shared.py WorldParams); cast_threads: threads per cast (0: every core).
+    Returns (World, MaterialTable).
+    """
     materials = materials_for_config(cfg)
-    return World.load(cfg.world_file, materials, caster=caster,
-                      model_paths=cfg.model_paths,
-                      sdf_geometry=cfg.sdf_geometry), materials
+    return World.load(cfg.world_file, materials, caster=caster_factory(cfg.caster, cast_threads),
+                      model_paths=cfg.model_paths, sdf_geometry=cfg.sdf_geometry), materials
