@@ -21,10 +21,9 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from ros_helpers import SensorRig, trigger_scan
 from sensor_msgs.msg import LaserScan
-import yaml
-
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
+import yaml
 
 WORLD = """<?xml version="1.0"?>
 <sdf version="1.9"><world name="w">

@@ -13,6 +13,7 @@ instance of ``workers`` CPUs, or the cluster at ``address`` (whose nodes must ha
 and see the output directory; dataset/ray_pool.py).
 """
 
+from functools import partial
 import json
 from pathlib import Path
 import resource

@@ -21,7 +21,7 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
                                                        PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
-from ubot_lidar_sim.core.raycast.casters import CASTERS, caster_factory, DEFAULT_CASTER
+from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS, DEFAULT_CASTER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
@@ -59,8 +59,10 @@ class World:
         self._geoms = list(geometries)
         every = self.objects + [a.obj for a in self.actors]
         self._names = {o.name: i for i, o in enumerate(every)}
-        self.files = ()     # the world file and every file it references (World.load)
-        self.sdf_report = []    # (object, material, why) of the SDF surfaces (sdf/materials.py)
+        # the world file and every file it references (World.load)
+        self.files: tuple[Path, ...] = ()
+        # (object, material, why) of the SDF surfaces (sdf/materials.py)
+        self.sdf_report: list[tuple[str, str, str]] = []
         self._caster_factory = CASTERS[DEFAULT_CASTER] if caster is None else caster
         n = len(self.objects)
         casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
@@ -174,7 +176,8 @@ class World:
         else by its trajectory (times from the recording start); a frame actor without an
         entry is not drawn. None when the world has no actors.
         """
-        if not self.actors:
+        casting = self._tracer.actors
+        if not self.actors or casting is None:
             return None
         times = one_instant(n, 0.0) if times is None else times
         if times.time_s.shape != (n,) or times.column.shape != (n,):
@@ -182,7 +185,7 @@ class World:
                               f'({n},) firing times and columns, one per ray')
         poses = actor_poses or {}
         chosen = [(k, poses.get(a.name, a.trajectory)) for k, a in enumerate(self.actors)]
-        return self._tracer.actors.frame([(k, p) for k, p in chosen if p is not None], times)
+        return casting.frame([(k, p) for k, p in chosen if p is not None], times)
 
     def _texture(self, materials, sd, slope):
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""
