@@ -124,13 +124,14 @@ class ActorCasting:
         t, obj, prim, normal = res
         column = frame.times.column[rows]
         live = np.array([index not in ignored for index in frame.index])
-        limit = np.array(t, np.float64)
-        # One pass over the rays for every actor: reach[a, m] when ray m reaches sphere a.
-        reach = np.zeros((len(frame.index), rays.shape[0]), np.bool_)
-        reach_spheres(rays, column, frame.centre, frame.radius, limit, live, reach)
-        act, cand = np.nonzero(reach)       # by actor, then ray: each actor's rays together
+        limit = np.asarray(t)
+        # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,
+        # ray by ray; then each actor's rays together, in ray order.
+        cand, act = reach_spheres(rays, column, frame.centre, frame.radius, limit, live)
         if cand.size == 0:
             return res
+        by_actor = np.argsort(act, kind='stable')
+        cand, act = cand[by_actor], act[by_actor]
         # Each actor's pose at its rays' times (one call per actor reached), then one cast of
         # every actor's rays in the shared caster.
         bounds = np.flatnonzero(np.diff(act)) + 1
@@ -169,14 +170,18 @@ def _same_actors(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def reach_spheres(rays, column, centre, radius, limit, live, reach):
+def reach_spheres(rays, column, centre, radius, limit, live):
     """
-    Set reach[a, m] for the rays (M, 6) that reach sphere a before limit (M,), live[a] only.
+    Return (ray (K,) int64, actor (K,) int64): the rays (M, 6) that reach sphere a before limit.
 
-    Sphere a of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]]
-    (A, C); a ray reaches it when it enters before limit[m] (its static hit, inf for none) and
-    leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    limit (M,) float; only the actors with live[a]; pairs ordered by ray, then actor. Sphere a
+    of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]] (A, C); a
+    ray reaches it when it enters before limit[m] (its static hit, inf for none) and leaves
+    after 0. A NaN centre (an actor without a pose) is reached by no ray.
     """
+    out_ray = np.empty(max(16, rays.shape[0] // 8), np.int64)
+    out_actor = np.empty_like(out_ray)
+    k = 0
     for m in range(rays.shape[0]):
         c = column[m]
         px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
@@ -194,7 +199,13 @@ def reach_spheres(rays, column, centre, radius, limit, live, reach):
             s = np.sqrt(disc)
             if -b + s < 0.0 or -b - s > limit[m]:
                 continue
-            reach[a, m] = True
+            if k == out_ray.size:       # grow by doubling: amortised one copy per pair
+                out_ray = np.concatenate((out_ray, np.empty_like(out_ray)))
+                out_actor = np.concatenate((out_actor, np.empty_like(out_actor)))
+            out_ray[k] = m
+            out_actor[k] = a
+            k += 1
+    return out_ray[:k].copy(), out_actor[:k].copy()
 
 
 @numba.njit(cache=True, nogil=True)

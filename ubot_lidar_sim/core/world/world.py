@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -73,7 +73,7 @@ class World:
                               [o.foliage for o in every], [o.ground for o in every],
                               self._caster_factory(self._geoms), casting, instance)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[World], tuple[Any, ...], dict[str, Any]]:
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
         return (World, (self.frame, self.objects, self._geoms, self.smoke,
                         self.smoke_density, self.materials, self._caster_factory, self.actors),
@@ -87,7 +87,7 @@ class World:
     @property
     def n_triangles(self) -> int:
         """Total triangle count of the scene."""
-        return self._tracer.n_triangles
+        return int(self._tracer.n_triangles)
 
     @property
     def caster(self) -> Caster:
@@ -122,7 +122,7 @@ class World:
         return world
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
+    def from_dict(cls, data: dict[str, Any], source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
                   caster: CasterFactory | None = None,
                   sdf: tuple[Sequence[str], str] = ((), SDF_GEOMETRY_DEFAULT),
@@ -187,7 +187,9 @@ class World:
         chosen = [(k, poses.get(a.name, a.trajectory)) for k, a in enumerate(self.actors)]
         return casting.frame([(k, p) for k, p in chosen if p is not None], times)
 
-    def _texture(self, materials, sd, slope):
+    def _texture(self, materials: MaterialTable | None, sd: ArrayLike | None,
+                 slope: ArrayLike | None) -> tuple[NDArray[np.float64] | None,
+                                                   NDArray[np.float64] | None]:
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""
         materials = self.materials if materials is None else materials
         if materials is not None:
@@ -203,13 +205,14 @@ class World:
 
         sd_table (17,): each material's reflectivity_sd. The values a ground hit there gets.
         """
-        return self._tracer.ground_albedo(points, material, sd_table)
+        albedo: NDArray[np.float32] = self._tracer.ground_albedo(points, material, sd_table)
+        return albedo
 
-    def ignored_indices(self, ignored):
+    def ignored_indices(self, ignored: str | Iterable[str]) -> frozenset[int]:
         """Map ignored object names to a frozenset of object indices."""
         if isinstance(ignored, str):
             ignored = (ignored,)
-        out = set()
+        out: set[int] = set()
         for name in ignored:
             if name not in self._names:
                 names = ', '.join(list(self._names)[:8])
@@ -271,12 +274,13 @@ class World:
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals), rays32, actors)
 
-    def _smoke_cells(self, smoke, smoke_density):
+    def _smoke_cells(self, smoke: ArrayLike | None, smoke_density: ArrayLike | None
+                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Return the world's smoke cells (K, 4) and densities (K,) with a scan's own added."""
         cells, dens = self.smoke, self.smoke_density
-        if smoke is None or not len(smoke):
+        extra = np.asarray(() if smoke is None else smoke, np.float64)
+        if not extra.size:
             return cells, dens
-        extra = np.asarray(smoke, np.float64)
         if extra.ndim == 2 and extra.shape[1] == 5 and smoke_density is None:
             extra, extra_d = extra[:, :4], extra[:, 4]
         else:
@@ -307,7 +311,9 @@ class World:
     def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                        rays32: NDArray[np.float32], max_range_m: float,
                        ignored: str | Iterable[str] = (), times: RayTimes | None = None,
-                       actor_poses: Mapping[str, PoseAt] | None = None):
+                       actor_poses: Mapping[str, PoseAt] | None = None
+                       ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.uint8],
+                                  NDArray[np.uint8], NDArray[np.uint16]]:
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
@@ -349,7 +355,8 @@ class WorldOptions(Protocol):
 
 def materials_for_config(cfg: WorldOptions) -> MaterialTable:
     """Return the MaterialTable of a config: the defaults, then its materials_file."""
-    return MaterialTable.load(cfg.material_table_file or None)
+    table: MaterialTable = MaterialTable.load(cfg.material_table_file or None)
+    return table
 
 
 def world_key(cfg: WorldOptions) -> tuple[str, str, tuple[str, ...], str, str]:
