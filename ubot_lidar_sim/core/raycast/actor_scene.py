@@ -71,6 +71,8 @@ class ActorScene:
         go in one cast. Returns t (n,) float64 from each ray's origin (inf for a miss), obj k
         (or -1), the primitive within k's geometry and the normal in k's frame (float32).
         """
+        if self._caster is None:
+            raise IndexError('cast_rays: the scene has no actors')
         k = np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],))
         o = np.asarray(local[:, :3], np.float64) - np.asarray(self.centre)[k]
         d = np.asarray(local[:, 3:6], np.float64)
