@@ -16,6 +16,9 @@ smoke_1024_thin / smoke_1024_dense: 1024 smoke volumes around the sensor (the en
 topic's maximum), too thin to stop a ray (dropped before the trace) or dense (density 0.5).
 A_actors_10 (and _in_process): case A with 10 actors (docs/worlds.md, "Actors") moving through
 the demo world around the sensor's loop (issue 28's target: within 25 % of case A).
+caster_<name>_A_in_process / caster_<name>_geometric_os1_128: case A in process and the
+geometric OS1-128 on the demo world built with each backend of the ``caster`` parameter
+(core/raycast/casters.py), the rows its default is chosen from.
 """
 
 import os
@@ -30,6 +33,7 @@ import numpy as np
 from ubot_lidar_sim.core.execution.worker import ScanProcess, sweep
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
+from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.builtin import build as build_builtin
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -206,6 +210,14 @@ def run(repeats, only=None):
                            workers=WORKERS, column_blocks=BLOCKS, **overrides),
                  time_case('A_actors_10_in_process', actors, materials, preset, weather, label,
                            repeats, column_blocks=BLOCKS, **overrides)]
+    for caster in CASTERS:
+        if want(f'caster_{caster}'):
+            cast_world = World.load('demo', materials, caster=caster_factory(caster))
+            name, preset, weather, label, overrides = cases[0]
+            rows += [time_case(f'caster_{caster}_A_in_process', cast_world, materials, preset,
+                               weather, label, repeats, column_blocks=BLOCKS, **overrides),
+                     time_geometric(f'caster_{caster}_geometric_os1_128', cast_world, materials,
+                                    'ouster_os1_128', repeats)]
     rows += [time_geometric(f'{mode}_{short}', world, materials, preset, repeats, overrides)
              for mode, overrides in (('geometric', GEOMETRIC),
                                      ('simplest_physical', SIMPLEST_PHYSICAL))

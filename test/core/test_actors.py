@@ -139,8 +139,11 @@ def test_the_sphere_cull_keeps_the_rays_numpy_finds_reaching_each_sphere():
     radius = rng.uniform(0.5, 2.0, (n_a, cols))
     limit = np.where(rng.random(m) < 0.3, rng.uniform(0, 10, m), np.inf)
     live = np.array([True, True, False])            # the third is ignored
+    ray, actor = reach_spheres(rays, column, centre, radius, limit, live)
+    # pairs by ray, then actor
+    assert np.all(np.diff(ray * n_a + actor) > 0)
     reach = np.zeros((n_a, m), bool)
-    reach_spheres(rays, column, centre, radius, limit, live, reach)
+    reach[actor, ray] = True
     o64, dd = rays[:, :3].astype(np.float64), rays[:, 3:].astype(np.float64)
     for a in range(n_a):
         o = o64 - centre[a, column]

@@ -54,7 +54,7 @@ class ConfigError(SimError, ValueError):
     The message always reads ``<name>: got <value!r>, allowed <allowed>``.
     """
 
-    def __init__(self, name, value, allowed):
+    def __init__(self, name: str, value: object, allowed: str) -> None:
         self.name = name
         self.value = value
         self.allowed = allowed

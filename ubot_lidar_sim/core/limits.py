@@ -17,3 +17,7 @@ RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first
                 'triple_first_strongest_last')
 #: The modes with one point per beam (the 2D scanner's).
 SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
+
+#: What a glass pane is to the rays (docs/physics.md, "Glass and mirrors"): a wall, or a pane
+#: that passes the ray on and returns its specular glint.
+GLASS_MODELS = ('opaque', 'physical')

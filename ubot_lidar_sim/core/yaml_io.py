@@ -12,10 +12,13 @@ refuses them in parameter files. ``read_yaml`` turns every problem into one line
 ``parse`` raise OSError / yaml.YAMLError for callers with their own wording.
 """
 
+from collections.abc import Callable
 import errno
 import os
+from pathlib import Path
 import re
 import stat
+from typing import Any
 
 from ubot_lidar_sim.core.errors import WorldError
 import yaml
@@ -123,7 +126,8 @@ def load(path):
     return parse(read_bytes(path).decode('utf-8'), path)
 
 
-def read_yaml(path, error=None, allow_empty=False):
+def read_yaml(path: str | Path, error: Callable[[str, str], Exception] | None = None,
+              allow_empty: bool = False) -> Any:
     """
     Return the parsed content of the YAML text file at path.
 

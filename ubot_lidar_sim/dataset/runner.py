@@ -23,9 +23,8 @@ import time
 from ubot_lidar_sim.core.config import to_dict
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.poses import pose_matrix_deg
-from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.sensors import warm_up
-from ubot_lidar_sim.core.world.world import load_for_config
+from ubot_lidar_sim.core.world.world import load_for_config, world_key
 from ubot_lidar_sim.dataset import formats as formats_mod, spec as spec_mod
 from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
@@ -38,7 +37,7 @@ from ubot_lidar_sim.pipeline.record import check_recording, record
 from ubot_lidar_sim.pipeline.rig import Rig, RigSensor, TappedRig
 
 MANIFEST = 'manifest.jsonl'
-_WORLDS = {}  # per process: (world_file, materials_file) -> (world, materials)
+_WORLDS = {}  # per process: (world_key, cast threads) -> (world, materials)
 
 
 def sequence_files(out_dir, seq):
@@ -104,12 +103,12 @@ def load_world(cfg, cast_threads=0):
     """
     Return (world, materials) of a config, kept for the next sequence of this process.
 
-    cast_threads: open3d's threads per cast (0: every core; 1: a worker given one CPU).
+    cast_threads: the caster's threads per cast (0: every core; 1: a worker given one CPU).
     """
-    key = (cfg.world_file, cfg.material_table_file, cast_threads)
+    key = (world_key(cfg), cast_threads)
     if key not in _WORLDS:
         _WORLDS.clear()          # one world per worker process at a time
-        _WORLDS[key] = load_for_config(cfg, partial(Open3dCaster, threads=cast_threads))
+        _WORLDS[key] = load_for_config(cfg, cast_threads)
     return _WORLDS[key]
 
 

@@ -24,6 +24,7 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
 from ubot_lidar_sim.core.sensors.point_layouts import point_fields, returned_count
+from ubot_lidar_sim.core.world.world import WORLD_PARAMETERS
 from ubot_lidar_sim.output import messages, rosbag
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.boxes import actor_boxes
@@ -107,7 +108,7 @@ def check_recording(sensors, frames, base_frame='base_link', tf_rate_hz=100.0,
                           f'{tf_rate_hz:g} Hz (fewer frames, or a higher rate_hz)')
     lead = sensors[0]
     for s in sensors[1:]:           # the rig loads one world: every sensor must name the same
-        for name in ('world_file', 'world_frame', 'materials_file'):
+        for name in ('world_frame', *WORLD_PARAMETERS):
             mine, theirs = (getattr(x.cfg, name, None) for x in (s, lead))
             if None not in (mine, theirs) and mine != theirs:
                 raise ConfigError(f'{name} of sensor {s.name!r}', mine, f'{theirs!r} as for '

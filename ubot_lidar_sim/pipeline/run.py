@@ -18,7 +18,7 @@ import time
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
-from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.core.world.world import load_for_config, WORLD_PARAMETERS
 from ubot_lidar_sim.output.view import check_free, View
 from ubot_lidar_sim.pipeline import robot_processes
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
@@ -266,16 +266,15 @@ def _mute_qos_events(node):
 
 
 def _same_world(params, name):
-    """Return True when node name scans the same world and materials as lidar_3d (share it)."""
-    keys = ('world_file', 'materials_file')
-    return all(params[name].get(k) == params['lidar_3d'].get(k) for k in keys)
+    """Return True when node name loads the world lidar_3d loads (the same WORLD_PARAMETERS)."""
+    return all(params[name].get(k) == params['lidar_3d'].get(k) for k in WORLD_PARAMETERS)
 
 
 def _write_snapshots(recorder, out_dir, nodes):
 
     world = getattr(nodes[1], 'world', None)
     if world is None:
-        world = World.load(nodes[1].get_parameter('world_file').value)
+        world = load_for_config(nodes[1].config)[0]
     preset = nodes[0].get_parameter('preset').value
     for path in recorder.write(out_dir, world, preset):
         print(f'snapshot: {path}')

@@ -39,7 +39,7 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.core.motion.odometry import world_to_parent
-from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
@@ -61,8 +61,7 @@ class BaseSimNode(Node):
         cfg = self.params.config
         if world is None:
             with loading_world(self, cfg.world_file):
-                world = World.load(cfg.world_file, model_paths=cfg.model_paths,
-                                   sdf_geometry=cfg.sdf_geometry)
+                world = load_for_config(cfg)[0]
         if world.frame != cfg.world_frame:
             raise ConfigError('world_frame', cfg.world_frame,
                               f'the frame of world {cfg.world_file!r} ({world.frame!r})')

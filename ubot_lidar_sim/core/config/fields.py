@@ -108,7 +108,8 @@ class Validated:
     @classmethod
     def of(cls, cfg: Any) -> Any:
         """Return the sub-config of class cls holding cfg's values of its fields."""
-        return cls(**{f.name: getattr(cfg, f.name) for f in dataclasses.fields(cls)})
+        return cls(**{f.name: getattr(cfg, f.name)
+                      for f in dataclasses.fields(cls)})  # type: ignore[arg-type]
 
 
 def group_names(cls: Any) -> frozenset:

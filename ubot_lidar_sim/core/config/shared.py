@@ -3,6 +3,9 @@
 from dataclasses import dataclass
 
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.limits import GLASS_MODELS
+from ubot_lidar_sim.core.raycast.casters import CASTERS, DEFAULT_CASTER
+from ubot_lidar_sim.core.world.schema import SDF_GEOMETRIES, SDF_GEOMETRY_DEFAULT
 
 
 @dataclass(frozen=True)
@@ -17,9 +20,12 @@ class WorldParams(Validated):
     # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
     model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
                             'resource path variables.', item_type=str, read_only=True)
-    sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
-                           'lidar sees) or collision (CPU lidar, physics).',
-                           choices=('visual', 'collision'), read_only=True)
+    sdf_geometry: str = _p(SDF_GEOMETRY_DEFAULT, 'Which SDF geometry the rays meet: visual '
+                           '(what a GPU lidar sees) or collision (CPU lidar, physics).',
+                           choices=SDF_GEOMETRIES, read_only=True)
+    caster: str = _p(DEFAULT_CASTER, 'Ray-casting backend: open3d or embree (Embree 4, casts '
+                     'without holding the GIL); the same first hits within float32 rounding.',
+                     choices=tuple(CASTERS), read_only=True)
 
 
 @dataclass(frozen=True)
@@ -36,7 +42,7 @@ class SharedParams(WorldParams):
     glass: str = _p('physical', 'Glass panes (material glass): physical passes the rays on '
                     'attenuated with a specular return near normal incidence, opaque makes '
                     'them walls (docs/physics.md, "Glass and mirrors").',
-                    choices=('opaque', 'physical'))
+                    choices=GLASS_MODELS)
     fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
                              'fleet_body_size_m box standing on its frame (an actor, '
                              'docs/worlds.md).', item_type=str, read_only=True)

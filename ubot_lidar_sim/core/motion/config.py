@@ -111,6 +111,11 @@ class BaseSimConfig(SensorMounts, WorldParams):
     laser_frame: str = _p('laser', 'Frame of the 2D laser scanner.', read_only=True,
                           nonempty=True)
 
+    @property
+    def material_table_file(self):
+        """Return '' (the default material table): base_sim has no materials_file."""
+        return ''
+
     def _check_cross(self):
         super()._check_cross()
         footprint_outline(self)

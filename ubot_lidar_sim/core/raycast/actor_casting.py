@@ -122,39 +122,45 @@ class ActorCasting:
         indices into frame.times.
         """
         t, obj, prim, normal = res
-        copied = False
         column = frame.times.column[rows]
         live = np.array([index not in ignored for index in frame.index])
-        limit = np.array(t, np.float64)       # a copy: it shrinks as actors are hit
-        # One pass over the rays for every actor: reach[a, m] when ray m reaches sphere a.
-        reach = np.zeros((len(frame.index), rays.shape[0]), np.bool_)
-        reach_spheres(rays, column, frame.centre, frame.radius, limit, live, reach)
-        for a, index in enumerate(frame.index):
-            cand = np.flatnonzero(reach[a])
-            n = cand.size
-            if n == 0:
-                continue
-            pose = np.ascontiguousarray(frame.pose_at[a](frame.times.time_s[rows[cand]]),
-                                        np.float64)
-            local = np.empty((n, 6), np.float32)
-            rays_to_local(rays, cand, pose, local)
-            hit = self._scene.cast_rays(index - self.first_obj, local)
-            near = np.flatnonzero(np.asarray(hit.t, np.float64) < limit[cand])
-            if near.size == 0:
-                continue
-            if not copied:
-                # The caster's fresh arrays are changed in place (a read-only one is copied).
-                t, obj, prim, normal = (x if x.flags.writeable else x.copy()
-                                        for x in (np.asarray(t), np.asarray(obj),
-                                                  np.asarray(prim), np.asarray(normal)))
-                copied = True
-            sel = cand[near]
-            t[sel] = hit.t[near]
-            limit[sel] = t[sel]         # a later actor must be nearer still
-            obj[sel] = index
-            prim[sel] = hit.primitive[near]
-            normal[sel] = np.einsum('nij,nj->ni', pose[near, :3, :3],
-                                    np.asarray(hit.normal, np.float64)[near])
+        limit = np.asarray(t)
+        # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,
+        # ray by ray; then each actor's rays together, in ray order.
+        cand, act = reach_spheres(rays, column, frame.centre, frame.radius, limit, live)
+        if cand.size == 0:
+            return res
+        by_actor = np.argsort(act, kind='stable')
+        cand, act = cand[by_actor], act[by_actor]
+        # Each actor's pose at its rays' times (one call per actor reached), then one cast of
+        # every actor's rays in the shared caster.
+        bounds = np.flatnonzero(np.diff(act)) + 1
+        pose = np.concatenate([np.asarray(frame.pose_at[a[0]](frame.times.time_s[rows[c]]),
+                                          np.float64)
+                               for a, c in zip(np.split(act, bounds), np.split(cand, bounds))])
+        pose = np.ascontiguousarray(pose)
+        local = np.empty((cand.size, 6), np.float32)
+        rays_to_local(rays, cand, pose, local)
+        first = np.asarray(frame.index, np.int64)[act]
+        hit = self._scene.cast_rays(first - self.first_obj, local)
+        hit_t = np.asarray(hit.t, np.float64)
+        # Per ray the nearest actor hit, the earlier actor of equal ones (as when each actor in
+        # turn had to be nearer than the hits before it), kept when nearer than the static hit.
+        order = np.lexsort((act, hit_t, cand))
+        head = order[np.r_[True, cand[order][1:] != cand[order][:-1]]]
+        near = head[hit_t[head] < limit[cand[head]]]
+        if near.size == 0:
+            return res
+        # The caster's fresh arrays are changed in place (a read-only one is copied).
+        t, obj, prim, normal = (x if x.flags.writeable else x.copy()
+                                for x in (np.asarray(t), np.asarray(obj), np.asarray(prim),
+                                          np.asarray(normal)))
+        sel = cand[near]
+        t[sel] = hit_t[near]
+        obj[sel] = first[near]
+        prim[sel] = hit.primitive[near]
+        normal[sel] = np.einsum('nij,nj->ni', pose[near, :3, :3],
+                                np.asarray(hit.normal, np.float64)[near])
         return CastResult(t, obj, prim, normal)
 
 
@@ -164,14 +170,18 @@ def _same_actors(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def reach_spheres(rays, column, centre, radius, limit, live, reach):
+def reach_spheres(rays, column, centre, radius, limit, live):
     """
-    Set reach[a, m] for the rays (M, 6) that reach sphere a before limit (M,), live[a] only.
+    Return (ray (K,) int64, actor (K,) int64): the rays (M, 6) that reach sphere a before limit.
 
-    Sphere a of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]]
-    (A, C); a ray reaches it when it enters before limit[m] (its static hit, inf for none) and
-    leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    limit (M,) float; only the actors with live[a]; pairs ordered by ray, then actor. Sphere a
+    of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]] (A, C); a
+    ray reaches it when it enters before limit[m] (its static hit, inf for none) and leaves
+    after 0. A NaN centre (an actor without a pose) is reached by no ray.
     """
+    out_ray = np.empty(max(16, rays.shape[0] // 8), np.int64)
+    out_actor = np.empty_like(out_ray)
+    k = 0
     for m in range(rays.shape[0]):
         c = column[m]
         px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
@@ -189,7 +199,13 @@ def reach_spheres(rays, column, centre, radius, limit, live, reach):
             s = np.sqrt(disc)
             if -b + s < 0.0 or -b - s > limit[m]:
                 continue
-            reach[a, m] = True
+            if k == out_ray.size:       # grow by doubling: amortised one copy per pair
+                out_ray = np.concatenate((out_ray, np.empty_like(out_ray)))
+                out_actor = np.concatenate((out_actor, np.empty_like(out_actor)))
+            out_ray[k] = m
+            out_actor[k] = a
+            k += 1
+    return out_ray[:k].copy(), out_actor[:k].copy()
 
 
 @numba.njit(cache=True, nogil=True)

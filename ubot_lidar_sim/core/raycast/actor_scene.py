@@ -63,17 +63,21 @@ class ActorScene:
         """Return the number of actors."""
         return len(self.centre)
 
-    def cast_rays(self, k: int, local: NDArray[np.float32]) -> CastResult:
+    def cast_rays(self, k: int | NDArray[np.int64], local: NDArray[np.float32]) -> CastResult:
         """
-        Cast rays (n, 6) float32 in actor k's frame against actor k alone.
+        Cast rays (n, 6) float32, each in its actor's frame, against that actor alone.
 
-        Returns t (n,) float64 from each ray's origin (inf for a miss), obj k (or -1), the
-        primitive within k's geometry and the normal in k's frame (float32).
+        k: the actor of every ray (an int) or of each ray ((n,) int64): the rays of many actors
+        go in one cast. Returns t (n,) float64 from each ray's origin (inf for a miss), obj k
+        (or -1), the primitive within k's geometry and the normal in k's frame (float32).
         """
-        o = np.asarray(local[:, :3], np.float64) - self.centre[k]
+        if self._caster is None:
+            raise IndexError('cast_rays: the scene has no actors')
+        k = np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],))
+        o = np.asarray(local[:, :3], np.float64) - np.asarray(self.centre)[k]
         d = np.asarray(local[:, 3:6], np.float64)
         b = np.einsum('ij,ij->i', o, d)
-        disc = b * b - (np.einsum('ij,ij->i', o, o) - self.radius[k] ** 2)
+        disc = b * b - (np.einsum('ij,ij->i', o, o) - np.asarray(self.radius)[k] ** 2)
         meets = disc >= 0.0
         root = np.sqrt(np.where(meets, disc, 0.0))
         meets &= -b + root >= 0.0                   # the sphere is not behind the ray

@@ -20,6 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg, WaypointPath, WorldTwist
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import build_object, WorldObject
@@ -46,7 +47,7 @@ class Actor:
     obj: WorldObject
     geometry: Geometry
     frame: str | None
-    trajectory: object | None
+    trajectory: PoseAt | None
 
     @property
     def name(self) -> str:

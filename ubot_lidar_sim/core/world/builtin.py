@@ -7,6 +7,8 @@ origin holds only ground (a mud patch, a puddle) so a robot can drive a loop of 
 Ground patches are planes a few millimetres above the grass so the nearest patch wins.
 """
 
+from typing import Any
+
 import numpy as np
 
 BUILTIN_WORLDS = ('demo', 'flat')
@@ -14,7 +16,7 @@ DEMO_SEED = 20240611
 PUDDLES = ((0.0, 12.0, 1.0), (-12.0, -2.0, 1.2), (3.0, 4.0, 0.7), (-23.0, -8.0, 0.9))  # x, y, r
 
 
-def build(name):
+def build(name: str) -> dict[str, Any]:
     """Return the world mapping of a built-in world ('demo' or 'flat')."""
     return {'demo': demo, 'flat': flat}[name]()
 

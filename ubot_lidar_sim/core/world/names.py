@@ -13,17 +13,17 @@ from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.world.builtin import BUILTIN_WORLDS
 
 
-def example_worlds():
+def example_worlds() -> dict[str, Path]:
     """Return {name: path} of the example world files (config/worlds/*.yaml)."""
     return {p.stem: p for p in sorted(config_path('worlds').glob('*.yaml'))}
 
 
-def world_names():
+def world_names() -> tuple[str, ...]:
     """Return the names accepted in place of a world file: built-in worlds and examples."""
     return (*BUILTIN_WORLDS, *(n for n in example_worlds() if n not in BUILTIN_WORLDS))
 
 
-def resolve_world(spec, name='world_file'):
+def resolve_world(spec: str | Path, name: str = 'world_file') -> str | Path:
     """
     Return a built-in world's name, an example's path or the path spec names (from the cwd).
 

@@ -41,7 +41,8 @@ def _pgm_header(path):
             return None
         tokens.append(data[pos:end])
         pos = end
-    magic, width, height, maxval = tokens[0], *(int(t) if t.isdigit() else -1 for t in tokens[1:])
+    magic = tokens[0]
+    width, height, maxval = (int(t) if t.isdigit() else -1 for t in tokens[1:])
     if magic not in (b'P5', b'P2') or min(width, height, maxval) <= 0:
         return None
     return magic, width, height, maxval, pos + 1

@@ -21,11 +21,11 @@ _SDF_COUNTED = (('mesh', 'mesh', 'meshes'), ('include', 'included model', 'inclu
                 ('heightmap', 'heightmap', 'heightmaps'), ('actor', 'actor', 'actors'))
 
 
-def _plural(n, one, many):
+def _plural(n: int, one: str, many: str) -> str:
     return f'{n} {one if n == 1 else many}'
 
 
-def outline(spec):
+def outline(spec: str | Path) -> str:
     """Return what loading the world spec (a name or a path) reads, in a few words."""
     path = resolve_world(spec)
     if isinstance(path, str) and path in BUILTIN_WORLDS:

@@ -32,6 +32,10 @@ TYPE_KEYS = {
     'occupancy_map': {'file', 'wall_height_m'},
 }
 SMOKE_KEYS = ('center', 'radius_m', 'density')
+# Which geometry of an SDF link the rays meet (docs/worlds.md, "Gazebo SDF worlds"): the one
+# default of the sdf_geometry parameter, World.load and the SDF loader.
+SDF_GEOMETRIES = ('visual', 'collision')
+SDF_GEOMETRY_DEFAULT = 'visual'
 
 
 def short(value):
@@ -43,9 +47,15 @@ def short(value):
 class Context:
     """Where the values come from (file name, directory for relative paths) and the budget."""
 
-    def __init__(self, source, base_dir, max_triangles):
-        """Name the file (source) in errors; base_dir resolves relative paths (None: cwd)."""
+    def __init__(self, source, base_dir, max_triangles, model_paths=(),
+                 sdf_geometry=SDF_GEOMETRY_DEFAULT):
+        """
+        Name the file (source) in errors; base_dir resolves relative paths (None: cwd).
+
+        model_paths, sdf_geometry: the options of the world's SDF entries (sdf/entry.py).
+        """
         self.source, self.base_dir, self.budget = source, base_dir, max_triangles
+        self.model_paths, self.sdf_geometry = tuple(model_paths), sdf_geometry
         self.files = []     # every file path() returned, in order: what the world was read from
 
     def error(self, where, problem):

@@ -6,10 +6,16 @@ triangles wound outward. Spheres and cylinders are fine tessellations (48 x 24, 
 hits the tracer moves onto the exact surface (raycast/quadrics.py).
 """
 
+from collections.abc import Sequence
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
 
 
-def _outward(vertices, triangles):
+def _outward(vertices: F64, triangles: I64) -> I64:
     """Flip triangles of a convex template (centred at 0) whose normal points inwards."""
     a, b, c = (vertices[triangles[:, k]] for k in range(3))
     inward = np.sum(np.cross(b - a, c - a) * (a + b + c), axis=1) < 0.0
@@ -17,7 +23,7 @@ def _outward(vertices, triangles):
     return triangles
 
 
-def _sphere_template(n_lon=48, n_lat=24):
+def _sphere_template(n_lon: int = 48, n_lat: int = 24) -> tuple[F64, I64]:
     """Return a unit UV sphere: vertices (V, 3), outward triangles (T, 3)."""
     theta = np.pi * np.arange(1, n_lat) / n_lat
     phi = 2.0 * np.pi * np.arange(n_lon) / n_lon
@@ -36,7 +42,7 @@ def _sphere_template(n_lon=48, n_lat=24):
     return v, _outward(v, np.concatenate(tris).astype(np.int64))
 
 
-def _cylinder_template(n=48):
+def _cylinder_template(n: int = 48) -> tuple[F64, I64, int]:
     """Cylinder of radius 1, height 1 centred at 0: vertices, triangles (side ones first)."""
     phi = 2.0 * np.pi * np.arange(n) / n
     ring = np.stack([np.cos(phi), np.sin(phi)], 1)
@@ -59,14 +65,14 @@ SPHERE = _sphere_template()
 CYLINDER = _cylinder_template()
 
 
-def plane(size_m):
+def plane(size_m: Sequence[float]) -> tuple[F64, I64]:
     """Plane of size_m (sx, sy) centred at 0 facing +z: vertices (4, 3), triangles (2, 3)."""
     sx, sy = size_m
     v = np.array([[-sx, -sy, 0], [sx, -sy, 0], [sx, sy, 0], [-sx, sy, 0]]) / 2.0
     return v, np.array([[0, 1, 2], [0, 2, 3]])
 
 
-def boxes(centers, sizes):
+def boxes(centers: ArrayLike, sizes: ArrayLike) -> tuple[F64, I64]:
     """Triangles of B axis-aligned boxes: vertices (8B, 3), triangles (12B, 3) int64."""
     centers = np.asarray(centers, float).reshape(-1, 3)
     sizes = np.asarray(sizes, float).reshape(-1, 3)
@@ -75,7 +81,7 @@ def boxes(centers, sizes):
     return v.reshape(-1, 3), t.reshape(-1, 3)
 
 
-def grid(heights, cell_m):
+def grid(heights: NDArray[np.floating], cell_m: float) -> tuple[F64, I64]:
     """Triangulate heights (rows along +y, columns along +x) at cell_m: vertices, triangles up."""
     rows, cols = heights.shape
     jj, ii = np.meshgrid(np.arange(cols), np.arange(rows))

@@ -12,28 +12,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.limits import GLASS_MODELS
 from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
                                                        PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
+from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS, DEFAULT_CASTER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
-from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
 from ubot_lidar_sim.core.raycast.tracer import check_rays, Tracer
 from ubot_lidar_sim.core.world.actors import Actor, build_actors
-from ubot_lidar_sim.core.world.builtin import build as build_builtin, BUILTIN_WORLDS
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.names import resolve_world
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
-                                              Context, MAX_ACTORS, MAX_TRIANGLES)
-from ubot_lidar_sim.core.world.sdf.entry import sdf_entry, SDF_SUFFIXES
-from ubot_lidar_sim.core.yaml_io import read_yaml
+                                              Context, MAX_ACTORS, MAX_TRIANGLES,
+                                              SDF_GEOMETRY_DEFAULT)
+from ubot_lidar_sim.core.world.sdf.entry import sdf_entry
+from ubot_lidar_sim.core.world.sources import read_world
 
 
 class World:
@@ -46,7 +48,7 @@ class World:
         """
         Use World.load or World.from_dict; attributes follow docs/architecture.md.
 
-        caster: a backend.CasterFactory built once from the geometries (default Open3dCaster),
+        caster: a backend.CasterFactory built once from the geometries (default: casters.py),
         and once per actor from its geometry (core/world/actors.py, raycast/actor_casting.py).
         """
         self.frame = frame
@@ -58,9 +60,11 @@ class World:
         self._geoms = list(geometries)
         every = self.objects + [a.obj for a in self.actors]
         self._names = {o.name: i for i, o in enumerate(every)}
-        self.files = ()     # the world file and every file it references (World.load)
-        self.sdf_report = []    # (object, material, why) of the SDF surfaces (sdf/materials.py)
-        self._caster_factory = Open3dCaster if caster is None else caster
+        # the world file and every file it references (World.load)
+        self.files: tuple[Path, ...] = ()
+        # (object, material, why) of the SDF surfaces (sdf/materials.py)
+        self.sdf_report: list[tuple[str, str, str]] = []
+        self._caster_factory = CASTERS[DEFAULT_CASTER] if caster is None else caster
         n = len(self.objects)
         casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
             if self.actors else None
@@ -70,7 +74,7 @@ class World:
                               [o.foliage for o in every], [o.ground for o in every],
                               self._caster_factory(self._geoms), casting, instance)
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[type[World], tuple[Any, ...], dict[str, Any]]:
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
         return (World, (self.frame, self.objects, self._geoms, self.smoke,
                         self.smoke_density, self.materials, self._caster_factory, self.actors),
@@ -84,7 +88,7 @@ class World:
     @property
     def n_triangles(self) -> int:
         """Total triangle count of the scene."""
-        return self._tracer.n_triangles
+        return int(self._tracer.n_triangles)
 
     @property
     def caster(self) -> Caster:
@@ -98,42 +102,38 @@ class World:
     @classmethod
     def load(cls, spec: str | Path, materials: MaterialTable | None = None,
              max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
-             model_paths: Sequence[str] = (), sdf_geometry: str = 'visual') -> World:
+             model_paths: Sequence[str] = (),
+             sdf_geometry: str = SDF_GEOMETRY_DEFAULT) -> World:
         """
         Load 'demo', 'flat', an example by name, a world YAML path or an SDF world (.sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
-        backend.CasterFactory (None: open3d); model_paths, sdf_geometry: the SDF options
-        (docs/worlds.md, "Gazebo SDF worlds").
+        backend.CasterFactory (None: the default of raycast/casters.py); model_paths,
+        sdf_geometry: the SDF options (docs/worlds.md, "Gazebo SDF worlds"). The kinds of
+        world are the loaders of sources.py; a node's or a command's world comes through
+        load_for_config.
         """
-        sdf = (tuple(model_paths), sdf_geometry)
         materials = MaterialTable.load() if materials is None else materials
-        spec = resolve_world(spec)
-        if isinstance(spec, str) and spec in BUILTIN_WORLDS:
-            return cls.from_dict(build_builtin(spec), f'<{spec}>', None, materials,
-                                 max_triangles, caster)
-        path = Path(spec)
-        if path.suffix.lower() in SDF_SUFFIXES:
-            return cls.from_dict({'objects': [{'type': 'sdf', 'file': path.name}]}, str(path),
-                                 path.parent, materials, max_triangles, caster, sdf, True)
-        world = cls.from_dict(read_yaml(path), str(path), path.parent, materials, max_triangles,
-                              caster, sdf)
-        world.files = (path, *world.files)
+        src = read_world(resolve_world(spec))
+        world = cls.from_dict(src.data, src.source, src.base_dir, materials, max_triangles,
+                              caster, (tuple(model_paths), sdf_geometry), src.direct_sdf)
+        if src.read_file:
+            world.files = (Path(src.source), *world.files)
         return world
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
+    def from_dict(cls, data: dict[str, Any], source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
-                  caster: CasterFactory | None = None, sdf: tuple = ((), 'visual'),
+                  caster: CasterFactory | None = None,
+                  sdf: tuple[Sequence[str], str] = ((), SDF_GEOMETRY_DEFAULT),
                   direct_sdf: bool = False) -> World:
         """
         Build a world from the parsed YAML mapping; relative files resolve against base_dir.
 
         sdf: (model_paths, sdf_geometry) of its SDF entries; direct_sdf: the file is SDF itself.
         """
-        ctx = Context(source, base_dir, max_triangles)
-        ctx.model_paths, ctx.sdf_geometry = sdf
+        ctx = Context(source, base_dir, max_triangles, *sdf)
         frame, entries = check_world(data, ctx)
         check_actor_list(data, ctx)         # the count, before anything is built
         is_sdf = [isinstance(e, dict) and e.get('type') == 'sdf' for e in entries]
@@ -177,7 +177,8 @@ class World:
         else by its trajectory (times from the recording start); a frame actor without an
         entry is not drawn. None when the world has no actors.
         """
-        if not self.actors:
+        casting = self._tracer.actors
+        if not self.actors or casting is None:
             return None
         times = one_instant(n, 0.0) if times is None else times
         if times.time_s.shape != (n,) or times.column.shape != (n,):
@@ -185,9 +186,11 @@ class World:
                               f'({n},) firing times and columns, one per ray')
         poses = actor_poses or {}
         chosen = [(k, poses.get(a.name, a.trajectory)) for k, a in enumerate(self.actors)]
-        return self._tracer.actors.frame([(k, p) for k, p in chosen if p is not None], times)
+        return casting.frame([(k, p) for k, p in chosen if p is not None], times)
 
-    def _texture(self, materials, sd, slope):
+    def _texture(self, materials: MaterialTable | None, sd: ArrayLike | None,
+                 slope: ArrayLike | None) -> tuple[NDArray[np.float64] | None,
+                                                   NDArray[np.float64] | None]:
         """Return per-material (17,) reflectivity_sd and micro_slope_deg arrays (None = off)."""
         materials = self.materials if materials is None else materials
         if materials is not None:
@@ -203,13 +206,14 @@ class World:
 
         sd_table (17,): each material's reflectivity_sd. The values a ground hit there gets.
         """
-        return self._tracer.ground_albedo(points, material, sd_table)
+        albedo: NDArray[np.float32] = self._tracer.ground_albedo(points, material, sd_table)
+        return albedo
 
-    def ignored_indices(self, ignored):
+    def ignored_indices(self, ignored: str | Iterable[str]) -> frozenset[int]:
         """Map ignored object names to a frozenset of object indices."""
         if isinstance(ignored, str):
             ignored = (ignored,)
-        out = set()
+        out: set[int] = set()
         for name in ignored:
             if name not in self._names:
                 names = ', '.join(list(self._names)[:8])
@@ -273,12 +277,13 @@ class World:
                                   self.ignored_indices(ignored), smoke_range, True, sd, slope,
                                   bool(with_points), bool(with_normals), rays32, actors, panes)
 
-    def smoke_cells(self, smoke, smoke_density):
+    def smoke_cells(self, smoke: ArrayLike | None, smoke_density: ArrayLike | None
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """Return the world's smoke cells (K, 4) and densities (K,) with a scan's own added."""
         cells, dens = self.smoke, self.smoke_density
-        if smoke is None or not len(smoke):
+        extra = np.asarray(() if smoke is None else smoke, np.float64)
+        if not extra.size:
             return cells, dens
-        extra = np.asarray(smoke, np.float64)
         if extra.ndim == 2 and extra.shape[1] == 5 and smoke_density is None:
             extra, extra_d = extra[:, :4], extra[:, 4]
         else:
@@ -318,7 +323,9 @@ class World:
     def first_surfaces(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                        rays32: NDArray[np.float32], max_range_m: float,
                        ignored: str | Iterable[str] = (), times: RayTimes | None = None,
-                       actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque'):
+                       actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque'
+                       ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.uint8],
+                                  NDArray[np.uint8], NDArray[np.uint16]]:
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
@@ -336,25 +343,56 @@ class World:
                 self._tracer.instance_of(obj))
 
 
-#: What a glass pane is to the rays (docs/physics.md, "Glass and mirrors").
-GLASS_MODELS = ('opaque', 'physical')
-
-
-def _glass_physical(glass):
+def _glass_physical(glass: str) -> bool:
     """Return True for glass 'physical', False for 'opaque'; ConfigError for anything else."""
     if glass not in GLASS_MODELS:
         raise ConfigError('glass', glass, ' | '.join(GLASS_MODELS))
     return glass == 'physical'
 
 
-def materials_for_config(cfg) -> MaterialTable:
-    """Return the MaterialTable of a sensor config: the defaults, then its materials_file."""
-    return MaterialTable.load(cfg.material_table_file or None)
+# The parameters load_for_config reads: two nodes whose values agree can share one World.
+WORLD_PARAMETERS = ('world_file', 'materials_file', 'model_paths', 'sdf_geometry', 'caster')
 
 
-def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, MaterialTable]:
-    """Load the world of a sensor config (world_file, materials_file): (World, MaterialTable)."""
+class WorldOptions(Protocol):
+    """What load_for_config reads of a config (core/config/shared.py WorldParams)."""
+
+    @property
+    def world_file(self) -> str: ...  # noqa: D102
+
+    @property
+    def material_table_file(self) -> str: ...  # noqa: D102
+
+    @property
+    def model_paths(self) -> Sequence[str]: ...  # noqa: D102
+
+    @property
+    def sdf_geometry(self) -> str: ...  # noqa: D102
+
+    @property
+    def caster(self) -> str: ...  # noqa: D102
+
+
+def materials_for_config(cfg: WorldOptions) -> MaterialTable:
+    """Return the MaterialTable of a config: the defaults, then its materials_file."""
+    table: MaterialTable = MaterialTable.load(cfg.material_table_file or None)
+    return table
+
+
+def world_key(cfg: WorldOptions) -> tuple[str, str, tuple[str, ...], str, str]:
+    """Return the values load_for_config reads of cfg: equal keys load equal worlds."""
+    return (cfg.world_file, cfg.material_table_file, tuple(cfg.model_paths), cfg.sdf_geometry,
+            cfg.caster)
+
+
+def load_for_config(cfg: WorldOptions, cast_threads: int = 0) -> tuple[World, MaterialTable]:
+    """
+    Load the world of a config: the one loading function of the nodes, scan, run and dataset.
+
+    Reads world_file, materials_file (material_table_file), model_paths, sdf_geometry and
+    caster (core/config/shared.py WorldParams); cast_threads: threads per cast (0: every core).
+    Returns (World, MaterialTable).
+    """
     materials = materials_for_config(cfg)
-    return World.load(cfg.world_file, materials, caster=caster,
-                      model_paths=cfg.model_paths,
-                      sdf_geometry=cfg.sdf_geometry), materials
+    return World.load(cfg.world_file, materials, caster=caster_factory(cfg.caster, cast_threads),
+                      model_paths=cfg.model_paths, sdf_geometry=cfg.sdf_geometry), materials

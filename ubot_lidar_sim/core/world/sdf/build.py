@@ -17,6 +17,7 @@ import numpy as np
 from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
+from ubot_lidar_sim.core.world.schema import SDF_GEOMETRY_DEFAULT
 from ubot_lidar_sim.core.world.sdf.actors import read_actor
 from ubot_lidar_sim.core.world.sdf.geometry import place, read_geometry, Shape
 from ubot_lidar_sim.core.world.sdf.materials import choose
@@ -193,7 +194,7 @@ class _ScriptOnly:
         return self.script if path == 'material/script/name' else default
 
 
-def load_sdf(path, model_paths=(), use='visual', mapping=None, default='other',
+def load_sdf(path, model_paths=(), use=SDF_GEOMETRY_DEFAULT, mapping=None, default='other',
              budget=5_000_000):
     """Return the SdfScene of an SDF world file (SdfError: one line: file, model, element)."""
     return _Walk(model_paths, use, mapping or {}, default, budget).world(path)

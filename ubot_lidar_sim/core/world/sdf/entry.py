@@ -42,8 +42,7 @@ def sdf_entry(entry, index, ctx, budget, direct=False):
             for pattern, material in check_mapping(read_yaml(sidecar), str(sidecar)).items():
                 mapping.setdefault(pattern, material)
             ctx.files.append(sidecar)
-        scene = load_sdf(path, getattr(ctx, 'model_paths', ()),
-                         getattr(ctx, 'sdf_geometry', 'visual'), mapping, default, budget)
+        scene = load_sdf(path, ctx.model_paths, ctx.sdf_geometry, mapping, default, budget)
     except SdfError as exc:
         if direct:
             raise WorldError(str(exc)) from None
