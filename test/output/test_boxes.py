@@ -18,8 +18,8 @@ from ubot_lidar_sim.output import boxes, kitti_object
 import yaml
 
 # Two boxes driving slowly (0.5 m/s) past a still sensor: a car across its front, a cart
-# behind it going the other way; a bin (class 13) standing still.
-WORLD = {'objects': [{'name': 'ground', 'type': 'plane', 'size_m': [60, 60]},
+# behind it going the other way; a bin (class 99 other-object, its material's) standing still.
+WORLD = {'objects': [{'name': 'ground', 'type': 'plane', 'size_m': [60, 60], 'class_id': 72},
                      {'name': 'bin', 'type': 'box', 'size_m': [1, 1, 1], 'material': 'metal_bin',
                       'pose': {'xyz': [0, 7, 0.5]}}],
          'actors': [
@@ -152,7 +152,7 @@ def test_a_recording_holds_every_actors_box_at_each_sweeps_stamp_as_the_node_pub
 
 def test_static_objects_of_the_boxes_classes_get_a_box_and_a_static_track_id():
     world = World.from_dict(WORLD)
-    items = boxes.shapes(world, classes=(13,))
+    items = boxes.shapes(world, classes=(99,))
     assert [(s.name, s.track_id) for s in items] == [
         ('car', 1), ('cart', 2), ('bin', boxes.STATIC_TRACK_BASE + 1)]
 
@@ -177,8 +177,8 @@ def test_truncation_is_the_share_of_the_box_outside_the_field_of_view(z, expecte
 
 def test_a_kitti_label_line_by_hand():
     box = np.zeros(1, boxes.BOX_DTYPE)
-    box[0] = (1, 14, 14, [10, 0, 0.75], [4, 2, 1.5], [0, 0, 0], 10, 0, 0, 0)
-    # vehicle -> Car; bottom centre (10, 0, 0) -> camera (0, 0, 10); yaw 0 -> ry -pi/2;
+    box[0] = (1, 10, 14, [10, 0, 0.75], [4, 2, 1.5], [0, 0, 0], 10, 0, 0, 0)
+    # class 10 (car) -> Car; bottom centre (10, 0, 0) -> camera (0, 0, 10); yaw 0 -> ry -pi/2;
     # alpha = ry - atan2(0, 10) = -pi/2; h w l = 1.5 2 4.
     line = kitti_object.label_lines(box).split()
     assert line[:4] == ['Car', '0.00', '0', '-1.57'] and line[8:] == [

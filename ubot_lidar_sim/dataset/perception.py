@@ -13,6 +13,7 @@ A spec with none of them set keeps the sequence keys of earlier specs.
 
 from dataclasses import dataclass
 
+from ubot_lidar_sim.core.class_ids import CLASS_ID_RULE, is_class_id
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output.label_maps import LABEL_MAPS
 
@@ -48,7 +49,6 @@ def parse(data, base=Perception()):
     if not isinstance(deskew, bool):
         raise ConfigError('deskew', deskew, 'true or false')
     boxes = data.get('boxes', list(base.boxes))
-    if not isinstance(boxes, (list, tuple)) or any(
-            isinstance(b, bool) or not isinstance(b, int) or not 0 <= b <= 255 for b in boxes):
-        raise ConfigError('boxes', boxes, 'a list of class ids 0-255')
+    if not isinstance(boxes, (list, tuple)) or not all(is_class_id(b) for b in boxes):
+        raise ConfigError('boxes', boxes, f'a list of class ids: {CLASS_ID_RULE}')
     return Perception(label_map, deskew, tuple(sorted(set(boxes))))

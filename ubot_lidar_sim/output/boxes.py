@@ -35,7 +35,7 @@ from ubot_lidar_sim.output.deskew import deskew_xyz, moved_points, point_times, 
 
 STATIC_TRACK_BASE = MAX_ACTORS + 1
 POINT_MARGIN_M = 0.05      # range noise and float32 points: a hit on a face is within it
-BOX_DTYPE = np.dtype([('track_id', '<u4'), ('class_id', 'u1'), ('material', 'u1'),
+BOX_DTYPE = np.dtype([('track_id', '<u4'), ('class_id', '<u2'), ('material', 'u1'),
                       ('center', '<f8', (3,)), ('size', '<f8', (3,)), ('rpy', '<f8', (3,)),
                       ('num_points', '<u4'), ('occluded_fraction', '<f4'),
                       ('occlusion', 'u1'), ('truncation', '<f4')])

@@ -64,7 +64,7 @@ def _bbox(box):
 
 def label_lines(boxes):
     """Return the label_2 text of boxes (B,) BOX_DTYPE (sensor frame at the stamp)."""
-    kinds = to_semantickitti(boxes['class_id'], boxes['material'])
+    kinds = to_semantickitti(boxes['class_id'])
     lines = []
     for box, kind in zip(boxes, kinds):
         length, width, height = box['size']

@@ -29,7 +29,7 @@ def sequence_dir(root, number):
 
 def label_lines(boxes):
     """Return the labels text of boxes (B,) BOX_DTYPE: x y z dx dy dz heading category."""
-    kinds = to_semantickitti(boxes['class_id'], boxes['material'])
+    kinds = to_semantickitti(boxes['class_id'])
     return ''.join(' '.join(f'{v:.4f}' for v in (*b['center'], *b['size'], b['rpy'][2]))
                    + f' {KITTI_TYPES.get(int(k), "Misc")}\n' for b, k in zip(boxes, kinds))
 

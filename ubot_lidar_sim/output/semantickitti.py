@@ -47,7 +47,7 @@ _NO_CAMERA = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
 def class_names():
-    """Return {class id: name} of every class id 0-255 (output/label_maps.py)."""
+    """Return {class id: name} of every class id (output/label_maps.py)."""
     return label_maps.native_names()
 
 

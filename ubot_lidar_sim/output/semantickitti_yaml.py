@@ -9,10 +9,10 @@ class weights), ``learning_map``, ``learning_map_inv``, ``learning_ignore``
 sequence numbers: ``evaluate_semantics.py``, ``content.py``, ``count.py``,
 ``remap_semantic_labels.py``).
 
-- native (our class ids): every class id 0-255 is in ``labels``, ``color_map`` and
-  ``learning_map`` (identity: class id = learning class), so a world's class_id of 30 or 150 is
-  labelled and colourised; learning class 0 (material ``other``) is ignored, as SemanticKITTI
-  ignores its 0.
+- native (our class ids): SemanticKITTI's labels, colours and 20-class learning map, and each
+  simulator class (core/labels.py: precipitation, smoke, self, ghost) with a colour of its own
+  and a learning class of its own after SemanticKITTI's 19 (20, 21, ...), so a network can learn
+  to tell rain from surfaces.
 - semantickitti: SemanticKITTI's own labels, colours and 20-class learning map.
 
 ``content`` is 0.0 for every label (the share of each class is not known before the
@@ -23,6 +23,8 @@ sequences out.
 
 from pathlib import Path
 
+from ubot_lidar_sim.core import labels
+from ubot_lidar_sim.core.class_ids import SEMANTICKITTI
 from ubot_lidar_sim.output import label_maps
 from ubot_lidar_sim.output.atomic import atomic_write
 import yaml
@@ -38,16 +40,15 @@ def _palette(i):
 
 def data_config(label_map='native', sequences=(0,)):
     """Return the semantic-kitti.yaml mapping of label_map for the sequence numbers given."""
-    if label_map == 'semantickitti':
-        names = {i: v[0] for i, v in label_maps.SEMANTICKITTI.items()}
-        colors = {i: list(v[1]) for i, v in label_maps.SEMANTICKITTI.items()}
-        learning = dict(label_maps.SEMANTICKITTI_LEARNING)
-        inverse = dict(label_maps.SEMANTICKITTI_LEARNING_INV)
-    else:
-        names = label_maps.native_names()
-        colors = {i: _palette(i) for i in names}
-        learning = {i: i for i in names}
-        inverse = {i: i for i in names}
+    names = {i: v[0] for i, v in SEMANTICKITTI.items()}
+    colors = {i: list(v[1]) for i, v in SEMANTICKITTI.items()}
+    learning = dict(label_maps.SEMANTICKITTI_LEARNING)
+    inverse = dict(label_maps.SEMANTICKITTI_LEARNING_INV)
+    if label_map != 'semantickitti':
+        for cid, (name, _) in sorted(labels.SIM_CLASSES.items()):
+            names[cid], colors[cid] = name, _palette(cid)
+            learning[cid] = len(inverse)
+            inverse[len(inverse)] = cid
     seqs = sorted(int(s) for s in sequences)
     return {'labels': names, 'color_map': colors, 'content': dict.fromkeys(names, 0.0),
             'learning_map': learning, 'learning_map_inv': inverse,

@@ -21,7 +21,7 @@ FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
     ('time', '<f4'), ('reflectivity', '<f4'), ('signal', '<u2'), ('range', '<f4'),
     ('return_index', 'u1'), ('return_count', 'u1'), ('return_flags', 'u1'), ('material', 'u1'),
-    ('class_id', 'u1'), ('instance_id', '<u2')])
+    ('class_id', '<u2'), ('instance_id', '<u2')])
 VELODYNE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
                            ('ring', '<u2'), ('time', '<f4')])
 OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
