@@ -153,6 +153,6 @@ class SequenceWriter:
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 
 
-def write_label_map(root, kind='native', sequences=(0,)):
-    """Write ROOT/semantic-kitti.yaml (label_map(kind, sequences)) atomically."""
-    semantickitti_yaml.write(root, kind, sequences)
+def write_label_map(root, kind='native', sequences=(0,), split='train'):
+    """Write ROOT/semantic-kitti.yaml (semantickitti_yaml.data_config) atomically."""
+    semantickitti_yaml.write(root, kind, sequences, split)

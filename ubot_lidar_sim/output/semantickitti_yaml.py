@@ -16,9 +16,9 @@ sequence numbers: ``evaluate_semantics.py``, ``content.py``, ``count.py``,
 - semantickitti: SemanticKITTI's own labels, colours and 20-class learning map.
 
 ``content`` is 0.0 for every label (the share of each class is not known before the
-recording; ``content.py`` counts it from the labels). ``split``: the dataset has no held-out
-part of its own, so every sequence written is in train, valid and test; edit the lists to hold
-sequences out.
+recording; ``content.py`` counts it from the labels). ``split``: every sequence written is in
+the spec's split (train by default) and in no other, so a script that walks every split
+(``count.py``, ``content.py``) meets each scan once; ``every`` lists them in all three.
 """
 
 from pathlib import Path
@@ -38,8 +38,8 @@ def _palette(i):
     return [(i * 67 + 40) % 256, (i * 131 + 90) % 256, (i * 197 + 160) % 256]
 
 
-def data_config(label_map='native', sequences=(0,)):
-    """Return the semantic-kitti.yaml mapping of label_map for the sequence numbers given."""
+def data_config(label_map='native', sequences=(0,), split='train'):
+    """Return the semantic-kitti.yaml mapping of label_map, the sequences in split."""
     names = {i: v[0] for i, v in SEMANTICKITTI.items()}
     colors = {i: list(v[1]) for i, v in SEMANTICKITTI.items()}
     learning = dict(label_maps.SEMANTICKITTI_LEARNING)
@@ -53,14 +53,15 @@ def data_config(label_map='native', sequences=(0,)):
     return {'labels': names, 'color_map': colors, 'content': dict.fromkeys(names, 0.0),
             'learning_map': learning, 'learning_map_inv': inverse,
             'learning_ignore': {k: k == 0 for k in inverse},
-            'split': {'train': list(seqs), 'valid': list(seqs), 'test': list(seqs)}}
+            'split': {k: list(seqs) if split in (k, 'every') else []
+                      for k in ('train', 'valid', 'test')}}
 
 
-def write(root, label_map='native', sequences=(0,)):
+def write(root, label_map='native', sequences=(0,), split='train'):
     """Write ROOT/semantic-kitti.yaml (data_config) atomically."""
     path = Path(root) / LABEL_MAP
     text = (f'# SemanticKITTI data config of ubot_lidar_sim, label_map: {label_map} '
             '(docs/cli-and-datasets.md)\n'
-            + yaml.safe_dump(data_config(label_map, sequences), sort_keys=False,
+            + yaml.safe_dump(data_config(label_map, sequences, split), sort_keys=False,
                              default_flow_style=None))
     atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding='utf-8'))
