@@ -169,7 +169,8 @@ def demo_with_actors(n, materials):
         cx, cy = 12.0 * np.cos(a), 12.0 * np.sin(a)
         square = [[cx - 4, cy - 4, 0], [cx + 4, cy - 4, 0], [cx + 4, cy + 4, 0],
                   [cx - 4, cy + 4, 0]]
-        data['actors'].append({'name': f'actor_{k}', 'class_id': 40 + k % 3, **shapes[k % 3],
+        data['actors'].append({'name': f'actor_{k}', 'class_id': (10, 30, 31)[k % 3],
+                               **shapes[k % 3],
                                'motion': {'waypoints': square, 'speed_m_s': 1.0 + k % 10,
                                           'loop': True}})
     return World.from_dict(data, '<demo + actors>', None, materials)

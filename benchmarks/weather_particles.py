@@ -38,6 +38,7 @@ sys.path.insert(0, os.environ.get('UBOT_LIDAR_SIM_TREE')
 import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides  # noqa: E402
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
@@ -45,7 +46,7 @@ from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
-CLUTTER = 20
+CLUTTER = PRECIPITATION_CLASS
 POSE = BodyTwist(pose_matrix_deg([0.0, 0.0, 2.0], [0.0, 0.0, 0.0]), np.zeros(6))
 SNOW_RATES = (0.5, 1.0, 2.5, 5.0, 10.0, 20.0)
 RAIN_RATES = (2.5, 10.0, 25.0, 50.0, 100.0)

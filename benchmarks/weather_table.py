@@ -28,6 +28,7 @@ import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.cli import effective_config  # noqa: E402
 from ubot_lidar_sim.core.config.presets import list_presets  # noqa: E402
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS  # noqa: E402
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
@@ -38,7 +39,7 @@ from ubot_lidar_sim.core.world.world import World  # noqa: E402
 import yaml  # noqa: E402
 
 POSE = (12.0, 0.0, 1.8, 0.0, 0.0, 90.0)
-CLUTTER_CLASS = 20
+CLUTTER_CLASS = PRECIPITATION_CLASS
 FAR_M = 20.0
 GROUND = ('soil', 'grass', 'gravel', 'asphalt', 'concrete', 'water', 'mud', 'snow')
 # name: (label, Weather keyword arguments)

@@ -32,6 +32,7 @@ from matplotlib import pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ubot_lidar_sim.cli import effective_config  # noqa: E402
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS  # noqa: E402
 from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
@@ -39,7 +40,7 @@ from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 POSE = (12.0, 0.0, 1.8, 0.0, 0.0, 90.0)
-CLUTTER_CLASS = 20
+CLUTTER_CLASS = PRECIPITATION_CLASS
 WEATHERS = (('clear', {}), ('rain 25 mm/h', {'rain_mm_h': 25.0}),
             ('fog, visibility 50 m', {'visibility_m': 50.0}),
             ('snow 5 mm/h', {'snowfall_rate_mm_h': 5.0}))

@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / 'ubot_lidar_sim'
 LAYERS = (
     (0, 'core.base', ('core.errors', 'core.yaml_io', 'core.resources', 'core.numba_cache',
                       'core.poses', 'core.labels', 'core.memory', 'core.limits',
-                      'core.detection', 'core.material_ids')),
+                      'core.detection', 'core.material_ids', 'core.class_ids')),
     (1, 'core.raycast', ('core.raycast',)),
     (2, 'core.world', ('core.world',)),
     (3, 'core.physics', ('core.physics',)),

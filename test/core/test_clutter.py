@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere, atmosphere, Medium
 from ubot_lidar_sim.core.physics.clutter import clutter
@@ -34,7 +35,7 @@ def test_fog_clutter_is_one_soft_return_per_beam_at_its_peak_before_the_solid_hi
     np.testing.assert_allclose(c.power_counts, prof[[free, wall]])
     gain = 100 / 0.1 * (1000 / c.range_m) ** 2 * -np.expm1(-(c.range_m / cfg.overlap_range_m) ** 2)
     np.testing.assert_allclose(c.rho_app, c.power_counts / gain)  # bound: same division
-    assert np.all(c.material == 0) and np.all(c.class_id == 20)
+    assert np.all(c.material == 0) and np.all(c.class_id == PRECIPITATION_CLASS)
 
 
 def test_undetectable_drops_are_not_drawn_and_draws_are_reproducible():

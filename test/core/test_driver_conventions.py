@@ -20,6 +20,7 @@ from builders import run_dataset
 from mcap.reader import make_reader
 from mcap_ros2.decoder import DecoderFactory
 import numpy as np
+import pytest
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FIRST, FLAG_LAST,
@@ -65,35 +66,64 @@ def test_velodyne_elevation_is_the_sine_of_the_vertical_angle_robosense_the_angl
     np.testing.assert_allclose(robo, np.pi / 4, atol=1e-6)     # bound: float32 rounding
 
 
-def test_velodyne_return_types_are_the_dual_pair_names_of_its_decoder():
-    flags = [FLAG_STRONGEST | FLAG_LAST, FLAG_FIRST | FLAG_STRONGEST, FLAG_LAST, FLAG_STRONGEST]
-    vlp = to_layout(_points(flags), 'autoware', return_mode='dual_strongest_last',
-                    vendor=('velodyne', 16))['return_type']
-    vls = to_layout(_points(flags), 'autoware', return_mode='dual_strongest_last',
-                    vendor=('velodyne', 128))['return_type']
-    # VLP: the farther echo is "first" (current > other): the near strongest LAST_STRONGEST 10,
-    # the far weak last FIRST_WEAK 4; VLS-128 the other way: FIRST_STRONGEST 9, LAST_WEAK 5.
-    np.testing.assert_array_equal(vlp, [6, 10, 4, 10])
-    np.testing.assert_array_equal(vls, [6, 9, 5, 9])
-    single = to_layout(_points(flags), 'autoware', return_mode='strongest',
-                       vendor=('velodyne', 16))['return_type']
-    np.testing.assert_array_equal(single, [3, 3, 3, 3])
+def _pair(ranges, intensities, flags):
+    """Full-layout points of one beam's echoes (range order), as the dual mode emits them."""
+    pts = np.zeros(len(ranges), FULL_DTYPE)
+    pts['x'] = pts['range'] = ranges
+    pts['intensity'], pts['return_flags'] = intensities, flags
+    pts['return_count'] = len(ranges)
+    pts['return_index'] = np.arange(1, len(ranges) + 1)
+    return pts
 
 
-def test_velodyne_dual_rule_pair_is_the_far_strongest_and_the_near_weak_of_its_decoder():
-    # The manuals' rule: the strongest is also the last (farther), the other return is the
-    # second strongest (nearer, weaker). Nebula's VLP decoder calls the farther echo "first":
-    # FIRST_STRONGEST 9 and LAST_WEAK 5; the VLS-128 the nearer: LAST_STRONGEST 10, FIRST_WEAK 4.
-    # A strongest-and-last echo alone (return_count 1) stays IDENTICAL 6.
-    pts = _points([FLAG_STRONGEST | FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST | FLAG_LAST],
-                  class_id=(0, 0, 0))
-    pts['return_count'] = [2, 2, 1]
-    vlp = to_layout(pts, 'autoware', return_mode='dual_strongest_last',
-                    vendor=('velodyne', 16))['return_type']
-    vls = to_layout(pts, 'autoware', return_mode='dual_strongest_last',
-                    vendor=('velodyne', 128))['return_type']
-    np.testing.assert_array_equal(vlp, [9, 5, 6])
-    np.testing.assert_array_equal(vls, [10, 4, 6])
+def _velodyne(pts, channels=16, mode='dual_strongest_last'):
+    return to_layout(pts, 'autoware', return_mode=mode,
+                     vendor=('velodyne', channels))['return_type'].tolist()
+
+
+NEAR_STRONG = (FLAG_FIRST | FLAG_STRONGEST, FLAG_LAST | FLAG_SECOND_STRONGEST)
+
+
+@pytest.mark.parametrize('channels, near, far', [(16, 10, 4), (32, 9, 5), (128, 9, 5)])
+def test_a_near_strongest_and_far_weak_pair_is_typed_as_nebulas_decoder_types_it(
+        channels, near, far):
+    # tier4/nebula vlp16_decoder.cpp 280: first = current distance > other (the farther echo);
+    # vlp32_decoder.cpp 338 and vls128_decoder.cpp 298: the nearer. strongest: the larger
+    # intensity byte. VLP-16: near (not first, strongest) LAST_STRONGEST 10, far (first, weak)
+    # FIRST_WEAK 4; VLP-32 / VLS-128: FIRST_STRONGEST 9 and LAST_WEAK 5.
+    assert _velodyne(_pair([10.0, 12.0], [100.0, 50.0], NEAR_STRONG), channels) == [near, far]
+
+
+@pytest.mark.parametrize('channels, near, far', [(16, 10, 4), (32, 4, 10)])
+def test_a_tie_of_the_intensity_bytes_makes_the_not_first_echo_strongest(channels, near, far):
+    # Equal bytes (50.2 and 49.8 both write 50): strongest = !first, Nebula's tie rule. VLP-16:
+    # the near echo is not first: LAST_STRONGEST 10, the far FIRST_WEAK 4; VLP-32: the near is
+    # first: FIRST_WEAK 4, the far LAST_STRONGEST 10.
+    assert _velodyne(_pair([10.0, 12.0], [50.2, 49.8], NEAR_STRONG), channels) == [near, far]
+
+
+def test_the_types_follow_the_intensity_bytes_not_the_flags():
+    # The far echo has the larger byte: VLP-16 far FIRST_STRONGEST 9, near LAST_WEAK 5.
+    assert _velodyne(_pair([10.0, 12.0], [40.0, 90.0], NEAR_STRONG)) == [5, 9]
+
+
+def test_one_echo_or_one_distance_word_is_identical_and_single_modes_their_type():
+    one = _pair([10.0], [80.0], [FLAG_FIRST | FLAG_STRONGEST | FLAG_LAST])
+    assert _velodyne(one) == [6]
+    # 10.0 and 10.0008 m are one 2 mm distance word: the packet's echoes are equal.
+    assert _velodyne(_pair([10.0, 10.0008], [80.0, 30.0], NEAR_STRONG)) == [6, 6]
+    pts = _pair([10.0, 12.0], [100.0, 50.0], NEAR_STRONG)
+    assert _velodyne(pts, mode='strongest') == [3, 3] and _velodyne(pts, mode='last') == [1, 1]
+    assert _velodyne(pts, mode='dual_first_last') == [0, 0]
+
+
+def test_pairs_are_found_within_a_firing_ordered_cloud():
+    pts = np.concatenate([_pair([5.0], [20.0], [7]),
+                          _pair([10.0, 12.0], [100.0, 50.0], NEAR_STRONG),
+                          _pair([3.0, 4.0], [10.0, 60.0], NEAR_STRONG)])
+    pts['ring'] = [0, 1, 1, 2, 2]
+    np.testing.assert_array_equal(driver_order.dual_partners(pts), [-1, 2, 1, 4, 3])
+    assert _velodyne(pts) == [6, 10, 4, 5, 9]
 
 
 def test_robosense_return_types_are_strongest_and_last_by_block_as_its_decoder():

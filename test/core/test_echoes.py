@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
 from ubot_lidar_sim.core.physics.atmosphere import atmosphere
@@ -162,7 +163,7 @@ def _hits(ray, range_m, material, class_id, foliage, ground):
     return Hits(ray=np.asarray(ray, np.int64), range_m=np.asarray(range_m, np.float64),
                 point=np.zeros((n, 3)), normal=np.tile(np.float32([0.0, 0.0, 1.0]), (n, 1)),
                 cos_inc=np.ones(n, np.float32), material=np.asarray(material, np.uint8),
-                class_id=np.asarray(class_id, np.uint8), foliage=np.asarray(foliage, bool),
+                class_id=np.asarray(class_id, np.uint16), foliage=np.asarray(foliage, bool),
                 ground=np.asarray(ground, bool), albedo=np.ones(n, np.float32),
                 smoke=np.zeros(n, bool), obj=np.zeros(n, np.int32))
 
@@ -201,7 +202,8 @@ def test_a_gap_of_exactly_min_separation_separates_echoes():
     assert _run('strongest', c).n_echoes == 3
 
 
-@pytest.mark.parametrize('fog_power, range_m, class_id', [(300.0, 2.0, 5), (1000.0, 1.4, 20)])
+@pytest.mark.parametrize('fog_power, range_m, class_id', [
+    (300.0, 2.0, 5), (1000.0, 1.4, PRECIPITATION_CLASS)])
 def test_a_merged_echo_takes_the_range_and_class_of_its_dominant_side(fog_power, range_m,
                                                                       class_id):
     # A fog return at 1.4 m and a target at 2.0 m (0.6 m apart: one echo) whose power is split
@@ -210,7 +212,7 @@ def test_a_merged_echo_takes_the_range_and_class_of_its_dominant_side(fog_power,
     # mean would read 1.83 m); a 1000-count fog return dominates the target.
     power = [fog_power, 182.0] + [91.0] * 6
     contrib = Contributions.build(np.zeros(8, int), [1.4] + [2.0] * 7, power, 0.05, 1.0,
-                                  [0] + [5] * 7, [20] + [5] * 7)
+                                  [0] + [5] * 7, [PRECIPITATION_CLASS] + [5] * 7)
     ret = _run('strongest', contrib)
     assert len(ret) == 1 and ret.n_echoes == 1
     # bound: a mean of equal float64 ranges, exact

@@ -12,7 +12,7 @@ from ubot_lidar_sim.core.sensors.point_layouts import (concat_records, copy_reco
 
 
 def test_point_dtypes_are_packed_little_endian_with_contract_sizes():
-    assert FULL_DTYPE.itemsize == 39 and VELODYNE_DTYPE.itemsize == 22
+    assert FULL_DTYPE.itemsize == 40 and VELODYNE_DTYPE.itemsize == 22
     assert OUSTER_DTYPE.itemsize == 30
     assert [FULL_DTYPE.fields[n][1] for n in ('x', 'ring', 'time')] == [0, 16, 18]
     assert all(FULL_DTYPE[n].byteorder in '<|=' for n in FULL_DTYPE.names)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from tolerances import f32_hit_bound_m
 
+from ubot_lidar_sim.core.class_ids import MATERIAL_CLASS
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
@@ -13,6 +14,7 @@ from ubot_lidar_sim.core.world.world import World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})
 M = {name: i for i, name in enumerate(MATERIAL_NAMES)}
+CONCRETE = MATERIAL_CLASS['concrete']   # the class of a concrete object (48 sidewalk)
 WALL = {'name': 'wall', 'type': 'box', 'size_m': [0.2, 10, 3], 'pose': {'xyz': [20, 0, 1.5]},
         'material': 'concrete'}
 # The wall's far corner seen from any origin here (|y| <= 2, 0 <= z <= 3): the hits' lever arm.
@@ -44,7 +46,7 @@ def test_box_wall_is_hit_at_its_distance():
     # are within a few F32_EPS (1.2e-7) << 1e-6
     np.testing.assert_allclose(hits.normal, np.tile([-1.0, 0.0, 0.0], (21, 1)), atol=1e-6)
     np.testing.assert_allclose(hits.cos_inc, np.cos(az), atol=1e-6)
-    assert np.all(hits.material == M['concrete']) and np.all(hits.class_id == M['concrete'])
+    assert np.all(hits.material == M['concrete']) and np.all(hits.class_id == CONCRETE)
 
 
 @pytest.mark.parametrize('radius_m', [0.3, 1.0, 3.0])
@@ -151,7 +153,7 @@ def test_smoke_truncates_the_ray_at_its_entry_point():
     np.testing.assert_allclose(hits.range_m, [8.0, 10.0 - np.sqrt(4 - 3.24), 19.9],
                                atol=FACE_ATOL_M)
     np.testing.assert_array_equal(hits.smoke, [True, True, False])
-    np.testing.assert_array_equal(hits.class_id, [SMOKE_CLASS, SMOKE_CLASS, M['concrete']])
+    np.testing.assert_array_equal(hits.class_id, [SMOKE_CLASS, SMOKE_CLASS, CONCRETE])
     np.testing.assert_array_equal(hits.material, [0, 0, M['concrete']])
     np.testing.assert_array_equal(hits.obj, [-1, -1, 0])
     # a half-size cell no longer reaches the offset rays; disabling smoke removes it entirely

@@ -11,6 +11,7 @@ import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS, SMOKE_CLASS
 from ubot_lidar_sim.core.sensors import point_layouts
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE, to_layout
 from ubot_lidar_sim.dataset import outdir, runner
@@ -129,15 +130,16 @@ def test_pcd_holds_every_layout_and_refuses_a_field_it_has_no_type_for():
 
 def test_remission_and_label_words_by_hand():
     pts = np.zeros(3, FULL_DTYPE)
-    pts['x'], pts['intensity'], pts['class_id'] = [1, 2, 3], [255, 100, 0], [2, 20, 21]
+    pts['x'], pts['intensity'] = [1, 2, 3], [255, 100, 0]
+    pts['class_id'] = [72, PRECIPITATION_CLASS, SMOKE_CLASS]
     scan, label = semantickitti.scan_arrays(pts)
     # bound: float32 of 100 / 255 (relative rounding 6e-8)
     np.testing.assert_allclose(scan[:, 3], [1.0, 100 / 255, 0.0], rtol=1e-7)
-    assert label.tolist() == [2, 20, 21]
+    assert label.tolist() == [72, PRECIPITATION_CLASS, SMOKE_CLASS]
     with_instance = np.zeros(2, FULL_DTYPE)
-    with_instance['class_id'], with_instance['instance_id'] = [14, 14], [1, 65535]
+    with_instance['class_id'], with_instance['instance_id'] = [256, 10], [1, 65535]
     _, label = semantickitti.scan_arrays(with_instance)
-    assert label.tolist() == [(1 << 16) | 14, (65535 << 16) | 14]
+    assert label.tolist() == [(1 << 16) | 256, (65535 << 16) | 10]
 
 
 def test_semantickitti_scan_reads_back_as_the_api_does(tmp_path, world):
@@ -173,8 +175,8 @@ def test_semantickitti_scan_reads_back_as_the_api_does(tmp_path, world):
     assert sorted(calib) == ['P0', 'P1', 'P2', 'P3', 'Tr']
     assert np.fromstring(calib['Tr'], sep=' ').tolist() == np.eye(4)[:3].ravel().tolist()
     names = yaml.safe_load((root / 'semantic-kitti.yaml').read_text())['labels']
-    assert (names[2], names[12], names[20], names[21]) == ('grass', 'building',
-                                                           'precipitation', 'smoke')
+    assert (names[72], names[50], names[PRECIPITATION_CLASS], names[SMOKE_CLASS]) == (
+        'terrain', 'building', 'precipitation', 'smoke')
 
 
 def test_scan_refuses_a_directory_holding_another_sequence(tmp_path, world, capsys):

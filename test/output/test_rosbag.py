@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 from ubot_lidar_sim.cli import effective_config, main
+from ubot_lidar_sim.core.class_ids import default_class
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS, SMOKE_CLASS
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
-from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.output import rosbag
 from ubot_lidar_sim.pipeline.record import record
@@ -28,7 +29,7 @@ LIDAR = {'channels': 4, 'horizontal_samples': 90, 'point_layout': 'velodyne'}
 MOUNT_Z = 1.2
 BASE_Z = 0.5
 VX, WZ_DEG = 2.0, 20.0
-GRASS = material_index('grass')    # the class of the flat world's plane
+GRASS = default_class('grass')     # the class of the flat world's plane
 
 
 def _rig(lidar=None, laser=True, terrain=True):
@@ -123,9 +124,9 @@ def test_point_fields_are_the_layout_and_labels_align_with_each_cloud(bag):
         assert msg.point_step == 22 and msg.height == 1 and msg.is_dense
         assert msg.header.frame_id == 'lidar_3d'
         assert len(msg.data) == msg.width * 22
-        for name in ('class_id', 'material'):
+        for name, kind in (('class_id', np.uint16), ('material', np.uint8)):
             arr = labels[f'lidar_3d/{k:04d}/{name}']
-            assert arr.dtype == np.uint8 and arr.shape == (msg.width,)
+            assert arr.dtype == kind and arr.shape == (msg.width,)
         total += msg.width
     assert total == stats.points > 0
     assert list(labels['lidar_3d/stamp_ns']) == \
@@ -152,7 +153,7 @@ def test_an_ouster_cloud_is_organised_rings_high_with_nan_cells_and_labels_per_c
     labels = np.load(path.with_suffix('.npz'))
     cls = labels['lidar_3d/0000/class_id'].reshape(4, 90)
     assert (cls[~hit] == 0).all() and (cls[3] != 0).all()
-    assert set(cls[0][hit[0]]) <= {20, 21}         # up there only rain and smoke return
+    assert set(cls[0][hit[0]]) <= {PRECIPITATION_CLASS, SMOKE_CLASS}   # rain and smoke up there
 
 
 def _matrix(tf):

@@ -15,6 +15,9 @@ import os
 from builders import run_dataset
 import numpy as np
 import pytest
+from ubot_lidar_sim.cli import main
+from ubot_lidar_sim.core.class_ids import SEMANTICKITTI
+from ubot_lidar_sim.core.labels import GHOST_CLASS, PRECIPITATION_CLASS, SELF_CLASS, SMOKE_CLASS
 from ubot_lidar_sim.output import label_maps, semantickitti_yaml
 import yaml
 
@@ -22,7 +25,7 @@ WORLD = {'objects': [
     {'name': 'ground', 'type': 'plane', 'size_m': [60, 60], 'material': 'asphalt'},
     {'name': 'walker', 'type': 'box', 'size_m': [1, 1, 2], 'class_id': 30,
      'pose': {'xyz': [6, 0, 1]}},
-    {'name': 'odd', 'type': 'box', 'size_m': [1, 3, 3], 'class_id': 150, 'material': 'building',
+    {'name': 'tram', 'type': 'box', 'size_m': [1, 3, 3], 'class_id': 256, 'material': 'vehicle',
      'pose': {'xyz': [-6, 0, 1.5]}},
     {'name': 'bin', 'type': 'box', 'size_m': [1, 1, 1], 'material': 'metal_bin',
      'pose': {'xyz': [0, 6, 0.5]}}]}
@@ -92,37 +95,44 @@ def test_evaluate_semantics_of_an_export_against_itself_gives_accuracy_one(tmp_p
     cfg = out / 'semantic-kitti.yaml'
     data = yaml.safe_load(cfg.read_text())
     assert set(semantickitti_yaml.KEYS) <= set(data)
-    assert data['split'] == {'train': [0], 'valid': [0], 'test': [0]}
-    for split in ('train', 'valid', 'test'):
-        assert evaluate_semantics(out, cfg, split) == 1.0
+    assert data['split'] == {'train': [0], 'valid': [], 'test': []}    # each sequence once
+    assert evaluate_semantics(out, cfg, 'train') == 1.0
     labels = np.fromfile(out / 'sequences/00/labels/000000.label', dtype=np.int32) & 0xFFFF
     assert set(np.unique(labels)) <= set(data['labels'])      # every id written is named
     assert colorize(cfg, out / 'sequences/00/labels/000000.label').shape == (len(labels), 3)
 
 
-def test_native_ids_keep_the_world_class_ids_30_and_150_named_and_coloured(tmp_path):
+def test_native_ids_are_the_world_class_ids_walker_30_tram_256_road_40_bin_99(tmp_path):
     out = _export(tmp_path, 'native')
     data = yaml.safe_load((out / 'semantic-kitti.yaml').read_text())
     labels = np.fromfile(out / 'sequences/00/labels/000000.label', dtype=np.int32) & 0xFFFF
-    # asphalt ground (material 4), the walker (30), the odd box (150), the bin (metal_bin 13)
-    assert {4, 13, 30, 150} <= set(np.unique(labels))
-    assert all(i in data['labels'] and i in data['color_map'] and i in data['learning_map']
-               for i in range(256))
-    assert data['labels'][150] == 'class_150' and data['labels'][13] == 'metal_bin'
+    # asphalt ground -> 40 road, the walker 30, the moving-on-rails 256 (beyond a byte), the
+    # metal bin -> 99 other-object (core/class_ids.py MATERIAL_CLASS)
+    assert set(np.unique(labels)) == {40, 30, 256, 99}
+    assert data['labels'][256] == 'moving-on-rails' and data['learning_map'][256] == 5
+    assert data['labels'][PRECIPITATION_CLASS] == 'precipitation'
+    assert data['learning_map_inv'][data['learning_map'][PRECIPITATION_CLASS]] \
+        == PRECIPITATION_CLASS
 
 
-def test_semantickitti_ids_are_road_person_building_and_other_object(tmp_path):
+def test_semantickitti_ids_are_the_same_for_surfaces(tmp_path):
     out = _export(tmp_path, 'semantickitti')
     data = yaml.safe_load((out / 'semantic-kitti.yaml').read_text())
     labels = np.fromfile(out / 'sequences/00/labels/000000.label', dtype=np.int32) & 0xFFFF
-    # asphalt -> 40 road; class 30 is SemanticKITTI's person, kept; class 150 is none of
-    # SemanticKITTI's, so its material building -> 50; metal_bin (13, bus there) -> 99.
-    assert set(np.unique(labels)) == {40, 30, 50, 99}
+    assert set(np.unique(labels)) == {40, 30, 256, 99}
     assert data['labels'][30] == 'person' and data['learning_map'][30] == 6
+    assert set(data['labels']) == set(SEMANTICKITTI)
 
 
-def test_the_semantickitti_map_of_each_material_and_weather_class_by_hand():
-    cls = np.array([14, 2, 9, 10, 20, 21, 13, 252, 200])
-    mat = np.array([14, 2, 9, 10, 0, 0, 13, 14, 12])
-    np.testing.assert_array_equal(label_maps.to_semantickitti(cls, mat),
-                                  [10, 72, 70, 71, 1, 1, 99, 252, 50])
+def test_the_semantickitti_map_of_simulator_classes_by_hand():
+    cls = np.array([10, 72, 256, PRECIPITATION_CLASS, SMOKE_CLASS, SELF_CLASS, GHOST_CLASS])
+    np.testing.assert_array_equal(label_maps.to_semantickitti(cls), [10, 72, 256, 1, 1, 0, 1])
+
+
+def test_a_world_class_id_outside_the_map_is_refused_with_one_line(tmp_path, capsys):
+    world = {'objects': [{'name': 'odd', 'type': 'box', 'size_m': [1, 1, 1], 'class_id': 17}]}
+    (tmp_path / 'w.yaml').write_text(yaml.safe_dump(world))
+    assert main(['scan', '--world', str(tmp_path / 'w.yaml'), '--out',
+                 str(tmp_path / 'a.npz')]) == 2
+    err = capsys.readouterr().err.strip()
+    assert '\n' not in err and "objects[0] 'odd'.class_id" in err and 'got 17' in err

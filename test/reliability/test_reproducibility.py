@@ -19,13 +19,14 @@ from std_srvs.srv import Trigger
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.ros.conversions import array_to_pointcloud2, ns_to_stamp
 from ubot_lidar_sim_msgs.msg import Environment
 
-CLUTTER = 20
+CLUTTER = PRECIPITATION_CLASS
 GEOMETRY = ('x', 'y', 'z', 'range', 'ring', 'time', 'intensity', 'reflectivity', 'signal',
             'material', 'class_id')
 #: The fields a drop in front of a surface changes (two-way shadow of its footprint share).

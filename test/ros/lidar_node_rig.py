@@ -14,6 +14,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import PointCloud2, PointField
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.world.world import World
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim_msgs.msg import Environment
@@ -23,7 +24,7 @@ LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 WALL_FACE_X = 9.9        # inner face of the wall box centred at x = 10, 0.2 m thick
 SENSOR_Z = 1.0           # base_link -> lidar_3d
 CONCRETE = 5
-CLUTTER = 20            # PRECIPITATION_CLASS of the core
+CLUTTER = PRECIPITATION_CLASS
 SMALL = {'channels': 8, 'horizontal_samples': 120, 'sub_rays': 1, 'max_range_m': 30.0,
          'noise_enabled': False, 'rate_hz': 10.0, 'world_file': 'flat'}
 F32, U8, U16, U32 = PointField.FLOAT32, PointField.UINT8, PointField.UINT16, PointField.UINT32

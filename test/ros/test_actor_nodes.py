@@ -155,7 +155,7 @@ def test_two_robots_in_one_graph_each_see_the_other_where_tf_puts_it():
             assert len(clouds[k]) >= 2, f'robot{k}: no cloud'
             pts = pointcloud2_to_array(clouds[k][-1])
             body = pts[pts['instance_id'] == 1]
-            assert len(body) > 10 and np.all(body['class_id'] == 14)      # vehicle
+            assert len(body) > 10 and np.all(body['class_id'] == 10)      # vehicle: car
             # The other's 0.8 x 0.6 x 0.5 m body stands on its frame 6 m away: its near face
             # at x = +-5.6 m in this robot's sensor frame, 0.5 to 1 m below the sensor.
             # bound: 1 cm, float32 points at 6 m (1 um); both robots stand still

@@ -62,8 +62,8 @@ def test_full_layout_fields_offsets_and_datatypes():
         ('ring', 16, U16, 1), ('time', 18, F32, 1), ('reflectivity', 22, F32, 1),
         ('signal', 26, U16, 1), ('range', 28, F32, 1), ('return_index', 32, U8, 1),
         ('return_count', 33, U8, 1), ('return_flags', 34, U8, 1), ('material', 35, U8, 1),
-        ('class_id', 36, U8, 1), ('instance_id', 37, U16, 1)]
-    assert msg.point_step == 39 and msg.row_step == 3 * 39 and len(msg.data) == 3 * 39
+        ('class_id', 36, U16, 1), ('instance_id', 38, U16, 1)]
+    assert msg.point_step == 40 and msg.row_step == 3 * 40 and len(msg.data) == 3 * 40
 
 
 def test_velodyne_layout_is_xyzirt_with_point_step_22():

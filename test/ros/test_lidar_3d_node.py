@@ -21,7 +21,7 @@ EXPECTED_LAYOUTS = {
               ('ring', 16, U16), ('time', 18, F32), ('reflectivity', 22, F32),
               ('signal', 26, U16), ('range', 28, F32), ('return_index', 32, U8),
               ('return_count', 33, U8), ('return_flags', 34, U8), ('material', 35, U8),
-              ('class_id', 36, U8), ('instance_id', 37, U16)], 39),
+              ('class_id', 36, U16), ('instance_id', 38, U16)], 40),
     'velodyne': ([('x', 0, F32), ('y', 4, F32), ('z', 8, F32), ('intensity', 12, F32),
                   ('ring', 16, U16), ('time', 18, F32)], 22),
     'ouster': ([('x', 0, F32), ('y', 4, F32), ('z', 8, F32), ('intensity', 12, F32),

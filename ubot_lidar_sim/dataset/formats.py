@@ -70,7 +70,7 @@ class KittiSink:
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
         self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
         # deskew: the scans in the sensor frame at their stamps (output/deskew.py)
-        self.base_at = base_at if options.deskew else None
+        self.base_at = base_at if options.deskews('semantickitti') else None
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
@@ -124,14 +124,13 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
     """
     out = {}
     if 'kitti_object' in formats:
-        out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at,
-                                      options.boxes)
+        out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at, options)
     if 'openpcdet' in formats:
         out['openpcdet'] = OpenPCDetSink(out_dir, seq_index, sensors, world, base_at, options)
     if 'semantickitti' in formats:
         out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
     if 'pcd' in formats:
-        out['pcd'] = PcdSink(out_dir, seq_name, base_at if options.deskew else None)
+        out['pcd'] = PcdSink(out_dir, seq_name, base_at if options.deskews('pcd') else None)
     return out
 
 

@@ -136,7 +136,8 @@ def run_sequence(spec, seq, out_dir, cast_threads=0, on_sweep=None):
                            spec_mod.make_weather(seq.weather), seq.frames,
                            labels_path=labels if with_mcap else None,
                            base_frame=spec.base_frame, tf_rate_hz=spec.tf_rate_hz,
-                           compression=spec.compression, deskew=spec.perception.deskew,
+                           compression=spec.compression,
+                           deskew=spec.perception.deskews('mcap'),
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
                                spec.key(seq), spec.perception, world,
@@ -307,7 +308,7 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
         _remove(p)
     if 'semantickitti' in spec.formats:
         semantickitti.write_label_map(out_dir, spec.perception.label_map,
-                                      [s.index for s in spec.sequences])
+                                      [s.index for s in spec.sequences], spec.perception.split)
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:

@@ -3,19 +3,20 @@
 
 A box is the extent of an object's geometry in its own frame (an actor: the axis-aligned
 bounds of its vertices in the actor's frame; a static ``box`` object: its own size and axes;
-any other static object: the world-axis bounds of its vertices), placed by the object's pose
-at the frame's stamp and given in the sensor frame at the stamp: centre (m), size (length
-along the box's x, width along y, height along z, m), roll / pitch / yaw (rad, the box's axes
-in the sensor frame: R = Rz(yaw) Ry(pitch) Rx(roll)).
+any other static object: the world-axis bounds of its vertices) grown by a margin on every face
+(box_margin_m: three times the range noise of an echo at the sensor's spec SNR), placed where
+the object's points are in the written cloud: the object at the firing time of its points (the
+middle of their first and last firing times; the stamp when none) in the frame of the cloud as
+written: the sensor frame at the stamp for a deskewed cloud (output/deskew.py), else the sensor
+frame at that firing time, where a spinning sensor's raw points of the object lie. Centre (m),
+size (length along the box's x, width along y, height along z, m), roll / pitch / yaw (rad, the
+box's axes in that frame: R = Rz(yaw) Ry(pitch) Rx(roll)).
 
 - ``track_id``: an actor's instance id (1.., stable over a sequence); a static object's
   ``STATIC_TRACK_BASE + its object index``.
 - ``num_points``: the points of the object (its instance id; a static object: instance 0 and
-  its class id) inside the box grown by POINT_MARGIN_M, each point first moved to the stamp
-  (the ego motion undone, output/deskew.py, and an actor's point moved with the actor from its
-  own firing time to the stamp): a spinning sensor sees a moving actor skewed, its points where
-  the actor was when each ray fired (up to v / rate_hz from its pose at the stamp); moved to the
-  stamp they lie in the box.
+  its class id) of the written cloud inside the box by OpenPCDet's rule (in_box_openpcdet);
+  a box with fewer than MIN_BOX_POINTS is ``dont_care`` (KITTI DontCare).
 - ``occluded_fraction`` (``occlusion`` its KITTI level: 0 <= 0.1, 1 <= 0.5, 2 more, 3 no ray
   of the sweep met the box): of the sensor's own rays of this sweep that returned a point and
   whose line from the sensor crosses the box, the share whose point is nearer than the box's
@@ -31,14 +32,24 @@ import numpy as np
 from ubot_lidar_sim.core.poses import invert
 from ubot_lidar_sim.core.raycast.geometry import KIND_BOX
 from ubot_lidar_sim.core.world.schema import MAX_ACTORS
-from ubot_lidar_sim.output.deskew import deskew_xyz, moved_points, point_times, poses_of
+from ubot_lidar_sim.output.deskew import deskew_xyz, point_times
 
 STATIC_TRACK_BASE = MAX_ACTORS + 1
 POINT_MARGIN_M = 0.05      # range noise and float32 points: a hit on a face is within it
-BOX_DTYPE = np.dtype([('track_id', '<u4'), ('class_id', 'u1'), ('material', 'u1'),
+#: A box's margin on each face: this many sigmas of the range noise at the spec SNR.
+BOX_NOISE_SIGMAS = 3.0
+#: Fewer points than this in a box: DontCare. OpenPCDet's KITTI ground-truth sampler keeps
+#: boxes of >= 5 points (tools/cfgs/dataset_configs/kitti_dataset.yaml line 27,
+#: filter_by_min_points ['Car:5', 'Pedestrian:5', 'Cyclist:5']).
+MIN_BOX_POINTS = 5
+#: OpenPCDet's in-box rule (pcdet/ops/roiaware_pool3d/src/roiaware_pool3d.cpp lines 128-139,
+#: check_pt_in_box3d_cpu): |z - cz| <= dz / 2, and in the box's heading frame |x| < dx / 2 +
+#: 0.01 and |y| < dy / 2 + 0.01 (its MARGIN).
+OPENPCDET_MARGIN_M = 1e-2
+BOX_DTYPE = np.dtype([('track_id', '<u4'), ('class_id', '<u2'), ('material', 'u1'),
                       ('center', '<f8', (3,)), ('size', '<f8', (3,)), ('rpy', '<f8', (3,)),
                       ('num_points', '<u4'), ('occluded_fraction', '<f4'),
-                      ('occlusion', 'u1'), ('truncation', '<f4')])
+                      ('occlusion', 'u1'), ('truncation', '<f4'), ('time_s', '<f8')])
 _GRID = np.stack(np.meshgrid(*[np.linspace(-0.5, 0.5, 5)] * 3, indexing='ij'), -1).reshape(-1, 3)
 
 
@@ -118,30 +129,6 @@ def box_poses(items, stamp_s, sensor_pose):
                        for w, s in zip(world, items)]).reshape(-1, 4, 4)
 
 
-def inside(xyz, pose, size, margin=0.0):
-    """Return (P,) bool: points xyz (P, 3) inside the box pose (4, 4), size (3,) + margin."""
-    local = (xyz - pose[:3, 3]) @ pose[:3, :3]
-    return np.all(np.abs(local) <= size / 2.0 + margin, axis=1)
-
-
-def stamp_points(points, stamp_s, sensor_pose_at, item):
-    """Return the object's points (n, 3) in the sensor frame at stamp_s (see module)."""
-    if item.instance_id:
-        mask = points['instance_id'] == item.instance_id
-    else:
-        mask = (points['instance_id'] == 0) & (points['class_id'] == item.class_id)
-    pts = points[mask]
-    xyz = deskew_xyz(pts, stamp_s, sensor_pose_at)
-    if item.pose_at is None or not len(pts):
-        return xyz
-    at_stamp = np.asarray(sensor_pose_at(np.array([float(stamp_s)])), np.float64)[0]
-    world = xyz @ at_stamp[:3, :3].T + at_stamp[:3, 3]
-    own = poses_of(item.pose_at, point_times(pts, stamp_s))
-    now = np.broadcast_to(np.asarray(item.pose_at(np.array([float(stamp_s)])))[0], own.shape)
-    moved = moved_points(world, own, now)
-    return (moved - at_stamp[:3, 3]) @ at_stamp[:3, :3]
-
-
 def ray_occlusion(xyz, pose, size):
     """Return (occluded share, rays crossing the box) of rays from 0 through points xyz."""
     rng = np.linalg.norm(xyz, axis=1)
@@ -169,24 +156,73 @@ def truncation(pose, size, fov):
     return float(1.0 - ok.mean())
 
 
-def frame_boxes(items, points, stamp_s, sensor_pose_at, fov):
+def box_margin_m(cfg):
     """
-    Return the boxes (B,) BOX_DTYPE of Shapes items in one sweep (see module).
+    Return the margin (m) a box grows by on each face for the points of sensor config cfg.
 
-    points: the sweep's full-layout points; sensor_pose_at(times) -> world-from-sensor;
-    fov: (vertical_fov_up_deg, vertical_fov_down_deg, horizontal_fov_deg, max_range_m).
+    BOX_NOISE_SIGMAS x the 1-sigma range noise of an echo at the spec SNR (core/physics/
+    radiometry.py range_noise_std: the largest floor, range_noise_std_m or the bands', and
+    range_std_low_snr_m in quadrature); 0 without noise (noise_enabled false, geometric model).
     """
-    sensor_pose = np.asarray(sensor_pose_at(np.array([float(stamp_s)])), np.float64)[0]
-    poses = box_poses(items, stamp_s, sensor_pose)
+    if not getattr(cfg, 'noise_enabled', False) or not hasattr(cfg, 'range_std_low_snr_m'):
+        return 0.0
+    bands = np.asarray(cfg.range_noise_bands_m, np.float64).reshape(-1, 2)
+    floor = float(bands[:, 1].max()) if len(bands) else float(cfg.range_noise_std_m)
+    return BOX_NOISE_SIGMAS * float(np.hypot(floor, cfg.range_std_low_snr_m))
+
+
+def in_box_openpcdet(xyz, center, size, heading):
+    """Return (P,) bool: points xyz (P, 3) in the level box (OPENPCDET_MARGIN_M's rule)."""
+    d = np.asarray(xyz, np.float64) - center
+    c, s = np.cos(heading), np.sin(heading)
+    local_x, local_y = d[:, 0] * c + d[:, 1] * s, -d[:, 0] * s + d[:, 1] * c
+    return (np.abs(d[:, 2]) <= size[2] / 2.0) & (np.abs(local_x) < size[0] / 2.0
+                                                 + OPENPCDET_MARGIN_M) \
+        & (np.abs(local_y) < size[1] / 2.0 + OPENPCDET_MARGIN_M)
+
+
+def own_points(points, item):
+    """Return (P,) bool: the points of a Shape (its instance; static: instance 0, its class)."""
+    if item.instance_id:
+        return points['instance_id'] == item.instance_id
+    return (points['instance_id'] == 0) & (points['class_id'] == item.class_id)
+
+
+def firing_time(points, stamp_s):
+    """Return the middle of the first and last firing times of points (the stamp: none)."""
+    if not len(points):
+        return float(stamp_s)
+    t = point_times(points, stamp_s)
+    return 0.5 * (float(t.min()) + float(t.max()))
+
+
+def frame_boxes(items, points, stamp_s, sensor_pose_at, fov, deskew=True, margin_m=0.0):
+    """
+    Return the boxes (B,) BOX_DTYPE of Shapes items in one sweep, in the written cloud's frame.
+
+    points: the sweep's full-layout points as traced (each in the sensor frame at its firing
+    time); deskew: the cloud is written deskewed (else as traced); sensor_pose_at(times) ->
+    world-from-sensor; fov: (vertical_fov_up_deg, vertical_fov_down_deg, horizontal_fov_deg,
+    max_range_m); margin_m: box_margin_m.
+    """
+    if deskew:
+        xyz = deskew_xyz(points, stamp_s, sensor_pose_at)
+    else:
+        xyz = np.stack([points['x'], points['y'], points['z']], axis=1).astype(np.float64)
     out = np.zeros(len(items), BOX_DTYPE)
-    xyz = deskew_xyz(points, stamp_s, sensor_pose_at)
-    for b, (item, pose) in enumerate(zip(items, poses)):
-        own = stamp_points(points, stamp_s, sensor_pose_at, item)
-        share, crossing = ray_occlusion(xyz, pose, item.size)
-        out[b] = (item.track_id, item.class_id, item.material, pose[:3, 3], item.size,
-                  rpy_of(pose[:3, :3]), int(inside(own, pose, item.size, POINT_MARGIN_M).sum()),
+    for b, item in enumerate(items):
+        mine = own_points(points, item)
+        t = firing_time(points[mine], stamp_s)
+        frame = np.asarray(sensor_pose_at(np.array([float(stamp_s if deskew else t)])),
+                           np.float64)[0]
+        pose = box_poses([item], t, frame)[0]
+        size = item.size + 2.0 * margin_m
+        rpy = rpy_of(pose[:3, :3])
+        share, crossing = ray_occlusion(xyz, pose, size)
+        out[b] = (item.track_id, item.class_id, item.material, pose[:3, 3], size, rpy,
+                  int(in_box_openpcdet(xyz[mine], pose[:3, 3], size, rpy[2]).sum()),
                   share, 3 if not crossing else int(np.searchsorted([0.1, 0.5], share)),
-                  truncation(pose, item.size, fov))
+                  truncation(pose, size, fov), t)
     return out
 
 
@@ -198,5 +234,7 @@ def box_rows(boxes, items, frame, stamp_s):
              'size': [round(float(v), 6) for v in b['size']],
              'rpy': [round(float(v), 6) for v in b['rpy']], 'num_points': int(b['num_points']),
              'occluded_fraction': round(float(b['occluded_fraction']), 4),
-             'occlusion': int(b['occlusion']), 'truncation': round(float(b['truncation']), 4)}
+             'occlusion': int(b['occlusion']), 'truncation': round(float(b['truncation']), 4),
+             'time_s': round(float(b['time_s']), 9),
+             'dont_care': bool(b['num_points'] < MIN_BOX_POINTS)}
             for b, item in zip(boxes, items)]

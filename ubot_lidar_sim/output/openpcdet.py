@@ -4,12 +4,18 @@ OpenPCDet's custom dataset: ``ROOT/openpcdet/NN/{points,labels,ImageSets}``, one
 The layout and label format of open-mmlab/OpenPCDet ``docs/CUSTOM_DATASET_TUTORIAL.md``
 (``pcdet/datasets/custom/custom_dataset.py`` reads it): ``points/NNNNNN.npy`` float32 (N, 4) x
 y z intensity in the LiDAR frame, ``labels/NNNNNN.txt`` one box a line ``x y z dx dy dz
-heading_angle category_name`` in OpenPCDet's unified box definition (the centre, the sizes
-along the box's x y z, the yaw about +z from +x; the LiDAR frame at the sweep's stamp, as the
-boxes of output/boxes.py), ``ImageSets/train.txt`` and ``val.txt`` the frame ids (every frame
-in both: split them as you need). Chosen over nuScenes-style JSON because a detector trains on
-it as written (``DATA_PATH`` at the sequence's folder), boxes in the LiDAR frame with no camera
-or calib to invent, and its category names are KITTI's types (output/kitti_object.py).
+heading_angle num_points category_name`` in OpenPCDet's unified box definition (the centre,
+the sizes along the box's x y z, the yaw about +z from +x; the frame of the written points,
+output/boxes.py). ``num_points`` (the box's points by OpenPCDet's own in-box rule) is an eighth
+number its reader drops (custom_dataset.py line 155 keeps ``gt_boxes_lidar[:, :7]``), so a
+user can filter by it; a box with fewer than boxes.MIN_BOX_POINTS points is named
+``DontCare``, which the reader drops (line 101). A frame without boxes holds one DontCare line
+of a zero box at the origin: the reader cannot take an empty file (line 155 slices a 1-D
+empty array). ``ImageSets/train.txt``, ``val.txt``, ``test.txt``: the frame ids in the
+spec's split (output/kitti_object.py write_splits). Chosen over nuScenes-style JSON because
+a detector trains on it as written (``DATA_PATH`` at the sequence's folder), boxes in the
+LiDAR frame with no camera or calib to invent, and its category names are KITTI's types
+(output/kitti_object.py).
 intensity: the remission of the SemanticKITTI export (the intensity byte / 255).
 """
 
@@ -17,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ubot_lidar_sim.output.boxes import MIN_BOX_POINTS
 from ubot_lidar_sim.output.kitti_object import KITTI_TYPES
 from ubot_lidar_sim.output.label_maps import to_semantickitti
 from ubot_lidar_sim.output.semantickitti import scan_arrays
@@ -27,11 +34,20 @@ def sequence_dir(root, number):
     return Path(root) / 'openpcdet' / f'{number:02d}'
 
 
+#: The line of a frame without boxes (see module).
+EMPTY_FRAME = '0.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0 DontCare\n'
+
+
 def label_lines(boxes):
-    """Return the labels text of boxes (B,) BOX_DTYPE: x y z dx dy dz heading category."""
-    kinds = to_semantickitti(boxes['class_id'], boxes['material'])
+    """Return the labels text of boxes (B,) BOX_DTYPE: x y z dx dy dz heading n category."""
+    if not len(boxes):
+        return EMPTY_FRAME
+    kinds = to_semantickitti(boxes['class_id'])
     return ''.join(' '.join(f'{v:.4f}' for v in (*b['center'], *b['size'], b['rpy'][2]))
-                   + f' {KITTI_TYPES.get(int(k), "Misc")}\n' for b, k in zip(boxes, kinds))
+                   + f' {int(b["num_points"])} '
+                   + ('DontCare' if b['num_points'] < MIN_BOX_POINTS
+                      else KITTI_TYPES.get(int(k), 'Misc')) + '\n'
+                   for b, k in zip(boxes, kinds))
 
 
 def write_frame(folder, k, points, boxes):
@@ -41,14 +57,4 @@ def write_frame(folder, k, points, boxes):
         (Path(folder) / sub).mkdir(exist_ok=True)
     np.save(Path(folder) / names[0], scan_arrays(points)[0], allow_pickle=False)
     (Path(folder) / names[1]).write_text(label_lines(boxes), encoding='ascii')
-    return names
-
-
-def write_splits(folder, frames):
-    """Write ImageSets/train.txt and val.txt listing frames (ids); return their names."""
-    (Path(folder) / 'ImageSets').mkdir(exist_ok=True)
-    text = ''.join(f'{k:06d}\n' for k in frames)
-    names = ['ImageSets/train.txt', 'ImageSets/val.txt']
-    for name in names:
-        (Path(folder) / name).write_text(text, encoding='ascii')
     return names

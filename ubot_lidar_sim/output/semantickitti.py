@@ -47,7 +47,7 @@ _NO_CAMERA = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
 def class_names():
-    """Return {class id: name} of every class id 0-255 (output/label_maps.py)."""
+    """Return {class id: name} of every class id (output/label_maps.py)."""
     return label_maps.native_names()
 
 
@@ -153,6 +153,6 @@ class SequenceWriter:
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 
 
-def write_label_map(root, kind='native', sequences=(0,)):
-    """Write ROOT/semantic-kitti.yaml (label_map(kind, sequences)) atomically."""
-    semantickitti_yaml.write(root, kind, sequences)
+def write_label_map(root, kind='native', sequences=(0,), split='train'):
+    """Write ROOT/semantic-kitti.yaml (semantickitti_yaml.data_config) atomically."""
+    semantickitti_yaml.write(root, kind, sequences, split)

@@ -5,7 +5,7 @@ Topics: each sensor's own (PointCloud2 in its ``point_layout``, LaserScan, Terra
 ``/tf`` (world_frame -> base_frame at ``tf_rate_hz``), ``/tf_static`` (base_frame -> each
 sensor frame, once), ``/environment`` (1 Hz) and ``/clock`` (with /tf). Stamps are simulated
 time from rosbag.CLOCK_START_NS; a sensor message is logged when its sweep ends, as a driver
-publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` and
+publishes it. Optional labels: one .npz with ``<sensor>/<frame:04d>/class_id`` (P,) uint16,
 ``.../material`` (P,) uint8 and ``.../instance_id`` (P,) uint16 (0 the static world, 1.. the
 world's actors) per lidar sweep, aligned with the cloud's points, and
 ``<sensor>/stamp_ns`` (frames,) int64. In a world with actors, ``/<lidar sensor name>/boxes``

@@ -12,6 +12,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import radiometry
@@ -101,7 +102,7 @@ def _contributions(atm, beam, range_m, power, rho_app):
     m = beam.size
     return Contributions(
         beam=beam, range_m=range_m, power_counts=power, rho_app=rho_app, stretch=np.ones(m),
-        material=np.full(m, OTHER, np.uint8), class_id=np.full(m, atm.clutter_class, np.uint8))
+        material=np.full(m, OTHER, np.uint8), class_id=np.full(m, atm.clutter_class, CLASS_DTYPE))
 
 
 def _granular(cfg, atm, limit, beam_ring, rng, streams, discrete):

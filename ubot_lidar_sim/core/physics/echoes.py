@@ -11,6 +11,7 @@ from typing import Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import imperfections
 from ubot_lidar_sim.core.physics import radiometry
@@ -27,9 +28,10 @@ class Contributions:
 
     beam (M,) int64; range_m (M,) float64; power_counts (M,) float64 (energy, no stretch);
     rho_app (M,) weight-free apparent reflectance (backscatter x transmissions); stretch (M,) peak
-    factor (1 = none); material, class_id (M,) uint8; is_ground (M,) bool and roughness_m (M,)
-    float64 optional (for the caller's ground-relief range noise); instance_id (M,) uint16
-    optional (the actor hit, 0 the static world; a part without it counts as 0 in concat).
+    factor (1 = none); material (M,) uint8, class_id (M,) uint16; is_ground (M,) bool and
+    roughness_m (M,) float64 optional (for the caller's ground-relief range noise);
+    instance_id (M,) uint16 optional (the actor hit, 0 the static world; a part without it
+    counts as 0 in concat).
     """
 
     beam: np.ndarray
@@ -61,7 +63,7 @@ class Contributions:
 
         return cls(beam, arr(range_m, np.float64), arr(power_counts, np.float64),
                    arr(rho_app, np.float64), arr(stretch, np.float64, 1.0),
-                   arr(material, np.uint8), arr(class_id, np.uint8),
+                   arr(material, np.uint8), arr(class_id, CLASS_DTYPE),
                    arr(is_ground, bool), arr(roughness_m, np.float64))
 
     @classmethod
@@ -93,10 +95,10 @@ class Returns:
     P points, beam order then range order, and per-scan echo statistics.
 
     beam (P,) int64; range_m (P,) float64 measured; reflectivity (P,) float64 (1 = 100 %);
-    signal (P,) uint16; intensity, class_id, material, return_index (1-based), return_count,
-    return_flags (P,) uint8; n_echoes formed before detection; too_close (B,) bool: a beam
-    with an echo above threshold nearer than min_range_m (REP 117 -inf for the 2D scanner);
-    instance_id (P,) uint16 of the largest contributor (None: the trace had no actors).
+    signal (P,) uint16; class_id (P,) uint16; intensity, material, return_index (1-based),
+    return_count, return_flags (P,) uint8; n_echoes formed before detection; too_close (B,)
+    bool: a beam with an echo above threshold nearer than min_range_m (REP 117 -inf for the 2D
+    scanner); instance_id (P,) uint16 of the largest contributor (None: the trace had no actors).
     """
 
     beam: np.ndarray
@@ -182,7 +184,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
                                                   np.where(foliage, 0.0, beta))
     instance = hits.instance_id
     return Contributions(beam, r if fix is not None else r.copy(), power, rho_app, stretch,
-                         material, sel(hits.class_id, np.uint8).copy(), ground.copy(),
+                         material, sel(hits.class_id, CLASS_DTYPE).copy(), ground.copy(),
                          table.roughness_m[material],
                          None if instance is None else sel(instance, np.uint16).copy())
 
@@ -319,7 +321,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
     e_beam = beam[start]
     src = big if order is None else order[big]
     material = np.asarray(contrib.material, dtype=np.uint8)[src]
-    class_id = np.asarray(contrib.class_id, dtype=np.uint8)[src]
+    class_id = np.asarray(contrib.class_id, dtype=CLASS_DTYPE)[src]
     instance = None if contrib.instance_id is None else contrib.instance_id[src]
 
     draws = noise_rng.standard_normal((n_e, 2))

@@ -14,9 +14,10 @@ class Hits:
     ray (H,) int64 index of the ray; range_m (H,) float64 along the unit direction; point (H, 3)
     float64 world; normal (H, 3) float32 world, unit, facing the ray (micro-relief applied);
     cos_inc (H,) float32 |cos| of incidence; material (H,) uint8 material byte; class_id (H,)
-    uint8; foliage, ground (H,) bool flags of the object hit; albedo (H,) float32 ground-texture
-    multiplier (1 off the ground); smoke (H,) bool; obj (H,) int32 object index (-1 for smoke);
-    instance_id (H,) uint16: 0 the static world and smoke, 1.. the world's actors (None: all 0).
+    uint16 (core/class_ids.py); foliage, ground (H,) bool flags of the object hit; albedo (H,)
+    float32 ground-texture multiplier (1 off the ground); smoke (H,) bool; obj (H,) int32 object
+    index (-1 for smoke); instance_id (H,) uint16: 0 the static world and smoke, 1.. the world's
+    actors (None: all 0).
     point and normal are None when the trace was asked not to compute them.
     """
 
@@ -26,7 +27,7 @@ class Hits:
     normal: NDArray[np.float32] | None
     cos_inc: NDArray[np.float32]
     material: NDArray[np.uint8]
-    class_id: NDArray[np.uint8]
+    class_id: NDArray[np.uint16]
     foliage: NDArray[np.bool_]
     ground: NDArray[np.bool_]
     albedo: NDArray[np.float32]

@@ -134,7 +134,7 @@ def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables
     normal_f = np.empty((h if with_normals else 0, 3), np.float32)
     point_f = np.empty((h if with_points else 0, 3))
     material = np.empty(h, np.uint8)
-    class_id = np.empty(h, np.uint8)
+    class_id = np.empty(h, class_t.dtype)
     foliage = np.empty(h, np.bool_)
     ground = np.empty(h, np.bool_)
     smoke = np.empty(h, np.bool_)

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.material_ids import GLASS
@@ -57,13 +58,13 @@ class Tracer:
         self._geoms = list(geometries)
         self.caster = caster
         self.material = np.asarray(material, np.uint8)
-        self.class_id = np.asarray(class_id, np.uint8)
+        self.class_id = np.asarray(class_id, CLASS_DTYPE)
         self.foliage = np.asarray(foliage, bool)
         self.ground = np.asarray(ground, bool)
         self._kind = np.array([x.kind for x in self._geoms], np.int8)
         # Per-object lookups with one extra last entry for smoke (obj -1 indexes it).
         self._ext_material = np.append(self.material, np.uint8(0))
-        self._ext_class = np.append(self.class_id, np.uint8(SMOKE_CLASS))
+        self._ext_class = np.append(self.class_id, CLASS_DTYPE(SMOKE_CLASS))
         self._ext_ground = np.append(self.ground, False)
         self.actors = actors
         inst = np.zeros(len(self.material), np.uint16) if instance_id is None else instance_id

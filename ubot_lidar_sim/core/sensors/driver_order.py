@@ -8,11 +8,15 @@ Each vendor driver's own conventions for the fields it publishes (docs/driver-co
   nebula_decoders_robosense/decoders/robosense_decoder.hpp``) at x = xy cos(az), y = -xy
   sin(az): azimuth = atan2(-y, x), 90 deg from Hesai's. Velodyne's decoder writes
   ``elevation = sin_vert_angle`` (the sine of the vertical angle), RoboSense's the angle.
-- Nebula's Velodyne ``return_type`` (same file): strongest mode STRONGEST, last mode LAST, dual
-  mode IDENTICAL when both echoes coincide, else FIRST_STRONGEST / LAST_STRONGEST / FIRST_WEAK
-  / LAST_WEAK of the pair, where "first" is, for the VLP-16 and VLP-32 decoders, the echo of
-  the larger range (``first = current_return.uint > other_return.uint``) and for the VLS-128
-  the nearer one (``other_return.uint >= current_return.uint``); any other mode UNKNOWN.
+- Nebula's Velodyne ``return_type`` (``src/nebula_velodyne/nebula_velodyne_decoders/src/
+  decoders/vlp16_decoder.cpp`` lines 269-296, ``vlp32_decoder.cpp`` 329-353,
+  ``vls128_decoder.cpp`` 298-312, tier4/nebula 606ac41): strongest mode STRONGEST, last mode
+  LAST; dual mode IDENTICAL when the other echo's distance word is 0 or equal to this one's,
+  else FIRST_STRONGEST / LAST_STRONGEST / FIRST_WEAK / LAST_WEAK from two comparisons with the
+  other echo of the beam: "first" is, for the VLP-16, the echo of the larger distance word
+  (``first = current_return.uint > other_return.uint``), for the VLP-32 and VLS-128 the
+  smaller; "strongest" is the larger intensity byte, and on equal bytes ``strongest =
+  !first``. Any other mode UNKNOWN.
 - Nebula's RoboSense ``return_type`` (``.../nebula_decoders_robosense/decoders/
   robosense_sensor.hpp``): the single modes their own type, dual mode STRONGEST / LAST by
   block, IDENTICAL when the echoes coincide (robosense_return_types).
@@ -34,6 +38,9 @@ VENDORS = ('hesai', 'velodyne', 'robosense')
 #: Nebula's ReturnType values (nebula_common/include/nebula_common/nebula_common.hpp).
 UNKNOWN, LAST, FIRST, STRONGEST, FIRST_WEAK, LAST_WEAK, IDENTICAL = 0, 1, 2, 3, 4, 5, 6
 FIRST_STRONGEST, LAST_STRONGEST = 9, 10
+#: The distance unit of a Velodyne packet (VLP-16 manual, "Data packet format": 2 mm; Nebula's
+#: distance_resolution_m), so two echoes are one distance word apart or equal.
+VELODYNE_DISTANCE_UNIT_M = 0.002
 #: Livox tag bits 2-3 (intensity-based noise): 01 high confidence (dust), 10 moderate (rain,
 #: fog): smoke is dust-like, precipitation and fog clutter rain-like.
 LIVOX_DUST, LIVOX_RAIN_FOG = 0b01 << 2, 0b10 << 2
@@ -55,38 +62,56 @@ def nebula_angles(x, y, z, vendor='hesai'):
     return az, (np.sin(el) if vendor == 'velodyne' else el).astype(np.float32)
 
 
-def velodyne_return_types(flags, return_mode, channels=16, paired=None):
+def dual_partners(points):
     """
-    Return (P,) uint8 Nebula Velodyne return_type of points' return_flags under return_mode.
+    Return (P,) int64: the index of the other echo of each point's beam, -1 when it has none.
 
-    Our dual mode dual_strongest_last gives one point per echo: both flags on one point (the
-    echoes coincide) IDENTICAL; the strongest echo that is not the last is the nearer of the
-    pair, the last that is not the strongest the farther and weaker (see module). Under the
-    manuals' dual rule the strongest is also the last and the second strongest (flag bit 3)
-    is the nearer, weaker echo of the pair: paired (P,) bool marks the points of a beam that
-    gave two (return_count > 1), so a strongest-and-last point there is the farther, stronger.
+    points: full-layout points whose echoes of a beam are adjacent (beam order, or the stable
+    firing order of driver_points), return_count 2 and return_index 1 then 2, one ring.
     """
-    flags = np.asarray(flags)
-    second = (flags & FLAG_SECOND_STRONGEST) != 0
-    flags = flags & 7
+    n = len(points)
+    partner = np.full(n, -1, np.int64)
+    if n < 2:
+        return partner
+    two = points['return_count'] == 2
+    pair = two[:-1] & two[1:] & (points['return_index'][:-1] == 1) \
+        & (points['return_index'][1:] == 2) & (points['ring'][:-1] == points['ring'][1:])
+    head = np.flatnonzero(pair)
+    partner[head], partner[head + 1] = head + 1, head
+    return partner
+
+
+def velodyne_return_types(points, return_mode, channels=16):
+    """
+    Return (P,) uint8 Nebula Velodyne return_type of full-layout points under return_mode.
+
+    Nebula's rule (see module) on the quantities its decoder compares: the distance words
+    (range in VELODYNE_DISTANCE_UNIT_M) and the intensity bytes (the calibrated byte, rounded
+    and clipped as the autoware layout writes it) of a point and the other echo of its beam
+    (dual_partners; none: the packet repeats the echo, IDENTICAL). channels picks the decoder:
+    up to 16 the VLP-16's, more the VLP-32's / VLS-128's.
+    """
     if return_mode == 'strongest':
-        return np.full(flags.shape, STRONGEST, np.uint8)
+        return np.full(len(points), STRONGEST, np.uint8)
     if return_mode == 'last':
-        return np.full(flags.shape, LAST, np.uint8)
+        return np.full(len(points), LAST, np.uint8)
     if return_mode != 'dual_strongest_last':
-        return np.full(flags.shape, UNKNOWN, np.uint8)
-    near_first = channels >= 128          # VLS-128: the nearer echo is "first"
-    strong = (flags & FLAG_STRONGEST) != 0
-    last = (flags & FLAG_LAST) != 0
-    out = np.full(flags.shape, UNKNOWN, np.uint8)
-    out[strong & last] = IDENTICAL
-    if paired is not None:
-        out[strong & last & np.asarray(paired, bool)] = \
-            LAST_STRONGEST if near_first else FIRST_STRONGEST
-    out[strong & ~last] = FIRST_STRONGEST if near_first else LAST_STRONGEST
-    out[last & ~strong] = LAST_WEAK if near_first else FIRST_WEAK
-    out[second] = FIRST_WEAK if near_first else LAST_WEAK
-    return out
+        return np.full(len(points), UNKNOWN, np.uint8)
+    word = np.rint(points['range'].astype(np.float64) / VELODYNE_DISTANCE_UNIT_M).astype(np.int64)
+    byte = intensity_bytes(points['intensity'])
+    partner = dual_partners(points)
+    other = np.where(partner >= 0, partner, np.arange(len(points)))
+    differ = (partner >= 0) & (word[other] != word) & (word[other] != 0)
+    first = word > word[other] if channels <= 16 else word < word[other]
+    strongest = np.where(byte == byte[other], ~first, byte > byte[other])
+    kind = np.array([[LAST_WEAK, LAST_STRONGEST], [FIRST_WEAK, FIRST_STRONGEST]], np.uint8)
+    return np.where(differ, kind[first.astype(np.intp), strongest.astype(np.intp)],
+                    IDENTICAL).astype(np.uint8)
+
+
+def intensity_bytes(intensity):
+    """Return (P,) uint8: the intensity field as a driver's byte (rounded, clipped to 0-255)."""
+    return np.clip(np.rint(intensity), 0, 255).astype(np.uint8)
 
 
 def robosense_return_types(flags, return_mode, paired=None):

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.labels import GHOST_CLASS
 from ubot_lidar_sim.core.physics import echoes
 from ubot_lidar_sim.core.physics.return_selection import FLAG_GHOST
@@ -36,7 +37,7 @@ def _ghost_rows(h, beam, folded, gain):
     """Return the Hits of reflected rays h as ghosts: ray = beam, range folded, class ghost."""
     k = np.asarray(h.ray, np.int64)
     return Hits(beam[k], folded[k] + np.asarray(h.range_m), None, h.normal, h.cos_inc,
-                h.material, np.full(k.size, GHOST_CLASS, np.uint8), h.foliage, h.ground,
+                h.material, np.full(k.size, GHOST_CLASS, CLASS_DTYPE), h.foliage, h.ground,
                 h.albedo, h.smoke, h.obj, h.instance_id), gain[k]
 
 

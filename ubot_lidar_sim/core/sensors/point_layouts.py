@@ -13,7 +13,7 @@ import numpy as np
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.return_selection import (
     FLAG_FIRST, FLAG_LAST, FLAG_SECOND_STRONGEST, FLAG_STRONGEST)
-from ubot_lidar_sim.core.sensors.driver_order import (driver_points, livox_tags,
+from ubot_lidar_sim.core.sensors.driver_order import (driver_points, intensity_bytes, livox_tags,
                                                       nebula_angles, robosense_return_types,
                                                       velodyne_return_types, vendor_of)
 
@@ -21,7 +21,7 @@ FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
     ('time', '<f4'), ('reflectivity', '<f4'), ('signal', '<u2'), ('range', '<f4'),
     ('return_index', 'u1'), ('return_count', 'u1'), ('return_flags', 'u1'), ('material', 'u1'),
-    ('class_id', 'u1'), ('instance_id', '<u2')])
+    ('class_id', '<u2'), ('instance_id', '<u2')])
 VELODYNE_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
                            ('ring', '<u2'), ('time', '<f4')])
 OUSTER_DTYPE = np.dtype([('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'),
@@ -220,11 +220,10 @@ def _to_autoware(points: np.ndarray, out: np.ndarray, return_mode,
     """
     for name in ('x', 'y', 'z'):
         out[name] = points[name]
-    out['intensity'] = np.clip(np.rint(points['intensity']), 0, 255).astype(np.uint8)
+    out['intensity'] = intensity_bytes(points['intensity'])
     flags = points['return_flags']
     if vendor[0] == 'velodyne':
-        out['return_type'] = velodyne_return_types(flags, return_mode, vendor[1],
-                                                   points['return_count'] > 1)
+        out['return_type'] = velodyne_return_types(points, return_mode, vendor[1])
     elif vendor[0] == 'robosense':
         out['return_type'] = robosense_return_types(flags, return_mode,
                                                     points['return_count'] > 1)

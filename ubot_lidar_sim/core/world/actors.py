@@ -18,6 +18,7 @@ import re
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.poses import pose_matrix_deg, WaypointPath, WorldTwist
 from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
@@ -158,7 +159,7 @@ def fleet_actors(frames, size_m, first, base_height_m=0.0):
                           f'(the world has {first} actors of {MAX_ACTORS})')
     size = np.asarray(size_m, np.float64)
     v, t = boxes([0.0, 0.0, size[2] / 2.0 - float(base_height_m)], size)
-    vehicle = material_index('vehicle')
-    return [Actor(WorldObject(f'fleet:{frame}', 'box', vehicle, vehicle, False, False,
+    vehicle, car = material_index('vehicle'), default_class('vehicle')
+    return [Actor(WorldObject(f'fleet:{frame}', 'box', vehicle, car, False, False,
                               int(t.shape[0])), Geometry(v, t), frame, None)
             for frame in frames]

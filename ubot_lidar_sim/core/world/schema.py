@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import CLASS_ID_RULE, default_class, is_class_id
 from ubot_lidar_sim.core.errors import shown, WorldError
 from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS, MATERIAL_NAMES
 from ubot_lidar_sim.core.yaml_io import check_regular_file, FileRefused
@@ -181,9 +182,9 @@ def check_object(obj, index, ctx, section='objects'):
         raise ctx.error(f'{where}.material', f'unknown material {short(material)}, allowed '
                         + ', '.join(MATERIAL_NAMES))
     mat = MATERIAL_NAMES.index(material)
-    class_id = obj.get('class_id', mat)
-    if isinstance(class_id, bool) or not isinstance(class_id, int) or not 0 <= class_id <= 255:
-        raise ctx.error(f'{where}.class_id', f'expected an int 0-255, got {short(class_id)}')
+    class_id = obj.get('class_id', default_class(material))
+    if not is_class_id(class_id):
+        raise ctx.error(f'{where}.class_id', f'{CLASS_ID_RULE}, got {short(class_id)}')
     flags = {}
     for key, default in (('foliage', material in FOLIAGE_MATERIALS),
                          ('ground', kind in ('plane', 'heightfield'))):

@@ -332,7 +332,7 @@ class World:
         origins, dirs (N, 3) float64 (unit dirs, no -0.0 in origins) and rays32 (N, 6) float32
         the same rays (sensors.sweep_passes.rotate_sub_rays gives all three; not checked again).
         Returns ray (K,) int64 ascending, range (K,) float64 (<= max_range_m), material and
-        class_id (K,) uint8 and instance_id (K,) uint16 of the K rays that hit. times,
+        class_id (K,) uint16 and instance_id (K,) uint16 of the K rays that hit. times,
         actor_poses: as in trace. glass 'physical': the rays pass glass panes (the geometric
         model keeps no pane return), 'opaque': a pane is a wall.
         """

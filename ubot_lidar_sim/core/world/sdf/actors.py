@@ -10,6 +10,7 @@ the actor frame (Gazebo's walking skins have their root at the hips, about 1 m u
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import PERSON_CLASS
 from ubot_lidar_sim.core.poses import matrices_to_quaternions, quaternion_to_matrix, slerp
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.world.actors import Actor
@@ -83,5 +84,6 @@ def read_actor(el, world_from, where, material='other'):
                           f'{where}/script/delay_start', 'delay_start')[0])
     mat = material_index(material)
     geom = _person()
-    obj = WorldObject(name, 'actor', mat, mat, False, False, int(geom.triangles.shape[0]))
+    obj = WorldObject(name, 'actor', mat, PERSON_CLASS, False, False,
+                      int(geom.triangles.shape[0]))
     return Actor(obj, geom, None, TimedPath(times, np.stack(poses), loop, delay)), ''

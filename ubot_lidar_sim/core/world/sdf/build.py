@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
@@ -71,8 +72,9 @@ class _Walk:
                            f'triangles so far, {self.budget} allowed)')
         if geometry.vertices.size and np.abs(geometry.vertices).max() > 1e6:
             raise SdfError(f'{where}: a vertex is beyond the 1e+06 m a world may span')
-        self.scene.parts.append((WorldObject(name, 'sdf', mat, mat, material in FOLIAGE_MATERIALS,
-                                             shape.ground, n), geometry))
+        self.scene.parts.append((WorldObject(name, 'sdf', mat, default_class(material),
+                                             material in FOLIAGE_MATERIALS, shape.ground, n),
+                                 geometry))
         self.scene.files += [f for f in shape.files if f not in self.scene.files]
         self.scene.report.append((name, material, why))
 
