@@ -29,10 +29,17 @@ def overrides_for(kind, overrides, sensor):
     return out
 
 
+def check_out_folders(out):
+    """Raise ConfigError when a folder of out exists as something else (a missing one is made)."""
+    folder = Path(out).parent
+    existing = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor))
+    if not existing.is_dir():
+        raise ConfigError('--out', out, f'a path whose folders are folders ({existing} is not)')
+
+
 def check(args):
     """Check the arguments and parameters of a scan; return (sensor kinds, their configs)."""
-    if not Path(args.out).parent.is_dir():
-        raise ConfigError('--out', args.out, 'a file in an existing directory')
+    check_out_folders(args.out)
     extra = {'model_paths': args.model_paths} if args.model_paths else {}
     if args.world is not None:
         extra['world_file'] = args.world
