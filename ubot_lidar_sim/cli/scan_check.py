@@ -16,8 +16,9 @@ from ubot_lidar_sim.core.world.names import resolve_world
 
 def overrides_for(kind, overrides, sensor):
     """Return the --set values of one sensor; with --sensor all each name is SENSOR:NAME."""
-    if sensor != 'all':
-        return overrides
+    if sensor != 'all':             # SENSOR:NAME of the one sensor is its NAME, as with all
+        return {name.partition(':')[2] if name.startswith(f'{kind}:') else name: value
+                for name, value in overrides.items()}
     out = {}
     for name, value in overrides.items():
         prefix, sep, param = name.partition(':')
