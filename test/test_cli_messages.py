@@ -72,3 +72,31 @@ def test_a_relative_world_path_resolves_against_the_working_directory(tmp_path):
     r = _cli('scan', '--sensor', 'laser_scan', '--world', 'w/tiny.yaml', '--out', 'scan.json',
              cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+
+
+def test_a_sensor_prefixed_misspelling_gets_the_close_match_with_one_sensor(tmp_path):
+    line = _one_error_line(_cli('scan', '--out', 'x.npz', '--set', 'lidar_3d:sub_ray=3',
+                                cwd=tmp_path))
+    assert "sub_ray: got 3, allowed a lidar_3d parameter name (docs/parameters.md) " \
+        "(did you mean 'sub_rays'?)" in line
+
+
+def test_a_misspelled_preset_of_run_is_one_sentence(tmp_path):
+    line = _one_error_line(_cli('run', '--preset', 'velodyne_vlp61', cwd=tmp_path))
+    assert line.count("got 'velodyne_vlp61'") == 1, line
+    assert "(did you mean 'velodyne_vlp16'?)" in line
+
+
+def test_a_laser_scan_summary_counts_the_ranges_that_hit(tmp_path):
+    r = _cli('scan', '--sensor', 'laser_scan', '--world', 'example', '--frames', '2',
+             '--out', 's.json', cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert 'scan: 2 sweeps of laser_scan (0 returns' not in r.stderr
+    assert 'returns: points and ranges hit, every sensor' in r.stderr
+
+
+def test_a_file_output_in_a_missing_folder_makes_the_folder(tmp_path):
+    r = _cli('scan', '--sensor', 'laser_scan', '--world', 'example', '--out', 'out/new/s.json',
+             cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / 'out' / 'new' / 's.json').is_file()

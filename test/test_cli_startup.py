@@ -87,4 +87,5 @@ def test_a_scan_of_several_frames_ends_with_a_one_line_summary(tmp_path):
              '--frames', '3', '--out', str(tmp_path / 'f.npz'))
     assert r.returncode == 0, r.stderr
     assert r.stderr.count('\n') == 1
-    assert re.match(r'scan: 3 sweeps of lidar_3d \(\d+ points, every sensor\) in ', r.stderr)
+    assert re.match(r'scan: 3 sweeps of lidar_3d \(\d+ returns: points and '
+                    r'ranges hit, every sensor\) in ', r.stderr)

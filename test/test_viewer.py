@@ -166,3 +166,44 @@ def test_view_of_the_running_graph_shows_its_points_in_headless_chromium(tmp_pat
         node.destroy_timer(timer)
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+ACTOR_WORLD = """frame: map
+objects:
+  - {name: ground, type: plane, size_m: [100, 100], material: grass}
+actors:
+  - {name: car, type: box, size_m: [4, 2, 1.5], pose: {xyz: [0, 0, 0.75]}, material: vehicle,
+     motion: {waypoints: [[6, -3, 0], [6, 3, 0]], speed_m_s: 2.0, loop: true}}
+"""
+
+
+def path_pixels(png):
+    """Return the number of pixels within 60 (per channel) of the path's colour."""
+    from ubot_lidar_sim.output.view import PATH_RGB
+    img = np.asarray(Image.open(png).convert('RGB')).reshape(-1, 3).astype(int)
+    return int(np.sum(np.all(np.abs(img - np.array(PATH_RGB)) < 60, axis=1)))
+
+
+def test_a_recorded_files_actor_boxes_are_drawn_from_its_boxes_topic(tmp_path):
+    from ubot_lidar_sim.cli.view import _replay
+    from ubot_lidar_sim.output.view import View
+    world = tmp_path / 'actors.yaml'
+    world.write_text(ACTOR_WORLD)
+    mcap = tmp_path / 'actors.mcap'
+    assert main(['scan', '--world', str(world), '--set', 'channels=8', '--set',
+                 'horizontal_samples=180', '--frames', '2', '--out', str(mcap)]) == 0
+    view = View(web_port=_free_port(), grpc_port=_free_port())
+    _replay(view, mcap)
+    assert view.logged['world/lidar_3d_boxes'] == 2     # one box set per sweep
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_the_robots_path_is_visible_on_the_viewers_default_theme(tmp_path):
+    mcap = tmp_path / 'drive.mcap'
+    assert main(['scan', '--world', 'flat', '--set', 'channels=4', '--set',
+                 'horizontal_samples=90', '--twist', '8', '0', '0', '0', '0', '0',
+                 '--frames', '20', '--out', str(mcap)]) == 0
+    view_share([str(mcap)], tmp_path)
+    # bound: the path is 15 m long, 0.3 m wide, and the points' colours (the intensity ramp)
+    # hold no violet; a white path on the light theme gave 0 such pixels
+    assert path_pixels(tmp_path / 'viewer.png') > 20

@@ -3,6 +3,7 @@
 import json
 import os
 from pathlib import Path
+import re
 import signal
 import subprocess
 import sys
@@ -123,10 +124,13 @@ def test_a_resumed_run_redoes_nothing_and_redoes_a_changed_file(serial, capsys):
     assert _rows(out)[1]['mcap_sha256'] == sha
 
 
-def test_two_ray_workers_give_the_serial_checksums(serial, tmp_path):
+def test_two_ray_workers_give_the_serial_checksums_and_show_their_sweeps(serial, tmp_path,
+                                                                        capsys):
     spec_path, out = serial[0] / 'spec.yaml', tmp_path / 'ray'
-    summary = runner.run(load_spec(spec_path), out, workers=2, show_progress=False)
+    summary = runner.run(load_spec(spec_path), out, workers=2, show_progress=True)
     assert summary['recorded'] == 4
+    # 4 sequences x 2 frames: the workers' sweeps show while they run (polled every 0.5 s)
+    assert re.search(r'sweeps [1-8]/8', capsys.readouterr().err)
     sums = [(r['mcap_sha256'], r['labels_sha256']) for r in _rows(out)]
     assert sums == [(r['mcap_sha256'], r['labels_sha256']) for r in _rows(serial[1])]
 

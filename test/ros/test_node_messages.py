@@ -76,6 +76,36 @@ def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tm
         node.destroy_node()
 
 
+@pytest.mark.ros
+def test_node_without_a_subscriber_says_once_that_it_idles(context, tmp_path):
+    params = tmp_path / 'p.yaml'
+    params.write_text(yaml.safe_dump({'lidar_3d': {'ros__parameters': PARAMS}}))
+    log = tmp_path / 'node.log'
+    env = dict(os.environ, ROS_DOMAIN_ID=str(context.get_domain_id()), PYTHONUNBUFFERED='1',
+               RCUTILS_LOGGING_BUFFERED_STREAM='0')
+    with open(log, 'w') as out:
+        proc = subprocess.Popen([str(EXE), '--ros-args', '--params-file', str(params)],
+                                stdout=out, stderr=subprocess.STDOUT, env=env)
+    node = rclpy.create_node('probe', context=context)
+    ex = SingleThreadedExecutor(context=context)
+    ex.add_node(node)
+    try:
+        text = _wait_for(log, 'idle: nobody subscribes', lambda: ex.spin_once(timeout_sec=0.1),
+                         120)
+        assert 'idle: nobody subscribes to its output yet' in text, text
+        for _ in range(20):         # 2 s: ~20 periods of idling, still one line
+            ex.spin_once(timeout_sec=0.1)
+        node.create_subscription(PointCloud2, '/points', lambda _: None, 5)
+        text = _wait_for(log, 'waiting for /tf', lambda: ex.spin_once(timeout_sec=0.1), 60)
+        assert text.count('idle: nobody subscribes') == 1, text
+        assert 'demo_driver_node' in text, text     # advice a PyPI install can follow
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        ex.shutdown()
+        node.destroy_node()
+
+
 def _grid_obj(path, n):
     """Write an OBJ of a bumpy n x n grid: 2 n^2 triangles (text, parsed on a cold load)."""
     xs, ys = np.meshgrid(np.arange(n + 1), np.arange(n + 1))

@@ -3,6 +3,8 @@
 import sys
 import time
 
+import numpy as np
+
 
 class SweepProgress:
     """Count the lead sensor's sweeps (the --frames count) of a scan; on_frame of a TappedRig."""
@@ -16,7 +18,11 @@ class SweepProgress:
     def __call__(self, fr):
         """Count one frame; on a terminal, rewrite the progress line (a log gets the summary)."""
         points = getattr(fr.result, 'points', None)
-        self.points += len(points) if points is not None else 0
+        ranges = getattr(fr.result, 'ranges', None)
+        if points is not None:
+            self.points += len(points)
+        elif ranges is not None:    # a LaserScan: each finite range is a point (REP 117)
+            self.points += int(np.isfinite(ranges).sum())
         if fr.sensor.name != self.lead:
             return
         self.done += 1
@@ -29,7 +35,8 @@ class SweepProgress:
     def summary(self, files):
         """Return the one-line summary of the scan."""
         wall = time.perf_counter() - self._t0
-        return (f'scan: {self.done} sweeps of {self.lead} ({self.points} points, every sensor) '
+        return (f'scan: {self.done} sweeps of {self.lead} ({self.points} returns: points and '
+                f'ranges hit, every sensor) '
                 f'in {wall:.1f} s, {self.done / max(wall, 1e-9):.1f} sweeps/s; '
                 f'{len(files)} file(s) written')
 

@@ -156,5 +156,5 @@ def command(args, checked):
         print(progress.summary(files), file=sys.stderr)
     if view is not None:
         view.announce()
-        view.serve(args.serve_seconds)
+        view.serve_until_ctrl_c(args.serve_seconds, f'{len(files)} file(s) written, listed above')
     return 0

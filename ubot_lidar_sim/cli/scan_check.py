@@ -16,8 +16,9 @@ from ubot_lidar_sim.core.world.names import resolve_world
 
 def overrides_for(kind, overrides, sensor):
     """Return the --set values of one sensor; with --sensor all each name is SENSOR:NAME."""
-    if sensor != 'all':
-        return overrides
+    if sensor != 'all':             # SENSOR:NAME of the one sensor is its NAME, as with all
+        return {name.partition(':')[2] if name.startswith(f'{kind}:') else name: value
+                for name, value in overrides.items()}
     out = {}
     for name, value in overrides.items():
         prefix, sep, param = name.partition(':')
@@ -29,10 +30,17 @@ def overrides_for(kind, overrides, sensor):
     return out
 
 
+def check_out_folders(out):
+    """Raise ConfigError when a folder of out exists as something else (a missing one is made)."""
+    folder = Path(out).parent
+    existing = next(p for p in (folder, *folder.parents) if p.exists() or p == Path(p.anchor))
+    if not existing.is_dir():
+        raise ConfigError('--out', out, f'a path whose folders are folders ({existing} is not)')
+
+
 def check(args):
     """Check the arguments and parameters of a scan; return (sensor kinds, their configs)."""
-    if not Path(args.out).parent.is_dir():
-        raise ConfigError('--out', args.out, 'a file in an existing directory')
+    check_out_folders(args.out)
     extra = {'model_paths': args.model_paths} if args.model_paths else {}
     if args.world is not None:
         extra['world_file'] = args.world

@@ -52,9 +52,23 @@ def _replay(view, path):
                     actors[t.child_frame_id] = xyz
             if actors:
                 view.actors(list(actors), list(actors.values()))
+        elif topic.endswith('/boxes') and type(msg).__name__ == 'MarkerArray':
+            _log_boxes(view, topic.strip('/').replace('/', '_'), msg.markers)
         elif topic.endswith('environment'):
             view.weather(weather_text(msg))
     return clouds
+
+
+def _log_boxes(view, entity, markers):
+    """Log a boxes MarkerArray (ns 'boxes' cubes, 'labels' names by id) in its sensor frame."""
+    names = {m.id: m.text for m in markers if m.ns == 'labels'}
+    cubes = [m for m in markers if m.ns == 'boxes']
+    view.boxes(entity,
+               [(m.pose.position.x, m.pose.position.y, m.pose.position.z) for m in cubes],
+               [(m.scale.x / 2, m.scale.y / 2, m.scale.z / 2) for m in cubes],
+               [(m.pose.orientation.x, m.pose.orientation.y, m.pose.orientation.z,
+                 m.pose.orientation.w) for m in cubes],
+               [names.get(m.id, str(m.id)) for m in cubes])
 
 
 def sources(target):
@@ -69,10 +83,13 @@ def sources(target):
 
 def frame_logger(view, weather):
     """Return on_frame(frame) for pipeline.rig.TappedRig: logs points and pose to view."""
-    view.weather(weather.describe())
+    first = []
 
     def on_frame(fr):
         view.at(fr.stamp_s)
+        if not first:               # on the timeline at the first sweep, not before it
+            first.append(fr.stamp_s)
+            view.weather(weather.describe())
         pose = getattr(fr.result, 'sensor_pose', None)
         points = getattr(fr.result, 'points', None)
         names = getattr(getattr(points, 'dtype', None), 'names', None) or ()
@@ -90,5 +107,5 @@ def command(args, checked=None):
     clouds = sum(_replay(view, f) for f in files)
     print(f'view: {clouds} clouds from {len(files)} file(s)', file=sys.stderr)
     view.announce()
-    view.serve(args.serve_seconds)
+    view.serve_until_ctrl_c(args.serve_seconds, 'nothing was written')
     return 0

@@ -4,14 +4,15 @@
 FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
 
 EXAMPLE = """example:
-  python -m ubot_lidar_sim dataset config/datasets/example.yaml --out /tmp/ds --workers 1"""
+  python -m ubot_lidar_sim dataset example --out /tmp/ds --workers 1"""
 
 
 def add_parser(sub):
     """Add the ``dataset`` command to the CLI's subparsers."""
     p = sub.add_parser('dataset', help='record every sequence of a dataset spec (MCAP + '
                        'labels, SemanticKITTI, PCD)')
-    p.add_argument('spec', metavar='SPEC.yaml')
+    p.add_argument('spec', metavar='SPEC.yaml', help='a spec file, or the name of a shipped '
+                   'example (example: config/datasets/example.yaml)')
     p.add_argument('--out', required=True, metavar='DIR', help='output directory (resumable)')
     p.add_argument('--workers', type=int, metavar='N',
                    help='sequences at once (default: one per CPU of this machine, or with '

@@ -1,8 +1,9 @@
 """
 Progress of a dataset run on stderr: sequences done, frames/s, ETA (tqdm when installed).
 
-Frames are the lead sensor's sweeps, as the spec's ``frames`` counts them. In process
-(``--workers 1``) the sweeps inside the running sequence show too. Without tqdm a plain line is
+Frames are the lead sensor's sweeps, as the spec's ``frames`` counts them. The sweeps inside
+the running sequences show too: in process (``--workers 1``) as they end, from Ray workers
+through a counter actor polled every half second (dataset/ray_pool.py). Without tqdm a plain line is
 rewritten in place on a terminal, and printed once per sequence otherwise.
 """
 
@@ -43,6 +44,19 @@ class Progress:
                 self.stream.write(f'{self.line(self._rate())}  {text}\r')
                 self.stream.flush()
         return on_sweep
+
+    def worker_sweeps(self, total):
+        """Return on_sweeps(counts) for Ray workers: sweeps done of total, over every sequence."""
+        def on_sweeps(counts):
+            if not self.enabled:
+                return
+            text = f'sweeps {sum(counts.values())}/{total}'
+            if self._bar is not None:
+                self._bar.set_postfix_str(text)
+            elif self.stream.isatty():
+                self.stream.write(f'{self.line(self._rate())}  {text}\r')
+                self.stream.flush()
+        return on_sweeps
 
     def _rate(self):
         return self.frames / max(time.perf_counter() - self._t0, 1e-9)

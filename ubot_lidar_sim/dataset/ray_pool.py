@@ -32,6 +32,10 @@ RAY_MARKER = 'UBOT_LIDAR_SIM_RAY_RUN'
 RAY_LOCAL_ONLY_ENV = 'RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER'    # ray_constants.ENABLE_RAY_CLUSTER
 
 
+#: s between two looks at the workers' sweep counts (the progress of running sequences).
+PROGRESS_POLL_S = 0.5
+
+
 def check_address(address, timeout_s=ADDRESS_TIMEOUT_S):
     """
     Raise ConfigError('--address') unless HOST:PORT (or ray://HOST:PORT) accepts a connection.
@@ -205,13 +209,35 @@ def _result(ref):
         raise
 
 
-def run_tasks(fn, shared, items, extra, workers, address, finish, discard):
+class SweepCounter:
+    """Sweeps done per running item, counted by the workers (a Ray actor of no CPU)."""
+
+    def __init__(self):
+        self.counts = {}
+
+    def add(self, key):
+        """Count one sweep of key."""
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def snapshot(self):
+        """Return {key: sweeps done}."""
+        return dict(self.counts)
+
+
+def counted(fn, counter, key, shared, item, *extra):
+    """Run fn(shared, item, *extra, on_sweep) where on_sweep counts one sweep of key."""
+    return fn(shared, item, *extra, lambda: counter.add.remote(key))
+
+
+def run_tasks(fn, shared, items, extra, workers, address, finish, discard, on_sweeps=None):
     """
     Run fn(shared, item, *extra) for each item on Ray; finish(result) each, as they end.
 
     At most ``workers`` tasks at a time (None: as many as the cluster's CPUs take), each on one
     CPU; Ray embedded (``workers`` CPUs) or the cluster at ``address``. On an error or an
-    interrupt, the tasks in progress are ended and discard(item) called for each.
+    interrupt, the tasks in progress are ended and discard(item) called for each. With
+    on_sweeps, fn takes an on_sweep() last, and on_sweeps({item's name: sweeps done}) is called
+    about every PROGRESS_POLL_S while tasks run.
     """
     session = None
     refs = {}
@@ -219,14 +245,20 @@ def run_tasks(fn, shared, items, extra, workers, address, finish, discard):
         # start_ray first: it sets what Ray reads at its first import (loopback only).
         session = start_ray(workers or os.cpu_count() or 1, address)
         import ray
-        task = ray.remote(num_cpus=1, max_retries=0)(fn)
+        task = ray.remote(num_cpus=1, max_retries=0)(fn if on_sweeps is None else counted)
+        counter = ray.remote(num_cpus=0)(SweepCounter).remote() if on_sweeps else None
         shared_ref = ray.put(shared)
         waiting = list(items)
         while waiting or refs:
             while waiting and (workers is None or len(refs) < workers):
                 item = waiting.pop(0)
-                refs[task.remote(shared_ref, item, *extra)] = item
-            ready, _ = ray.wait(list(refs), num_returns=1)
+                args = (shared_ref, item, *extra)
+                refs[task.remote(*args) if counter is None else
+                     task.remote(fn, counter, getattr(item, 'name', str(item)), *args)] = item
+            ready, _ = ray.wait(list(refs), num_returns=1,
+                                timeout=None if counter is None else PROGRESS_POLL_S)
+            if counter is not None:
+                on_sweeps(ray.get(counter.snapshot.remote()))
             for ref in ready:       # in refs (in progress) until finish has taken its result
                 finish(_result(ref))
                 refs.pop(ref)

@@ -324,7 +324,8 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
             # not run 2N cast threads that take turns.
             run_tasks(run_sequence, spec, pending, (str(out_dir), 1), workers, address,
                       lambda row: _finish(out_dir, done, row, progress),
-                      partial(remove_sequence, out_dir))
+                      partial(remove_sequence, out_dir),
+                      on_sweeps=progress.worker_sweeps(sum(s.frames for s in pending)))
     finally:
         progress.close()
         _write_manifest(out_dir, spec, done)

@@ -18,6 +18,7 @@ from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.physics.weather import Weather, weather_from
 from ubot_lidar_sim.core.poses import (BodyTwist, pose_matrix_deg, twist_from_cli,
                                        WaypointPath)
+from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
 from ubot_lidar_sim.dataset import perception as perception_mod
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
@@ -329,11 +330,17 @@ def with_formats(spec, value, name='--formats'):
     return replace(spec, formats=formats)
 
 
+def example_specs():
+    """Return {name: path} of the shipped example specs (config/datasets/*.yaml)."""
+    return {p.stem: p for p in sorted(config_path('datasets').glob('*.yaml'))}
+
+
 def load_spec(path):
-    """Read and check a spec file; SpecError names the file and the key."""
+    """Read and check a spec file or a shipped example's name; SpecError names file and key."""
     import yaml
 
-    path = Path(path)
+    examples = example_specs()
+    path = examples[path] if path in examples and not Path(path).exists() else Path(path)
     try:
         data = yaml_io.load(path)
     except OSError as e:

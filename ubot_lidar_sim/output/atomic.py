@@ -19,7 +19,6 @@ open() would give them.
 """
 
 import contextlib
-import errno
 import os
 from pathlib import Path
 import shutil
@@ -66,8 +65,8 @@ class _Batch:
         """Call write(tmp_path) for path (never a link) and flush it to disk."""
         target = refuse_link(path)
         safe_open.check_below(target)
-        if not target.parent.is_dir():
-            raise FileNotFoundError(errno.ENOENT, 'no such directory', str(target.parent))
+        with naming(path):          # the folders of a new output name are made, link-safe
+            safe_open.makedirs(target.parent)
         try:                        # errors name the user's file, never the temporary one
             if target.parent not in self.dirs:
                 self.dirs[target.parent] = Path(tempfile.mkdtemp(prefix=temp_prefix(target),

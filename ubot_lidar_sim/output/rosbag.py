@@ -20,7 +20,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import is_dense
-from ubot_lidar_sim.output import messages
+from ubot_lidar_sim.output import messages, safe_open
 from ubot_lidar_sim.output.atomic import atomic_write, naming
 
 MSG_PACKAGE = messages.MSG_PACKAGE
@@ -90,8 +90,8 @@ class BagWriter:
         self.path = Path(path)
         if compression not in COMPRESSIONS:
             raise ConfigError('compression', compression, ' or '.join(COMPRESSIONS))
-        if not self.path.parent.is_dir():
-            raise ConfigError('--out', str(self.path), 'a file in an existing directory')
+        with naming(self.path):     # the folders of a new output name are made, link-safe
+            safe_open.makedirs(self.path.parent)
         self.compression = compression
         self.store = typestore()
         self._tmp = None

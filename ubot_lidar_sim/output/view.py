@@ -88,6 +88,13 @@ def colours(points, color_by):
     return np.full((len(points), 3), 200, np.uint8)
 
 
+#: The robot's path and position: saturated mid-luminance colours that stand out on Rerun's
+#: light and dark themes alike (white vanished on the light theme, its default), outside the
+#: intensity ramp of the points (blue-cyan-green-yellow-red) so that neither hides the other.
+PATH_RGB = (170, 0, 255)
+ROBOT_RGB = (255, 0, 150)
+
+
 class View:
     """A Rerun recording served to the web viewer on this machine."""
 
@@ -126,6 +133,17 @@ class View:
         while time.monotonic() < end and not stopped():
             time.sleep(0.2)
 
+    def serve_until_ctrl_c(self, seconds, done):
+        """
+        Serve as serve() does, where Ctrl-C is the documented end: report it with done, a line.
+
+        For ``view`` and ``scan --view``, whose work (and files) are complete before serving.
+        """
+        try:
+            self.serve(seconds)
+        except KeyboardInterrupt:
+            print(f'viewer ended (Ctrl-C); {done}', file=sys.stderr)
+
     def at(self, stamp_s):
         """Put what is logged next at time stamp_s (s)."""
         rr = self.rr
@@ -154,8 +172,8 @@ class View:
         path = self._paths.setdefault(robot, [])
         path.append([float(v) for v in xyz[:3]])
         del path[:-self.PATH_KEPT]
-        self._log(f'world/{robot}_path', rr.LineStrips3D([path], colors=[[255, 255, 255]]))
-        self._log(f'world/{robot}', rr.Points3D([path[-1]], colors=[[255, 0, 255]], radii=0.3))
+        self._log(f'world/{robot}_path', rr.LineStrips3D([path], colors=[PATH_RGB], radii=0.15))
+        self._log(f'world/{robot}', rr.Points3D([path[-1]], colors=[ROBOT_RGB], radii=0.3))
 
     def boxes(self, entity, centers, half_sizes, quaternions_xyzw, labels):
         """Log 3D boxes: centres and half sizes (B, 3) m in the world frame, rotations, labels."""

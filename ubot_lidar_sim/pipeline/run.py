@@ -153,8 +153,7 @@ def _run_here(args, params, quiet):
         print(f'run: {exc}', file=sys.stderr)
         return 2
     finally:
-        for node in nodes:      # every scan worker stops at once, not one after another
-            getattr(node, 'request_stop', lambda: None)()
+        _stop_sensors(nodes)
         if executor is not None:
             executor.shutdown(timeout_sec=1.0)
         for node in nodes:
@@ -214,6 +213,9 @@ def _spin(args, executor, nodes, stop):
             break
         executor.spin_once(timeout_sec=0.05)
         display.update(now, monitor, configured, now - t0, args.seconds)
+    # The sweeps end with the run: past it /tf is no longer taken in, and a sweep would only
+    # report its transform as stale below the summary.
+    _stop_sensors(nodes)
     print_summary(monitor, configured, time.monotonic() - t0, stop['signal'])
     if args.snapshots and stop['signal'] is None:
         _write_snapshots(monitor.recorder, args.snapshots, nodes)
@@ -244,9 +246,14 @@ def _live_view(args, context, lidar):
 def _serve_view(args, live, nodes, stop):
     """After a run: one line of what was shown; the viewer stays served (--serve-seconds)."""
     print(f'view: {live.summary()} shown', file=sys.stderr)
-    for node in nodes:      # the sensors stop; the viewer keeps what it was sent
-        getattr(node, 'request_stop', lambda: None)()
+    _stop_sensors(nodes)    # the viewer keeps what it was sent
     live.view.serve(args.serve_seconds, lambda: stop['signal'] is not None)
+
+
+def _stop_sensors(nodes):
+    """Stop every node's scan worker at once (not one after another); idempotent."""
+    for node in nodes:
+        getattr(node, 'request_stop', lambda: None)()
 
 
 def _mute_qos_events(node):

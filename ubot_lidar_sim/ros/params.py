@@ -154,6 +154,8 @@ class ConfigParameters:
             preset = self._declare(self._fields['preset'], defaults['preset'], read_only=True)
             try:
                 values = load_preset(preset, config_cls.preset_node)
+            except ConfigError:
+                raise                   # it names the preset and the choices already
             except (OSError, ValueError) as exc:
                 raise ConfigError('preset', preset, f'a loadable preset ({exc})') from exc
             for key, value in values.items():

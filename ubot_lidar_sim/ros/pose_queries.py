@@ -67,7 +67,8 @@ class PoseQueries:
         self.get_logger().warning(
             f'waiting for /tf: no transform from {world!r} to {frame_id!r} has arrived; a '
             f'sweep needs {world} -> ... -> {frame_id} on /tf (a robot driver, '
-            f'`python -m ubot_lidar_sim run`, or `static_transform_publisher --frame-id {world} '
+            f'`demo_driver_node` (a robot driving a loop), `python -m ubot_lidar_sim run`, or '
+            f'with ROS installed `ros2 run tf2_ros static_transform_publisher --frame-id {world} '
             f'--child-frame-id {frame_id}`)')
 
     def oldest_pose_s(self, frame_id):
