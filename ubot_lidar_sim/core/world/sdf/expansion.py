@@ -47,7 +47,7 @@ class Files:
         if isinstance(target, str):
             return target, None
         if target.is_dir():
-            target = model_file(target, where)
+            target = model_file(target, where, self.root)
         if not target.is_file():
             raise SdfMissing(f"{where}/uri: '{target}' not found")
         return target, self.root(target)

@@ -137,14 +137,18 @@ def resolve(uri, base_dirs, model_paths, where):
     return _relative(path, base_dirs, model_paths, uri, where)
 
 
-def model_file(directory, where):
-    """Return the SDF file of a model directory: model.config's <sdf> (newest), else model.sdf."""
+def model_file(directory, where, read=read_xml):
+    """
+    Return the SDF file of a model directory: model.config's <sdf> (newest), else model.sdf.
+
+    read(path, what): the XML reader (expansion.Files.root reads each file once per load).
+    """
     directory = Path(directory)
     if directory.is_file():
         return directory
     config = directory / 'model.config'
     if config.is_file():
-        root = read_xml(config, 'model.config')
+        root = read(config, 'model.config')
         best = None
         for el in root.iter('sdf'):
             version = tuple(int(x) for x in (el.get('version') or '0').split('.')
