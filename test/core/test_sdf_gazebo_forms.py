@@ -6,6 +6,7 @@ import pytest
 from sdf_helpers import box_model, down_range, load, world_sdf, write
 from tolerances import f32_hit_bound_m
 
+from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.yaml_io import MAX_FILE_BYTES
 
@@ -177,3 +178,14 @@ def test_missing_accepts_only_error_or_warn(tmp_path):
     with pytest.raises(WorldError, match=r"objects\[0\]\.missing.*'maybe' is not one of "
                        'error, warn'):
         load(tmp_path / 'y.yaml')
+
+
+def test_sdf_missing_parameter_applies_to_a_direct_sdf_world(tmp_path, capsys):
+    write(tmp_path, {'w.world': world_sdf(MISSING)})
+    out = tmp_path / 'scan.json'
+    args = ['scan', '--sensor', 'laser_scan', '--world', str(tmp_path / 'w.world'), '--out',
+            str(out)]
+    assert main(args) == 2
+    assert "model 'gone_a' not found" in capsys.readouterr().err
+    assert main(args + ['--set', 'sdf_missing=warn']) == 0
+    assert out.is_file()

@@ -59,7 +59,8 @@ MATERIAL_TO_SEMANTICKITTI = {
     'other': 99, 'soil': 72, 'grass': 72, 'gravel': 72, 'asphalt': 40, 'concrete': 48,
     'water': 49, 'corn_leaf': 70, 'soybean_leaf': 70, 'tree_foliage': 70, 'bark': 71,
     'shrub': 70, 'building': 50, 'metal_bin': 99, 'vehicle': 10, 'mud': 72,
-    'potato_leaf': 70, 'snow': 49}
+    'potato_leaf': 70, 'snow': 49, 'glass': 50, 'mirror': 50, 'wood': 99, 'metal': 99,
+    'fabric': 99, 'plastic': 99, 'paper': 99, 'carpet': 49, 'tile': 49}
 
 
 def check_label_map(value, name='label_map'):

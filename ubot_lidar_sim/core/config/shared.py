@@ -20,6 +20,9 @@ class WorldParams(Validated):
     sdf_geometry: str = _p('visual', 'Which SDF geometry the rays meet: visual (what a GPU '
                            'lidar sees) or collision (CPU lidar, physics).',
                            choices=('visual', 'collision'), read_only=True)
+    sdf_missing: str = _p('error', 'A model or mesh an SDF world names that is not there: error '
+                          '(refuse the world) or warn (load the rest, one warning naming '
+                          'every missing one).', choices=('error', 'warn'), read_only=True)
 
 
 @dataclass(frozen=True)

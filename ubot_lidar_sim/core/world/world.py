@@ -98,16 +98,17 @@ class World:
     @classmethod
     def load(cls, spec: str | Path, materials: MaterialTable | None = None,
              max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
-             model_paths: Sequence[str] = (), sdf_geometry: str = 'visual') -> World:
+             model_paths: Sequence[str] = (), sdf_geometry: str = 'visual',
+             sdf_missing: str = 'error') -> World:
         """
         Load 'demo', 'flat', an example by name, a world YAML path or an SDF world (.sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
-        backend.CasterFactory (None: open3d); model_paths, sdf_geometry: the SDF options
-        (docs/worlds.md, "Gazebo SDF worlds").
+        backend.CasterFactory (None: open3d); model_paths, sdf_geometry, sdf_missing: the SDF
+        options (docs/worlds.md, "Gazebo SDF worlds").
         """
-        sdf = (tuple(model_paths), sdf_geometry)
+        sdf = (tuple(model_paths), sdf_geometry, sdf_missing)
         materials = MaterialTable.load() if materials is None else materials
         spec = resolve_world(spec)
         if isinstance(spec, str) and spec in BUILTIN_WORLDS:
@@ -125,15 +126,16 @@ class World:
     @classmethod
     def from_dict(cls, data: dict, source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
-                  caster: CasterFactory | None = None, sdf: tuple = ((), 'visual'),
+                  caster: CasterFactory | None = None, sdf: tuple = ((), 'visual', 'error'),
                   direct_sdf: bool = False) -> World:
         """
         Build a world from the parsed YAML mapping; relative files resolve against base_dir.
 
-        sdf: (model_paths, sdf_geometry) of its SDF entries; direct_sdf: the file is SDF itself.
+        sdf: (model_paths, sdf_geometry, sdf_missing) of its SDF entries; direct_sdf: the file is
+        SDF itself.
         """
         ctx = Context(source, base_dir, max_triangles)
-        ctx.model_paths, ctx.sdf_geometry = sdf
+        ctx.model_paths, ctx.sdf_geometry, ctx.sdf_missing = sdf
         frame, entries = check_world(data, ctx)
         check_actor_list(data, ctx)         # the count, before anything is built
         is_sdf = [isinstance(e, dict) and e.get('type') == 'sdf' for e in entries]
@@ -333,5 +335,5 @@ def load_for_config(cfg, caster: CasterFactory | None = None) -> tuple[World, Ma
     """Load the world of a sensor config (world_file, materials_file): (World, MaterialTable)."""
     materials = materials_for_config(cfg)
     return World.load(cfg.world_file, materials, caster=caster,
-                      model_paths=cfg.model_paths,
-                      sdf_geometry=cfg.sdf_geometry), materials
+                      model_paths=cfg.model_paths, sdf_geometry=cfg.sdf_geometry,
+                      sdf_missing=cfg.sdf_missing), materials
