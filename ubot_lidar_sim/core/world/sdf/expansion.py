@@ -28,7 +28,7 @@ class Files:
     def __init__(self, world_path, model_paths):
         """world_path: the SDF world file; model_paths: the model_paths parameter."""
         self.world_dir, self.model_paths = Path(world_path).parent, tuple(model_paths)
-        self._roots = {}
+        self._roots, self._targets = {}, {}
 
     def root(self, path, what='model file'):
         """Return the root element of path, read once per load."""
@@ -42,15 +42,17 @@ class Files:
         uri = (el.findtext('uri') or '').strip()
         if not uri:
             raise SdfError(f'{where}: <uri> missing')
-        target = resolve(uri, (Path(src).parent, self.world_dir), self.model_paths,
-                         f'{where}/uri')
-        if isinstance(target, str):
-            return target, None
-        if target.is_dir():
-            target = model_file(target, where, self.root)
-        if not target.is_file():
-            raise SdfMissing(f"{where}/uri: '{target}' not found")
-        return target, self.root(target)
+        key = (uri, Path(src).parent)       # the same include resolves the same way in a load
+        if key not in self._targets:
+            target = resolve(uri, (Path(src).parent, self.world_dir), self.model_paths,
+                             f'{where}/uri')
+            if not isinstance(target, str) and target.is_dir():
+                target = model_file(target, where, self.root)
+            if not isinstance(target, str) and not target.is_file():
+                raise SdfMissing(f"{where}/uri: '{target}' not found")
+            self._targets[key] = target
+        target = self._targets[key]
+        return target, None if isinstance(target, str) else self.root(target)
 
 
 def _size(files, path, root, chain, memo):
