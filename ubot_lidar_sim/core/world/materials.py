@@ -71,7 +71,7 @@ def _apply(values, data, path):
 
 @dataclass(frozen=True, eq=False)
 class MaterialTable:
-    """One read-only float64 array of shape (18,) per property, indexed by the material byte."""
+    """One read-only float64 array per property, one value per material byte (MATERIAL_NAMES)."""
 
     reflectivity: np.ndarray
     specular: np.ndarray
@@ -85,7 +85,7 @@ class MaterialTable:
 
     @classmethod
     def load(cls, override_file=None):
-        """Read config/materials.yaml (all 18 x 9 values required), then ``override_file``."""
+        """Read config/materials.yaml (every value required), then ``override_file``."""
         path = config_path('materials.yaml')
         values = {p: [math.nan] * len(MATERIAL_NAMES) for p in PROPERTIES}
         _apply(values, _read_yaml(path), path)
@@ -99,7 +99,7 @@ class MaterialTable:
 
     @classmethod
     def from_values(cls, values):
-        """Build a table from {property: sequence of 18 floats}."""
+        """Build a table from {property: sequence of one float per material}."""
         arrays = {}
         for prop in PROPERTIES:
             a = np.array(values[prop], dtype=np.float64)
