@@ -189,3 +189,22 @@ def test_sdf_missing_parameter_applies_to_a_direct_sdf_world(tmp_path, capsys):
     assert "model 'gone_a' not found" in capsys.readouterr().err
     assert main(args + ['--set', 'sdf_missing=warn']) == 0
     assert out.is_file()
+
+
+def test_unterminated_openers_are_refused_in_one_line(tmp_path):
+    # a million unterminated comment, CDATA and PI openers: one pass over the text (a lazy regex
+    # would rescan to the end for each), then expat's refusal naming line and column
+    for name, text in (('c.world', '<!--' * 1_000_000), ('d.world', '<![CDATA[' * 300_000),
+                       ('p.world', '<sdf>' + '<?' * 1_000_000)):
+        write(tmp_path, {name: text})
+        with pytest.raises(WorldError, match=r'not valid XML, even as Gazebo reads it \(.*: '
+                           r'line 1, column \d+\)'):
+            load(tmp_path / name)
+
+
+def test_well_formed_file_is_read_without_a_repair_warning(tmp_path, caplog):
+    write(tmp_path, {'w.world': world_sdf('<!-- fine --><![CDATA[ a & b -- ]]>'
+                                          + box_model('b', '0 0 0.5 0 0 0'))})
+    with caplog.at_level(logging.WARNING, logger=READING):
+        world = load(tmp_path / 'w.world')
+    assert [o.name for o in world.objects] == ['b::l::v'] and not caplog.records

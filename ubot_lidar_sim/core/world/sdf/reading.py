@@ -27,11 +27,11 @@ LOG = logging.getLogger(__name__)
 # The most models (and included models) one SDF world may hold, counted before anything is built.
 MAX_MODELS = 100_000
 
-_DECLARATION = re.compile(r'<\?xml[\s?][^>]*>')
 # a comment, a CDATA section or a processing instruction: text that entity repair leaves alone
-_OPAQUE = re.compile(r'(<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>)', re.DOTALL)
+_OPAQUE = (('<!--', '-->'), ('<![CDATA[', ']]>'), ('<?', '?>'))
 # '&' that does not start one of XML's five entities or a character reference
 _BARE_AMP = re.compile(r'&(?!(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)')
+_REFERENCE = re.compile(r'&amp;(?=(?:amp|lt|gt|quot|apos|#[0-9]+|#x[0-9a-fA-F]+);)')
 _PREFIXED_TAG = re.compile(r'</?([A-Za-z_][\w.-]*):[A-Za-z_]')
 _DECLARED = re.compile(r'xmlns:([A-Za-z_][\w.-]*)\s*=')
 
@@ -65,35 +65,78 @@ def _repair_comment(comment):
     return f'<!--{fixed}-->'
 
 
+def _declaration(text):
+    """Return (start, end) of the first '<?xml ...>' declaration, or None."""
+    start = text.find('<?xml')
+    while start >= 0 and text[start + 5:start + 6] not in ('?', ' ', '\t', '\r', '\n'):
+        start = text.find('<?xml', start + 1)
+    end = text.find('>', start) if start >= 0 else -1
+    return None if end < 0 else (start, end + 1)
+
+
+def _split_opaque(text):
+    """
+    Return the pieces of text: plain text at even indices, comments / CDATA / PIs at odd ones.
+
+    One pass with str.find (a regex with a lazy '.*?' rescans to the end of a 64 MiB file for
+    every unterminated opener, quadratic time for a file of openers); an unterminated one ends
+    the opaque pieces (expat refuses the file).
+    """
+    pieces, pos = [], 0
+    nxt = [text.find(opener) for opener, _ in _OPAQUE]
+    while True:
+        live = [(p, k) for k, p in enumerate(nxt) if p >= 0]
+        if not live:
+            break
+        start, k = min(live)
+        opener, closer = _OPAQUE[k]
+        end = text.find(closer, start + len(opener))
+        if end < 0:
+            break
+        end += len(closer)
+        pieces += [text[pos:start], text[start:end]]
+        pos = end
+        # -1 stays -1: an opener not found once is not found later (no rescans)
+        nxt = [p if p >= pos or p < 0 else text.find(o, pos) for p, (o, _) in zip(nxt, _OPAQUE)]
+    return pieces + [text[pos:]]
+
+
+def _undeclared(text):
+    """Return the sorted prefixes of tags that no xmlns: attribute declares."""
+    used = {m.group(1) for m in _PREFIXED_TAG.finditer(text)}
+    return sorted(used - {m.group(1) for m in _DECLARED.finditer(text)})
+
+
+def _without_declaration(text):
+    """Return (text without its '<?xml ...>' declaration, whether text came before it)."""
+    declaration = _declaration(text)
+    if declaration is None:
+        return text, False
+    # the text is already decoded: expat must not re-read its encoding
+    return (text[:declaration[0]] + text[declaration[1]:],
+            bool(text[:declaration[0]].strip()))
+
+
 def lenient_text(text):
     """
     Return (XML text expat reads, recoveries): tinyxml2's tolerances made explicit.
 
-    recoveries: short names of what was repaired ('comment with --', ...), in a fixed order.
+    text: without its declaration. recoveries: what was repaired ("'--' inside a comment",
+    "a bare '&'"), in a fixed order. Linear in the text's length.
     """
     recoveries = []
-    stripped = text.lstrip()
-    declaration = _DECLARATION.search(text)
-    if declaration is not None:
-        if not stripped.startswith(declaration.group(0)):
-            recoveries.append('text before <?xml')
-        # the text is already decoded: expat must not re-read its encoding
-        text = text[:declaration.start()] + text[declaration.end():]
-    pieces = _OPAQUE.split(text)
+    pieces = _split_opaque(text)
     comments = [k for k in range(1, len(pieces), 2) if pieces[k].startswith('<!--')]
     if any('--' in pieces[k][4:-3] or pieces[k][4:-3].endswith('-') for k in comments):
         recoveries.append("'--' inside a comment")
         for k in comments:
             pieces[k] = _repair_comment(pieces[k])
-    if any(_BARE_AMP.search(pieces[k]) for k in range(0, len(pieces), 2)):
+    plain = range(0, len(pieces), 2)
+    if any(_BARE_AMP.search(pieces[k]) for k in plain):
         recoveries.append("a bare '&'")
-        for k in range(0, len(pieces), 2):
-            pieces[k] = _BARE_AMP.sub('&amp;', pieces[k])
-    text = ''.join(pieces)
-    undeclared = sorted(set(_PREFIXED_TAG.findall(text)) - set(_DECLARED.findall(text)))
-    if undeclared:
-        recoveries.append('undeclared prefix ' + ', '.join(p + ':' for p in undeclared))
-    return text, recoveries
+        for k in plain:     # escape every '&', then give the references back their own
+            pieces[k] = _REFERENCE.sub('&', pieces[k].replace('&', '&amp;'))
+    return ''.join(pieces), recoveries
 
 
 def _refuse(what):
@@ -127,15 +170,24 @@ def read_xml(path, what='SDF file'):
         raise SdfError(f'{path}: {what} is {exc.strerror}') from None
     except OSError:
         raise SdfMissing(f'{path}: {what} not found') from None
-    text, recoveries = lenient_text(_decode(data))
+    text, before = _without_declaration(_decode(data))
+    recoveries = ['text before <?xml'] if before else []
     try:
-        root = parse_text(text)
+        try:
+            root = parse_text(text)     # well-formed XML pays for no repair
+        except expat.ExpatError:
+            text, repaired = lenient_text(text)
+            recoveries += repaired
+            root = parse_text(text)
     except _Refused as exc:
         raise SdfError(f'{path}: refused: {exc} (DTDs and entities are not read)') from None
     except expat.ExpatError as exc:
         raise SdfError(f'{path}: not valid XML, even as Gazebo reads it '
                        f'({expat.ErrorString(exc.code)}: line {exc.lineno}, column '
                        f'{exc.offset + 1})') from None
+    undeclared = _undeclared(text)
+    if undeclared:
+        recoveries.append('undeclared prefix ' + ', '.join(p + ':' for p in undeclared))
     if recoveries:
         LOG.warning('%s: read as Gazebo (tinyxml2) reads it: %s', path, '; '.join(recoveries))
     return root
