@@ -1,7 +1,7 @@
 """Hostile SDF structure refused in one line: include cycles, deep nests, doubling trees, 1e300."""
 
 import pytest
-from sdf_helpers import box_model, load, world_sdf, write
+from sdf_helpers import box_model, down_range, load, world_sdf, write
 
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import WorldError
@@ -108,3 +108,17 @@ def test_mesh_scale_zero_negative_or_nan_is_refused(tmp_path, scale):
                          f'<uri>p.obj</uri><scale>{scale}</scale></mesh></geometry></visual>'
                          '</link></model>')})
     _refused(tmp_path / 'w.world', r"visual 'v'/geometry/mesh/scale: .*(> 0|not 3 numbers)")
+
+
+def test_a_chain_of_3000_relative_frames_resolves_without_recursion(tmp_path):
+    # frame k is 0.001 m above frame k - 1: the last one 3 m above the model
+    frames = '<frame name="f0"/>' + ''.join(
+        f'<frame name="f{k}"><pose relative_to="f{k - 1}">0 0 0.001 0 0 0</pose></frame>'
+        for k in range(1, 3000))
+    model = ('<model name="m">' + frames + '<link name="l"><pose relative_to="f2999">0 0 0 0 0 0'
+             '</pose><visual name="v"><geometry><box><size>1 1 1</size></box></geometry>'
+             '</visual></link></model>')
+    write(tmp_path, {'w.world': world_sdf(model)})
+    # top of the box at 2.999 + 0.5 m; bound: 3000 float64 additions of 0.001 (< 1e-12 m)
+    # within float32 hit rounding at 10 m (< 1e-5 m)
+    assert down_range(load(tmp_path / 'w.world'), 0, 0) == pytest.approx(10 - 3.499, abs=1e-5)

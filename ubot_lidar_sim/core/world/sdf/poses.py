@@ -54,30 +54,37 @@ class ModelFrames:
                 if name:
                     self._els[name] = el
         self._done = {'__model__': world_from_model, '': world_from_model}
-        self._busy = set()
 
-    def frame(self, name, where):
-        """Return the world transform of the frame called name in this model."""
-        if name in self._done:
-            return self._done[name]
+    def _link(self, name, where):
+        """Return (pose (4, 4), the frame it is relative to) of the element called name."""
         if '::' in name:
             raise SdfError(f"{where}: relative_to '{name}' names a frame inside a nested model "
                            '(not supported; name a frame of this model)')
         if name not in self._els:
             raise SdfError(f"{where}: relative_to '{name}' is not a frame of model "
                            f"{self.where} ({', '.join(sorted(self._els)) or 'no frames'})")
-        if name in self._busy:
-            raise SdfError(f"{where}: the pose of '{name}' is relative to itself (a cycle)")
-        self._busy.add(name)
         el = self._els[name]
         pose, rel = parse_pose(el.find('pose'), f'{where}/{el.tag}[{name}]/pose')
         if el.tag == 'frame' and not rel:
             rel = el.get('attached_to') or ''
         if el.tag == 'joint' and not rel:
             rel = (el.findtext('child') or '').strip()
-        self._done[name] = self.frame(rel, where) @ pose
-        self._busy.discard(name)
-        return self._done[name]
+        return pose, rel
+
+    def frame(self, name, where):
+        """Return the world transform of the frame called name in this model."""
+        chain, busy = [], set()         # followed iteratively: a chain may be any length
+        while name not in self._done:
+            if name in busy:
+                raise SdfError(f"{where}: the pose of '{name}' is relative to itself (a cycle)")
+            busy.add(name)
+            pose, rel = self._link(name, where)
+            chain.append((name, pose))
+            name = rel
+        world_from = self._done[name]
+        for done, pose in reversed(chain):
+            world_from = self._done[done] = world_from @ pose
+        return world_from
 
     def placed(self, el, parent, where):
         """Return the world transform of a visual / collision: pose in parent or relative_to."""
