@@ -57,20 +57,23 @@ def _clean(spec):
 
 
 def _modify(target, spec):
-    """Set target's attributes and text from spec, recursing into its children."""
-    for key, value in spec.attrib.items():
-        if key not in ('element_id', 'action'):
-            target.set(key, value)
-    if spec.text and spec.text.strip():
-        target.text = spec.text
-        return
-    for child in spec:
-        match = _match(target, child)
-        if match is None:
-            LOG.warning('experimental:params: <%s> not found in <%s>; modification skipped',
-                        child.tag, target.tag)
-        else:
-            _modify(match, child)
+    """Set target's attributes and text from spec, and so on down its children (a stack)."""
+    todo = [(target, spec)]
+    while todo:
+        target, spec = todo.pop()
+        for key, value in spec.attrib.items():
+            if key not in ('element_id', 'action'):
+                target.set(key, value)
+        if spec.text and spec.text.strip():
+            target.text = spec.text
+            continue
+        for child in spec:
+            match = _match(target, child)
+            if match is None:
+                LOG.warning('experimental:params: <%s> not found in <%s>; modification '
+                            'skipped', child.tag, target.tag)
+            else:
+                todo.append((match, child))
 
 
 def _apply(action, parent, target, spec):
