@@ -10,9 +10,9 @@ that draw nothing (lights, plugins, physics, scene, GUI, joints, ...) are listed
 level. Every object is named by its scope ``model::link::visual``.
 
 ``missing``: ``error`` (the default) stops at the first model or mesh that is not there;
-``warn`` loads the rest and logs one warning listing every missing one (Gazebo logs an error
-per missing model and loads the others: gz-sim src/SdfEntityCreator.cc, sdformat's
-``Root::Load`` returning errors beside the loaded world).
+``warn`` loads the rest and logs one warning listing every missing one, as Gazebo goes on
+past a missing model: sdformat records a URI_LOOKUP error for an include it cannot resolve and
+reads the next element (src/parser.cc:1553-1557, 1732-1734).
 """
 
 import copy
