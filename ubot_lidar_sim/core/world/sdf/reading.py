@@ -1,15 +1,17 @@
 """
 Reading SDF and model.config files as Gazebo reads them: leniently, but never a DTD or entity.
 
-sdformat parses with tinyxml2 (sdformat src/parser.cc, ``tinyxml2::XMLDocument::Parse``), which
-reads what a strict XML parser refuses: a comment holding ``--`` (gz-sim's ``empty.sdf``), a
-comment or blank before ``<?xml`` (Classic's ``cafe.world``), a bare ``&`` (AWS hospital
-``model.config`` files; tinyxml2's ``XMLUtil::GetCharacterRef`` leaves an unknown reference as
-text) and prefixes no ``xmlns:`` declares (``gz:``, ``experimental:``; tinyxml2 has no
-namespaces). Those are repaired, each kind logged once per file, and the text is parsed by expat
-without namespace processing, so a tag keeps its prefix (``experimental:params``). Refused: a
-DOCTYPE of any kind (internal subset or ``SYSTEM``, nothing is fetched), an entity declaration,
-a file larger than yaml_io.MAX_FILE_BYTES or not a regular file.
+sdformat parses with tinyxml2 (sdformat src/parser.cc:165 ``XMLDocument::LoadFile``, 513
+``Parse``), which reads what a strict XML parser refuses: a comment holding ``--`` (gz-sim's
+``empty.sdf``; tinyxml2 ends a comment at the first ``-->``), a comment or blank before
+``<?xml`` (Classic's ``cafe.world``), a bare ``&`` (AWS hospital ``model.config`` files;
+tinyxml2's ``StrPair::GetStr`` copies an ``&`` that starts no known entity as text) and
+prefixes no ``xmlns:`` declares (``gz:``, ``experimental:``; tinyxml2 has no namespaces). A
+file expat refuses is repaired so, each kind logged once per file (a well-formed file is read as
+it is); expat reads without namespace processing, so a tag keeps its prefix
+(``experimental:params``). Refused: a DOCTYPE of any kind (internal subset, ``SYSTEM`` or
+``PUBLIC``: nothing is fetched), an entity declaration, a file larger than
+yaml_io.MAX_FILE_BYTES or not a regular file (checked before it is read).
 
 Elements are the standard library's ElementTree elements; ``text_of`` and ``number`` read a child's
 text with the file, model and element named in every error.
