@@ -166,10 +166,13 @@ def test_missing_warn_loads_the_rest_and_names_every_missing_one_in_one_line(tmp
     assert all(name in lines[0] for name in ('gone_a', 'gone_b', 'Gone_C.DAE'))
 
 
-def test_missing_error_is_the_default_and_names_the_first(tmp_path):
+def test_missing_error_is_the_default_and_names_every_missing_one_in_one_line(tmp_path):
     write(tmp_path, {'w.world': world_sdf(MISSING)})
-    with pytest.raises(WorldError, match="model 'gone_a' not found"):
+    with pytest.raises(WorldError, match=r"w\.world: 3 models or meshes missing \(missing: warn "
+                       r"loads the rest\): .*model 'gone_a' not found") as err:
         load(tmp_path / 'w.world')
+    assert '\n' not in str(err.value)
+    assert all(name in str(err.value) for name in ('gone_a', 'gone_b', 'Gone_C.DAE'))
 
 
 def test_missing_accepts_only_error_or_warn(tmp_path):

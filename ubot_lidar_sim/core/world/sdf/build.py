@@ -9,8 +9,9 @@ An included file with lights and no model (Classic's ``model://sun``) adds nothi
 that draw nothing (lights, plugins, physics, scene, GUI, joints, ...) are listed once at debug
 level. Every object is named by its scope ``model::link::visual``.
 
-``missing``: ``error`` (the default) stops at the first model or mesh that is not there;
-``warn`` loads the rest and logs one warning listing every missing one, as Gazebo goes on
+``missing``: ``error`` (the default) refuses a world with a model or mesh that is not there,
+in one line naming every missing one (a run names them all, not the first); ``warn`` loads
+the rest and logs one warning listing every missing one, as Gazebo goes on
 past a missing model: sdformat records a URI_LOOKUP error for an include it cannot resolve and
 reads the next element (src/parser.cc:1553-1557, 1732-1734).
 """
@@ -65,9 +66,7 @@ class _Walk:
         self.warn, self.files = missing == 'warn', None
 
     def skip(self, exc):
-        """Note a missing model or mesh (missing: warn), else raise it."""
-        if not self.warn:
-            raise exc
+        """Note a missing model or mesh; the world's end reports them all."""
         self.scene.missing.append(str(exc))
 
     def ignore(self, el, where):
@@ -123,9 +122,13 @@ class _Walk:
                     self.scene.actors.append(actor)
             elif isinstance(el.tag, str):
                 self.ignore(el, where)
-        if self.scene.missing:
+        gone = self.scene.missing
+        if gone and not self.warn:
+            raise SdfMissing(gone[0] if len(gone) == 1 else f'{path}: {len(gone)} models or '
+                             'meshes missing (missing: warn loads the rest): ' + ' | '.join(gone))
+        if gone:
             LOG.warning('%s: loaded without %d missing model(s) or mesh(es) (missing: warn): %s',
-                        path, len(self.scene.missing), ' | '.join(self.scene.missing))
+                        path, len(gone), ' | '.join(gone))
         return self.scene
 
     def population(self, el, index, src):
