@@ -168,7 +168,7 @@ def test_missing_warn_loads_the_rest_and_names_every_missing_one_in_one_line(tmp
 
 def test_missing_error_is_the_default_and_names_every_missing_one_in_one_line(tmp_path):
     write(tmp_path, {'w.world': world_sdf(MISSING)})
-    with pytest.raises(WorldError, match=r"w\.world: 3 models or meshes missing \(missing: warn "
+    with pytest.raises(WorldError, match=r'w\.world: 3 models or meshes missing \(missing: warn '
                        r"loads the rest\): .*model 'gone_a' not found") as err:
         load(tmp_path / 'w.world')
     assert '\n' not in str(err.value)
