@@ -1,5 +1,8 @@
 """Hostile SDF structure refused in one line: include cycles, deep nests, doubling trees, 1e300."""
 
+import os
+import threading
+
 import pytest
 from sdf_helpers import box_model, down_range, load, world_sdf, write
 
@@ -122,3 +125,26 @@ def test_a_chain_of_3000_relative_frames_resolves_without_recursion(tmp_path):
     # top of the box at 2.999 + 0.5 m; bound: 3000 float64 additions of 0.001 (< 1e-12 m)
     # within float32 hit rounding at 10 m (< 1e-5 m)
     assert down_range(load(tmp_path / 'w.world'), 0, 0) == pytest.approx(10 - 3.499, abs=1e-5)
+
+
+def test_gltf_whose_buffer_is_a_fifo_is_refused_without_opening_it(tmp_path, monkeypatch):
+    import trimesh
+
+    monkeypatch.setenv('UBOT_LIDAR_SIM_MESH_CACHE', str(tmp_path / 'cache'))
+    files = trimesh.exchange.gltf.export_gltf(trimesh.Scene(trimesh.creation.box()))
+    write(tmp_path, {'m/box.gltf': files['model.gltf'],
+                     'm/gltf_buffer_1.bin': files['gltf_buffer_1.bin'],
+                     'w.world': world_sdf('<model name="m"><link name="l"><visual name="v">'
+                                          '<geometry><mesh><uri>m/box.gltf</uri></mesh>'
+                                          '</geometry></visual></link></model>')})
+    fifo = tmp_path / 'm' / 'gltf_buffer_0.bin'
+    os.mkfifo(fifo)
+    # a writer that ends a reader's wait (before the check the load opened the FIFO and hung)
+    writer = threading.Thread(target=lambda: os.close(os.open(fifo, os.O_WRONLY)), daemon=True)
+    writer.start()
+    try:
+        _refused(tmp_path / 'w.world', r"mesh '.*box\.gltf' has the buffer 'gltf_buffer_0\.bin', "
+                 r'not a regular file \(a FIFO\)')
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))      # lets the writer finish
+        writer.join(5.0)
