@@ -22,6 +22,7 @@ import bench_fleet  # noqa: E402
 import bench_lidar  # noqa: E402
 import bench_load  # noqa: E402
 import bench_sdf  # noqa: E402
+import bench_sdf_gazebo  # noqa: E402
 import bench_sensors  # noqa: E402
 
 COLUMNS = ('case', 'preset', 'sub_rays', 'return_mode', 'compute_workers', 'beams_per_scan',
@@ -48,7 +49,8 @@ def print_table(rows):
     # (case-name prefix, columns) in print order; the scan cases are the rest.
     groups = (('E2E', E2E_COLUMNS), ('dataset', bench_dataset.COLUMNS),
               ('LOAD', bench_load.COLUMNS), ('FLEET', bench_fleet.COLUMNS),
-              ('SDF', bench_sdf.COLUMNS), ('CLOSED', bench_closed_loop.COLUMNS),
+              ('SDF', bench_sdf.COLUMNS), ('GAZEBO', bench_sdf_gazebo.COLUMNS),
+              ('CLOSED', bench_closed_loop.COLUMNS),
               ('CLI', bench_cli.COLUMNS))
     scans = [r for r in rows if not r['case'].startswith(tuple(p for p, _ in groups))]
     if scans:
@@ -115,6 +117,8 @@ def main(argv=None):
     if only is None or any(p.startswith('SDF') for p in only):
         # An SDF warehouse of 50 generated COLLADA meshes: cold / warm load, cast vs demo.
         rows += [bench_sdf.run(5 if args.quick else 20)]
+        # 150 models with relative file:// meshes and a 100-box population: cold / warm load.
+        rows += [bench_sdf_gazebo.run(3 if args.quick else 5)]
     if only is None or any(p.startswith('CLI') for p in only):
         # presets, --help, a bad --set: wall time beside `import numpy` (bench_cli.py).
         rows += bench_cli.run(3 if args.quick else 10)

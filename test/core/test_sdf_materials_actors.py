@@ -42,8 +42,9 @@ def test_material_comes_from_pattern_then_gazebo_script_then_default(tmp_path):
 
 def test_sidecar_with_an_unknown_material_is_refused(tmp_path):
     write(tmp_path, {'w.world': world_sdf(box_model('a', '0 0 0 0 0 0')),
-                     'w.materials.yaml': '"*": metal\n'})
-    with pytest.raises(WorldError, match=r"w\.materials\.yaml\.\*: unknown material 'metal'"):
+                     'w.materials.yaml': '"*": unobtainium\n'})
+    with pytest.raises(WorldError,
+                       match=r"w\.materials\.yaml\.\*: unknown material 'unobtainium'"):
         load(tmp_path / 'w.world')
 
 

@@ -21,8 +21,11 @@ def run_describe(args, sdf_report=None):
     """
     if args.sensor == 'all':
         raise ConfigError('--sensor', 'all', f'one of {", ".join(SENSORS)} for describe')
-    extra = {'model_paths': args.model_paths} if args.model_paths else None
-    cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides), extra)
+    extra = {'model_paths': args.model_paths} if args.model_paths else {}
+    if getattr(args, 'world', None) is not None:
+        extra['world_file'] = args.world
+    cfg = effective_config(args.sensor, args.params, parse_overrides(args.overrides),
+                           extra or None)
     # Only what applies: the fields of the config's pattern and model, not the others'.
     settings = {name: getattr(cfg, name) for name in config_mod.applicable_names(cfg)}
     out = {'sensor': args.sensor, 'settings': settings}

@@ -140,6 +140,7 @@ def build_parser():
     sub.add_parser('presets', help='list the sensor presets', epilog=EXAMPLES['presets'])
     describe = sub.add_parser('describe', parents=[common], epilog=EXAMPLES['describe'],
                               help='print the effective settings as JSON')
+    describe.add_argument('--world', help='the world_file parameter (a world YAML or SDF)')
     describe.add_argument('--list-materials', action='store_true', help='load world_file and '
                           'list the material each SDF surface got and why')
     dataset = add_dataset_parser(sub)

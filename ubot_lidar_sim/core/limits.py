@@ -5,6 +5,8 @@ The base layer holds them so that config (which declares them as ranges and choi
 physics (which applies them) both import them and config imports no physics.
 """
 
+from ubot_lidar_sim.core.errors import ConfigError
+
 #: Limits of every weather entrance. Rain above ~300 mm/h is a minute-long record; 500 leaves
 #: room.
 RAIN_MAX_MM_H = 500.0
@@ -21,3 +23,10 @@ SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
 #: What a glass pane is to the rays (docs/physics.md, "Glass and mirrors"): a wall, or a pane
 #: that passes the ray on and returns its specular glint.
 GLASS_MODELS = ('opaque', 'physical')
+
+
+def glass_physical(glass):
+    """Return True for glass 'physical', False for 'opaque'; ConfigError for anything else."""
+    if glass not in GLASS_MODELS:
+        raise ConfigError('glass', glass, ' | '.join(GLASS_MODELS))
+    return glass == 'physical'

@@ -26,6 +26,9 @@ class WorldParams(Validated):
     caster: str = _p(DEFAULT_CASTER, 'Ray-casting backend: open3d or embree (Embree 4, casts '
                      'without holding the GIL); the same first hits within float32 rounding.',
                      choices=tuple(CASTERS), read_only=True)
+    sdf_missing: str = _p('error', 'A model or mesh an SDF world names that is not there: error '
+                          '(refuse the world) or warn (load the rest, one warning naming '
+                          'every missing one).', choices=('error', 'warn'), read_only=True)
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ def _apply(values, data, path):
 
 @dataclass(frozen=True, eq=False)
 class MaterialTable:
-    """One read-only float64 array (len(MATERIAL_NAMES),) per property, by the material byte."""
+    """One read-only float64 array per property, one value per material byte (MATERIAL_NAMES)."""
 
     reflectivity: np.ndarray
     specular: np.ndarray

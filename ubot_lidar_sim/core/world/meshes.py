@@ -25,6 +25,7 @@ from defusedxml.ElementTree import parse as defused_parse
 import numpy as np
 
 from ubot_lidar_sim.core.world import loaders
+from ubot_lidar_sim.core.yaml_io import check_regular_file, FileRefused, MAX_FILE_BYTES
 
 MESH_SUFFIXES = ('.dae', '.gltf', '.glb', '.obj', '.stl', '.ply')
 _CACHE_VERSION = b'meshes-2'
@@ -124,6 +125,11 @@ def _key(path):
     if path.suffix.lower() == '.gltf':
         for buf in _gltf_json(path).get('buffers', []):
             uri = buf.get('uri', '')
+            if uri and not uri.startswith('data:') and os.path.lexists(path.parent / uri):
+                try:        # before trimesh opens it: a FIFO would hang the load
+                    check_regular_file(path.parent / uri, MAX_FILE_BYTES)
+                except FileRefused as exc:
+                    raise MeshError(f"has the buffer '{uri}', {exc.strerror}") from None
             if uri and not uri.startswith('data:') and (path.parent / uri).is_file():
                 h.update((path.parent / uri).read_bytes())
     return h.hexdigest()

@@ -49,14 +49,16 @@ class Context:
     """Where the values come from (file name, directory for relative paths) and the budget."""
 
     def __init__(self, source, base_dir, max_triangles, model_paths=(),
-                 sdf_geometry=SDF_GEOMETRY_DEFAULT):
+                 sdf_geometry=SDF_GEOMETRY_DEFAULT, sdf_missing='error'):
         """
         Name the file (source) in errors; base_dir resolves relative paths (None: cwd).
 
-        model_paths, sdf_geometry: the options of the world's SDF entries (sdf/entry.py).
+        model_paths, sdf_geometry, sdf_missing: the options of the world's SDF entries
+        (sdf/entry.py).
         """
         self.source, self.base_dir, self.budget = source, base_dir, max_triangles
         self.model_paths, self.sdf_geometry = tuple(model_paths), sdf_geometry
+        self.sdf_missing = sdf_missing
         self.files = []     # every file path() returned, in order: what the world was read from
 
     def error(self, where, problem):

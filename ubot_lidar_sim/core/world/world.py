@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.limits import GLASS_MODELS
+from ubot_lidar_sim.core.limits import glass_physical
 from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
                                                        PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
@@ -103,21 +103,22 @@ class World:
     def load(cls, spec: str | Path, materials: MaterialTable | None = None,
              max_triangles: int = MAX_TRIANGLES, caster: CasterFactory | None = None,
              model_paths: Sequence[str] = (),
-             sdf_geometry: str = SDF_GEOMETRY_DEFAULT) -> World:
+             sdf_geometry: str = SDF_GEOMETRY_DEFAULT, sdf_missing: str = 'error') -> World:
         """
         Load 'demo', 'flat', an example by name, a world YAML path or an SDF world (.sdf).
 
         materials: the MaterialTable whose reflectivity_sd / micro_slope_deg texture the ground
         (None loads the default table); max_triangles caps the whole world; caster: the
         backend.CasterFactory (None: the default of raycast/casters.py); model_paths,
-        sdf_geometry: the SDF options (docs/worlds.md, "Gazebo SDF worlds"). The kinds of
-        world are the loaders of sources.py; a node's or a command's world comes through
-        load_for_config.
+        sdf_geometry, sdf_missing: the SDF options (docs/worlds.md, "Gazebo SDF worlds"). The
+        kinds of world are the loaders of sources.py; a node's or a command's world comes
+        through load_for_config.
         """
         materials = MaterialTable.load() if materials is None else materials
         src = read_world(resolve_world(spec))
         world = cls.from_dict(src.data, src.source, src.base_dir, materials, max_triangles,
-                              caster, (tuple(model_paths), sdf_geometry), src.direct_sdf)
+                              caster, (tuple(model_paths), sdf_geometry, sdf_missing),
+                              src.direct_sdf)
         if src.read_file:
             world.files = (Path(src.source), *world.files)
         return world
@@ -126,12 +127,13 @@ class World:
     def from_dict(cls, data: dict[str, Any], source: str = '<dict>', base_dir: Path | None = None,
                   materials: MaterialTable | None = None, max_triangles: int = MAX_TRIANGLES,
                   caster: CasterFactory | None = None,
-                  sdf: tuple[Sequence[str], str] = ((), SDF_GEOMETRY_DEFAULT),
+                  sdf: tuple[Sequence[str], str, str] = ((), SDF_GEOMETRY_DEFAULT, 'error'),
                   direct_sdf: bool = False) -> World:
         """
         Build a world from the parsed YAML mapping; relative files resolve against base_dir.
 
-        sdf: (model_paths, sdf_geometry) of its SDF entries; direct_sdf: the file is SDF itself.
+        sdf: (model_paths, sdf_geometry, sdf_missing) of its SDF entries; direct_sdf: the file is
+        SDF itself.
         """
         ctx = Context(source, base_dir, max_triangles, *sdf)
         frame, entries = check_world(data, ctx)
@@ -252,7 +254,7 @@ class World:
         ray on as foliage does (docs/physics.md, "Glass and mirrors"), 'opaque' stops it.
         """
         o, d, rng = check_rays(origins, dirs, max_range_m)
-        panes = _glass_physical(glass)
+        panes = glass_physical(glass)
         actors = self.actor_frame(o.shape[0], times, actor_poses)
         if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
             raise ConfigError('rays32', f'{rays32.dtype} {rays32.shape}',
@@ -316,7 +318,7 @@ class World:
     def _first_ignored(self, ignored, glass):
         """Return the object indices a first-hit cast ignores: ignored, and panes for physical."""
         out = self.ignored_indices(ignored)
-        if _glass_physical(glass):
+        if glass_physical(glass):
             out = out | frozenset(np.flatnonzero(self._tracer.panes).tolist())
         return out
 
@@ -343,15 +345,9 @@ class World:
                 self._tracer.instance_of(obj))
 
 
-def _glass_physical(glass: str) -> bool:
-    """Return True for glass 'physical', False for 'opaque'; ConfigError for anything else."""
-    if glass not in GLASS_MODELS:
-        raise ConfigError('glass', glass, ' | '.join(GLASS_MODELS))
-    return glass == 'physical'
-
-
 # The parameters load_for_config reads: two nodes whose values agree can share one World.
-WORLD_PARAMETERS = ('world_file', 'materials_file', 'model_paths', 'sdf_geometry', 'caster')
+WORLD_PARAMETERS = ('world_file', 'materials_file', 'model_paths', 'sdf_geometry', 'sdf_missing',
+                    'caster')
 
 
 class WorldOptions(Protocol):
@@ -370,6 +366,9 @@ class WorldOptions(Protocol):
     def sdf_geometry(self) -> str: ...  # noqa: D102
 
     @property
+    def sdf_missing(self) -> str: ...  # noqa: D102
+
+    @property
     def caster(self) -> str: ...  # noqa: D102
 
 
@@ -379,20 +378,21 @@ def materials_for_config(cfg: WorldOptions) -> MaterialTable:
     return table
 
 
-def world_key(cfg: WorldOptions) -> tuple[str, str, tuple[str, ...], str, str]:
+def world_key(cfg: WorldOptions) -> tuple[str, str, tuple[str, ...], str, str, str]:
     """Return the values load_for_config reads of cfg: equal keys load equal worlds."""
     return (cfg.world_file, cfg.material_table_file, tuple(cfg.model_paths), cfg.sdf_geometry,
-            cfg.caster)
+            cfg.sdf_missing, cfg.caster)
 
 
 def load_for_config(cfg: WorldOptions, cast_threads: int = 0) -> tuple[World, MaterialTable]:
     """
     Load the world of a config: the one loading function of the nodes, scan, run and dataset.
 
-    Reads world_file, materials_file (material_table_file), model_paths, sdf_geometry and
-    caster (core/config/shared.py WorldParams); cast_threads: threads per cast (0: every core).
+    Reads world_file, materials_file (material_table_file), model_paths, sdf_geometry,
+    sdf_missing and caster (core/config/shared.py WorldParams); cast_threads: threads per cast (0: every core).
     Returns (World, MaterialTable).
     """
     materials = materials_for_config(cfg)
     return World.load(cfg.world_file, materials, caster=caster_factory(cfg.caster, cast_threads),
-                      model_paths=cfg.model_paths, sdf_geometry=cfg.sdf_geometry), materials
+                      model_paths=cfg.model_paths, sdf_geometry=cfg.sdf_geometry,
+                      sdf_missing=cfg.sdf_missing), materials

@@ -5,7 +5,8 @@ An actor's ``<script>`` trajectories play one after another (``<delay_start>`` s
 then ``<loop>``, default true); between ``<waypoint>``s (``<time>``, ``<pose>``) the position is
 linear and the rotation a slerp. The pose is the actor's ``<pose>`` composed with the waypoint's.
 The actor is drawn as a person: a 1.8 m x 0.25 m radius cylinder whose centre is 0.1 m below
-the actor frame (Gazebo's walking skins have their root at the hips, about 1 m up).
+the actor frame (Gazebo's walking skins have their root at the hips, about 1 m up). Every
+waypoint is within schema.MAX_EXTENT_M of the origin, as a YAML actor's.
 """
 
 import numpy as np
@@ -16,6 +17,7 @@ from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
+from ubot_lidar_sim.core.world.schema import MAX_EXTENT_M
 from ubot_lidar_sim.core.world.sdf.poses import parse_pose
 from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
 from ubot_lidar_sim.core.world.shapes import CYLINDER
@@ -79,6 +81,10 @@ def read_actor(el, world_from, where, material='other'):
         offset = times[-1]
     if np.any(np.diff(times) < 0):
         raise SdfError(f'{where}/trajectory: waypoint times decrease')
+    far = np.abs(np.stack(poses)[:, :3, 3]).max()
+    if not far <= MAX_EXTENT_M:
+        raise SdfError(f'{where}/trajectory: a waypoint is {far:.3g} m out, beyond the '
+                       f'{MAX_EXTENT_M:g} m a world may span')
     loop = (script.findtext('loop', 'true') or 'true').strip() != 'false'
     delay = float(numbers(script.findtext('delay_start', '0') or '0', 1,
                           f'{where}/script/delay_start', 'delay_start')[0])

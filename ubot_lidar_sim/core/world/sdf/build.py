@@ -2,12 +2,21 @@
 An SDF world file -> world objects, actors and a material report (docs/worlds.md).
 
 Walks ``<world>`` (or a bare ``<model>`` file): ``<model>``s with their nested models, links,
-visuals or collisions (``sdf_geometry``: a link with only one kind uses that one) and
-``<include>``s (``<uri>``, ``<name>``, ``<pose>`` replacing the model's own, ``<static>``), and
-``<actor>``s. Elements that draw nothing (lights, plugins, physics, scene, GUI, joints, ...)
-are listed once at debug level. Every object is named by its scope ``model::link::visual``.
+visuals or collisions (``sdf_geometry``: a link with only one kind uses that one),
+``<include>``s (``<uri>``, ``<name>``, ``<pose>`` replacing the model's own, ``<static>``,
+``<experimental:params>``: params.py), ``<population>``s (population.py) and ``<actor>``s.
+An included file with lights and no model (Classic's ``model://sun``) adds nothing. Elements
+that draw nothing (lights, plugins, physics, scene, GUI, joints, ...) are listed once at debug
+level. Every object is named by its scope ``model::link::visual``.
+
+``missing``: ``error`` (the default) refuses a world with a model or mesh that is not there,
+in one line naming every missing one (a run names them all, not the first); ``warn`` loads
+the rest and logs one warning listing every missing one, as Gazebo goes on
+past a missing model: sdformat records a URI_LOOKUP error for an include it cannot resolve and
+reads the next element (src/parser.cc:1553-1557, 1732-1734).
 """
 
+import copy
 from dataclasses import dataclass, field
 import logging
 from pathlib import Path
@@ -20,16 +29,19 @@ from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
 from ubot_lidar_sim.core.world.schema import SDF_GEOMETRY_DEFAULT
 from ubot_lidar_sim.core.world.sdf.actors import read_actor
+from ubot_lidar_sim.core.world.sdf.expansion import check_expansion, Files
 from ubot_lidar_sim.core.world.sdf.geometry import place, read_geometry, Shape
 from ubot_lidar_sim.core.world.sdf.materials import choose
+from ubot_lidar_sim.core.world.sdf.params import apply_params, TAG as PARAMS
+from ubot_lidar_sim.core.world.sdf.population import clone_positions
 from ubot_lidar_sim.core.world.sdf.poses import IDENTITY, ModelFrames, parse_pose
-from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, read_xml, SdfError
-from ubot_lidar_sim.core.world.sdf.uris import model_file, resolve
+from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, SdfError, SdfMissing
 from ubot_lidar_sim.core.world.shapes import plane
 
 LOG = logging.getLogger(__name__)
 DRAWN = ('model', 'include', 'actor', 'link', 'visual', 'collision', 'pose', 'name', 'static',
          'uri', 'frame')
+MISSING = ('error', 'warn')
 GROUND_PLANE_SIZE_M = 100.0     # Gazebo's "Ground Plane" model: a 100 m x 100 m plane
 
 
@@ -42,6 +54,7 @@ class SdfScene:
     files: list = field(default_factory=list)
     report: list = field(default_factory=list)      # (object name, material, why)
     ignored: set = field(default_factory=set)
+    missing: list = field(default_factory=list)     # URIs not found (missing: warn)
     models: int = 0
     triangles: int = 0
 
@@ -49,9 +62,14 @@ class SdfScene:
 class _Walk:
     """The state of one world's walk: options, budget and what was built so far."""
 
-    def __init__(self, model_paths, use, mapping, default, budget):
+    def __init__(self, model_paths, use, mapping, default, budget, missing):
         self.model_paths, self.use, self.mapping = tuple(model_paths), use, mapping
         self.default, self.budget, self.scene = default, budget, SdfScene()
+        self.warn, self.files = missing == 'warn', None
+
+    def skip(self, exc):
+        """Note a missing model or mesh; the world's end reports them all."""
+        self.scene.missing.append(str(exc))
 
     def ignore(self, el, where):
         """List an element that draws nothing, once per kind, at debug level."""
@@ -82,17 +100,21 @@ class _Walk:
         """Walk the SDF file at path."""
         path = Path(path)
         self.scene.files.append(path)
-        root = read_xml(path)
+        self.files = Files(path, self.model_paths)
+        root = self.files.root(path, 'SDF file')
         if root.tag != 'sdf':
             raise SdfError(f'{path}: root element <{root.tag}>, expected <sdf>')
+        check_expansion(self.files, path, root)
         world = root.find('world')
         top = world if world is not None else root
-        for el in top:
+        for k, el in enumerate(top):
             where = f'{path}'
             if el.tag == 'model':
                 self.model(el, IDENTITY, '', path, None, None)
             elif el.tag == 'include':
                 self.include(el, IDENTITY, '', path, None)
+            elif el.tag == 'population':
+                self.population(el, k, path)
             elif el.tag == 'actor':
                 actor, why = read_actor(el, IDENTITY, str(path),
                                         choose(el.get('name', ''), None, self.mapping,
@@ -103,15 +125,33 @@ class _Walk:
                     self.scene.actors.append(actor)
             elif isinstance(el.tag, str):
                 self.ignore(el, where)
+        gone = self.scene.missing
+        if gone and not self.warn:
+            raise SdfMissing(gone[0] if len(gone) == 1 else f'{path}: {len(gone)} models or '
+                             'meshes missing (missing: warn loads the rest): ' + ' | '.join(gone))
+        if gone:
+            LOG.warning('%s: loaded without %d missing model(s) or mesh(es) (missing: warn): %s',
+                        path, len(gone), ' | '.join(gone))
         return self.scene
+
+    def population(self, el, index, src):
+        """Add the clones of a <population> as models named MODEL_clone_i at their positions."""
+        where = f"{src}: population '{el.get('name', index)}'"
+        model, positions = clone_positions(el, index, where)
+        base = model.get('name') or 'model'
+        for i, p in enumerate(positions):
+            world_from = np.eye(4)
+            world_from[:3, 3] = p
+            self.model(model, IDENTITY, '', src, f'{base}_clone_{i}', world_from)
 
     def include(self, el, parent, prefix, src, frames):
         """Place an <include>: its model file, name, pose (replacing the model's) and static."""
         uri = (el.findtext('uri') or '').strip()
         where = f"{src}: include '{uri}'"
-        if not uri:
-            raise SdfError(f'{where}: <uri> missing')
-        target = resolve(uri, Path(src).parent, self.model_paths, f'{where}/uri')
+        try:
+            target, root = self.files.included(el, src, where)
+        except SdfMissing as exc:
+            return self.skip(exc)
         name = (el.findtext('name') or '').strip() or None
         pose_el = el.find('pose')
         if target == 'builtin:sun':
@@ -126,15 +166,18 @@ class _Walk:
             self.add(f'{scoped}::link::visual', Shape(v, np.asarray(t, np.int64), ground=True),
                      base @ pose, grey, where)
             return
-        if target.is_dir():
-            target = model_file(target, where)
-        if not target.is_file():
-            raise SdfError(f"{where}/uri: '{target}' not found")
-        self.scene.files.append(target)
-        root = read_xml(target, 'model file')
+        if target not in self.scene.files:
+            self.scene.files.append(target)
         model_el = root if root.tag == 'model' else root.find('model')
+        if model_el is None and root.find('light') is not None:
+            LOG.debug('%s: %s holds lights only; the rays ignore it', where, target)
+            return
         if model_el is None:
             raise SdfError(f'{target}: no <model> in the included file ({where})')
+        params = el.find(PARAMS)
+        if params is not None:
+            model_el = copy.deepcopy(model_el)      # the file's tree is shared by its includes
+            apply_params(model_el, params, where)
         override = None
         if pose_el is not None:
             pose, rel = parse_pose(pose_el, f'{where}/pose')
@@ -177,8 +220,13 @@ class _Walk:
             geom = item.find('geometry')
             if geom is None:
                 raise SdfError(f'{here}: <geometry> missing')
-            shape = read_geometry(geom, f'{here}/geometry', Path(src).parent, self.model_paths,
-                                  self.budget - self.scene.triangles)
+            try:
+                shape = read_geometry(geom, f'{here}/geometry',
+                                      (Path(src).parent, self.files.world_dir),
+                                      self.model_paths, self.budget - self.scene.triangles)
+            except SdfMissing as exc:
+                self.skip(exc)
+                continue
             if shape is None:
                 continue
             self.add(f'{scoped}::{lname}::{iname}', shape, frames.placed(item, world_link, here),
@@ -197,6 +245,6 @@ class _ScriptOnly:
 
 
 def load_sdf(path, model_paths=(), use=SDF_GEOMETRY_DEFAULT, mapping=None, default='other',
-             budget=5_000_000):
+             budget=5_000_000, missing='error'):
     """Return the SdfScene of an SDF world file (SdfError: one line: file, model, element)."""
-    return _Walk(model_paths, use, mapping or {}, default, budget).world(path)
+    return _Walk(model_paths, use, mapping or {}, default, budget, missing).world(path)

@@ -2,11 +2,14 @@
 SDF ``<geometry>`` -> triangles in the element's frame, and their Geometry in the world frame.
 
 box, cylinder (axis z), sphere, capsule (``<length>`` between the cap centres, trimesh's
-tessellation), ellipsoid (``<radii>``), plane (finite: ``<size>`` facing ``<normal>``, like the
-YAML plane), mesh (``<uri>``, ``<scale>``, ``<submesh>`` with ``<name>`` and ``<center>``;
-core/world/meshes.py) and heightmap (a plain 8- or 16-bit greyscale PNG, as gz-common reads
-it: the brightest pixel at size z, spanning size x by size y centred on ``<pos>``, the image's
-top row at +y).
+tessellation), ellipsoid (``<radii>``), cone (SDF 1.11 ``<radius>``, ``<length>``: its base at
+-length / 2 and its tip at +length / 2, as gz-common's MeshManager::CreateCone builds it,
+graphics/src/MeshManager.cc:1259-1330), plane (finite: ``<size>`` facing ``<normal>``, like the
+YAML plane), mesh (``<uri>``, ``<scale>`` of three numbers > 0, ``<submesh>`` with ``<name>``
+and ``<center>``; core/world/meshes.py) and heightmap (an 8- or 16-bit PNG, as gz-common reads
+it: of a grey, RGB or RGBA image the first channel, gz-common
+geospatial/include/gz/common/geospatial/ImageHeightmap.hh:115; the brightest pixel at size z,
+spanning size x by size y centred on ``<pos>``, the image's top row at +y).
 """
 
 from dataclasses import dataclass, field
@@ -17,12 +20,13 @@ from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLIND
     KIND_SPHERE
 from ubot_lidar_sim.core.world.loaders import image_size, read_image
 from ubot_lidar_sim.core.world.meshes import load_mesh, load_parts, MeshError
-from ubot_lidar_sim.core.world.sdf.reading import number, numbers, SdfError, text_of
+from ubot_lidar_sim.core.world.sdf.reading import number, numbers, SdfError, SdfMissing, text_of
 from ubot_lidar_sim.core.world.sdf.uris import resolve
 from ubot_lidar_sim.core.world.shapes import boxes, CYLINDER, grid, plane, SPHERE
 
-GEOMETRY_TYPES = ('box', 'cylinder', 'sphere', 'capsule', 'ellipsoid', 'plane', 'mesh',
+GEOMETRY_TYPES = ('box', 'cylinder', 'sphere', 'capsule', 'ellipsoid', 'cone', 'plane', 'mesh',
                   'heightmap')
+CONE_SEGMENTS = 48              # as the YAML cylinder's (shapes.CYLINDER)
 # Elements of <geometry> that draw nothing (SDF 1.9 empty; polyline is not read: refused).
 EMPTY = ('empty',)
 
@@ -48,14 +52,32 @@ def _vector(el, tag, n, where, default=None):
     return v
 
 
-def _mesh(el, where, base_dir, model_paths, budget):
-    """Return the Shape of a <mesh>: its file, scale and submesh."""
+def _file(el, where, base_dirs, model_paths):
+    """Return the file a geometry's <uri> names (SdfMissing if it is not one)."""
     uri = text_of(el, 'uri', where)
-    path = resolve(uri, base_dir, model_paths, f'{where}/uri')
+    path = resolve(uri, base_dirs, model_paths, f'{where}/uri')
     if isinstance(path, str) or not path.is_file():
-        raise SdfError(f"{where}/uri: '{uri}' -> '{path}' is not a file")
-    scale = np.asarray(numbers(text_of(el, 'scale', where, '1 1 1'), 3, f'{where}/scale',
-                               'scale'))
+        raise SdfMissing(f"{where}/uri: '{uri}' -> '{path}' is not a file")
+    return path
+
+
+def _cone(r, h):
+    """Return (vertices, triangles) of a cone: base radius r at z = -h / 2, tip at +h / 2."""
+    n = CONE_SEGMENTS
+    phi = 2.0 * np.pi * np.arange(n) / n
+    v = np.concatenate([np.c_[r * np.cos(phi), r * np.sin(phi), np.full(n, -h / 2.0)],
+                        [[0.0, 0.0, h / 2.0], [0.0, 0.0, -h / 2.0]]])
+    k, k1 = np.arange(n), (np.arange(n) + 1) % n
+    # counter-clockwise seen from outside: the side towards the tip, the base from below
+    t = np.concatenate([np.stack([k, k1, np.full(n, n)], 1),
+                        np.stack([np.full(n, n + 1), k1, k], 1)])
+    return v, t.astype(np.int64)
+
+
+def _mesh(el, where, base_dirs, model_paths, budget):
+    """Return the Shape of a <mesh>: its file, scale and submesh."""
+    path = _file(el, where, base_dirs, model_paths)
+    scale = _vector(el, 'scale', 3, where, '1 1 1')
     sub = el.find('submesh')
     try:
         if sub is None:
@@ -74,22 +96,21 @@ def _mesh(el, where, base_dir, model_paths, budget):
     return Shape(v * scale, t, files=(path,))
 
 
-def _heightmap(el, where, base_dir, model_paths, budget):
-    """Return the Shape of a <heightmap> of a plain greyscale PNG."""
-    uri = text_of(el, 'uri', where)
-    path = resolve(uri, base_dir, model_paths, f'{where}/uri')
-    if isinstance(path, str) or not path.is_file():
-        raise SdfError(f"{where}/uri: '{uri}' -> '{path}' is not a file")
+def _heightmap(el, where, base_dirs, model_paths, budget):
+    """Return the Shape of a <heightmap> of an 8- or 16-bit PNG (its first channel)."""
+    path = _file(el, where, base_dirs, model_paths)
     size_px = image_size(path)
     if size_px is None or path.suffix.lower() != '.png':
-        raise SdfError(f"{where}/uri: heightmap '{path.name}' is not a PNG (only plain "
-                       'greyscale PNG heightmaps are read)')
+        raise SdfError(f"{where}/uri: heightmap '{path.name}' is not a PNG (only PNG "
+                       'heightmaps are read)')
     if 2 * (size_px[0] - 1) * (size_px[1] - 1) > budget:
         raise SdfError(f"{where}/uri: heightmap '{path.name}' {size_px} needs more triangles "
                        f'than the {budget} left of max_triangles')
     img = read_image(path)
+    if img.ndim == 3 and img.shape[2] in (3, 4):
+        img = img[:, :, 0]              # gz-common's FillHeights reads channel 0 of each pixel
     if img.ndim != 2 or img.dtype not in (np.uint8, np.uint16) or min(img.shape) < 2:
-        raise SdfError(f"{where}/uri: heightmap '{path.name}' is not a plain greyscale "
+        raise SdfError(f"{where}/uri: heightmap '{path.name}' is not a grey, RGB or RGBA "
                        f'8- or 16-bit image (shape {img.shape}, {img.dtype})')
     size = _vector(el, 'size', 3, where, '1 1 1')
     pos = np.asarray(numbers(text_of(el, 'pos', where, '0 0 0'), 3, f'{where}/pos', 'pos'))
@@ -118,7 +139,7 @@ def _plane(el, where):
     return Shape(v @ rot.T, np.asarray(t, np.int64), ground=True)
 
 
-def read_geometry(geom_el, where, base_dir, model_paths, budget):
+def read_geometry(geom_el, where, base_dirs, model_paths, budget):
     """Return the Shape of a <geometry> element (None for <empty>); SdfError for another type."""
     children = [c for c in geom_el if isinstance(c.tag, str)]
     if not children:
@@ -144,12 +165,14 @@ def read_geometry(geom_el, where, base_dir, model_paths, budget):
         return Shape(np.asarray(m.vertices, np.float64), np.asarray(m.faces, np.int64))
     if el.tag == 'ellipsoid':
         return Shape(SPHERE[0] * _vector(el, 'radii', 3, where), SPHERE[1])
+    if el.tag == 'cone':
+        return Shape(*_cone(number(el, 'radius', where, 1.0), number(el, 'length', where, 1.0)))
     if el.tag == 'plane':
         return _plane(el, where)
     if el.tag == 'mesh':
-        return _mesh(el, where, base_dir, model_paths, budget)
+        return _mesh(el, where, base_dirs, model_paths, budget)
     if el.tag == 'heightmap':
-        return _heightmap(el, where, base_dir, model_paths, budget)
+        return _heightmap(el, where, base_dirs, model_paths, budget)
     raise SdfError(f"{where}: geometry type '{el.tag}' is not supported (supported: "
                    f"{', '.join(GEOMETRY_TYPES)})")
 

@@ -4,25 +4,27 @@ Which material of config/materials.yaml each SDF surface gets, and why (docs/wor
 In order: the first glob pattern of the mapping (a YAML sidecar ``<world>.materials.yaml``
 beside the SDF file, or ``materials:`` of the YAML world's ``{type: sdf}`` entry, which wins)
 that matches the scoped name ``model::link::visual`` or any one of its names; else the Gazebo
-material script name (``<material><script><name>``) by GAZEBO_SCRIPTS; else the default
-material (``other``, or the entry's ``material``). The PBR / COLLADA diffuse colour is not used:
+material script name (``<material><script><name>``) by GAZEBO_SCRIPTS; else the words of the
+surface's names and texture names (name_rules.py); else the default material (``other``, or
+the entry's ``material``). The PBR / COLLADA diffuse colour is not used:
 no published rule maps an RGB albedo to a reflectance at 905 nm (docs/worlds.md).
 """
 
 from fnmatch import fnmatchcase
 
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
+from ubot_lidar_sim.core.world.sdf.name_rules import material_from_names
 from ubot_lidar_sim.core.world.sdf.reading import SdfError
 
 # Gazebo's stock material scripts (gazebo.material of Gazebo Classic, also read by Gazebo Sim)
 # -> the material of the table whose surface they draw; each target carries its own published
 # 905 nm values in config/materials.yaml. Greys and bricks are the concrete / building walls of
-# the stock worlds; wood is bark, the table's only wood.
+# the stock worlds; the wood scripts are wood.
 GAZEBO_SCRIPTS = {
     'Gazebo/Grass': 'grass', 'Gazebo/GrassFloor': 'grass',
     'Gazebo/Asphalt': 'asphalt', 'Gazebo/Road': 'asphalt', 'Gazebo/Residential': 'asphalt',
     'Gazebo/Water': 'water', 'Gazebo/Dirt': 'soil', 'Gazebo/Mud': 'mud',
-    'Gazebo/Wood': 'bark', 'Gazebo/WoodFloor': 'bark', 'Gazebo/WoodPallet': 'bark',
+    'Gazebo/Wood': 'wood', 'Gazebo/WoodFloor': 'wood', 'Gazebo/WoodPallet': 'wood',
     'Gazebo/Grey': 'concrete', 'Gazebo/Gray': 'concrete', 'Gazebo/DarkGrey': 'concrete',
     'Gazebo/LightGrey': 'concrete', 'Gazebo/Concrete': 'concrete',
     'Gazebo/Bricks': 'building', 'Gazebo/CeilingTiled': 'building',
@@ -60,6 +62,9 @@ def choose(scoped, element, mapping, default):
     script = None if element is None else element.findtext('material/script/name')
     if script and script.strip() in GAZEBO_SCRIPTS:
         return GAZEBO_SCRIPTS[script.strip()], f"Gazebo material '{script.strip()}'"
+    named, why = material_from_names(scoped, element)
+    if named is not None:
+        return named, why
     return default, 'default' + (f" (Gazebo material '{script.strip()}' unmapped)"
                                  if script else '')
 
