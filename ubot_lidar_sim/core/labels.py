@@ -9,3 +9,5 @@ are beyond them, so a labelled cloud tells weather returns from surfaces.
 PRECIPITATION_CLASS = 20
 #: A smoke volume that stopped the ray (core/raycast).
 SMOKE_CLASS = 21
+#: The robot's own body (core/robot/body.py): a return from a link of the sensor's robot.
+SELF_CLASS = 22

@@ -53,24 +53,36 @@ class LaserScanResult:
     hit: np.ndarray
     hit_xyz: np.ndarray
     timing_ms: dict = field(default_factory=dict)
+    class_id: np.ndarray = None     # (N,) uint8 class of each ray's return (0 without one)
 
 
 class LaserScanner:
     """Simulates the LaserScans of a LaserScanConfig (model geometric or physical)."""
 
-    def __init__(self, cfg, world, materials):
+    def __init__(self, cfg, world, materials, azimuth_rad=None):
+        """
+        azimuth_rad: the rays' azimuths (N,) rad, evenly spaced and rising, instead of the
+        config's fov_deg and resolution_deg (a Gazebo sensor's min_angle + k step, core/robot).
+        """
         self.cfg = cfg
         self.world = world
         planar = cfg.pattern
-        self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+        resolution_deg = planar.resolution_deg
+        if azimuth_rad is None:
+            self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+        else:
+            self.azimuth_rad = np.asarray(azimuth_rad, np.float64)
+            n = len(self.azimuth_rad)
+            resolution_deg = (math.degrees((self.azimuth_rad[-1] - self.azimuth_rad[0])
+                                           / (n - 1)) if n > 1 else 0.0)
         n = len(self.azimuth_rad)
         self.angle_min = float(self.azimuth_rad[0])
-        self.angle_increment = math.radians(planar.resolution_deg)
+        self.angle_increment = math.radians(resolution_deg)
         self.angle_max = float(self.azimuth_rad[-1])
         self.scan_time = 1.0 / cfg.rate_hz
-        self.time_increment = self.scan_time * planar.resolution_deg / 360.0 if n > 1 else 0.0
+        self.time_increment = self.scan_time * resolution_deg / 360.0 if n > 1 else 0.0
         # Ray k fires k x time_increment after the stamp (all at the stamp without distortion).
-        self.ray_time_s = (planar_times_s(n, planar.resolution_deg, self.scan_time)
+        self.ray_time_s = (planar_times_s(n, resolution_deg, self.scan_time)
                            if cfg.motion_distortion else np.zeros(n))
         self._local = np.stack([np.cos(self.azimuth_rad), np.sin(self.azimuth_rad),
                                 np.zeros(n)], axis=1)
@@ -112,12 +124,15 @@ class LaserScanner:
         hit = near | valid
         xyz = np.full((self.n_rays, 3), np.nan)
         xyz[hit] = self._local[hit] * r[hit, None]
+        classes = np.zeros(self.n_rays, np.uint8)
+        classes[res.beam] = res.points['class_id']
         return LaserScanResult(
             ranges=ranges, intensities=intens, angle_min=self.angle_min,
             angle_max=self.angle_max, angle_increment=self.angle_increment,
             time_increment=self.time_increment, scan_time=self.scan_time,
             range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
-            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms)
+            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms,
+            class_id=np.where(hit, classes, 0).astype(np.uint8))
 
 
 def describe_laser(cfg):

@@ -1,0 +1,55 @@
+"""
+The robot's own body as world actors: one per link, posed by the link's frame, class ``self``.
+
+Each link's collision geometry (or its visuals with ``sdf_geometry: visual``; a link with only
+one kind uses that one, as the world loader does) is merged into one mesh in the link frame,
+an Actor with ``frame`` = the link name: a node poses it from /tf (robot_state_publisher or
+base_sim), offline ``link_pose_at`` does. The link that carries a sensor is left out of that
+sensor's body: a sensor sits inside its own housing, which a real one does not see (and Gazebo's
+gpu_lidar clips below range_min).
+"""
+
+import numpy as np
+
+from ubot_lidar_sim.core.labels import SELF_CLASS
+from ubot_lidar_sim.core.material_ids import OTHER
+from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.world.actors import Actor
+from ubot_lidar_sim.core.world.objects import WorldObject
+
+SDF_GEOMETRY = ('collision', 'visual')
+
+
+def link_mesh(parts, use):
+    """Return (vertices (V, 3), triangles (T, 3)) of a link's parts of kind use, link frame."""
+    chosen = [p for p in parts if p.kind == use] or [p for p in parts if p.kind != use]
+    verts, tris, offset = [], [], 0
+    for part in chosen:         # a Python loop over a link's few parts, not over rays
+        rot, t = part.link_from_part[:3, :3], part.link_from_part[:3, 3]
+        verts.append(np.asarray(part.shape.vertices, np.float64) @ rot.T + t)
+        tris.append(np.asarray(part.shape.triangles, np.int64) + offset)
+        offset += len(part.shape.vertices)
+    if not verts:
+        return np.zeros((0, 3)), np.zeros((0, 3), np.int64)
+    return np.concatenate(verts), np.concatenate(tris)
+
+
+def body_actors(description, use='collision', skip=()):
+    """Return the Actors of the robot's links (frame = link name), but the links in skip."""
+    out = []
+    for link, parts in description.links.items():
+        if link in skip:
+            continue
+        v, t = link_mesh(parts, use)
+        if not len(t):
+            continue
+        obj = WorldObject(f'{description.name}::{link}', 'robot', OTHER, SELF_CLASS, False,
+                          False, len(t))
+        out.append(Actor(obj, Geometry(np.ascontiguousarray(v), t), link, None))
+    return out
+
+
+def link_pose_at(world_from_link):
+    """Return a pose_at(times (n,)) -> (n, 4, 4) holding one world-from-link transform."""
+    pose = np.asarray(world_from_link, np.float64)
+    return lambda times: np.broadcast_to(pose, (len(np.atleast_1d(times)), 4, 4)).copy()
