@@ -1,6 +1,8 @@
 """Robot descriptions written for the tests: a URDF, a xacro, an SDF model, classic plugins."""
 
-LASER_BLOCK = '''
+import itertools
+
+LASER_BLOCK = """
   <sensor name="front_laser" type="gpu_lidar">
    <topic>scan</topic><gz_frame_id>laser_frame</gz_frame_id><update_rate>{rate}</update_rate>
    <always_on>1</always_on>
@@ -8,12 +10,12 @@ LASER_BLOCK = '''
    <min_angle>{lo}</min_angle><max_angle>{hi}</max_angle></horizontal></scan>
    <range><min>0.12</min><max>12.0</max></range>
    <noise><type>gaussian</type><mean>0.0</mean><stddev>0.01</stddev></noise></lidar>
-  </sensor>'''
+  </sensor>"""
 
 
 def urdf(samples=640, lo=-2.0, hi=2.0, rate=10, mast_joint='fixed', extra=''):
     """Return a URDF: base box, a laser link 0.3 m up, a mast 0.5 m ahead of the laser."""
-    return f'''<robot name="bot">
+    return f"""<robot name="bot">
  <link name="base_link"><collision><geometry><box size="0.4 0.4 0.2"/></geometry></collision>
  </link>
  <link name="laser_link"><collision><geometry><cylinder radius="0.04" length="0.05"/></geometry>
@@ -32,10 +34,10 @@ def urdf(samples=640, lo=-2.0, hi=2.0, rate=10, mast_joint='fixed', extra=''):
   <max_linear_velocity>0.8</max_linear_velocity><max_angular_velocity>1.2</max_angular_velocity>
   <max_linear_acceleration>0.5</max_linear_acceleration><topic>cmd_vel</topic></plugin></gazebo>
  {extra}
-</robot>'''
+</robot>"""
 
 
-XACRO = '''<robot name="xbot" xmlns:xacro="http://www.ros.org/wiki/xacro">
+XACRO = """<robot name="xbot" xmlns:xacro="http://www.ros.org/wiki/xacro">
  <xacro:arg name="samples" default="100"/>
  <xacro:arg name="laser_name" default="laser"/>
  <xacro:property name="fov" value="${pi / 2}"/>
@@ -50,9 +52,9 @@ XACRO = '''<robot name="xbot" xmlns:xacro="http://www.ros.org/wiki/xacro">
    <min_angle>${-fov}</min_angle><max_angle>${fov}</max_angle></horizontal></scan>
    <range><min>0.2</min><max>30</max></range></lidar></sensor>
  </gazebo>
-</robot>'''
+</robot>"""
 
-CLASSIC_RAY = '''<robot name="classic">
+CLASSIC_RAY = """<robot name="classic">
  <link name="base_footprint"/><link name="base_scan"/>
  <joint name="j" type="fixed"><parent link="base_footprint"/><child link="base_scan"/>
   <origin xyz="-0.03 0 0.17"/></joint>
@@ -71,9 +73,9 @@ CLASSIC_RAY = '''<robot name="classic">
   <wheel_separation>0.160</wheel_separation><wheel_diameter>0.066</wheel_diameter>
   <max_wheel_acceleration>1.0</max_wheel_acceleration></plugin></gazebo>
  <gazebo><plugin name="x" filename="libsomething_unknown.so"/></gazebo>
-</robot>'''
+</robot>"""
 
-VELODYNE = '''<robot name="vbot">
+VELODYNE = """<robot name="vbot">
  <link name="base_link"/><link name="velodyne"/>
  <joint name="j" type="fixed"><parent link="base_link"/><child link="velodyne"/>
   <origin xyz="0 0 0.5"/></joint>
@@ -92,9 +94,9 @@ VELODYNE = '''<robot name="vbot">
     <gaussianNoise>0.008</gaussianNoise></plugin>
   </sensor>
  </gazebo>
-</robot>'''
+</robot>"""
 
-SDF_MODEL = '''<?xml version="1.0"?>
+SDF_MODEL = """<?xml version="1.0"?>
 <sdf version="1.9">
  <model name="sdfbot">
   <link name="chassis"><pose>0 0 0.2 0 0 0</pose>
@@ -120,12 +122,11 @@ SDF_MODEL = '''<?xml version="1.0"?>
    <wheel_separation>1.2</wheel_separation><wheel_radius>0.4</wheel_radius>
    <max_linear_velocity>1.5</max_linear_velocity><topic>cmd_vel</topic></plugin>
  </model>
-</sdf>'''
+</sdf>"""
 
-# An ASCII STL box 1 x 0.5 x 0.2 (12 triangles) for the SDF model's model:// mesh.
+
 def stl_box(sx=1.0, sy=0.5, sz=0.2):
-    """Return an ASCII STL of a box of the given size centred on the origin."""
-    import itertools
+    """Return an ASCII STL box of the given size centred on the origin (12 triangles)."""
     x, y, z = sx / 2, sy / 2, sz / 2
     v = [(a * x, b * y, c * z) for a, b, c in itertools.product((-1, 1), repeat=3)]
     faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1), (2, 3, 7),

@@ -24,7 +24,7 @@ DEFAULT_POSE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)    # the model frame on the ground
 def run_robot_scan(args):
     """Scan the robot's sensor once; return the file written."""
     if not args.robot_sensor:
-        raise ConfigError('--robot-sensor', None, "a <sensor name> of the robot (describe "
+        raise ConfigError('--robot-sensor', None, 'a <sensor name> of the robot (describe '
                           '--robot FILE lists them)')
     desc = load_robot(args.robot, parse_args(args.robot_args), args.model_paths)
     overrides = parse_overrides(args.overrides)

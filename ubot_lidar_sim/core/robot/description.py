@@ -49,7 +49,7 @@ class Joint:
     """
 
     name: str
-    type: str               # fixed, revolute, continuous, prismatic, floating, planar, ...
+    type: str               # noqa: A003 (URDF's name): fixed, revolute, prismatic, ...
     parent: str
     child: str
     origin: np.ndarray
@@ -87,7 +87,7 @@ class RobotSensor:
     """A range sensor of the robot with Gazebo's meaning of each of its tags."""
 
     name: str
-    type: str               # the <sensor type>
+    type: str               # noqa: A003 (the <sensor type>)
     link: str
     link_from_sensor: np.ndarray
     topic: str

@@ -38,5 +38,5 @@ def load_robot(source, args=None, model_paths=()):
                          'file is not a .xacro')
     if text.startswith('model://') or path.suffix == '.sdf' or path.is_dir():
         return read_sdf_model(text, model_paths)
-    raise RobotError(f"{text}: not a robot description (allowed: .urdf, .urdf.xacro / .xacro, "
+    raise RobotError(f'{text}: not a robot description (allowed: .urdf, .urdf.xacro / .xacro, '
                      'an SDF model.sdf, a model directory or model://NAME)')

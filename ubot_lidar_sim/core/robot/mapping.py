@@ -1,6 +1,7 @@
 """
-A RobotSensor -> our sensor: 'laser_scan' (one vertical ray) or 'lidar_3d' (several), its
-parameters, an overlay keyed by sensor name, and the Gazebo ray grid it traces.
+A RobotSensor becomes our laser_scan (one vertical ray) or lidar_3d (several).
+
+Its parameters, an overlay keyed by sensor name, and the Gazebo ray grid it traces.
 
 Gazebo's model is geometric (first surface, no weather) and its rays fire at one instant:
 ``model: geometric`` and ``motion_distortion: false`` unless the overlay says otherwise. The
@@ -30,11 +31,12 @@ def sensor_kind(sensor):
 def gazebo_params(sensor):
     """Return our parameters {name: value} that carry the sensor's Gazebo tags."""
     h, v = sensor.horizontal, sensor.vertical
-    common = dict(frame_id=sensor.frame_id, rate_hz=sensor.update_rate_hz, model='geometric',
-                  motion_distortion=False, min_range_m=sensor.range_min_m,
-                  max_range_m=min(sensor.range_max_m, MAX_RANGE_M),
-                  range_noise_std_m=sensor.noise_stddev_m,
-                  noise_enabled=sensor.noise_stddev_m > 0 or sensor.noise_mean_m != 0)
+    common = {'frame_id': sensor.frame_id, 'rate_hz': sensor.update_rate_hz,
+              'model': 'geometric', 'motion_distortion': False,
+              'min_range_m': sensor.range_min_m,
+              'max_range_m': min(sensor.range_max_m, MAX_RANGE_M),
+              'range_noise_std_m': sensor.noise_stddev_m,
+              'noise_enabled': sensor.noise_stddev_m > 0 or sensor.noise_mean_m != 0}
     span_deg = math.degrees(h.max_angle - h.min_angle)
     if sensor.planar:
         step_deg = math.degrees(h.step) if h.count > 1 else max(span_deg, 0.01)
@@ -55,8 +57,6 @@ def sensor_config(sensor, overlay=None, params_file=None):
     """Return (kind, config) of a robot sensor: Gazebo's values < params file < overlay."""
     kind = sensor_kind(sensor)
     own = dict((overlay or {}).get(sensor.name, {}))
-    if own.get('model') == 'physical' and 'preset' not in own and kind == LIDAR:
-        own.setdefault('sub_rays', 1)
     try:
         return kind, effective_config(kind, params_file, {**gazebo_params(sensor), **own})
     except ConfigError as exc:
@@ -65,7 +65,7 @@ def sensor_config(sensor, overlay=None, params_file=None):
 
 
 def azimuths(sensor):
-    """Return the traced azimuths (C,) rad: min_angle + k step (gz-sensors Lidar.cc:357)."""
+    """Return the traced azimuths, (C,) rad: min_angle + k step (gz-sensors Lidar.cc:357)."""
     return sensor.horizontal.angles()
 
 

@@ -17,12 +17,13 @@ import math
 from ubot_lidar_sim.core.robot.description import Drive, Note
 from ubot_lidar_sim.core.robot.sensors import _float, _ros_topic, _text
 
-GZ_DIFF = ('gz-sim-diff-drive-system', 'ignition-gazebo-diff-drive-system', 'libgz-sim-diff-drive-system.so')
+GZ_DIFF = ('gz-sim-diff-drive-system', 'ignition-gazebo-diff-drive-system',
+           'libgz-sim-diff-drive-system.so')
 GZ_ACKERMANN = ('gz-sim-ackermann-steering-system', 'ignition-gazebo-ackermann-steering-system')
 CLASSIC_DIFF = ('libgazebo_ros_diff_drive.so',)
 # Plugins that drive joints or publish state and leave the rays alone.
 NOT_SIMULATED = {'joint_state_publisher': 'robot_state_publisher / base_sim publish the frames',
-                 'odometry_publisher': "base_sim publishes odom"}
+                 'odometry_publisher': 'base_sim publishes odom'}
 LIMITS = (('max_linear_velocity', 'max_linear_m_s'), ('max_angular_velocity', 'max_angular_rad_s'),
           ('max_linear_acceleration', 'max_linear_accel_m_s2'),
           ('max_angular_acceleration', 'max_angular_accel_rad_s2'))

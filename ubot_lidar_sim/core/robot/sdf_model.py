@@ -32,7 +32,7 @@ def model_path(source, model_paths=()):
     try:
         target = resolve(text, Path.cwd(), model_paths, 'robot') if '://' in text else Path(text)
         if isinstance(target, str):
-            raise RobotError(f"{text}: a built-in world model, not a robot")
+            raise RobotError(f'{text}: a built-in world model, not a robot')
         return model_file(target, text) if target.is_dir() else target
     except SdfError as exc:
         raise RobotError(str(exc)) from None

@@ -7,7 +7,7 @@ Gazebo's meaning of each tag, read in gz-sensors and gazebo_ros_pkgs (commits in
   sdformat sdf/1.12/lidar.sdf: max_angle must be >= min_angle, samples default 640.
 - noise: Gaussian mean / stddev added to each range, then clamped to [min, max] (Lidar.cc:166-186,
   223-238, Clamp at 517-526); another noise type is listed.
-- frame id: ``<frame_id>``, else the deprecated ``<gz_frame_id>`` (gz-sensors src/Sensor.cc:181-196),
+- frame id: ``<frame_id>``, else the deprecated ``<gz_frame_id>`` (gz-sensors Sensor.cc:181-196),
   ``<ignition_frame_id>`` (Fortress), a plugin's ``frame_name`` (gazebo_ros utils.cpp:52-61) or
   ``frameName`` (velodyne_simulator), else the link (docs/robots.md says why not the sensor name).
 - gazebo_ros_ray_sensor: ``output_type`` (default sensor_msgs/PointCloud2), topic ``~/out`` of the
@@ -126,10 +126,10 @@ def read_sensor(el, link, where, notes):
     rmax = _float(body, 'range/max', where, 0.0)
     if not 0.0 <= rmin < rmax:
         raise RobotError(f'{where}/range: min {rmin:g}, max {rmax:g}; allowed 0 <= min < max')
-    values = dict(topic=_text(el, 'topic'), frame=(_text(el, 'frame_id')
-                  or _text(el, 'gz_frame_id') or _text(el, 'ignition_frame_id')),
-                  message=SCAN if vertical.count == 1 else CLOUD, source='gz-sensors',
-                  rmin=rmin, rmax=rmax)
+    frame = (_text(el, 'frame_id') or _text(el, 'gz_frame_id')
+             or _text(el, 'ignition_frame_id'))
+    values = {'topic': _text(el, 'topic'), 'frame': frame, 'source': 'gz-sensors',
+              'message': SCAN if vertical.count == 1 else CLOUD, 'rmin': rmin, 'rmax': rmax}
     noise = body.find('noise') if body.find('noise') is not None else el.find('noise')
     mean, std = _noise(noise, where, sensor_notes)
     for plugin in el.findall('plugin'):
@@ -153,7 +153,7 @@ def read_sensor(el, link, where, notes):
     frame = values['frame'] or link
     rate = _float(el, 'update_rate', where, 0.0)
     if not rate > 0:
-        raise RobotError(f'{where}/update_rate: got {rate:g}, allowed > 0 (Gazebo\'s 0 means '
+        raise RobotError(f'{where}/update_rate: got {rate:g}, allowed > 0 (Gazebo"s 0 means '
                          "'as fast as possible', which a simulated sensor cannot publish)")
     return RobotSensor(name, kind, link, link_from_sensor, values['topic'], frame,
                        values['message'], rate, horizontal, vertical, values['rmin'],

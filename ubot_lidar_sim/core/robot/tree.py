@@ -46,7 +46,7 @@ def root_of(links, joints, source):
             seen.add(link)
     roots = [n for n in links if n not in parent]
     if len(roots) != 1:
-        lonely = [n for n in roots[1:]] if roots else []
+        lonely = list(roots[1:])
         raise RobotError(f"{source}: link '{lonely[0] if lonely else '?'}' is connected to "
                          f"the root '{roots[0] if roots else '?'}' by no joint (allowed: one "
                          f'root link, every other link the child of one joint)')
@@ -81,7 +81,7 @@ def link_poses(description, positions=None):
     while todo:
         link = todo.pop()
         for j in children.get(link, ()):
-            out[j.child] = out[link] @ (j.origin @ motion(j, float(positions.get(j.name, 0.0)))
-                           @ j.joint_to_child)
+            moved = motion(j, float(positions.get(j.name, 0.0)))
+            out[j.child] = out[link] @ j.origin @ moved @ j.joint_to_child
             todo.append(j.child)
     return out

@@ -14,8 +14,6 @@ from xml.etree import ElementTree
 
 from defusedxml.ElementTree import fromstring
 import numpy as np
-import xacro
-import yourdfpy
 
 from ubot_lidar_sim.core.robot.description import Joint, Note, Part, RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.plugins import read_drive
@@ -23,6 +21,8 @@ from ubot_lidar_sim.core.robot.sensors import read_sensor
 from ubot_lidar_sim.core.robot.tree import check_count, root_of
 from ubot_lidar_sim.core.world.sdf.geometry import read_geometry
 from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
+import xacro
+import yourdfpy
 
 XACRO_SUFFIXES = ('.xacro',)
 

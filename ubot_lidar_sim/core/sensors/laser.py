@@ -61,6 +61,8 @@ class LaserScanner:
 
     def __init__(self, cfg, world, materials, azimuth_rad=None):
         """
+        Build the scanner of cfg in world.
+
         azimuth_rad: the rays' azimuths (N,) rad, evenly spaced and rising, instead of the
         config's fov_deg and resolution_deg (a Gazebo sensor's min_angle + k step, core/robot).
         """

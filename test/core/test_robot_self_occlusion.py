@@ -1,0 +1,81 @@
+"""Self-occlusion: the robot's mast blanks the sector it covers, with class self."""
+
+import math
+
+import numpy as np
+import pytest
+from robot_files import urdf
+
+from ubot_lidar_sim.core.labels import SELF_CLASS
+from ubot_lidar_sim.core.robot.load import load_robot
+from ubot_lidar_sim.core.robot.scanner import RobotScanner
+from ubot_lidar_sim.core.world.world import World
+
+# The mast: a 0.1 m box whose centre is 0.5 m ahead of the laser, at the laser's height.
+# Its near face (x = 0.45 m, |y| <= 0.05) subtends atan(0.05 / 0.45) either side of +x.
+HALF_SECTOR = math.atan2(0.05, 0.45)
+
+
+@pytest.fixture(scope='module')
+def robot(tmp_path_factory):
+    path = tmp_path_factory.mktemp('robot') / 'bot.urdf'
+    path.write_text(urdf(samples=361, lo=-math.pi / 2, hi=math.pi / 2,
+                         mast_joint='revolute'))
+    return load_robot(path)
+
+
+@pytest.fixture(scope='module')
+def ring_world(materials):
+    # A ring of walls 5 m away (a box room) so that every ray not blocked by the mast returns.
+    walls = [{'name': n, 'type': 'box', 'size_m': s, 'pose': {'xyz': p}, 'material': 'concrete'}
+             for n, s, p in (('n', [10, 0.2, 3], [0, 5, 1]), ('s', [10, 0.2, 3], [0, -5, 1]),
+                             ('e', [0.2, 10, 3], [5, 0, 1]), ('w', [0.2, 10, 3], [-5, 0, 1]))]
+    return World.from_dict({'frame': 'map', 'objects': walls}, materials=materials)
+
+
+def _scan(robot, world, materials, **kw):
+    overlay = {'front_laser': {'noise_enabled': False}}
+    scanner = RobotScanner(robot, 'front_laser', world, materials, overlay, **kw)
+    return scanner.scan(np.eye(4))
+
+
+def _angles(res):
+    return res.angle_min + np.arange(len(res.ranges)) * res.angle_increment
+
+
+def test_mast_blanks_its_sector_with_class_self(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)      # a ray's width off the edge
+    outside = np.abs(ang) > HALF_SECTOR + math.radians(0.6)
+    assert inside.sum() == 23       # -5.5 to 5.5 deg every 0.5 deg (half sector 6.34 deg)
+    assert np.all(res.class_id[inside] == SELF_CLASS)
+    # the near face at x = 0.45 m: range 0.45 / cos(angle)
+    assert np.allclose(res.ranges[inside], 0.45 / np.cos(ang[inside]), atol=1e-4)
+    assert not np.any(res.class_id[outside] == SELF_CLASS)
+    assert np.all(np.isfinite(res.ranges[outside]))
+
+
+def test_self_filter_removes_the_masts_returns(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials, self_filter=True)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.all(np.isposinf(res.ranges[inside]))
+    assert not np.any(np.isposinf(res.ranges[np.abs(ang) > HALF_SECTOR + math.radians(0.6)]))
+
+
+def test_without_self_occlusion_the_wall_behind_the_mast_returns(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials, self_occlusion=False)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.allclose(res.ranges[inside], 4.9 / np.cos(ang[inside]), atol=1e-4)
+
+
+def test_turning_the_mast_joint_moves_the_sector(robot, ring_world, materials):
+    turn = math.radians(40.0)
+    res = _scan(robot, ring_world, materials, joint_positions={'mast_joint': turn})
+    ang = _angles(res)
+    moved = np.abs(ang - turn) < HALF_SECTOR - math.radians(0.6)
+    ahead = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.all(res.class_id[moved] == SELF_CLASS)
+    assert not np.any(res.class_id[ahead] == SELF_CLASS)
