@@ -128,3 +128,12 @@ def test_unreadable_mesh_names_the_link(tmp_path):
     text = urdf().replace('<box size="0.4 0.4 0.2"/>', '<mesh filename="missing.stl"/>')
     with pytest.raises(RobotError, match="link 'base_link'.*missing.stl"):
         load_robot(_write(tmp_path, 'm.urdf', text))
+
+
+def test_physics_preset_overlay_keeps_gazebos_grid(tmp_path):
+    desc = load_robot(_write(tmp_path, 'v.urdf', VELODYNE))
+    s = desc.sensor('velodyne-VLP16')
+    kind, cfg = sensor_config(s, {s.name: {'physics_preset': 'velodyne_vlp16'}})
+    assert (cfg.model, cfg.preset) == ('physical', 'velodyne_vlp16')
+    assert (cfg.channels, cfg.horizontal_samples, cfg.min_range_m) == (16, 1875, 0.9)
+    assert cfg.wavelength_nm == 903.0       # the VLP-16 datasheet's laser (its preset file)

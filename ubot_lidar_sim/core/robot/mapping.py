@@ -5,9 +5,10 @@ Its parameters, an overlay keyed by sensor name, and the Gazebo ray grid it trac
 
 Gazebo's model is geometric (first surface, no weather) and its rays fire at one instant:
 ``model: geometric`` and ``motion_distortion: false`` unless the overlay says otherwise. The
-overlay ({sensor name: {parameter: value}}) may set any of our parameters (a ``preset`` such as
-``velodyne_vlp16`` and ``model: physical`` bring a datasheet's optics and radiometry); the
-Gazebo values still fix the topic, frame, rate, ray grid and range limits unless it names them.
+overlay ({sensor name: {parameter: value}}) may set any of our parameters; its key
+``physics_preset: NAME`` is ``preset: NAME`` with ``model: physical``: the preset's optics and
+radiometry, while the Gazebo values still fix the frame, rate, ray grid and range limits
+unless the overlay names them.
 """
 
 import math
@@ -17,6 +18,7 @@ import numpy as np
 from ubot_lidar_sim.core.beams.firing import grid_beams
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.yaml_io import read_yaml
 
 LASER, LIDAR = 'laser_scan', 'lidar_3d'
 # Ranges inside the sensor's own housing: our configs take min_range_m <= 1000, max <= 10000.
@@ -57,11 +59,23 @@ def sensor_config(sensor, overlay=None, params_file=None):
     """Return (kind, config) of a robot sensor: Gazebo's values < params file < overlay."""
     kind = sensor_kind(sensor)
     own = dict((overlay or {}).get(sensor.name, {}))
+    if 'physics_preset' in own:
+        preset = own.pop('physics_preset')
+        own = {'model': 'physical', **own, 'preset': preset}
     try:
         return kind, effective_config(kind, params_file, {**gazebo_params(sensor), **own})
     except ConfigError as exc:
         raise ConfigError(f'sensor {sensor.name!r}: {exc.name}', exc.value,
                           exc.allowed) from None
+
+
+def read_overlay(path):
+    """Return an overlay file's {sensor name: {parameter: value}} (ConfigError if not so)."""
+    data = read_yaml(path) or {}
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ConfigError('robot_overlay', str(path), 'a YAML mapping {sensor name: '
+                          '{parameter: value}}')
+    return data
 
 
 def azimuths(sensor):
