@@ -18,6 +18,7 @@ import numpy as np
 from ubot_lidar_sim.core.beams.firing import grid_beams
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.robot.sensors import SCAN
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 LASER, LIDAR = 'laser_scan', 'lidar_3d'
@@ -26,8 +27,8 @@ MAX_RANGE_M = 10000.0
 
 
 def sensor_kind(sensor):
-    """Return 'laser_scan' for one vertical ray, else 'lidar_3d'."""
-    return LASER if sensor.planar else LIDAR
+    """Return 'laser_scan' for a LaserScan (one vertical ray), else 'lidar_3d'."""
+    return LASER if sensor.message_type == SCAN else LIDAR
 
 
 def gazebo_params(sensor):
@@ -40,7 +41,7 @@ def gazebo_params(sensor):
               'range_noise_std_m': sensor.noise_stddev_m,
               'noise_enabled': sensor.noise_stddev_m > 0 or sensor.noise_mean_m != 0}
     span_deg = math.degrees(h.max_angle - h.min_angle)
-    if sensor.planar:
+    if sensor_kind(sensor) == LASER:
         step_deg = math.degrees(h.step) if h.count > 1 else max(span_deg, 0.01)
         # The config's fov and resolution describe the rays; the traced azimuths are
         # azimuths(sensor) exactly (LaserScanner(azimuth_rad=...)).
