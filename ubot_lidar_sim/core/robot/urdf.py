@@ -39,7 +39,7 @@ def expand(path, args):
         doc = xacro.process_file(str(path), mappings=dict(args))
     except Exception as exc:  # noqa: B902 (XacroException, and the errors its eval raises)
         text = ' '.join(str(exc).split())
-        hint = (' (pass it with robot_args:=NAME:=VALUE, or --robot-arg NAME:=VALUE)'
+        hint = (" (pass it with robot_args:='NAME:=VALUE' or --robot-args 'NAME:=VALUE')"
                 if 'arg' in text.lower() else '')
         raise RobotError(f'{path}: xacro: {text}{hint}') from None
     return doc.toxml()
