@@ -1,6 +1,7 @@
 """
-Robot description case (issue 51): a VLP-16 and a 2D laser on a robot whose body has 2,000
-triangles, scan time with and without self-occlusion.
+Robot description case (issue 51): scan time with and without self-occlusion.
+
+A VLP-16 and a 2D laser on a robot whose body has 2,000 triangles.
 
 The robot (written here): a base link whose collision is a 500-section cylinder (2,000
 triangles, trimesh), a 16 x 1800 gpu_ray VLP-16 on a mast and a 720-ray gpu_lidar laser at the

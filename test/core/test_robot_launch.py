@@ -4,8 +4,8 @@ import json
 
 from robot_files import SDF_MODEL, stl_box
 
-from ubot_lidar_sim.core.config.mapping import from_dict
 from ubot_lidar_sim.core.config.configure import CONFIG_CLASSES
+from ubot_lidar_sim.core.config.mapping import from_dict
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
 
