@@ -12,13 +12,14 @@ import io
 from pathlib import Path
 from xml.etree import ElementTree
 
-from defusedxml.ElementTree import fromstring
+from defusedxml import DefusedXmlException
+from defusedxml.ElementTree import fromstring, iterparse
 import numpy as np
 
 from ubot_lidar_sim.core.robot.description import Joint, Note, Part, RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.plugins import read_drive
 from ubot_lidar_sim.core.robot.sensors import read_sensor
-from ubot_lidar_sim.core.robot.tree import check_count, root_of
+from ubot_lidar_sim.core.robot.tree import check_count, MAX_LINKS, root_of
 from ubot_lidar_sim.core.world.sdf.geometry import read_geometry
 from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
 import xacro
@@ -31,7 +32,12 @@ def expand(path, args):
     """Return the URDF text of a file: a .xacro expanded with args {name: value}."""
     path = Path(path)
     if path.suffix not in XACRO_SUFFIXES:
-        root = read_xml(path, 'URDF file')   # size-capped, no DTD or entities
+        _count_links(path)
+        try:
+            root = read_xml(path, 'URDF file')   # size-capped, no DTD or entities
+        except SdfError as exc:
+            raise RobotError(str(exc)) from None
+        check_count(len(root.findall('link')), str(path))   # before anything else is built
         return ElementTree.tostring(root, encoding='unicode')
     if not path.is_file():
         raise RobotError(f'{path}: robot description not found')
@@ -43,6 +49,19 @@ def expand(path, args):
                 if 'arg' in text.lower() else '')
         raise RobotError(f'{path}: xacro: {text}{hint}') from None
     return doc.toxml()
+
+
+def _count_links(path):
+    """Refuse a file of more than MAX_LINKS links as the parser meets them (no full parse)."""
+    n = 0
+    try:
+        for _, el in iterparse(str(path), events=('end',)):
+            n += el.tag == 'link'
+            if n > MAX_LINKS:
+                check_count(n, f'{path} (counting stopped there)')
+            el.clear()
+    except (OSError, SyntaxError, ValueError, DefusedXmlException):
+        return          # read_xml names what is wrong with the file
 
 
 def _geometry_element(geometry):
