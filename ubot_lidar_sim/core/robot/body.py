@@ -9,11 +9,14 @@ sensor's body: a sensor sits inside its own housing, which a real one does not s
 gpu_lidar clips below range_min).
 """
 
+from collections.abc import Collection
+
 import numpy as np
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.robot.description import RobotDescription
 from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.objects import WorldObject
 
@@ -34,7 +37,8 @@ def link_mesh(parts, use):
     return np.concatenate(verts), np.concatenate(tris)
 
 
-def body_actors(description, use='collision', skip=()):
+def body_actors(description: RobotDescription, use: str = 'collision',
+                skip: Collection[str] = ()) -> list[Actor]:
     """Return the Actors of the robot's links (frame = link name), but the links in skip."""
     out = []
     for link, parts in description.links.items():

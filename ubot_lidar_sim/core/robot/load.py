@@ -6,16 +6,17 @@ One entry to robot descriptions: ``load_robot(source, args, model_paths)`` by th
 reads xacro arguments written ``name:=value`` separated by spaces (as ``robot_args:=``).
 """
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ubot_lidar_sim.core.robot.description import RobotError
+from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.sdf_model import read_sdf_model
 from ubot_lidar_sim.core.robot.urdf import read_urdf, XACRO_SUFFIXES
 
 URDF_SUFFIXES = ('.urdf',) + XACRO_SUFFIXES
 
 
-def parse_args(text):
+def parse_args(text: str | None) -> dict[str, str]:
     """Return {name: value} of 'a:=1 b:=x'; RobotError for an item without ':='."""
     out = {}
     for item in (text or '').split():
@@ -27,7 +28,8 @@ def parse_args(text):
     return out
 
 
-def load_robot(source, args=None, model_paths=()):
+def load_robot(source: str | Path, args: Mapping[str, str] | None = None,
+               model_paths: Sequence[str] = ()) -> RobotDescription:
     """Return the RobotDescription of a robot file, model directory or model:// URI."""
     text = str(source)
     path = Path(text)

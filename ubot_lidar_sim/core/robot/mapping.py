@@ -18,6 +18,7 @@ import numpy as np
 from ubot_lidar_sim.core.beams.firing import grid_beams
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.robot.description import RobotSensor
 from ubot_lidar_sim.core.robot.sensors import SCAN
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
@@ -26,12 +27,12 @@ LASER, LIDAR = 'laser_scan', 'lidar_3d'
 MAX_RANGE_M = 10000.0
 
 
-def sensor_kind(sensor):
+def sensor_kind(sensor: RobotSensor) -> str:
     """Return 'laser_scan' for a LaserScan (one vertical ray), else 'lidar_3d'."""
     return LASER if sensor.message_type == SCAN else LIDAR
 
 
-def gazebo_params(sensor):
+def gazebo_params(sensor: RobotSensor) -> dict:
     """Return our parameters {name: value} that carry the sensor's Gazebo tags."""
     h, v = sensor.horizontal, sensor.vertical
     common = {'frame_id': sensor.frame_id, 'rate_hz': sensor.update_rate_hz,
@@ -56,7 +57,8 @@ def gazebo_params(sensor):
             'max_rays_per_scan': max(h.count * v.count, 1)}
 
 
-def sensor_config(sensor, overlay=None, params_file=None):
+def sensor_config(sensor: RobotSensor, overlay: dict | None = None,
+                  params_file: str | None = None) -> tuple[str, object]:
     """Return (kind, config) of a robot sensor: Gazebo's values < params file < overlay."""
     kind = sensor_kind(sensor)
     own = dict((overlay or {}).get(sensor.name, {}))

@@ -16,8 +16,8 @@ from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.robot.body import body_actors, link_pose_at
 from ubot_lidar_sim.core.robot.mapping import azimuths, beams, LASER, sensor_config
 from ubot_lidar_sim.core.robot.tree import link_poses
-from ubot_lidar_sim.core.sensors.laser import LaserScanner
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.laser import LaserScanner, LaserScanResult
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, ScanResult
 from ubot_lidar_sim.core.sensors.random_streams import scan_rng, STREAM_NOISE
 
 
@@ -41,7 +41,8 @@ class RobotScanner:
         else:
             self.sim = LidarSimulator(self.cfg, world, materials, beams=beams(self.sensor))
 
-    def scan(self, world_from_model, stamp_s=0.0, weather=None, scan_index=0):
+    def scan(self, world_from_model: np.ndarray, stamp_s: float = 0.0, weather=None,
+             scan_index: int = 0) -> LaserScanResult | ScanResult:
         """Return the LaserScanResult or ScanResult of one scan, robot model frame posed."""
         world_from_model = np.asarray(world_from_model, np.float64)
         poses = {a.name: link_pose_at(world_from_model @ self.links[a.frame])

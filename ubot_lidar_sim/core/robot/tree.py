@@ -7,10 +7,12 @@ model frame. ``link_poses`` gives each link's transform in the root link's frame
 given joint positions (rad for revolute and continuous, m for prismatic; 0 when absent).
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from ubot_lidar_sim.core.poses import pose_matrix
-from ubot_lidar_sim.core.robot.description import RobotError
+from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
 
 #: The most links one description may hold (a robot arm has tens, a large mobile manipulator
 #: a few hundred); more is refused before any geometry is read.
@@ -67,14 +69,15 @@ def motion(joint, position):
     return out
 
 
-def link_poses(description, positions=None):
+def link_poses(description: RobotDescription,
+               positions: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
     """Return {link: (4, 4) root-from-link} at the joint positions {joint name: value}."""
     positions = positions or {}
     unknown = sorted(set(positions) - {j.name for j in description.joints})
     if unknown:
         raise RobotError(f"{description.source}: joint '{unknown[0]}' is not a joint of the "
                          f"description ({', '.join(j.name for j in description.joints)})")
-    children = {}
+    children: dict[str, list] = {}
     for j in description.joints:
         children.setdefault(j.parent, []).append(j)
     out, todo = {description.root: np.eye(4)}, [description.root]

@@ -53,7 +53,7 @@ class LaserScanResult:
     hit: np.ndarray
     hit_xyz: np.ndarray
     timing_ms: dict = field(default_factory=dict)
-    class_id: np.ndarray = None     # (N,) uint8 class of each ray's return (0 without one)
+    class_id: np.ndarray | None = None     # (N,) uint8 class of each ray's return (0 without one)
 
 
 class LaserScanner:
