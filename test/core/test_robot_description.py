@@ -9,7 +9,7 @@ from robot_files import CLASSIC_RAY, SDF_MODEL, stl_box, urdf, VELODYNE, XACRO
 from ubot_lidar_sim.core.robot.description import RobotError
 from ubot_lidar_sim.core.robot.load import load_robot, parse_args
 from ubot_lidar_sim.core.robot.mapping import sensor_config
-from ubot_lidar_sim.core.robot.tree import MAX_LINKS
+from ubot_lidar_sim.core.robot.tree import link_poses, MAX_LINKS
 
 
 def _write(tmp_path, name, text):
@@ -91,6 +91,8 @@ def test_sdf_model_from_a_model_uri_with_a_mesh(tmp_path, monkeypatch):
     assert (s.horizontal.min_angle, s.horizontal.max_angle) == (-1.5, 1.0)
     assert s.horizontal.step == pytest.approx(2.5 / 719, rel=1e-15)
     assert s.link_from_sensor[2, 3] == pytest.approx(0.05)
+    # the model frame: chassis 0.2 up, the lidar link 0.2 above the chassis
+    assert link_poses(desc)['lidar_link'][:3, 3] == pytest.approx([0.3, 0.0, 0.4])
     assert [p.kind for p in desc.links['chassis']] == ['collision', 'visual']
     assert len(desc.links['chassis'][0].shape.triangles) == 12
     assert desc.imus[0].angular_velocity_stddev == 0.002

@@ -70,7 +70,9 @@ def footprint(description, use='collision'):
 def robot_launch(robot, args_text='', model_paths=(), overlay=None):
     """Return the RobotLaunch of a robot file (RobotError / ConfigError: one line)."""
     desc = load_robot(robot, parse_args(args_text), model_paths)
-    poses = link_poses(desc)
+    model = link_poses(desc)
+    root_from_model = np.linalg.inv(model[desc.root])
+    poses = {name: root_from_model @ pose for name, pose in model.items()}
     out = RobotLaunch()
     mounts = {}
     for s in desc.sensors:

@@ -141,6 +141,7 @@ class RobotDescription:
     name: str
     source: str
     root: str
+    model_from_root: np.ndarray = field(default_factory=lambda: np.eye(4))   # SDF: its pose
     links: dict = field(default_factory=dict)       # name -> [Part]
     joints: list = field(default_factory=list)
     sensors: list = field(default_factory=list)

@@ -66,6 +66,8 @@ def _read(path, model_paths, budget):
     for joint in model.findall('joint'):
         _joint(joint, poses, desc, where)
     desc.root = root_of(desc.links, desc.joints, str(path)) if desc.links else ''
+    if desc.root:
+        desc.model_from_root = poses[desc.root]
     used = 0
     for link in links:
         lname = link.get('name') or 'link'

@@ -3,8 +3,9 @@ The joint tree of a robot: the checks (one root, no cycle, every link joined) an
 
 A URDF is a tree (urdfdom's initTree refuses a link with two parents and a cycle; its
 initRoot refuses more than one root); an SDF model's joints make the same tree under the
-model frame. ``link_poses`` gives each link's transform in the root link's frame for the
-given joint positions (rad for revolute and continuous, m for prismatic; 0 when absent).
+model frame. ``link_poses`` gives each link's transform in the model frame (a URDF's is its
+root link's; an SDF model's root link has its own pose in it) for the given joint positions
+(rad for revolute and continuous, m for prismatic; 0 when absent).
 """
 
 from collections.abc import Mapping
@@ -71,7 +72,7 @@ def motion(joint, position):
 
 def link_poses(description: RobotDescription,
                positions: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
-    """Return {link: (4, 4) root-from-link} at the joint positions {joint name: value}."""
+    """Return {link: (4, 4) model-from-link} at the joint positions {joint name: value}."""
     positions = positions or {}
     unknown = sorted(set(positions) - {j.name for j in description.joints})
     if unknown:
@@ -80,7 +81,8 @@ def link_poses(description: RobotDescription,
     children: dict[str, list] = {}
     for j in description.joints:
         children.setdefault(j.parent, []).append(j)
-    out, todo = {description.root: np.eye(4)}, [description.root]
+    out = {description.root: np.asarray(description.model_from_root, np.float64)}
+    todo = [description.root]
     while todo:
         link = todo.pop()
         for j in children.get(link, ()):
