@@ -35,7 +35,8 @@ def describe_robot(args):
                      'update_rate_hz': i.update_rate_hz,
                      'angular_velocity_stddev': i.angular_velocity_stddev,
                      'linear_acceleration_stddev': i.linear_acceleration_stddev,
-                     'became': 'base_sim imu'} for i in desc.imus],
+                     'became': 'listed only: this base_sim has no IMU output'}
+                    for i in desc.imus],
            'base': None if desc.drive is None else {
                'plugin': desc.drive.plugin, 'drive': desc.drive.drive, 'topic': desc.drive.topic,
                'base_sim': desc.drive.values,
