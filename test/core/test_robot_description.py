@@ -2,10 +2,12 @@
 
 import math
 
+import numpy as np
 import pytest
 from robot_files import CLASSIC_RAY, SDF_MODEL, stl_box, urdf, VELODYNE, XACRO
 
 
+from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad
 from ubot_lidar_sim.core.robot.description import RobotError
 from ubot_lidar_sim.core.robot.load import load_robot, parse_args
 from ubot_lidar_sim.core.robot.mapping import sensor_config
@@ -139,3 +141,16 @@ def test_physics_preset_overlay_keeps_gazebos_grid(tmp_path):
     assert (cfg.model, cfg.preset) == ('physical', 'velodyne_vlp16')
     assert (cfg.channels, cfg.horizontal_samples, cfg.min_range_m) == (16, 1875, 0.9)
     assert cfg.wavelength_nm == 903.0       # the VLP-16 datasheet's laser (its preset file)
+
+
+def test_laser_config_alone_traces_an_asymmetric_gazebo_scan(tmp_path, monkeypatch):
+    # What the node runs (LaserScanConfig only): min_angle -1.5, max_angle 1.0, 720 rays.
+    root = tmp_path / 'models'
+    _write(root, 'sdfbot/model.sdf', SDF_MODEL)
+    _write(root, 'sdfbot/meshes/body.stl', stl_box())
+    monkeypatch.setenv('GZ_SIM_RESOURCE_PATH', str(root))
+    s = load_robot('model://sdfbot').sensor('gpu_lidar')
+    _, cfg = sensor_config(s)
+    az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg, cfg.fov_centre_deg)
+    assert len(az) == 720
+    assert np.allclose(az, -1.5 + np.arange(720) * 2.5 / 719, rtol=0, atol=1e-12)

@@ -46,8 +46,9 @@ def gazebo_params(sensor: RobotSensor) -> dict:
         step_deg = math.degrees(h.step) if h.count > 1 else max(span_deg, 0.01)
         # The config's fov and resolution describe the rays; the traced azimuths are
         # azimuths(sensor) exactly (LaserScanner(azimuth_rad=...)).
+        mid_deg = math.degrees((h.min_angle + h.max_angle) / 2.0)
         return {**common, 'fov_deg': min(max(span_deg + step_deg / 2.0, 0.01), 360.0),
-                'resolution_deg': step_deg}
+                'resolution_deg': step_deg, 'fov_centre_deg': max(-180.0, min(180.0, mid_deg))}
     el = np.degrees(v.angles())
     return {**common, 'sensor_id': sensor.name, 'channels': v.count,
             'horizontal_samples': h.count, 'horizontal_fov_deg': min(max(span_deg, 0.01), 360.0),

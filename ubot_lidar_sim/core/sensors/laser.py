@@ -71,7 +71,8 @@ class LaserScanner:
         planar = cfg.pattern
         resolution_deg = planar.resolution_deg
         if azimuth_rad is None:
-            self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+            self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg,
+                                                   planar.fov_centre_deg)
         else:
             self.azimuth_rad = np.asarray(azimuth_rad, np.float64)
             n = len(self.azimuth_rad)
@@ -141,7 +142,7 @@ def describe_laser(cfg):
     """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
     planar = cfg.pattern
     n = planar.n_rays
-    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg, planar.fov_centre_deg)
     beam = (f'{n} rays every {planar.resolution_deg:g} deg (ceil({planar.fov_deg:g} / '
             f'{planar.resolution_deg:g})) from {math.degrees(az[0]):g} to '
             f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
