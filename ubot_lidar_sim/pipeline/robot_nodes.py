@@ -77,7 +77,8 @@ def robot_launch(robot, args_text='', model_paths=(), overlay=None):
     mounts = {}
     for s in desc.sensors:
         kind = sensor_kind(s)
-        params = {**gazebo_params(s), **(overlay or {}).get(s.name, {})}
+        params = {**gazebo_params(s), 'robot_description': str(robot),
+                  'robot_args': args_text, **(overlay or {}).get(s.name, {})}
         out.nodes.append(RobotNode(EXECUTABLE[kind], node_name(s.name), params,
                                    [(OUTPUT[kind], s.topic)]))
         frame = poses.get(s.frame_id, poses[s.link] @ s.link_from_sensor)

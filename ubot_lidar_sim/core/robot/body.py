@@ -16,7 +16,8 @@ import numpy as np
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
-from ubot_lidar_sim.core.robot.description import RobotDescription
+from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
+from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.objects import WorldObject
 
@@ -51,6 +52,45 @@ def body_actors(description: RobotDescription, use: str = 'collision',
                           False, len(t))
         out.append(Actor(obj, Geometry(np.ascontiguousarray(v), t), link, None))
     return out
+
+
+def sensor_body_actor(description: RobotDescription, frame_id: str,
+                      use: str = 'visual') -> Actor | None:
+    """
+    Return the robot's body as one actor rigid in a sensor's frame_id (None: no geometry).
+
+    For a node, whose /tf holds its own frame: every link at its zero joint position, but
+    frame_id's link and the links of the sensors that publish in frame_id, merged into one
+    mesh in that frame. frame_id is a link, or a sensor's own frame (its link x its <pose>).
+    """
+    poses = link_poses(description)
+    mounts = {s.frame_id: (s.link, poses[s.link] @ s.link_from_sensor)
+              for s in description.sensors}
+    if frame_id in poses:
+        frame = poses[frame_id]
+    elif frame_id in mounts:
+        frame = mounts[frame_id][1]
+    else:
+        raise RobotError(f"{description.source}: frame_id '{frame_id}' is neither a link nor "
+                         'the frame of a sensor of the robot (allowed: '
+                         f"{', '.join(sorted(set(poses) | set(mounts)))})")
+    skip = {frame_id} | {link for f, (link, _) in mounts.items() if f == frame_id}
+    verts, tris, offset = [], [], 0
+    inv = np.linalg.inv(frame)
+    for link, parts in description.links.items():   # a loop over links, not over rays
+        v, t = link_mesh(parts, use)
+        if link in skip or not len(t):
+            continue
+        m = inv @ poses[link]
+        verts.append(v @ m[:3, :3].T + m[:3, 3])
+        tris.append(t + offset)
+        offset += len(v)
+    if not tris:
+        return None
+    t = np.concatenate(tris)
+    obj = WorldObject(f'{description.name}::self', 'robot', OTHER, SELF_CLASS, False, False,
+                      len(t))
+    return Actor(obj, Geometry(np.ascontiguousarray(np.concatenate(verts)), t), frame_id, None)
 
 
 def link_pose_at(world_from_link):

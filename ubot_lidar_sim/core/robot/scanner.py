@@ -25,7 +25,7 @@ class RobotScanner:
     """Scans one range sensor of a RobotDescription in a world (see the module text)."""
 
     def __init__(self, description, name, world, materials, overlay=None, params_file=None,
-                 self_occlusion=True, self_filter=False, sdf_geometry='collision',
+                 self_occlusion=True, self_filter=False, sdf_geometry=None,
                  joint_positions=None):
         """overlay: {sensor name: {parameter: value}}; joint_positions {joint: rad or m}."""
         self.sensor = description.sensor(name)
@@ -33,7 +33,8 @@ class RobotScanner:
         self.links = link_poses(description, joint_positions)
         self.model_from_sensor = self.links[self.sensor.link] @ self.sensor.link_from_sensor
         self.self_filter = self_filter
-        self.actors = (body_actors(description, sdf_geometry, skip={self.sensor.link})
+        use = sdf_geometry or self.cfg.sdf_geometry     # visual by default, as worlds
+        self.actors = (body_actors(description, use, skip={self.sensor.link})
                        if self_occlusion else [])
         world = world.with_actors(self.actors) if self.actors else world
         if self.kind == LASER:
