@@ -154,3 +154,17 @@ def test_laser_config_alone_traces_an_asymmetric_gazebo_scan(tmp_path, monkeypat
     az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg, cfg.fov_centre_deg)
     assert len(az) == 720
     assert np.allclose(az, -1.5 + np.arange(720) * 2.5 / 719, rtol=0, atol=1e-12)
+
+
+def test_ackermann_plugin_gives_wheelbase_and_steering_limit(tmp_path):
+    plugin = ('<gazebo><plugin filename="gz-sim-ackermann-steering-system" '
+              'name="gz::sim::systems::AckermannSteering"><wheel_base>1.2</wheel_base>'
+              '<steering_limit>0.5</steering_limit><max_velocity>4.0</max_velocity>'
+              '<wheel_separation>0.9</wheel_separation></plugin></gazebo>')
+    text = urdf().replace('filename="gz-sim-diff-drive-system" name="gz::sim::systems::DiffDrive"',
+                          'filename="ignored-by-this-test" name="x"', 1)
+    desc = load_robot(_write(tmp_path, 'car.urdf', text.replace('</robot>', plugin + '</robot>')))
+    assert desc.drive.values == {'drive': 'ackermann', 'max_linear_m_s': 4.0,
+                                 'wheelbase_m': 1.2,
+                                 'max_steering_deg': pytest.approx(math.degrees(0.5))}
+    assert any('ignored-by-this-test' in n.tag for n in desc.notes)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from robot_files import urdf
+from robot_files import urdf, VELODYNE
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.robot.body import link_pose_at, sensor_body_actor
@@ -106,3 +106,23 @@ def test_a_nodes_body_is_rigid_in_its_frame_and_blanks_the_same_sector(robot, ri
     # the same rays and surfaces, the body's vertices composed in another order: float32 casts
     # (open3d) agree to a few ulps of the 5 m ranges, 2^-23 x 5 m = 6e-7 m each
     assert np.allclose(res.ranges, reference.ranges, rtol=0, atol=1e-5)
+
+
+def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE)
+    desc = load_robot(path)
+    flat = World.load('flat', materials)
+    res = RobotScanner(desc, 'velodyne-VLP16', flat, materials,
+                       {'velodyne-VLP16': {'noise_enabled': False}}).scan(np.eye(4))
+    # rows -15 .. 15 deg every 2 deg, columns -pi + k 2 pi / 1874: the downward rows hit the
+    # ground 0.5 m below the sensor
+    assert res.n_beams == 16 * 1875
+    p = res.points
+    col, ring = res.beam % 1875, res.beam // 1875
+    az = -3.14159265 + col * (2 * 3.14159265 / 1874)
+    el = np.radians(-15.0 + 2.0 * ring)
+    assert np.allclose(np.arctan2(p['y'], p['x']), np.arctan2(np.sin(az), np.cos(az)),
+                       atol=1e-5)
+    assert np.all(el < 0)
+    assert np.allclose(p['range'], 0.5 / np.sin(-el), rtol=1e-5)
