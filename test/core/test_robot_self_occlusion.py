@@ -126,3 +126,18 @@ def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
                        atol=1e-5)
     assert np.all(el < 0)
     assert np.allclose(p['range'], 0.5 / np.sin(-el), rtol=1e-5)
+
+
+def test_self_filter_drops_a_clouds_self_points(tmp_path, materials):
+    # 1.5 m ahead: beyond the plugin's min_range 0.9 m
+    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
+            '<box size="0.1 0.1 1"/></geometry></collision></link>')
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
+    desc = load_robot(path)
+    flat = World.load('flat', materials)
+    kept, dropped = (RobotScanner(desc, 'velodyne-VLP16', flat, materials, self_filter=f)
+                     .scan(np.eye(4)) for f in (False, True))
+    own = kept.points['class_id'] == SELF_CLASS
+    assert own.sum() > 0 and not np.any(dropped.points['class_id'] == SELF_CLASS)
+    assert len(dropped.points) == len(kept.points) - own.sum()

@@ -26,6 +26,8 @@ class ModelShared(Validated):
                                 'none.', read_only=True)
     robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",
                          read_only=True)
+    self_filter: bool = _p(False, "Drop the returns of the sensor's own robot (class self): no "
+                           "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',
                              read_only=True)
 

@@ -12,7 +12,6 @@ import dataclasses
 
 import numpy as np
 
-from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.robot.body import body_actors, link_pose_at
 from ubot_lidar_sim.core.robot.mapping import azimuths, beams, LASER, sensor_config
 from ubot_lidar_sim.core.robot.tree import link_poses
@@ -29,10 +28,12 @@ class RobotScanner:
                  joint_positions=None):
         """overlay: {sensor name: {parameter: value}}; joint_positions {joint: rad or m}."""
         self.sensor = description.sensor(name)
+        if self_filter:         # the config's self_filter: the sensors drop the self returns
+            overlay = {**(overlay or {}), name: {**(overlay or {}).get(name, {}),
+                                                 'self_filter': True}}
         self.kind, self.cfg = sensor_config(self.sensor, overlay, params_file)
         self.links = link_poses(description, joint_positions)
         self.model_from_sensor = self.links[self.sensor.link] @ self.sensor.link_from_sensor
-        self.self_filter = self_filter
         use = sdf_geometry or self.cfg.sdf_geometry     # visual by default, as worlds
         self.actors = (body_actors(description, use, skip={self.sensor.link})
                        if self_occlusion else [])
@@ -63,20 +64,15 @@ class RobotScanner:
         return np.clip(noisy, self.cfg.min_range_m, self.cfg.max_range_m).astype(r.dtype)
 
     def _laser(self, res, rng):
-        """Noise on the valid ranges; self-hits to +inf with self_filter."""
+        """Noise on the valid ranges."""
         ranges = res.ranges.copy()
         valid = np.isfinite(ranges)
         ranges[valid] = self._noisy(ranges[valid], rng)
-        if self.self_filter:
-            ranges[res.class_id == SELF_CLASS] = np.inf
         return dataclasses.replace(res, ranges=ranges)
 
     def _cloud(self, res, rng):
-        """Noise along each point's ray; self points dropped with self_filter."""
+        """Noise along each point's ray."""
         pts, beam = res.points, res.beam
-        if self.self_filter:
-            keep = pts['class_id'] != SELF_CLASS
-            pts, beam = pts[keep], beam[keep]
         r = pts['range'].astype(np.float64)
         noisy = self._noisy(r, rng)
         if noisy is not r:
