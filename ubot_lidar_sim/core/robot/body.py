@@ -96,4 +96,5 @@ def sensor_body_actor(description: RobotDescription, frame_id: str,
 def link_pose_at(world_from_link):
     """Return a pose_at(times (n,)) -> (n, 4, 4) holding one world-from-link transform."""
     pose = np.asarray(world_from_link, np.float64)
-    return lambda times: np.broadcast_to(pose, (len(np.atleast_1d(times)), 4, 4)).copy()
+    # A read-only view: one pose for every instant, without n copies (n may be every ray).
+    return lambda times: np.broadcast_to(pose, (len(np.atleast_1d(times)), 4, 4))
