@@ -150,6 +150,13 @@ class RobotDescription:
     notes: list = field(default_factory=list)
     files: list = field(default_factory=list)
 
+    def add_sensor(self, found):
+        """Add a RobotSensor to sensors, an ImuSensor to imus (None: nothing)."""
+        if isinstance(found, ImuSensor):
+            self.imus.append(found)
+        elif found is not None:
+            self.sensors.append(found)
+
     def sensor(self, name):
         """Return the range sensor called name, else RobotError listing the names."""
         for s in self.sensors:

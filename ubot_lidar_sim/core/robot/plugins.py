@@ -15,7 +15,7 @@ Wheel separation and radius matter to a dynamic base, not to base_sim's kinemati
 import math
 
 from ubot_lidar_sim.core.robot.description import Drive, Note
-from ubot_lidar_sim.core.robot.sensors import _float, _ros_topic, _text
+from ubot_lidar_sim.core.robot.sensors import float_at, ros_topic, text_at
 
 GZ_DIFF = ('gz-sim-diff-drive-system', 'ignition-gazebo-diff-drive-system',
            'libgz-sim-diff-drive-system.so')
@@ -53,32 +53,32 @@ def read_drive(plugin, model, where, notes):
         return None
     values, own = {}, []
     if kind == 'classic_diff':
-        accel = _float(plugin, 'max_wheel_acceleration', here, 0.0)
+        accel = float_at(plugin, 'max_wheel_acceleration', here, 0.0)
         values['drive'] = 'diff'
         if accel > 0:
             values['max_linear_accel_m_s2'] = accel
-        topic = _ros_topic(plugin, 'cmd_vel') if plugin.find('ros') is not None else '/cmd_vel'
+        topic = ros_topic(plugin, 'cmd_vel') if plugin.find('ros') is not None else '/cmd_vel'
         for tag in ('wheel_separation', 'wheel_diameter', 'max_wheel_torque'):
             if plugin.find(tag) is not None:
                 own.append(Note(here, tag, "base_sim's base is kinematic (no wheels)"))
         return Drive(filename, 'diff', values, topic, tuple(own))
     values['drive'] = kind
     for tag, name in LIMITS:
-        value = _float(plugin, tag, here, None)
+        value = float_at(plugin, tag, here, None)
         if value is None and tag == 'max_linear_velocity':
-            value = _float(plugin, 'max_velocity', here, None)      # the deprecated name
+            value = float_at(plugin, 'max_velocity', here, None)      # the deprecated name
         if value is not None:
             values[name] = abs(value)
     if kind == 'ackermann':
-        base = _float(plugin, 'wheel_base', here, None)
+        base = float_at(plugin, 'wheel_base', here, None)
         if base is not None:
             values['wheelbase_m'] = base
-        limit = _float(plugin, 'steering_limit', here, None)
+        limit = float_at(plugin, 'steering_limit', here, None)
         if limit is not None:
             values['max_steering_deg'] = math.degrees(limit)
     for tag in ('wheel_separation', 'wheel_radius', 'kingpin_width', 'odom_publish_frequency'):
         if plugin.find(tag) is not None:
             own.append(Note(here, tag, "base_sim's base is kinematic (no wheels); odometry at "
                             'its rate_hz'))
-    topic = _text(plugin, 'topic', f'/model/{model}/cmd_vel')
+    topic = text_at(plugin, 'topic', f'/model/{model}/cmd_vel')
     return Drive(filename, kind, values, topic, tuple(own))

@@ -88,10 +88,7 @@ def _read(path, model_paths, budget):
                 desc.links[lname].append(Part(iname, kind, shape,
                                               inv @ frames.placed(item, poses[lname], here)))
         for sensor in link.findall('sensor'):
-            found = read_sensor(sensor, lname, here, desc.notes)
-            if found is not None:
-                (desc.imus if hasattr(found, 'angular_velocity_stddev')
-                 else desc.sensors).append(found)
+            desc.add_sensor(read_sensor(sensor, lname, here, desc.notes))
     for plugin in model.findall('plugin'):
         drive = read_drive(plugin, name, where, desc.notes)
         if drive is not None:

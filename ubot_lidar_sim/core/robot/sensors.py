@@ -40,7 +40,7 @@ OUTPUT_TYPES = {'sensor_msgs/LaserScan': SCAN, 'sensor_msgs/msg/LaserScan': SCAN
                 'sensor_msgs/PointCloud2': CLOUD, 'sensor_msgs/msg/PointCloud2': CLOUD}
 
 
-def _text(el, path, default=None):
+def text_at(el, path, default=None):
     """Return the stripped text at path below el, else default."""
     found = el.find(path) if el is not None else None
     if found is None or found.text is None or not found.text.strip():
@@ -48,9 +48,9 @@ def _text(el, path, default=None):
     return found.text.strip()
 
 
-def _float(el, path, where, default):
+def float_at(el, path, where, default):
     """Return a finite float at path (default when absent), else RobotError naming it."""
-    text = _text(el, path)
+    text = text_at(el, path)
     if text is None:
         return default
     try:
@@ -66,11 +66,11 @@ def _axis(scan, tag, where, default_samples):
     """Return the ScanAxis of <scan><tag>; RobotError for 0 rays or min_angle > max_angle."""
     el = scan.find(tag) if scan is not None else None
     here = f'{where}/scan/{tag}'
-    samples = _float(el, 'samples', here, default_samples)
-    resolution = _float(el, 'resolution', here, 1.0)
-    lo, hi = _float(el, 'min_angle', here, 0.0), _float(el, 'max_angle', here, 0.0)
+    samples = float_at(el, 'samples', here, default_samples)
+    resolution = float_at(el, 'resolution', here, 1.0)
+    lo, hi = float_at(el, 'min_angle', here, 0.0), float_at(el, 'max_angle', here, 0.0)
     if samples != int(samples) or samples < 1:
-        raise RobotError(f"{here}/samples: got {_text(el, 'samples')}, allowed an integer >= 1 "
+        raise RobotError(f"{here}/samples: got {text_at(el, 'samples')}, allowed an integer >= 1 "
                          '(samples x resolution rays)')
     if not resolution > 0 or samples * resolution < 1:
         raise RobotError(f'{here}/resolution: got {resolution:g}, allowed > 0 with samples x '
@@ -83,11 +83,11 @@ def _axis(scan, tag, where, default_samples):
     return ScanAxis(int(samples), resolution, lo, hi)
 
 
-def _ros_topic(plugin, default):
+def ros_topic(plugin, default):
     """Return a gazebo_ros plugin's topic: ~/out remapped, in its <ros><namespace>."""
     name = plugin.get('name') or 'plugin'
     topic = f'/{name}/out'
-    ns = _text(plugin, 'ros/namespace', '')
+    ns = text_at(plugin, 'ros/namespace', '')
     for remap in plugin.findall('ros/remapping') + plugin.findall('ros/argument'):
         text = (remap.text or '').replace('--remap', '').replace('-r', '', 1).strip()
         src, sep, dst = text.partition(':=')
@@ -122,13 +122,13 @@ def read_sensor(el, link, where, notes):
     horizontal = _axis(scan, 'horizontal', where, 640.0)
     vertical = (_axis(scan, 'vertical', where, 1.0) if scan is not None
                 and scan.find('vertical') is not None else ScanAxis(1, 1.0, 0.0, 0.0))
-    rmin = _float(body, 'range/min', where, 0.0)
-    rmax = _float(body, 'range/max', where, 0.0)
+    rmin = float_at(body, 'range/min', where, 0.0)
+    rmax = float_at(body, 'range/max', where, 0.0)
     if not 0.0 <= rmin < rmax:
         raise RobotError(f'{where}/range: min {rmin:g}, max {rmax:g}; allowed 0 <= min < max')
-    frame = (_text(el, 'frame_id') or _text(el, 'gz_frame_id')
-             or _text(el, 'ignition_frame_id'))
-    values = {'topic': _text(el, 'topic'), 'frame': frame, 'source': 'gz-sensors',
+    frame = (text_at(el, 'frame_id') or text_at(el, 'gz_frame_id')
+             or text_at(el, 'ignition_frame_id'))
+    values = {'topic': text_at(el, 'topic'), 'frame': frame, 'source': 'gz-sensors',
               'message': SCAN if vertical.count == 1 else CLOUD, 'rmin': rmin, 'rmax': rmax}
     noise = body.find('noise') if body.find('noise') is not None else el.find('noise')
     mean, std = _noise(noise, where, sensor_notes)
@@ -139,7 +139,7 @@ def read_sensor(el, link, where, notes):
     for tag, why in NO_EFFECT.items():
         if el.find(tag) is not None:
             sensor_notes.append(Note(where, tag, why))
-    res = _float(body, 'range/resolution', where, 0.0)
+    res = float_at(body, 'range/resolution', where, 0.0)
     if res > 0:
         sensor_notes.append(Note(where, 'range/resolution', 'ranges are not quantised (float32 '
                                  'ranges, as gz-sensors publishes them)'))
@@ -151,7 +151,7 @@ def read_sensor(el, link, where, notes):
         sensor_notes.append(Note(where, 'topic', f"absent: gz-sim's own topic means nothing to "
                                  f"ROS without a bridge rule; published on '{name}'"))
     frame = values['frame'] or link
-    rate = _float(el, 'update_rate', where, 0.0)
+    rate = float_at(el, 'update_rate', where, 0.0)
     if not rate > 0:
         raise RobotError(f'{where}/update_rate: got {rate:g}, allowed > 0 (Gazebo"s 0 means '
                          "'as fast as possible', which a simulated sensor cannot publish)")
@@ -164,43 +164,43 @@ def _noise(noise, where, notes):
     """Return the Gaussian (mean, stddev) of a <noise> element (0, 0 without one)."""
     if noise is None:
         return 0.0, 0.0
-    kind = _text(noise, 'type', 'none')
+    kind = text_at(noise, 'type', 'none')
     if kind == 'none':
         return 0.0, 0.0
     if kind != 'gaussian':
         notes.append(Note(where, f'noise type {kind}', 'only gaussian noise is read '
                           '(gz-sensors Lidar.cc:186-190 warns likewise)'))
         return 0.0, 0.0
-    std = _float(noise, 'stddev', f'{where}/noise', 0.0)
+    std = float_at(noise, 'stddev', f'{where}/noise', 0.0)
     if std < 0:
         raise RobotError(f'{where}/noise/stddev: got {std:g}, allowed >= 0')
     for tag in ('bias_mean', 'bias_stddev', 'dynamic_bias_stddev', 'precision'):
         if noise.find(tag) is not None:
             notes.append(Note(where, f'noise/{tag}', 'only mean and stddev are applied'))
-    return _float(noise, 'mean', f'{where}/noise', 0.0), std
+    return float_at(noise, 'mean', f'{where}/noise', 0.0), std
 
 
 def _plugin(plugin, values, where, notes):
     """Apply a sensor plugin's values (classic ray, velodyne_simulator) or list it."""
     filename = plugin.get('filename') or ''
     if filename == RAY_PLUGIN:
-        out = _text(plugin, 'output_type', 'sensor_msgs/PointCloud2')
+        out = text_at(plugin, 'output_type', 'sensor_msgs/PointCloud2')
         if out not in OUTPUT_TYPES:
             notes.append(Note(where, 'plugin/output_type', f"'{out}' is not simulated "
                               '(LaserScan and PointCloud2 are)'))
         values['message'] = OUTPUT_TYPES.get(out, CLOUD)
-        values['topic'] = _ros_topic(plugin, '~/out')
-        values['frame'] = _text(plugin, 'frame_name') or values['frame']
+        values['topic'] = ros_topic(plugin, '~/out')
+        values['frame'] = text_at(plugin, 'frame_name') or values['frame']
         values['source'] = 'gazebo_ros_ray_sensor'
     elif filename in VELODYNE_PLUGINS:
-        values['topic'] = _text(plugin, 'topicName', '/points')
-        values['frame'] = _text(plugin, 'frameName') or values['frame']
+        values['topic'] = text_at(plugin, 'topicName', '/points')
+        values['frame'] = text_at(plugin, 'frameName') or values['frame']
         values['message'] = CLOUD
         values['source'] = 'velodyne_simulator'
         # OnScan: MIN_RANGE = max(min_range, sensor min), MAX_RANGE = min(max_range, sensor max)
-        values['rmin'] = max(values['rmin'], _float(plugin, 'min_range', where, 0.0))
-        values['rmax'] = min(values['rmax'], _float(plugin, 'max_range', where, math.inf))
-        values['gaussian'] = _float(plugin, 'gaussianNoise', where, 0.0)
+        values['rmin'] = max(values['rmin'], float_at(plugin, 'min_range', where, 0.0))
+        values['rmax'] = min(values['rmax'], float_at(plugin, 'max_range', where, math.inf))
+        values['gaussian'] = float_at(plugin, 'gaussianNoise', where, 0.0)
         for tag in ('organize_cloud', 'min_intensity'):
             if plugin.find(tag) is not None:
                 notes.append(Note(where, f'plugin/{tag}', 'the cloud is dense in our '
@@ -212,19 +212,19 @@ def _plugin(plugin, values, where, notes):
 
 def _imu(el, name, link, where, notes):
     """Return the ImuSensor of an imu <sensor> (its topic, frame, rate and noise stddevs)."""
-    topic, frame = _text(el, 'topic'), _text(el, 'frame_id') or _text(el, 'gz_frame_id')
+    topic, frame = text_at(el, 'topic'), text_at(el, 'frame_id') or text_at(el, 'gz_frame_id')
     for plugin in el.findall('plugin'):
         if plugin.get('filename') == IMU_PLUGIN:
-            topic = _ros_topic(plugin, '~/out')
-            frame = _text(plugin, 'frame_name') or frame
+            topic = ros_topic(plugin, '~/out')
+            frame = text_at(plugin, 'frame_name') or frame
         else:
             notes.append(Note(where, f"plugin filename='{plugin.get('filename')}'",
                               'unknown imu plugin'))
     std = {}
     for part in ('angular_velocity', 'linear_acceleration'):
-        values = [_float(el, f'imu/{part}/{axis}/noise/stddev', where, 0.0)
+        values = [float_at(el, f'imu/{part}/{axis}/noise/stddev', where, 0.0)
                   for axis in ('x', 'y', 'z')]
         std[part] = float(np.max(values))
     return ImuSensor(name, link, topic or name, frame or link,
-                     _float(el, 'update_rate', where, 0.0), std['angular_velocity'],
+                     float_at(el, 'update_rate', where, 0.0), std['angular_velocity'],
                      std['linear_acceleration'])

@@ -146,10 +146,7 @@ def _gazebo(root, desc, path):
             if not isinstance(el.tag, str):
                 continue
             if el.tag == 'sensor' and ref:
-                found = read_sensor(el, ref, where, desc.notes)
-                if found is not None:
-                    (desc.imus if hasattr(found, 'angular_velocity_stddev')
-                     else desc.sensors).append(found)
+                desc.add_sensor(read_sensor(el, ref, where, desc.notes))
             elif el.tag == 'plugin' and not ref:
                 drive = read_drive(el, desc.name, where, desc.notes)
                 if drive is not None:
