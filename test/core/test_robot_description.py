@@ -168,3 +168,15 @@ def test_ackermann_plugin_gives_wheelbase_and_steering_limit(tmp_path):
                                  'wheelbase_m': 1.2,
                                  'max_steering_deg': pytest.approx(math.degrees(0.5))}
     assert any('ignored-by-this-test' in n.tag for n in desc.notes)
+
+
+def test_classic_ray_plugin_without_output_type_publishes_a_cloud(tmp_path):
+    # gazebo_ros_ray_sensor.cpp:116-120: no <output_type> -> sensor_msgs/PointCloud2, even for
+    # one vertical row: a one-ring lidar_3d on /<plugin name>/out in the plugin's namespace
+    text = CLASSIC_RAY.replace('<output_type>sensor_msgs/LaserScan</output_type>', '')
+    text = text.replace('<remapping>~/out:=scan</remapping>', '')
+    s = load_robot(_write(tmp_path, 'tb3.urdf', text)).sensor('hls_lfcd_lds')
+    assert (s.message_type, s.topic) == ('sensor_msgs/msg/PointCloud2',
+                                         '/tb3/turtlebot3_laserscan/out')
+    kind, cfg = sensor_config(s)
+    assert (kind, cfg.channels, cfg.horizontal_samples) == ('lidar_3d', 1, 360)

@@ -57,7 +57,7 @@ def read_drive(plugin, model, where, notes):
         values['drive'] = 'diff'
         if accel > 0:
             values['max_linear_accel_m_s2'] = accel
-        topic = ros_topic(plugin, 'cmd_vel') if plugin.find('ros') is not None else '/cmd_vel'
+        topic = ros_topic(plugin, 'cmd_vel')     # its node subscribes cmd_vel, remapped
         for tag in ('wheel_separation', 'wheel_diameter', 'max_wheel_torque'):
             if plugin.find(tag) is not None:
                 own.append(Note(here, tag, "base_sim's base is kinematic (no wheels)"))

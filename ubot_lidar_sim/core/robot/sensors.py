@@ -83,18 +83,22 @@ def _axis(scan, tag, where, default_samples):
     return ScanAxis(int(samples), resolution, lo, hi)
 
 
-def ros_topic(plugin, default):
-    """Return a gazebo_ros plugin's topic: ~/out remapped, in its <ros><namespace>."""
+def ros_topic(plugin, own='~/out'):
+    """Return a gazebo_ros plugin's topic: its own (~/out) remapped, in its <ros><namespace>."""
     name = plugin.get('name') or 'plugin'
-    topic = f'/{name}/out'
-    ns = text_at(plugin, 'ros/namespace', '')
+    topic = own
+    ns = '/' + text_at(plugin, 'ros/namespace', '').strip('/')
     for remap in plugin.findall('ros/remapping') + plugin.findall('ros/argument'):
         text = (remap.text or '').replace('--remap', '').replace('-r', '', 1).strip()
         src, sep, dst = text.partition(':=')
-        if sep and src.strip() in ('~/out', 'out', default):
+        if sep and src.strip() in (own, own.replace('~/', '')):
             topic = dst.strip()
-    if not topic.startswith('/'):
-        topic = f"/{ns.strip('/')}/{topic}" if ns.strip('/') else f'/{topic}'
+    # ROS 2 name resolution: ~ is the node's name in its namespace, a relative name is in the
+    # namespace (the plugin's node is named by the plugin's name attribute)
+    if topic.startswith('~'):
+        topic = f"{ns.rstrip('/')}/{name}{topic[1:]}"
+    elif not topic.startswith('/'):
+        topic = f"{ns.rstrip('/')}/{topic}"
     return topic
 
 
@@ -189,7 +193,7 @@ def _plugin(plugin, values, where, notes):
             notes.append(Note(where, 'plugin/output_type', f"'{out}' is not simulated "
                               '(LaserScan and PointCloud2 are)'))
         values['message'] = OUTPUT_TYPES.get(out, CLOUD)
-        values['topic'] = ros_topic(plugin, '~/out')
+        values['topic'] = ros_topic(plugin)
         values['frame'] = text_at(plugin, 'frame_name') or values['frame']
         values['source'] = 'gazebo_ros_ray_sensor'
     elif filename in VELODYNE_PLUGINS:
@@ -215,7 +219,7 @@ def _imu(el, name, link, where, notes):
     topic, frame = text_at(el, 'topic'), text_at(el, 'frame_id') or text_at(el, 'gz_frame_id')
     for plugin in el.findall('plugin'):
         if plugin.get('filename') == IMU_PLUGIN:
-            topic = ros_topic(plugin, '~/out')
+            topic = ros_topic(plugin)
             frame = text_at(plugin, 'frame_name') or frame
         else:
             notes.append(Note(where, f"plugin filename='{plugin.get('filename')}'",
