@@ -4,6 +4,7 @@ Nav2 in the loop without Gazebo: base_sim, the three sensors and the robot's fra
 ros2 launch ubot_lidar_sim sim.launch.py
 ros2 launch ubot_lidar_sim sim.launch.py world_file:=my_world.yaml real_time_factor:=max
 ros2 launch ubot_lidar_sim sim.launch.py use_sim_time:=false    # wall clock, no /clock
+ros2 launch ubot_lidar_sim sim.launch.py robot:=my_robot.urdf.xacro robot_args:='lidar:=true'
 
 base_sim (config/base_sim.yaml, then params_file, then the arguments) subscribes /cmd_vel and
 publishes /odom, /tf (map -> odom -> base_link) and /tf_static (base_link -> lidar_3d, laser);
@@ -20,10 +21,12 @@ from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, IncludeLaunchDescription, OpaqueFunction
 from launch.actions import Shutdown
+from launch.conditions import LaunchConfigurationEquals
 from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
 import yaml
 
 ARGUMENTS = {
@@ -38,6 +41,10 @@ ARGUMENTS = {
     'drive': ('', 'base_sim kinematics: diff, omni or ackermann (config/base_sim.yaml: diff)'),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
     'rviz': ('false', 'start rviz2 with config/ubot_lidar_sim.rviz'),
+    'robot': ('', 'a robot description (.urdf, .urdf.xacro, model.sdf, a model directory or '
+              'model://NAME): its sensors replace the three, its drive sets base_sim '
+              '(docs/robots.md)'),
+    'robot_args': ('', "xacro arguments of robot, 'name:=value name:=value'"),
 }
 # Passed on to sensors.launch.py as they are.
 SENSOR_ARGUMENTS = ('world_file', 'use_sim_time', 'preset', 'params_file', 'rviz')
@@ -63,9 +70,24 @@ def _base(context):
         values['initial_pose'] = [float(v) for v in yaml.safe_load(given['initial_pose'])]
     if given['drive']:
         values['drive'] = given['drive']
+    if given['robot']:
+        values.update(robot_launch(given['robot'], given['robot_args']).base)
     return [Node(package='ubot_lidar_sim', executable='base_sim_node', name='base_sim',
                  output='screen', parameters=layers + [values],
                  on_exit=Shutdown(reason='base_sim exited'))]
+
+
+def _robot(context):
+    """Return the robot description's sensor nodes (robot:=FILE), each under its own name."""
+    given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    if not given['robot']:
+        return []
+    shared = {'world_file': ParameterValue(given['world_file'], value_type=str),
+              'use_sim_time': bool(yaml.safe_load(given['use_sim_time']))}
+    return [Node(package='ubot_lidar_sim', executable=n.executable, name=n.name, output='screen',
+                 parameters=[{**n.parameters, **shared}], remappings=n.remappings,
+                 on_exit=Shutdown(reason=f'{n.name} exited'))
+            for n in robot_launch(given['robot'], given['robot_args']).nodes]
 
 
 def generate_launch_description():
@@ -75,8 +97,9 @@ def generate_launch_description():
     return LaunchDescription(
         [DeclareLaunchArgument(name, default_value=default, description=text)
          for name, (default, text) in ARGUMENTS.items()]
-        + [OpaqueFunction(function=_base),
+        + [OpaqueFunction(function=_base), OpaqueFunction(function=_robot),
            IncludeLaunchDescription(
                PythonLaunchDescriptionSource(sensors),
+               condition=LaunchConfigurationEquals('robot', ''),
                launch_arguments=[(name, LaunchConfiguration(name))
                                  for name in SENSOR_ARGUMENTS])])

@@ -23,6 +23,7 @@ LAYERS = (
     (6, 'core.sensors', ('core.sensors',)),
     (6, 'core.motion', ('core.motion',)),
     (7, 'core.execution', ('core.execution',)),
+    (7, 'core.robot', ('core.robot',)),     # robot descriptions: configs, sensors, body
     (8, 'output', ('output',)),
     (9, 'pipeline', ('pipeline',)),   # rig, trajectory, record, interrupts: no rclpy
     (10, 'dataset', ('dataset',)),    # dataset and ros share a rank: neither imports the other

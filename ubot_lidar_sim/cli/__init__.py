@@ -33,7 +33,9 @@ COMMANDS = {
 }
 #: (command, option): the module that replaces the command's when the option is set.
 VARIANTS = {('describe', 'list_materials'): 'ubot_lidar_sim.cli.describe_materials',
-            ('view', 'live'): 'ubot_lidar_sim.cli.view_live'}
+            ('view', 'live'): 'ubot_lidar_sim.cli.view_live',
+            ('describe', 'robot'): 'ubot_lidar_sim.cli.robot_describe',
+            ('scan', 'robot'): 'ubot_lidar_sim.cli.robot_scan'}
 
 
 def _describe_error(err):
@@ -59,7 +61,8 @@ def dispatch(args):
     for (command, option), variant in VARIANTS.items():
         if args.command == command and getattr(args, option, False):
             module_name = variant
-    checked = _load(check_name).check(args) if check_name else None
+    robot = getattr(args, 'robot', None)    # a robot's sensors: the variant checks them
+    checked = _load(check_name).check(args) if check_name and not robot else None
     run = getattr(_load(module_name), function)
     if check_name is None and function != 'command':
         return run(args)

@@ -69,6 +69,14 @@ def _common():
     common.add_argument('--model-path', dest='model_paths', action='append', default=[],
                         metavar='DIR', help='a directory of model:// URIs of SDF worlds '
                         '(repeatable; the model_paths parameter)')
+    robot = common.add_argument_group('a robot description (docs/robots.md)')
+    robot.add_argument('--robot', metavar='FILE', help='.urdf, .urdf.xacro, model.sdf, a model '
+                       'directory or model://NAME: its sensors, base and body')
+    robot.add_argument('--robot-args', default='', metavar="'NAME:=VALUE ...'",
+                       help='xacro arguments')
+    robot.add_argument('--robot-sensor', metavar='NAME', help='scan: the <sensor name> to scan')
+    robot.add_argument('--self-filter', action='store_true', help="scan: drop the robot's own "
+                       'returns (class self)')
     return common
 
 

@@ -21,6 +21,8 @@ from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
 from ubot_lidar_sim.core.errors import ConfigError, SimError
+from ubot_lidar_sim.core.robot.body import sensor_body_actor
+from ubot_lidar_sim.core.robot.load import load_robot, parse_args
 from ubot_lidar_sim.core.world.actors import fleet_actors
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.actor_frames import ActorFrames
@@ -73,6 +75,10 @@ class SensorNode(PoseQueries, Node):
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
                                                    len(world.actors), cfg.fleet_base_height_m))
+        if getattr(cfg, 'robot_description', ''):   # its own robot's body, in its frame
+            body = sensor_body_actor(load_robot(cfg.robot_description, parse_args(
+                cfg.robot_args), cfg.model_paths), cfg.frame_id, cfg.sdf_geometry)
+            world = world.with_actors([body]) if body is not None else world
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)

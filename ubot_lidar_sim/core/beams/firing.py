@@ -156,6 +156,22 @@ def _beams(dirs, ring_elevation_rad, column_time_s, column_azimuth_rad, ring_tim
     return beams
 
 
+def grid_beams(column_azimuth_rad, ring_elevation_rad, column_time_s):
+    """
+    Return the Beams of a grid given by its axes: azimuths (C,), elevations (R,), rad.
+
+    For a grid that is not the spinning pattern's (a Gazebo sensor's min + k step on both
+    axes, core/robot); column_time_s (C,) as column_times_s gives it, rings fire at once.
+    """
+    az = np.asarray(column_azimuth_rad, dtype=np.float64)
+    el = np.asarray(ring_elevation_rad, dtype=np.float64)
+    az_b, el_b = np.tile(az, len(el)), np.repeat(el, len(az))
+    dirs = np.stack([np.cos(el_b) * np.cos(az_b), np.cos(el_b) * np.sin(az_b), np.sin(el_b)],
+                    axis=1)
+    return _beams(dirs.reshape(len(el), len(az), 3), el, column_time_s, az, np.zeros(len(el)),
+                  azimuth_rad=az_b)
+
+
 @lru_cache(maxsize=16)
 def _build_beams(channels, samples, hfov_deg, up_deg, down_deg, table_deg, period_s, spin,
                  start_deg, stamp_at, motion, offsets_s):

@@ -27,17 +27,18 @@ def planar_ray_count(fov_deg, resolution_deg):
     return max(1, math.ceil(fov_deg / resolution_deg - _COUNT_EPS))
 
 
-def planar_azimuths_rad(fov_deg, resolution_deg):
+def planar_azimuths_rad(fov_deg, resolution_deg, centre_deg=0.0):
     """
     Return the ray azimuths (N,), counter-clockwise from +x, one resolution apart (REP 117).
 
     A full circle starts at 0 (rays at 0, res, 2 res, ...; docs/presets.md); a partial field
-    of view is centred on +x: angle_min = -(N - 1) res / 2, so one ray looks along +x. Ray k is
-    exactly angle_min + k angle_increment, as a LaserScan consumer computes it.
+    of view is centred on centre_deg (0: +x): angle_min = centre - (N - 1) res / 2, so with
+    centre 0 one ray looks along +x. Ray k is exactly angle_min + k angle_increment, as a
+    LaserScan consumer computes it.
     """
     n = planar_ray_count(fov_deg, resolution_deg)
     step = math.radians(resolution_deg)
-    start = 0.0 if fov_deg >= 360.0 else -(n - 1) * step / 2.0
+    start = 0.0 if fov_deg >= 360.0 else math.radians(centre_deg) - (n - 1) * step / 2.0
     return start + np.arange(n) * step
 
 

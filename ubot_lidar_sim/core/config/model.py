@@ -20,6 +20,14 @@ class ModelShared(Validated):
     """Parameters of both models (a mixin of the flat configs with min_range_m, max_range_m)."""
 
     motion_distortion: bool = _p(True, 'Rolling scan: each column fires at its own time.')
+    robot_description: str = _p('', 'The robot the sensor is on (.urdf, .urdf.xacro, model.sdf, '
+                                'a model directory or model://NAME; docs/robots.md): its other '
+                                'links, rigid in frame_id, are cast with class self. Empty = '
+                                'none.', read_only=True)
+    robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",
+                         read_only=True)
+    self_filter: bool = _p(False, "Drop the returns of the sensor's own robot (class self): no "
+                           "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',
                              read_only=True)
 

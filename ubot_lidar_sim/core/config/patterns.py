@@ -84,11 +84,15 @@ class PlanarPattern(Validated):
     """
 
     kind: ClassVar[str] = 'planar'
-    fov_deg: float = _p(360.0, 'Field of view: a full circle from 0 deg, else centred on +x.',
+    fov_deg: float = _p(360.0, 'Field of view: a full circle from 0 deg, else centred on '
+                        'fov_centre_deg (+x by default).',
                         'deg', min=0.01, max=360.0, read_only=True)
     resolution_deg: float = _p(1.0, 'Angle between rays (angle_increment); ceil(fov / '
                                'resolution) rays.', 'deg', min=0.0, min_exclusive=True,
                                max=360.0, read_only=True)
+    fov_centre_deg: float = _p(0.0, 'Direction a partial field of view is centred on, CCW from '
+                               '+x (a Gazebo scan of min_angle .. max_angle: their mean).',
+                               'deg', min=-180.0, max=180.0, read_only=True)
 
     @property
     def n_rays(self):

@@ -23,6 +23,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import planar_beams
 from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, planar_times_s
+from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.config import replace
 from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
@@ -53,24 +54,39 @@ class LaserScanResult:
     hit: np.ndarray
     hit_xyz: np.ndarray
     timing_ms: dict = field(default_factory=dict)
+    class_id: np.ndarray | None = None     # (N,) CLASS_DTYPE class of each ray's return (0: none)
 
 
 class LaserScanner:
     """Simulates the LaserScans of a LaserScanConfig (model geometric or physical)."""
 
-    def __init__(self, cfg, world, materials):
+    def __init__(self, cfg, world, materials, azimuth_rad=None):
+        """
+        Build the scanner of cfg in world.
+
+        azimuth_rad: the rays' azimuths (N,) rad, evenly spaced and rising, instead of the
+        config's fov_deg and resolution_deg (a Gazebo sensor's min_angle + k step, core/robot).
+        """
         self.cfg = cfg
         self.world = world
         planar = cfg.pattern
-        self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+        resolution_deg = planar.resolution_deg
+        if azimuth_rad is None:
+            self.azimuth_rad = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg,
+                                                   planar.fov_centre_deg)
+        else:
+            self.azimuth_rad = np.asarray(azimuth_rad, np.float64)
+            n = len(self.azimuth_rad)
+            resolution_deg = (math.degrees((self.azimuth_rad[-1] - self.azimuth_rad[0])
+                                           / (n - 1)) if n > 1 else 0.0)
         n = len(self.azimuth_rad)
         self.angle_min = float(self.azimuth_rad[0])
-        self.angle_increment = math.radians(planar.resolution_deg)
+        self.angle_increment = math.radians(resolution_deg)
         self.angle_max = float(self.azimuth_rad[-1])
         self.scan_time = 1.0 / cfg.rate_hz
-        self.time_increment = self.scan_time * planar.resolution_deg / 360.0 if n > 1 else 0.0
+        self.time_increment = self.scan_time * resolution_deg / 360.0 if n > 1 else 0.0
         # Ray k fires k x time_increment after the stamp (all at the stamp without distortion).
-        self.ray_time_s = (planar_times_s(n, planar.resolution_deg, self.scan_time)
+        self.ray_time_s = (planar_times_s(n, resolution_deg, self.scan_time)
                            if cfg.motion_distortion else np.zeros(n))
         self._local = np.stack([np.cos(self.azimuth_rad), np.sin(self.azimuth_rad),
                                 np.zeros(n)], axis=1)
@@ -112,19 +128,22 @@ class LaserScanner:
         hit = near | valid
         xyz = np.full((self.n_rays, 3), np.nan)
         xyz[hit] = self._local[hit] * r[hit, None]
+        classes = np.zeros(self.n_rays, CLASS_DTYPE)
+        classes[res.beam] = res.points['class_id']
         return LaserScanResult(
             ranges=ranges, intensities=intens, angle_min=self.angle_min,
             angle_max=self.angle_max, angle_increment=self.angle_increment,
             time_increment=self.time_increment, scan_time=self.scan_time,
             range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
-            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms)
+            sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms,
+            class_id=np.where(hit, classes, 0).astype(CLASS_DTYPE))
 
 
 def describe_laser(cfg):
     """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
     planar = cfg.pattern
     n = planar.n_rays
-    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg)
+    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg, planar.fov_centre_deg)
     beam = (f'{n} rays every {planar.resolution_deg:g} deg (ceil({planar.fov_deg:g} / '
             f'{planar.resolution_deg:g})) from {math.degrees(az[0]):g} to '
             f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '

@@ -15,6 +15,7 @@ from typing import Dict
 import numpy as np
 
 from ubot_lidar_sim.core.beams.firing import build_beams
+from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import (echoes, imperfections, radiometry, smoke_inside, snow,
                                          sunlight)
@@ -238,6 +239,9 @@ class LidarSimulator:
                 stamp_s, actor_poses)
         beam = ret.beam
         points = self._pack(ret, beam)
+        if cfg.self_filter:     # the robot's own body (core/robot/body.py), masked as a driver
+            keep = points['class_id'] != SELF_CLASS
+            points, beam = points[keep], beam[keep]
         t4 = time.perf_counter()
         timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
                   'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,

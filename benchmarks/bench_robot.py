@@ -1,0 +1,105 @@
+"""
+Robot description case (issue 51): scan time with and without self-occlusion.
+
+A VLP-16 and a 2D laser on a robot whose body has 2,000 triangles.
+
+The robot (written here): a base link whose collision is a 500-section cylinder (2,000
+triangles, trimesh), a 16 x 1800 gpu_ray VLP-16 on a mast and a 720-ray gpu_lidar laser at the
+front, in the demo world. Each sensor is scanned by core/robot/scanner.RobotScanner with its
+body cast (self-occlusion) and without; median ms over repeats, geometric model as Gazebo's.
+
+Usage: python benchmarks/bench_robot.py [--repeats 20]
+"""
+
+import argparse
+from pathlib import Path
+import statistics
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402,F401,I100  (the source tree first on sys.path)
+import numpy as np  # noqa: E402,I100
+import trimesh  # noqa: E402
+
+from ubot_lidar_sim.core.robot.load import load_robot  # noqa: E402
+from ubot_lidar_sim.core.robot.scanner import RobotScanner  # noqa: E402
+from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
+from ubot_lidar_sim.core.world.world import World  # noqa: E402
+
+COLUMNS = ('case', 'sensor', 'rays', 'body_triangles', 'self_occlusion_ms_median',
+           'no_self_occlusion_ms_median', 'ratio')
+
+ROBOT = """<robot name="benchbot">
+ <link name="base_link"><collision><origin xyz="0 0 0.3"/><geometry>
+  <mesh filename="body.stl"/></geometry></collision></link>
+ <link name="velodyne"/><link name="laser"/>
+ <joint name="v" type="fixed"><parent link="base_link"/><child link="velodyne"/>
+  <origin xyz="0 0 1.0"/></joint>
+ <joint name="l" type="fixed"><parent link="base_link"/><child link="laser"/>
+  <origin xyz="0.45 0 0.4"/></joint>
+ <gazebo reference="velodyne"><sensor type="gpu_ray" name="vlp16"><update_rate>10</update_rate>
+  <ray><scan><horizontal><samples>1800</samples><min_angle>-3.14159265</min_angle>
+  <max_angle>3.14159265</max_angle></horizontal><vertical><samples>16</samples>
+  <min_angle>-0.2617993877991494</min_angle><max_angle>0.2617993877991494</max_angle>
+  </vertical></scan><range><min>0.3</min><max>100</max></range></ray>
+  <plugin name="v" filename="libgazebo_ros_velodyne_gpu_laser.so">
+  <topicName>/velodyne_points</topicName><frameName>velodyne</frameName></plugin></sensor>
+ </gazebo>
+ <gazebo reference="laser"><sensor type="gpu_lidar" name="laser"><update_rate>15</update_rate>
+  <topic>scan</topic><lidar><scan><horizontal><samples>720</samples>
+  <min_angle>-2.35619</min_angle><max_angle>2.35619</max_angle></horizontal></scan>
+  <range><min>0.05</min><max>30</max></range></lidar></sensor></gazebo>
+</robot>"""
+
+
+def _median_ms(scanner, pose, repeats):
+    """Return the median wall time of one scan, ms."""
+    scanner.scan(pose)      # warm-up: kernels, scenes
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        scanner.scan(pose)
+        times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
+
+
+def run(repeats=20):
+    """Return the two rows (VLP-16, 2D laser)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        body = trimesh.creation.cylinder(0.4, 0.5, sections=500)
+        (Path(tmp) / 'body.stl').write_bytes(trimesh.exchange.stl.export_stl(body))
+        (Path(tmp) / 'bot.urdf').write_text(ROBOT)
+        desc = load_robot(Path(tmp) / 'bot.urdf')
+    materials = MaterialTable.load()
+    world = World.load('demo', materials)
+    pose = np.eye(4)
+    rows = []
+    for name in ('vlp16', 'laser'):
+        ms = {}
+        for occlusion in (True, False):
+            scanner = RobotScanner(desc, name, world, materials, self_occlusion=occlusion)
+            ms[occlusion] = _median_ms(scanner, pose, repeats)
+        s = desc.sensor(name)
+        rows.append({'case': 'robot_self_occlusion', 'sensor': name,
+                     'rays': s.horizontal.count * s.vertical.count,
+                     'body_triangles': len(body.faces),
+                     'self_occlusion_ms_median': round(ms[True], 2),
+                     'no_self_occlusion_ms_median': round(ms[False], 2),
+                     'ratio': round(ms[True] / ms[False], 3)})
+    return rows
+
+
+def main(argv=None):
+    """Print the rows as a table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument('--repeats', type=int, default=20)
+    rows = run(parser.parse_args(argv).repeats)
+    print(' | '.join(COLUMNS))
+    for row in rows:
+        print(' | '.join(str(row[c]) for c in COLUMNS))
+
+
+if __name__ == '__main__':
+    main()

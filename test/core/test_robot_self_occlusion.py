@@ -1,0 +1,143 @@
+"""Self-occlusion: the robot's mast blanks the sector it covers, with class self."""
+
+import math
+
+import numpy as np
+import pytest
+from robot_files import urdf, VELODYNE
+
+from ubot_lidar_sim.core.labels import SELF_CLASS
+from ubot_lidar_sim.core.robot.body import link_pose_at, sensor_body_actor
+from ubot_lidar_sim.core.robot.load import load_robot
+from ubot_lidar_sim.core.robot.scanner import RobotScanner
+from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.world.world import World
+
+# The mast: a 0.1 m box whose centre is 0.5 m ahead of the laser, at the laser's height.
+# Its near face (x = 0.45 m, |y| <= 0.05) subtends atan(0.05 / 0.45) either side of +x.
+HALF_SECTOR = math.atan2(0.05, 0.45)
+
+
+@pytest.fixture(scope='module')
+def robot(tmp_path_factory):
+    path = tmp_path_factory.mktemp('robot') / 'bot.urdf'
+    path.write_text(urdf(samples=361, lo=-math.pi / 2, hi=math.pi / 2,
+                         mast_joint='revolute'))
+    return load_robot(path)
+
+
+@pytest.fixture(scope='module')
+def ring_world(materials):
+    # A ring of walls 5 m away (a box room) so that every ray not blocked by the mast returns.
+    walls = [{'name': n, 'type': 'box', 'size_m': s, 'pose': {'xyz': p}, 'material': 'concrete'}
+             for n, s, p in (('n', [10, 0.2, 3], [0, 5, 1]), ('s', [10, 0.2, 3], [0, -5, 1]),
+                             ('e', [0.2, 10, 3], [5, 0, 1]), ('w', [0.2, 10, 3], [-5, 0, 1]))]
+    return World.from_dict({'frame': 'map', 'objects': walls}, materials=materials)
+
+
+def _scan(robot, world, materials, **kw):
+    overlay = {'front_laser': {'noise_enabled': False}}
+    scanner = RobotScanner(robot, 'front_laser', world, materials, overlay, **kw)
+    return scanner.scan(np.eye(4))
+
+
+def _angles(res):
+    return res.angle_min + np.arange(len(res.ranges)) * res.angle_increment
+
+
+def test_mast_blanks_its_sector_with_class_self(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)      # a ray's width off the edge
+    outside = np.abs(ang) > HALF_SECTOR + math.radians(0.6)
+    assert inside.sum() == 23       # -5.5 to 5.5 deg every 0.5 deg (half sector 6.34 deg)
+    assert np.all(res.class_id[inside] == SELF_CLASS)
+    # the near face at x = 0.45 m: range 0.45 / cos(angle)
+    assert np.allclose(res.ranges[inside], 0.45 / np.cos(ang[inside]), atol=1e-4)
+    assert not np.any(res.class_id[outside] == SELF_CLASS)
+    assert np.all(np.isfinite(res.ranges[outside]))
+
+
+def test_self_filter_removes_the_masts_returns(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials, self_filter=True)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.all(np.isposinf(res.ranges[inside]))
+    assert not np.any(np.isposinf(res.ranges[np.abs(ang) > HALF_SECTOR + math.radians(0.6)]))
+
+
+def test_without_self_occlusion_the_wall_behind_the_mast_returns(robot, ring_world, materials):
+    res = _scan(robot, ring_world, materials, self_occlusion=False)
+    ang = _angles(res)
+    inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.allclose(res.ranges[inside], 4.9 / np.cos(ang[inside]), atol=1e-4)
+
+
+def test_turning_the_mast_joint_moves_the_sector(robot, ring_world, materials):
+    turn = math.radians(40.0)
+    res = _scan(robot, ring_world, materials, joint_positions={'mast_joint': turn})
+    ang = _angles(res)
+    moved = np.abs(ang - turn) < HALF_SECTOR - math.radians(0.6)
+    ahead = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert np.all(res.class_id[moved] == SELF_CLASS)
+    assert not np.any(res.class_id[ahead] == SELF_CLASS)
+
+
+def test_a_nodes_body_is_rigid_in_its_frame_and_blanks_the_same_sector(robot, ring_world,
+                                                                       materials):
+    # robot_description on a node: the other links, in frame_id, posed by /tf of frame_id.
+    body = sensor_body_actor(robot, 'laser_frame', 'collision')
+    assert body.frame == 'laser_frame'
+    assert body.obj.class_id == SELF_CLASS
+    assert body.geometry.triangles.shape == (24, 3)     # base box + mast; the laser's own not
+    v = body.geometry.vertices
+    mast = v[v[:, 0] > 0.3]
+    assert mast[:, 0].min() == pytest.approx(0.45) and mast[:, 0].max() == pytest.approx(0.55)
+    scanner = RobotScanner(robot, 'front_laser', ring_world, materials,
+                           {'front_laser': {'noise_enabled': False}}, self_occlusion=False)
+    sensor = np.eye(4)
+    sensor[2, 3] = 0.3
+    node_like = LaserScanner(scanner.cfg, ring_world.with_actors([body]), materials,
+                             azimuth_rad=scanner.sim.azimuth_rad)
+    res = node_like.scan(link_pose_at(sensor), 0.0, None, 0,
+                         {body.name: link_pose_at(sensor)})
+    reference = _scan(robot, ring_world, materials)
+    assert np.array_equal(res.class_id == SELF_CLASS, reference.class_id == SELF_CLASS)
+    # the same rays and surfaces, the body's vertices composed in another order: float32 casts
+    # (open3d) agree to a few ulps of the 5 m ranges, 2^-23 x 5 m = 6e-7 m each
+    assert np.allclose(res.ranges, reference.ranges, rtol=0, atol=1e-5)
+
+
+def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE)
+    desc = load_robot(path)
+    flat = World.load('flat', materials)
+    res = RobotScanner(desc, 'velodyne-VLP16', flat, materials,
+                       {'velodyne-VLP16': {'noise_enabled': False}}).scan(np.eye(4))
+    # rows -15 .. 15 deg every 2 deg, columns -pi + k 2 pi / 1874: the downward rows hit the
+    # ground 0.5 m below the sensor
+    assert res.n_beams == 16 * 1875
+    p = res.points
+    col, ring = res.beam % 1875, res.beam // 1875
+    az = -3.14159265 + col * (2 * 3.14159265 / 1874)
+    el = np.radians(-15.0 + 2.0 * ring)
+    assert np.allclose(np.arctan2(p['y'], p['x']), np.arctan2(np.sin(az), np.cos(az)),
+                       atol=1e-5)
+    assert np.all(el < 0)
+    assert np.allclose(p['range'], 0.5 / np.sin(-el), rtol=1e-5)
+
+
+def test_self_filter_drops_a_clouds_self_points(tmp_path, materials):
+    # 1.5 m ahead: beyond the plugin's min_range 0.9 m
+    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
+            '<box size="0.1 0.1 1"/></geometry></collision></link>')
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
+    desc = load_robot(path)
+    flat = World.load('flat', materials)
+    kept, dropped = (RobotScanner(desc, 'velodyne-VLP16', flat, materials, self_filter=f)
+                     .scan(np.eye(4)) for f in (False, True))
+    own = kept.points['class_id'] == SELF_CLASS
+    assert own.sum() > 0 and not np.any(dropped.points['class_id'] == SELF_CLASS)
+    assert len(dropped.points) == len(kept.points) - own.sum()

@@ -1,0 +1,1 @@
+"""Robot descriptions (URDF, xacro, SDF model): links, joints, sensors, base, own body."""
