@@ -86,7 +86,8 @@ def frame_logger(view, weather):
 def command(args, checked=None):
     """Replay the MCAP files of args.target in the web viewer; return 0."""
     files = sources(args.target)
-    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by,
+                bind=args.bind)
     clouds = sum(_replay(view, f) for f in files)
     print(f'view: {clouds} clouds from {len(files)} file(s)', file=sys.stderr)
     view.announce()
