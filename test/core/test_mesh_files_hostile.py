@@ -69,8 +69,8 @@ def test_links_planted_at_the_old_temporary_name_and_at_the_entry_are_not_writte
 
 
 def _bad_entry(v, t, offsets=(0, 2)):
-    return dict(v=np.asarray(v, float), t=np.asarray(t, np.int64),
-                offsets=np.asarray(offsets, np.int64), names=np.asarray(['quad']))
+    return {'v': np.asarray(v, float), 't': np.asarray(t, np.int64),
+            'offsets': np.asarray(offsets, np.int64), 'names': np.asarray(['quad'])}
 
 
 GOOD_V = [[-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]]

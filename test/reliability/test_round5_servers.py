@@ -16,7 +16,7 @@ import sys
 import time
 
 import pytest
-from rel_helpers import new_domain, ros_env, ROOT
+from rel_helpers import new_domain, ROOT, ros_env
 from test_dataset_ray import _listening_addresses, LOOPBACK
 
 ALL_INTERFACES = ('00000000', '00000000000000000000000000000000')   # 0.0.0.0 and ::

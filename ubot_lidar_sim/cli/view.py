@@ -15,6 +15,7 @@ from mcap_ros2.reader import read_ros2_messages
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.file_checks import open_checked, RECORDING_MAX_BYTES
 from ubot_lidar_sim.output.view import View, weather_text
 
 #: PointField datatypes (sensor_msgs/PointField) as numpy types.
@@ -33,8 +34,18 @@ def cloud_array(msg):
 
 def _replay(view, path):
     """Log one MCAP file's clouds, robot path, actor frames and weather; return clouds logged."""
+    try:
+        with open_checked(path, RECORDING_MAX_BYTES) as f:      # never a FIFO, a device
+            return _replay_messages(view, read_ros2_messages(f))
+    except Exception as exc:  # noqa: B902 (a bad, truncated or empty recording: one line)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else \
+            f'{type(exc).__name__}: {exc}'.rstrip(': ')
+        raise ConfigError('view', str(path), f'a readable MCAP recording ({why})') from None
+
+
+def _replay_messages(view, messages):
     clouds, last_pose_s, actors = 0, -math.inf, {}
-    for m in read_ros2_messages(str(path)):
+    for m in messages:
         msg, topic = m.ros_msg, m.channel.topic
         view.at(m.log_time_ns * 1e-9)
         if type(msg).__name__ == 'PointCloud2':

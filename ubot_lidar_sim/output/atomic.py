@@ -111,6 +111,19 @@ class _Batch:
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
 
+    def name_links(self):
+        """
+        Raise LinkRefused when a link now stands on the way to a target.
+
+        A link planted on a folder (DIR/sequences) while its files were written makes them
+        fail with 'No such file or directory' (the temporaries are not where the link
+        points): this names the link instead.
+        """
+        for _, target in [*self.staged, *self.trees]:
+            safe_open.check_below(target)
+        for folder in self.dirs.values():
+            safe_open.check_below(folder)
+
     def discard(self):
         """Remove the temporary directories (and whatever is still in them)."""
         for folder in [*self.dirs.values(), *(tmp for tmp, _ in self.trees)]:
@@ -131,6 +144,9 @@ def all_or_none():
     try:
         yield
         batch.commit()
+    except OSError:
+        batch.name_links()
+        raise
     finally:
         _current.batch = None
         batch.discard()
