@@ -4,7 +4,7 @@ The ``view`` command and ``--view``: sweeps in Rerun's web viewer on this machin
 ``view FILE.mcap`` replays a recording (``scan --out X.mcap``, a dataset's sequences), ``view
 DIR`` every ``*.mcap`` below a dataset directory; ``scan --view`` shows the sweeps as they are
 computed (frame_logger on a pipeline.rig.TappedRig). The viewer is served at
-http://localhost:9090 until Ctrl-C (or --serve-seconds).
+http://127.0.0.1:9090 until Ctrl-C (or --serve-seconds).
 """
 
 import math
