@@ -113,9 +113,10 @@ def test_the_viewers_web_and_grpc_servers_listen_on_loopback_only(entrance, mcap
     assert 'http://127.0.0.1:' in line and 'rerun+http://127.0.0.1:' in line, line
 
 
-def test_bind_all_interfaces_is_what_the_user_asked_for(mcap, tmp_path):
-    listening, line = _listening_while_served(['view', mcap, '--bind', '0.0.0.0'], tmp_path)
-    assert len(listening) >= 2 and all(a in ALL_INTERFACES for a in listening), listening
+@pytest.mark.parametrize('bind, where', [('0.0.0.0', ALL_INTERFACES), ('::1', LOOPBACK[2:])])
+def test_bind_moves_both_servers_to_the_address_the_user_named(mcap, tmp_path, bind, where):
+    listening, line = _listening_while_served(['view', mcap, '--bind', bind], tmp_path)
+    assert len(listening) >= 2 and all(a in where for a in listening), listening
 
 
 @pytest.mark.parametrize('ports, says', [

@@ -73,7 +73,8 @@ def check_ports(web_port, grpc_port, bind):
 
 def serve_grpc(rr, bind, grpc_port):
     """Serve the recording over gRPC on bind:grpc_port in this process; return its URI."""
-    sink = rr.GrpcServerSink(bind_ip=bind, port=grpc_port)
+    # rerun joins bind_ip and port as 'IP:PORT': an IPv6 address needs its brackets
+    sink = rr.GrpcServerSink(bind_ip=f'[{bind}]' if ':' in bind else bind, port=grpc_port)
     rr.set_sinks(sink)
     return f'rerun+http://{url_host(bind)}:{grpc_port}/proxy'
 
