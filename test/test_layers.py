@@ -13,6 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / 'ubot_lidar_sim'
 #: Lowest first: a module may import its own group and any group of a lower rank.
 LAYERS = (
     (0, 'core.base', ('core.errors', 'core.yaml_io', 'core.resources', 'core.numba_cache',
+                      'core.file_checks', 'core.safe_write', 'core.processes',
                       'core.poses', 'core.labels', 'core.memory', 'core.limits',
                       'core.detection', 'core.material_ids', 'core.class_ids')),
     (1, 'core.raycast', ('core.raycast',)),

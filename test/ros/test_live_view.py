@@ -133,7 +133,7 @@ def test_view_without_a_file_shows_the_clouds_of_the_running_graph(context):
             ex.spin_once(timeout_sec=0.1)
         err = proc.stderr.read()
         assert proc.returncode == 0, err
-        assert 'viewer: http://localhost:' in err
+        assert 'viewer: http://127.0.0.1:' in err       # the bound address (--bind)
         line = [x for x in err.splitlines() if x.startswith('view: ')][-1]
         assert int(line.split()[1]) >= 1 and line.endswith('from the graph'), line
     finally:

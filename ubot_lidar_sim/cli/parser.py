@@ -33,7 +33,7 @@ EXAMPLES = {
     'presets': f"""example:
   {PROG} presets""",
     'view': f"""examples:
-  {PROG} view out/all.mcap            (then open the printed http://localhost:9090/... URL)
+  {PROG} view out/all.mcap            (then open the printed http://127.0.0.1:9090/... URL)
   {PROG} view out/ds --color-by class
   {PROG} view                         (the running graph: /points, /scan, /tf, ...)
   {PROG} view --namespace robot1 --namespace robot2

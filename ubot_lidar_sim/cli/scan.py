@@ -146,8 +146,8 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
 
 def command(args, checked):
     """Run ``scan`` after scan_check.check (checked: its result); print the files written."""
-    view = View(web_port=args.web_port, grpc_port=args.grpc_port,
-                color_by=args.color_by) if args.view else None
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by,
+                bind=args.bind) if args.view else None
     progress = SweepProgress(args.frames, checked[0][0]) if args.frames > 1 else None
     files = run_scan(args, *checked, view=view, progress=progress)
     for path in files:

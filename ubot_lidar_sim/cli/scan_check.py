@@ -5,6 +5,7 @@ They run before cli/scan.py is loaded, so a bad --set, --params, --world or --ou
 answered without loading open3d or numba. Returns the sensors' configs for the scan itself.
 """
 
+import math
 from pathlib import Path
 
 from ubot_lidar_sim.cli.parser import SENSORS
@@ -12,6 +13,7 @@ from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.world.names import resolve_world
+from ubot_lidar_sim.core.world.schema import MAX_EXTENT_M
 
 
 def overrides_for(kind, overrides, sensor):
@@ -38,8 +40,18 @@ def check_out_folders(out):
         raise ConfigError('--out', out, f'a path whose folders are folders ({existing} is not)')
 
 
+def check_motion(args):
+    """Refuse a --pose or --twist value that is not finite or beyond MAX_EXTENT_M (the spec's)."""
+    for name, values in (('--pose', args.pose), ('--twist', args.twist)):
+        if values is not None and not all(math.isfinite(v) and abs(v) <= MAX_EXTENT_M
+                                          for v in values):
+            raise ConfigError(name, ' '.join(f'{v:g}' for v in values), '6 finite numbers '
+                              f'within +-{MAX_EXTENT_M:g} (m, deg, m/s, deg/s)')
+
+
 def check(args):
     """Check the arguments and parameters of a scan; return (sensor kinds, their configs)."""
+    check_motion(args)
     check_out_folders(args.out)
     extra = {'model_paths': args.model_paths} if args.model_paths else {}
     if args.world is not None:

@@ -4,7 +4,7 @@ The ``view`` command and ``--view``: sweeps in Rerun's web viewer on this machin
 ``view FILE.mcap`` replays a recording (``scan --out X.mcap``, a dataset's sequences), ``view
 DIR`` every ``*.mcap`` below a dataset directory; ``scan --view`` shows the sweeps as they are
 computed (frame_logger on a pipeline.rig.TappedRig). The viewer is served at
-http://localhost:9090 until Ctrl-C (or --serve-seconds).
+http://127.0.0.1:9090 until Ctrl-C (or --serve-seconds).
 """
 
 import math
@@ -15,6 +15,7 @@ from mcap_ros2.reader import read_ros2_messages
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.file_checks import open_checked, RECORDING_MAX_BYTES
 from ubot_lidar_sim.output.view import View, weather_text
 
 #: PointField datatypes (sensor_msgs/PointField) as numpy types.
@@ -33,8 +34,18 @@ def cloud_array(msg):
 
 def _replay(view, path):
     """Log one MCAP file's clouds, robot path, actor frames and weather; return clouds logged."""
+    try:
+        with open_checked(path, RECORDING_MAX_BYTES) as f:      # never a FIFO, a device
+            return _replay_messages(view, read_ros2_messages(f))
+    except Exception as exc:  # noqa: B902 (a bad, truncated or empty recording: one line)
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else \
+            f'{type(exc).__name__}: {exc}'.rstrip(': ')
+        raise ConfigError('view', str(path), f'a readable MCAP recording ({why})') from None
+
+
+def _replay_messages(view, messages):
     clouds, last_pose_s, actors = 0, -math.inf, {}
-    for m in read_ros2_messages(str(path)):
+    for m in messages:
         msg, topic = m.ros_msg, m.channel.topic
         view.at(m.log_time_ns * 1e-9)
         if type(msg).__name__ == 'PointCloud2':
@@ -103,7 +114,8 @@ def frame_logger(view, weather):
 def command(args, checked=None):
     """Replay the MCAP files of args.target in the web viewer; return 0."""
     files = sources(args.target)
-    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by,
+                bind=args.bind)
     clouds = sum(_replay(view, f) for f in files)
     print(f'view: {clouds} clouds from {len(files)} file(s)', file=sys.stderr)
     view.announce()

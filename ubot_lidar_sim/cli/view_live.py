@@ -28,7 +28,8 @@ def live_topics(args):
 def command(args, checked=None):
     """Show the running graph until Ctrl-C or --serve-seconds; return 0."""
     os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by,
+                bind=args.bind)
     context = rclpy.Context()
     rclpy.init(context=context, signal_handler_options=SignalHandlerOptions.NO)
     node = executor = None

@@ -13,17 +13,17 @@ refuses them in parameter files. ``read_yaml`` turns every problem into one line
 """
 
 from collections.abc import Callable
-import errno
-import os
 from pathlib import Path
 import re
-import stat
 from typing import Any
 
 from ubot_lidar_sim.core.errors import WorldError
+# check_regular_file and FileRefused live in core/file_checks.py (the one check before a read).
+from ubot_lidar_sim.core.file_checks import (check_regular_file, FileRefused,  # noqa: F401
+                                             read_checked, TEXT_MAX_BYTES)
 import yaml
 
-MAX_FILE_BYTES = 64 << 20
+MAX_FILE_BYTES = TEXT_MAX_BYTES
 
 
 class Loader(getattr(yaml, 'CSafeLoader', yaml.SafeLoader)):
@@ -35,31 +35,8 @@ Loader.add_implicit_resolver('tag:yaml.org,2002:float', re.compile(
     r'^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$'), list('-+0123456789.'))
 
 
-class FileRefused(OSError):
-    """A path that is not a regular file, or one too large to be read as one of ours."""
-
-
 class AliasError(yaml.MarkedYAMLError):
     """A YAML alias, or a key given twice in one mapping: both refused."""
-
-
-def check_regular_file(path, max_bytes=None):
-    """
-    Return os.stat(path) of a regular file of at most max_bytes (None: any size).
-
-    Raises FileRefused naming what the path is instead ('not a regular file (a FIFO)'), or the
-    OSError of os.stat (a missing file).
-    """
-    info = os.stat(path)
-    mode = info.st_mode
-    if not stat.S_ISREG(mode):
-        kind = ('a directory' if stat.S_ISDIR(mode) else 'a FIFO' if stat.S_ISFIFO(mode)
-                else 'a device' if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else 'a socket')
-        raise FileRefused(errno.EINVAL, f'not a regular file ({kind})', str(path))
-    if max_bytes is not None and info.st_size > max_bytes:
-        raise FileRefused(errno.EFBIG, f'{info.st_size} bytes, larger than the '
-                          f'{max_bytes >> 20} MiB allowed', str(path))
-    return info
 
 
 def _refuse_aliases(node):
@@ -112,13 +89,7 @@ def parse(text, name=None):
 
 def read_bytes(path):
     """Return the bytes of a regular file of at most MAX_FILE_BYTES (FileRefused / OSError)."""
-    check_regular_file(path, MAX_FILE_BYTES)
-    with open(path, 'rb') as f:
-        data = f.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:      # grew since the check
-        raise FileRefused(errno.EFBIG, f'larger than the {MAX_FILE_BYTES >> 20} MiB allowed',
-                          str(path))
-    return data
+    return read_checked(path, MAX_FILE_BYTES)
 
 
 def load(path):

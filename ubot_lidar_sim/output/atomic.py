@@ -26,6 +26,8 @@ import tempfile
 import threading
 from typing import Callable, Union
 
+# The rules (exclusive unpredictable temporaries, fsync, rename) are core/safe_write.py's.
+from ubot_lidar_sim.core.safe_write import fsync, temp_prefix
 from ubot_lidar_sim.output import safe_open
 # WriteError, LinkRefused and open_append live in output/safe_open.py (the per-component checks).
 from ubot_lidar_sim.output.safe_open import LinkRefused, open_append, WriteError  # noqa: F401
@@ -37,11 +39,6 @@ def refuse_link(path: Union[str, Path]) -> Path:
     if path.is_symlink():
         raise LinkRefused(path)
     return path
-
-
-def temp_prefix(path: Union[str, Path]) -> str:
-    """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
-    return f'.{Path(path).name}.'
 
 
 @contextlib.contextmanager
@@ -73,7 +70,7 @@ class _Batch:
                                                                  dir=target.parent))
             tmp = self.dirs[target.parent] / target.name
             write(str(tmp))
-            _fsync(tmp)
+            fsync(tmp)
         except OSError as exc:
             raise WriteError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         self.staged.append((tmp, target))
@@ -93,7 +90,7 @@ class _Batch:
         for tmp, _ in self.trees:
             for folder, _, names in os.walk(tmp):
                 for name in names:
-                    _fsync(os.path.join(folder, name))
+                    fsync(os.path.join(folder, name))
         for tmp, target in self.staged:
             try:
                 safe_open.check_below(target)
@@ -113,18 +110,23 @@ class _Batch:
             if old is not None:
                 shutil.rmtree(old, ignore_errors=True)
 
+    def name_links(self):
+        """
+        Raise LinkRefused when a link now stands on the way to a target.
+
+        A link planted on a folder (DIR/sequences) while its files were written makes them
+        fail with 'No such file or directory' (the temporaries are not where the link
+        points): this names the link instead.
+        """
+        for _, target in [*self.staged, *self.trees]:
+            safe_open.check_below(target)
+        for folder in self.dirs.values():
+            safe_open.check_below(folder)
+
     def discard(self):
         """Remove the temporary directories (and whatever is still in them)."""
         for folder in [*self.dirs.values(), *(tmp for tmp, _ in self.trees)]:
             shutil.rmtree(folder, ignore_errors=True)
-
-
-def _fsync(path):
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)            # a filesystem may report a full disk only here
-    finally:
-        os.close(fd)
 
 
 _current = threading.local()
@@ -141,6 +143,9 @@ def all_or_none():
     try:
         yield
         batch.commit()
+    except OSError:
+        batch.name_links()
+        raise
     finally:
         _current.batch = None
         batch.discard()

@@ -152,9 +152,15 @@ def open_append(path):
         # O_NONBLOCK: a FIFO put there since would block the open until a reader came.
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
                      | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             os.close(fd)
             require_regular(path)
+        if info.st_nlink > 1:       # a row appended here would appear under its other names
+            os.close(fd)
+            raise WriteError(errno.EMLINK, f'it has {info.st_nlink - 1} other name(s) (a hard '
+                             'link): nothing is appended through it (remove it or write '
+                             'elsewhere)', str(path))
         os.set_blocking(fd, True)
     except WriteError:
         raise

@@ -11,13 +11,12 @@ the same options.
 
 from collections import Counter
 import math
-import socket
 import sys
 import time
 
 import numpy as np
 
-from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.output import view_server
 
 COLOR_BY = ('intensity', 'class', 'instance')
 WEB_PORT, GRPC_PORT = 9090, 9876
@@ -27,11 +26,13 @@ def add_options(p, flag):
     """Add the viewer's options (and --view itself when flag) to an argparse parser."""
     if flag:
         p.add_argument('--view', action='store_true', help="show the sweeps in Rerun's web "
-                       'viewer served on this machine (http://localhost:9090)')
+                       'viewer served on this machine (http://127.0.0.1:9090)')
     p.add_argument('--color-by', choices=COLOR_BY, default='intensity',
                    help='colour of the points (default intensity)')
-    p.add_argument('--web-port', type=int, default=WEB_PORT, metavar='PORT')
-    p.add_argument('--grpc-port', type=int, default=GRPC_PORT, metavar='PORT')
+    p.add_argument('--web-port', type=view_server.port, default=WEB_PORT, metavar='PORT')
+    p.add_argument('--grpc-port', type=view_server.port, default=GRPC_PORT, metavar='PORT')
+    p.add_argument('--bind', type=view_server.address, default=view_server.LOOPBACK,
+                   metavar='ADDR', help=view_server.BIND_HELP)
     p.add_argument('--serve-seconds', type=float, default=0.0, metavar='S',
                    help='serve the viewer this long, then exit (default 0: until Ctrl-C)')
     return p
@@ -43,15 +44,6 @@ def weather_text(msg):
     return (f'rain {msg.rain_rate_mm_h:g} mm/h, visibility '
             f'{"clear" if math.isinf(vis) else f"{vis:g} m"}, snow {msg.snowfall_rate_mm_h:g} '
             f'mm/h, snow on the ground {msg.snow_depth_m:g} m, smoke volumes {len(msg.smoke)}')
-
-
-def check_free(port, name):
-    """Raise ConfigError naming the option when port cannot be listened on."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        try:
-            s.bind(('0.0.0.0', port))
-        except OSError as exc:
-            raise ConfigError(name, port, f'a free TCP port ({exc.strerror})') from None
 
 
 def _ramp(v):
@@ -101,23 +93,22 @@ class View:
     PATH_KEPT = 20_000      # positions of a robot's path kept (bounded however long it runs)
 
     def __init__(self, name='ubot_lidar_sim', web_port=WEB_PORT, grpc_port=GRPC_PORT,
-                 color_by='intensity'):
-        check_free(web_port, '--web-port')
-        check_free(grpc_port, '--grpc-port')
+                 color_by='intensity', bind=view_server.LOOPBACK):
+        view_server.check_ports(web_port, grpc_port, bind)
         # rerun (with pyarrow: ~1 GB of address space) loads only when a view is opened.
         import rerun as rr
         import rerun.blueprint as rrb
 
         self.rr = rr
         rr.init(name)
-        uri = rr.serve_grpc(grpc_port=grpc_port)
-        rr.serve_web_viewer(web_port=web_port, open_browser=False, connect_to=uri)
+        uri = view_server.serve_grpc(rr, bind, grpc_port)      # on bind only (not 0.0.0.0)
+        self.web_server = view_server.serve_web_viewer(bind, web_port, uri)
         rr.send_blueprint(rrb.Blueprint(
             rrb.Horizontal(rrb.Spatial3DView(origin='world', name='points, path, actors'),
                            rrb.TextDocumentView(origin='weather', name='weather'),
                            column_shares=[4, 1]), collapse_panels=True))
         rr.log('world', rr.ViewCoordinates.RIGHT_HAND_Z_UP, static=True)
-        self.url = f'http://localhost:{web_port}/?url={uri}'
+        self.url = f'http://{view_server.url_host(bind)}:{web_port}/?url={uri}'
         self.color_by = color_by
         self._paths = {}
         self.logged = Counter()     # entity path -> messages logged to it

@@ -10,21 +10,12 @@ Each robot's nodes in a process of their own talk over DDS as the nodes of a lau
 the children die with the runner (PR_SET_PDEATHSIG) and stop on its SIGINT like a node does.
 """
 
-import ctypes
 import signal
 import subprocess
 import sys
 import time
 
-_PR_SET_PDEATHSIG = 1       # linux/prctl.h
-
-
-def _die_with_parent():
-    """In the child, before exec: SIGTERM when the runner's thread that started it ends."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass        # not Linux: the runner's finally still stops its children
+from ubot_lidar_sim.core.processes import die_with_parent
 
 
 def in_processes(args):
@@ -49,7 +40,7 @@ def start(args):
     # A session of their own: the terminal's Ctrl-C reaches the runner alone, which passes one
     # SIGINT on (stop); a second one while a child shuts down would be a KeyboardInterrupt.
     return [subprocess.Popen(child_argv(args, k), stdout=subprocess.DEVNULL,
-                             start_new_session=True, preexec_fn=_die_with_parent)
+                             start_new_session=True, preexec_fn=die_with_parent)
             for k in range(2, args.robots + 1)]
 
 

@@ -19,7 +19,8 @@ from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import SimError
 from ubot_lidar_sim.core.world.world import load_for_config, WORLD_PARAMETERS
-from ubot_lidar_sim.output.view import check_free, View
+from ubot_lidar_sim.output.view import View
+from ubot_lidar_sim.output.view_server import check_ports
 from ubot_lidar_sim.pipeline import robot_processes
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 from ubot_lidar_sim.pipeline.run_args import add_arguments, DESCRIPTION, EXAMPLE
@@ -80,9 +81,8 @@ def _checked_parameters(args):
         check_robots(args.robots)
         if args.robot is not None and not 1 <= args.robot <= args.robots:
             raise ValueError(f'--robot: got {args.robot}, allowed 1-{args.robots}')
-        for port, option in ((args.web_port, '--web-port'), (args.grpc_port, '--grpc-port')):
-            if args.view:   # before any node starts
-                check_free(port, option)
+        if args.view:   # before any node starts
+            check_ports(args.web_port, args.grpc_port, args.bind)
     except (OSError, ValueError, yaml.YAMLError) as exc:
         # YAML errors span several lines (position, context): one line (exit 2).
         print('run: ' + ' '.join(str(exc).split()), file=sys.stderr)
@@ -236,7 +236,8 @@ def _live_view(args, context, lidar):
 
     Made after the nodes: rerun's threads start once the compute processes are forked.
     """
-    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by)
+    view = View(web_port=args.web_port, grpc_port=args.grpc_port, color_by=args.color_by,
+                bind=args.bind)
     view.announce()
     return LiveView(view, context, [robot_namespace(k, args.robots)
                                     for k in range(1, args.robots + 1)],

@@ -10,7 +10,7 @@ DESCRIPTION = ('run lidar_3d, laser_scan, terrain_sensor and demo_driver in one 
 EXAMPLE = """examples:
   python -m ubot_lidar_sim run --seconds 30 --preset ouster_os1_64
   python -m ubot_lidar_sim run --seconds 10 --snapshots out/
-  python -m ubot_lidar_sim run --view      (then open the printed http://localhost:9090/... URL)"""
+  python -m ubot_lidar_sim run --view      (then open the printed http://127.0.0.1:9090/... URL)"""
 
 
 def add_arguments(parser):

@@ -1,10 +1,12 @@
 """
 The node executables' entry points: a signal while the node's module still imports ends it quietly.
 
-A console script imports its module (rclpy, numba, open3d: a few seconds on a busy machine)
-before any of the node's code runs, so a Ctrl-C then printed a KeyboardInterrupt traceback. Here
-SIGINT and SIGTERM are only noted while the module imports; when one came, the process exits 0
-(as run_node does for a signal) without starting the node. Then run_node takes the signals over.
+A console script imports its module (rclpy, numba, open3d: a few seconds on a busy machine, a
+minute at load 15) before any of the node's code runs, so a Ctrl-C then printed a
+KeyboardInterrupt traceback. Here a SIGINT or SIGTERM while the module imports ends the process
+at once, with exit code 0 (as run_node does for a signal) and no traceback: the handler runs at
+the next bytecode of the import (a blocking system call is interrupted for it), so nothing holds
+the signal until the import ends. Then run_node takes the signals over.
 """
 
 import atexit
@@ -14,22 +16,33 @@ import signal
 import sys
 
 
-def _main(module):
-    """Import module with the signals held, then return its main()'s exit code (0 if signalled)."""
-    came = []
+def import_or_exit(module, code=lambda signum: 0, line=None):
+    """
+    Return module imported; a SIGINT or SIGTERM meanwhile ends the process at once.
+
+    code(signum) is the exit code; line, when given, is printed on stderr first. Nothing of the
+    package has run yet, so there is nothing to clean up (os._exit).
+    """
+    def end(signum, _frame):
+        if line:
+            print(line, file=sys.stderr)
+        quick_exit(code(signum), run_atexit=False)
+
     held = (signal.SIGINT, signal.SIGTERM)
-    before = {s: signal.signal(s, lambda signum, _frame: came.append(signum)) for s in held}
+    before = {s: signal.signal(s, end) for s in held}
     try:
-        node_module = importlib.import_module(module)
+        return importlib.import_module(module)
     finally:
         for s, handler in before.items():
             signal.signal(s, handler)
-    if came:
-        return 0
-    quick_exit(node_module.main())
 
 
-def quick_exit(code):
+def _main(module):
+    """Import module (a signal meanwhile exits 0), then exit with its main()'s exit code."""
+    quick_exit(import_or_exit(module).main())
+
+
+def quick_exit(code, run_atexit=True):
     """
     Exit with code once the node is shut down: atexit handlers run, the interpreter's teardown not.
 
@@ -42,7 +55,8 @@ def quick_exit(code):
             stream.flush()
         except (OSError, ValueError):
             pass
-    atexit._run_exitfuncs()
+    if run_atexit:
+        atexit._run_exitfuncs()
     os._exit(code if isinstance(code, int) else 0 if code is None else 1)
 
 

@@ -10,6 +10,7 @@ import struct
 import numpy as np
 import open3d as o3d
 
+from ubot_lidar_sim.core.file_checks import check_regular_file, FileRefused, MESH_MAX_BYTES
 from ubot_lidar_sim.core.world.shapes import grid
 
 _MESH_MIN_BYTES = {'.obj': (8, b'\nf '), '.stl': (90, b'endfacet')}   # bytes per face, face token
@@ -98,6 +99,10 @@ def mesh(obj, where, ctx, budget):
     if path.suffix.lower() not in ('.ply', '.obj', '.stl'):
         raise ctx.error(f'{where}.file', f"unsupported mesh format '{path.suffix}' "
                         '(dae, gltf, glb, obj, stl, ply)')
+    try:
+        check_regular_file(path, MESH_MAX_BYTES)    # before a byte is read (a sparse 2 GB file)
+    except FileRefused as exc:
+        raise ctx.error(f'{where}.file', f"'{path.name}' is {exc.strerror}") from None
     estimate = _mesh_face_estimate(path, budget)
     if estimate is None:
         raise ctx.error(f'{where}.file', f"'{path.name}' is not a valid PLY file (corrupt header)")

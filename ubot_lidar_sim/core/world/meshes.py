@@ -10,11 +10,16 @@ by defusedxml first, so a file with a DTD or entities is refused before pycollad
 
 The parsed triangles are cached on disk (``UBOT_LIDAR_SIM_MESH_CACHE``, else
 ``~/.cache/ubot_lidar_sim/meshes``) under the sha256 of the file's bytes (and of a glTF's buffer
-files), so a warm load reads one .npz per mesh.
+and image files), so a warm load reads one .npz per mesh. An entry is written as outputs are
+(core/safe_write.py: an unpredictable temporary, no link followed, renamed into place), read
+without following a link or blocking on a FIFO, and checked as a fresh parse is (_validate);
+an entry that fails is parsed again from the mesh, with one warning. Every file is checked
+(core/file_checks.py: a regular file, at most MESH_MAX_BYTES) before a byte of it is read.
 """
 
 import hashlib
 import json
+import logging
 import os
 from pathlib import Path
 import re
@@ -24,8 +29,12 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import parse as defused_parse
 import numpy as np
 
+from ubot_lidar_sim.core.file_checks import (check_regular_file, FileRefused, MESH_MAX_BYTES,
+                                             open_checked, read_checked, TEXT_MAX_BYTES)
+from ubot_lidar_sim.core.safe_write import write_beside
 from ubot_lidar_sim.core.world import loaders
-from ubot_lidar_sim.core.yaml_io import check_regular_file, FileRefused, MAX_FILE_BYTES
+
+LOG = logging.getLogger(__name__)
 
 MESH_SUFFIXES = ('.dae', '.gltf', '.glb', '.obj', '.stl', '.ply')
 _CACHE_VERSION = b'meshes-2'
@@ -42,30 +51,73 @@ def cache_dir():
     return Path(env) if env else Path.home() / '.cache' / 'ubot_lidar_sim' / 'meshes'
 
 
+def _read_file(path, max_bytes):
+    """Return a file's bytes after the one check (MeshError naming what it is instead)."""
+    try:
+        return read_checked(path, max_bytes)
+    except FileRefused as exc:
+        raise MeshError(f'is {exc.strerror}') from None
+
+
 def _gltf_json(path):
-    """Return the JSON of a .gltf file or of a .glb file's first chunk."""
-    data = path.read_bytes()
-    if path.suffix.lower() == '.glb':
+    """Return the JSON object of a .gltf file or of a .glb file's first chunk."""
+    glb = path.suffix.lower() == '.glb'
+    data = _read_file(path, MESH_MAX_BYTES if glb else TEXT_MAX_BYTES)
+    if glb:
         if len(data) < 20 or data[:4] != b'glTF':
             raise MeshError('is not a GLB file (bad header)')
         length = struct.unpack('<I', data[12:16])[0]
         data = data[20:20 + length]
     try:
-        return json.loads(data)
+        doc = json.loads(data)
     except ValueError as exc:
         raise MeshError(f'is not valid glTF JSON ({exc})') from None
+    if not isinstance(doc, dict):
+        raise MeshError(f'is not a glTF document (its JSON is {type(doc).__name__}, '
+                        'expected an object)')
+    return doc
+
+
+def _objects(doc, key, where='the document'):
+    """Return doc[key] (default []) as a list of JSON objects; MeshError when it is not one."""
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise MeshError(f'is not a valid glTF document ({where}: "{key}" is not a list of '
+                        'objects)')
+    return items
 
 
 def _gltf_faces(doc):
     """Return the triangle count of a glTF document's primitives (from its accessors)."""
-    accessors = doc.get('accessors', [])
+    accessors = _objects(doc, 'accessors')
     total = 0
-    for m in doc.get('meshes', []):
-        for prim in m.get('primitives', []):
-            k = prim.get('indices', prim.get('attributes', {}).get('POSITION'))
+    for m in _objects(doc, 'meshes'):
+        for prim in _objects(m, 'primitives', 'a mesh'):
+            attributes = prim.get('attributes', {})
+            k = prim.get('indices', attributes.get('POSITION')
+                         if isinstance(attributes, dict) else None)
             if isinstance(k, int) and 0 <= k < len(accessors):
-                total += int(accessors[k].get('count', 0)) // 3
+                count = accessors[k].get('count', 0)
+                total += count // 3 if isinstance(count, int) and count > 0 else 0
     return total
+
+
+def _gltf_files(path, doc):
+    """Return the files a glTF document's buffers and images name, each checked before use."""
+    files = []
+    for item in _objects(doc, 'buffers') + _objects(doc, 'images'):
+        uri = item.get('uri', '')
+        if not isinstance(uri, str) or not uri or uri.startswith('data:'):
+            continue
+        target = path.parent / uri
+        try:
+            check_regular_file(target, MESH_MAX_BYTES)
+        except FileNotFoundError:
+            continue                # trimesh names it when it reads the model
+        except OSError as exc:
+            raise MeshError(f"names '{uri}', which is {exc.strerror}") from None
+        files.append(target)
+    return files
 
 
 def _collada_meter(path):
@@ -92,7 +144,7 @@ def _collada_meter(path):
             break
     if not (np.isfinite(meter) and meter > 0):
         raise MeshError(f'has <unit meter={meter}>, expected a number > 0')
-    faces = sum(int(c) for c in _COUNT.findall(path.read_bytes()))
+    faces = sum(int(c) for c in _COUNT.findall(_read_file(path, MESH_MAX_BYTES)))
     names = {}
     for node in root.iter():
         if node.tag.rsplit('}', 1)[-1] != 'node' or not node.get('name'):
@@ -119,19 +171,12 @@ def face_estimate(path, budget):
 
 
 def _key(path):
-    """Return the cache key: sha256 of the file's bytes and of the buffers a .gltf names."""
+    """Return the cache key: sha256 of the file's bytes and of the files a glTF names."""
     h = hashlib.sha256(_CACHE_VERSION)
-    h.update(path.read_bytes())
-    if path.suffix.lower() == '.gltf':
-        for buf in _gltf_json(path).get('buffers', []):
-            uri = buf.get('uri', '')
-            if uri and not uri.startswith('data:') and os.path.lexists(path.parent / uri):
-                try:        # before trimesh opens it: a FIFO would hang the load
-                    check_regular_file(path.parent / uri, MAX_FILE_BYTES)
-                except FileRefused as exc:
-                    raise MeshError(f"has the buffer '{uri}', {exc.strerror}") from None
-            if uri and not uri.startswith('data:') and (path.parent / uri).is_file():
-                h.update((path.parent / uri).read_bytes())
+    h.update(_read_file(path, MESH_MAX_BYTES))
+    if path.suffix.lower() in ('.gltf', '.glb'):
+        for target in _gltf_files(path, _gltf_json(path)):
+            h.update(_read_file(target, MESH_MAX_BYTES))
     return h.hexdigest()
 
 
@@ -170,23 +215,73 @@ def _read(path):
     return names, v, t, offsets
 
 
+def _validate(names, v, t, offsets):
+    """Raise MeshError unless the arrays are a usable mesh (a fresh parse or a cache entry)."""
+    v, t, offsets = np.asarray(v), np.asarray(t), np.asarray(offsets)
+    if v.ndim != 2 or v.shape[1:] != (3,) or v.dtype.kind != 'f':
+        raise MeshError(f'has vertices of shape {v.shape} ({v.dtype}), expected (V, 3) floats')
+    if t.ndim != 2 or t.shape[1:] != (3,) or t.dtype.kind not in 'iu' or t.shape[0] == 0:
+        raise MeshError(f'has triangles of shape {t.shape} ({t.dtype}), expected (T >= 1, 3) '
+                        'integers')
+    if not np.all(np.isfinite(v)):
+        raise MeshError('has non-finite vertices')
+    if t.min() < 0 or t.max() >= v.shape[0]:
+        raise MeshError(f'has a triangle index {int(t.max()) if t.min() >= 0 else int(t.min())}'
+                        f' outside its {v.shape[0]} vertices')
+    if offsets.ndim != 1 or offsets.dtype.kind not in 'iu' or len(offsets) != len(names) + 1 \
+            or offsets[0] != 0 or offsets[-1] != t.shape[0] or np.any(np.diff(offsets) < 0):
+        raise MeshError('has part offsets that do not split its triangles')
+
+
 def _save(cached, names, v, t, offsets):
-    """Write one parsed mesh to the cache (atomically; a read-only cache is skipped)."""
+    """Write one parsed mesh to the cache (safe_write's rules; a read-only cache is skipped)."""
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.parent / f'{cached.stem}.{os.getpid()}.tmp.npz'
-        np.savez(tmp, v=v, t=t, offsets=offsets, names=np.asarray(names, dtype=str))
-        os.replace(tmp, cached)
+        write_beside(cached, lambda f: np.savez(f, v=v, t=t, offsets=offsets,
+                                                names=np.asarray(names, dtype=str)))
     except OSError:
         pass                # a read-only cache only costs the next load its parse
+
+
+def _load_cached(cached):
+    """
+    Return the parts of a cache entry (None: no entry); MeshError when it is unusable.
+
+    Never through a link (O_NOFOLLOW), never blocking on a FIFO, at most MESH_MAX_BYTES.
+    """
+    try:
+        f = open_checked(cached, MESH_MAX_BYTES, follow_links=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise MeshError(exc.strerror or str(exc)) from None
+    try:
+        with f, np.load(f, allow_pickle=False) as z:
+            names, v, t, offsets = [str(n) for n in z['names']], z['v'], z['t'], z['offsets']
+    except Exception as exc:  # noqa: B902 (a truncated zip, a missing array: any is one line)
+        raise MeshError(f'{type(exc).__name__}: {exc}') from None
+    _validate(names, v, t, offsets)
+    return names, v, t, offsets
+
+
+def _parsed(path, budget):
+    """Return (names, vertices, triangles, offsets) parsed from the mesh file, checked."""
+    estimate = face_estimate(path, budget)
+    if estimate is None:
+        raise MeshError('is not a valid PLY file (corrupt header)')
+    if estimate > budget:
+        raise MeshError(f'has about {estimate} triangles, more than the {budget} left')
+    parts = _read(path)
+    _validate(*parts)
+    return parts
 
 
 def _checked(path, budget):
     """
     Return (names, vertices, triangles, offsets) of a mesh file, cached or parsed.
 
-    From the cache when its bytes were parsed before, else checked (format, estimated size)
-    and parsed.
+    From the cache when its bytes were parsed before (and the entry passes _validate), else
+    checked (type and size, format, estimated triangles), parsed and cached.
     """
     path = Path(path)
     if path.suffix.lower() not in MESH_SUFFIXES:
@@ -194,19 +289,15 @@ def _checked(path, budget):
                         f"({', '.join(s[1:] for s in MESH_SUFFIXES)})")
     cached = cache_dir() / f'{_key(path)}.npz'
     try:
-        with np.load(cached, allow_pickle=False) as z:
-            names, v, t, offsets = [str(n) for n in z['names']], z['v'], z['t'], z['offsets']
-    except (OSError, KeyError, ValueError):
-        estimate = face_estimate(path, budget)
-        if estimate is None:
-            raise MeshError('is not a valid PLY file (corrupt header)') from None
-        if estimate > budget:
-            raise MeshError(f'has about {estimate} triangles, more than the {budget} left') \
-                from None
-        names, v, t, offsets = _read(path)
-        if not np.all(np.isfinite(v)):
-            raise MeshError('has non-finite vertices') from None
-        _save(cached, names, v, t, offsets)
+        parts = _load_cached(cached)
+    except MeshError as exc:
+        LOG.warning("mesh cache entry '%s' is unusable (%s): parsed '%s' again", cached, exc,
+                    path.name)
+        parts = None
+    if parts is None:
+        parts = _parsed(path, budget)
+        _save(cached, *parts)
+    names, v, t, offsets = parts
     if t.shape[0] > budget:
         raise MeshError(f'has {t.shape[0]} triangles, more than the {budget} left')
     return names, v, t, offsets
