@@ -44,6 +44,7 @@ def test_a_world_class_id_reaches_the_hits_and_kitti_as_that_class(class_id, kit
     assert label_maps.to_semantickitti(hits.class_id).tolist() == [class_id]
     box = np.zeros(1, BOX_DTYPE)
     box['class_id'], box['center'], box['size'] = class_id, [5, 0, 0], [1, 1, 1]
+    box['num_points'] = 100                 # a box its points fill: not DontCare
     assert kitti_object.label_lines(box).split()[0] == kitti
 
 

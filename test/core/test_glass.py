@@ -122,8 +122,8 @@ def test_sdf_transparency_and_glass_or_mirror_names_map_onto_the_pane_materials(
     assert choose('house::Bathroom_Mirror::v', visual(''), {}, 'other')[0] == 'mirror'
     assert choose('shop::door::v', visual('<material><script><name>Custom/GlassBlue</name>'
                                           '</script></material>'), {}, 'other')[0] == 'glass'
-    # Opaque and unnamed: the default; a pattern of the mapping still wins.
-    assert choose('house::wall::v', visual('<transparency>0</transparency>'), {},
+    # Opaque and named by no rule (sdf/name_rules.py): the default; a pattern still wins.
+    assert choose('x::thing_7::v', visual('<transparency>0</transparency>'), {},
                   'other')[0] == 'other'
     assert choose('house::window::v', visual('<transparency>0.6</transparency>'),
                   {'window': 'concrete'}, 'other')[0] == 'concrete'

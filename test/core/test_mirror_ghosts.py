@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pytest
+from ubot_lidar_sim.core.class_ids import MATERIAL_CLASS
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.labels import GHOST_CLASS
@@ -50,7 +51,8 @@ def test_a_mirror_at_45_deg_shows_the_wall_beside_it_at_the_folded_range_flagged
     # bound: float32 ranges of float32 triangle casts (1e-4 m); float32 reflectivity (1e-5)
     assert mirror['range'] == pytest.approx(MIRROR_M, abs=1e-4)
     assert mirror['reflectivity'] == pytest.approx(0.02 * math.cos(math.radians(45)), rel=1e-4)
-    assert mirror['class_id'] == 19 and not mirror['return_flags'] & FLAG_GHOST
+    assert mirror['class_id'] == MATERIAL_CLASS['mirror']
+    assert not mirror['return_flags'] & FLAG_GHOST
     assert ghost['range'] == pytest.approx(MIRROR_M + 4.0, abs=1e-4)
     assert ghost['reflectivity'] == pytest.approx(0.3 * 0.9 ** 2, rel=1e-4)
     assert ghost['class_id'] == GHOST_CLASS and ghost['return_flags'] & FLAG_GHOST

@@ -53,7 +53,7 @@ def test_example_world_uses_every_object_type():
     # bound: 1 mm, far below the sensors' 2 cm noise
     np.testing.assert_allclose(hits.point[:, 2], [3.3, 2.0, 0.748], atol=1e-3)
     assert [names[i] for i in hits.obj] == ['shed', 'yard', 'hills']
-    assert world.objects[names.index('bin')].class_id == 40
+    assert world.objects[names.index('bin')].class_id == 99     # SemanticKITTI other-object
     assert World.load(WORLDS / 'smoke_yard.yaml', PLAIN).smoke.shape == (2, 4)
 
 

@@ -315,7 +315,7 @@ class World:
                                   sd, slope, actors=self.actor_frame(o.shape[0], times,
                                                                      actor_poses))
 
-    def _first_ignored(self, ignored, glass):
+    def _first_ignored(self, ignored: str | Iterable[str], glass: str) -> frozenset[int]:
         """Return the object indices a first-hit cast ignores: ignored, and panes for physical."""
         out = self.ignored_indices(ignored)
         if glass_physical(glass):
@@ -389,7 +389,8 @@ def load_for_config(cfg: WorldOptions, cast_threads: int = 0) -> tuple[World, Ma
     Load the world of a config: the one loading function of the nodes, scan, run and dataset.
 
     Reads world_file, materials_file (material_table_file), model_paths, sdf_geometry,
-    sdf_missing and caster (core/config/shared.py WorldParams); cast_threads: threads per cast (0: every core).
+    sdf_missing and caster (core/config/shared.py WorldParams); cast_threads: threads per
+    cast (0: every core).
     Returns (World, MaterialTable).
     """
     materials = materials_for_config(cfg)
