@@ -1,10 +1,12 @@
 """
 base_sim: a kinematic base driven by cmd_vel, for Nav2 in the loop without Gazebo (docs/nav2.md).
 
-Subscribes ``cmd_vel`` (geometry_msgs/Twist; TwistStamped with ``cmd_vel_stamped``), steps the
-core's BaseSim (core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes
-``odom`` (nav_msgs/Odometry), /tf ``world_frame -> odom_frame`` (the truth that absorbs the
-drift) and ``odom_frame -> base_frame``; with ``localization_frame`` (AMCL's or SLAM's map,
+Subscribes ``cmd_vel`` (geometry_msgs/TwistStamped with ``cmd_vel_stamped``, else Twist; with
+``cmd_vel_follow_type`` the type its publishers use: ros/cmd_vel.py), steps the core's BaseSim
+(core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes ``odom``
+(nav_msgs/Odometry of base_frame), /tf ``world_frame -> odom_frame`` (the truth that absorbs
+the drift), ``odom_frame -> footprint_frame`` (x, y, yaw, ground z) and ``footprint_frame ->
+base_frame`` (base_height_m, roll, pitch), REP 105 and 120; with ``localization_frame`` (AMCL's or SLAM's map,
 which then owns map -> odom) ``world_frame -> localization_frame`` instead, computed from the
 localiser's newest map -> odom so that world -> map -> odom -> base is the truth; /tf_static
 base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched: true at contact, false once
@@ -24,7 +26,6 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Twist, TwistStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.exceptions import InvalidHandle
@@ -40,6 +41,7 @@ from ubot_lidar_sim.core.motion.base import BaseSim
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.core.motion.odometry import world_to_parent
 from ubot_lidar_sim.core.world.world import World
+from ubot_lidar_sim.ros.cmd_vel import CHECK_PERIOD_S, CmdVelInput, twist_of
 from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
@@ -82,8 +84,9 @@ class BaseSimNode(Node):
         self._localized = None          # (x, y, yaw) localization_frame -> odom_frame
         if cfg.localization_frame:
             self.create_subscription(TFMessage, '/tf', self._on_tf, QoSProfile(depth=100))
-        kind = TwistStamped if cfg.cmd_vel_stamped else Twist
-        self.create_subscription(kind, 'cmd_vel', self._on_cmd, 10)
+        self.cmd_vel = CmdVelInput(self, 'cmd_vel', cfg.cmd_vel_stamped,
+                                   cfg.cmd_vel_follow_type, self._on_cmd)
+        self.create_timer(CHECK_PERIOD_S, self._check_cmd_vel, clock=_wall_clock())
         self._stop = threading.Event()
         self._watch = SensorWatch(self, cfg.sync_topics, cfg.sync_lag_s)
         self._pacer = Pacer(cfg.real_time_factor, cfg.sync_timeout_s, self._watch, self._stop,
@@ -105,9 +108,12 @@ class BaseSimNode(Node):
     def _now_ns(self):
         return self._sim_ns if self.config.publish_clock else self.get_clock().now().nanoseconds
 
+    @tolerate_destroyed
+    def _check_cmd_vel(self):
+        self.cmd_vel.check()
+
     def _on_cmd(self, msg):
-        twist = msg.twist if isinstance(msg, TwistStamped) else msg
-        cmd = (twist.linear.x, twist.linear.y, twist.angular.z)
+        cmd = twist_of(msg)
         with self._lock:
             ok = self.base.command(cmd, self._now_ns() * 1e-9)
         if not ok:
@@ -181,10 +187,15 @@ class BaseSimNode(Node):
             parent = cfg.localization_frame
             wx, wy, wyaw = world_to_parent((wx, wy, wyaw), self._localized or (0.0, 0.0, 0.0))
         base_q = rpy_quaternion(roll, pitch, oyaw)
+        chain = [transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]
+        if cfg.footprint_frame:     # REP 120: the ground projection, then the body above it
+            chain = [transform(stamp, cfg.odom_frame, cfg.footprint_frame,
+                               (ox, oy, z - cfg.base_height_m), rpy_quaternion(0.0, 0.0, oyaw)),
+                     transform(stamp, cfg.footprint_frame, cfg.base_frame,
+                               (0.0, 0.0, cfg.base_height_m), rpy_quaternion(roll, pitch, 0.0))]
         self._tf_pub.publish(TFMessage(transforms=[
             transform(stamp, cfg.world_frame, parent, (wx, wy, 0.0),
-                      rpy_quaternion(0.0, 0.0, wyaw)),
-            transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]))
+                      rpy_quaternion(0.0, 0.0, wyaw))] + chain))
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id = stamp, cfg.odom_frame
         odom.child_frame_id = cfg.base_frame
@@ -224,7 +235,8 @@ class BaseSimNode(Node):
         warn = [t for t, bad in (('in contact', self.base.contact),
                                  ('cmd_vel refused', counts['refused']),
                                  ('clock jumped', counts['clock_jumps']),
-                                 ('foreign /clock', counts['foreign_clock'])) if bad]
+                                 ('foreign /clock', counts['foreign_clock']),
+                                 ('cmd_vel type mismatch', self.cmd_vel.mismatch)) if bad]
         values = [KeyValue(key=k, value=str(v)) for k, v in counts.items()]
         values.append(KeyValue(key='contact', value=str(self.base.contact).lower()))
         if cfg.publish_clock:

@@ -40,6 +40,10 @@ class BaseSimConfig(SensorMounts, WorldParams):
     seed: int = _p(0, 'Seed of the odometry drift.', min=0, max=2**63 - 1, read_only=True)
     odom_frame: str = _p('odom', 'Odometry frame.', read_only=True, nonempty=True)
     base_frame: str = _p('base_link', 'Vehicle base frame.', read_only=True, nonempty=True)
+    footprint_frame: str = _p('base_footprint', 'Ground projection of base_frame (REP 120): '
+                              'odom_frame -> it (x, y, yaw, ground z) -> base_frame '
+                              '(base_height_m, roll, pitch). Empty: odom_frame -> base_frame.',
+                              read_only=True)
     localization_frame: str = _p('', 'Frame whose -> odom_frame a localiser (AMCL, SLAM) '
                                  'publishes; base_sim then publishes world_frame -> it, so '
                                  'that the tree stays one. Empty: world_frame -> odom_frame.',
@@ -79,8 +83,12 @@ class BaseSimConfig(SensorMounts, WorldParams):
                                  max=89.0, read_only=True)
     cmd_vel_timeout_s: float = _p(0.5, 'The base brakes to a stop when no command arrived '
                                   'for this long.', 's', min=0.01, max=60.0)
-    cmd_vel_stamped: bool = _p(False, 'cmd_vel is geometry_msgs/TwistStamped (Nav2 Kilted '
-                               'default), not Twist.', read_only=True)
+    cmd_vel_stamped: bool = _p(True, 'cmd_vel is subscribed as geometry_msgs/TwistStamped '
+                               "(Nav2's enable_stamped_cmd_vel default from Kilted on), false: "
+                               'Twist (Jazzy).', read_only=True)
+    cmd_vel_follow_type: bool = _p(True, "Subscribe cmd_vel with the type its publishers use "
+                                   '(warned once, naming both types); false: keep '
+                                   'cmd_vel_stamped and only warn.', read_only=True)
     rate_hz: float = _p(50.0, 'Rate of the integration, odom and /tf.', 'Hz', min=1.0,
                         max=1000.0, read_only=True)
     publish_clock: bool = _p(False, 'Own the simulated time: publish /clock, advancing by '
