@@ -1,16 +1,16 @@
 """
 base_sim: a kinematic base driven by cmd_vel, for Nav2 in the loop without Gazebo (docs/nav2.md).
 
-Subscribes ``cmd_vel`` (geometry_msgs/TwistStamped with ``cmd_vel_stamped``, else Twist; with
-``cmd_vel_follow_type`` the type its publishers use: ros/cmd_vel.py), steps the core's BaseSim
-(core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes ``odom``
+Subscribes ``cmd_vel`` (geometry_msgs/TwistStamped with ``cmd_vel_stamped``, else Twist;
+with ``cmd_vel_follow_type`` the type its publishers use: ros/cmd_vel.py), steps the core's
+BaseSim (core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes ``odom``
 (nav_msgs/Odometry of base_frame), /tf ``world_frame -> odom_frame`` (the truth that absorbs
 the drift), ``odom_frame -> footprint_frame`` (x, y, yaw, ground z) and ``footprint_frame ->
-base_frame`` (base_height_m, roll, pitch), REP 105 and 120; with ``localization_frame`` (AMCL's or SLAM's map,
-which then owns map -> odom) ``world_frame -> localization_frame`` instead, computed from the
-localiser's newest map -> odom so that world -> map -> odom -> base is the truth; /tf_static
-base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched: true at contact, false once
-a move goes free again) and /diagnostics.
+base_frame`` (base_height_m, roll, pitch), REP 105 and 120; with ``localization_frame``
+(AMCL's or SLAM's map, which then owns map -> odom) ``world_frame -> localization_frame``
+instead, computed from the localiser's newest map -> odom so that world -> map -> odom -> base
+is the truth; /tf_static base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched:
+true at contact, false once a move goes free again) and /diagnostics.
 
 Time: with ``publish_clock`` the node owns simulated time: a thread advances it by 1 / rate_hz
 per step, publishes /tf and odom, then /clock, paced by ros/sim_pacing.py (real_time_factor, 0 =

@@ -86,7 +86,7 @@ class BaseSimConfig(SensorMounts, WorldParams):
     cmd_vel_stamped: bool = _p(True, 'cmd_vel is subscribed as geometry_msgs/TwistStamped '
                                "(Nav2's enable_stamped_cmd_vel default from Kilted on), false: "
                                'Twist (Jazzy).', read_only=True)
-    cmd_vel_follow_type: bool = _p(True, "Subscribe cmd_vel with the type its publishers use "
+    cmd_vel_follow_type: bool = _p(True, 'Subscribe cmd_vel with the type its publishers use '
                                    '(warned once, naming both types); false: keep '
                                    'cmd_vel_stamped and only warn.', read_only=True)
     rate_hz: float = _p(50.0, 'Rate of the integration, odom and /tf.', 'Hz', min=1.0,
