@@ -16,6 +16,7 @@ import numpy as np
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 from ubot_lidar_sim.core.config.shared import WorldParams
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.motion.imu import ACCEL_DENSITY_M_S2_SQRT_HZ, GYRO_DENSITY_RAD_S_SQRT_HZ
 
 DRIVES = ('diff', 'omni', 'ackermann')
 CIRCLE_VERTICES = 16        # a footprint_radius_m becomes this regular polygon
@@ -115,6 +116,14 @@ class BaseSimConfig(SensorMounts, WorldParams):
     odom_noise_rad_per_rad: float = _p(0.0, 'Odometry heading drift: 1-sigma error after '
                                        '1 rad turned, growing with its square root.', 'rad',
                                        min=0.0, max=1.0, read_only=True)
+    imu_enabled: bool = _p(True, 'Publish imu (sensor_msgs/Imu in base_frame) every step.',
+                           read_only=True)
+    imu_gyro_noise_density: float = _p(GYRO_DENSITY_RAD_S_SQRT_HZ, 'IMU angular-rate white '
+                                       'noise density (Bosch BMI088: 0.014 deg/s/sqrt(Hz)).',
+                                       'rad/s/sqrt(Hz)', min=0.0, max=1.0, read_only=True)
+    imu_accel_noise_density: float = _p(ACCEL_DENSITY_M_S2_SQRT_HZ, 'IMU acceleration white '
+                                        'noise density (Bosch BMI088: 175 ug/sqrt(Hz)).',
+                                        'm/s^2/sqrt(Hz)', min=0.0, max=10.0, read_only=True)
     lidar_frame: str = _p('lidar_3d', 'Frame of the 3D LiDAR.', read_only=True, nonempty=True)
     laser_frame: str = _p('laser', 'Frame of the 2D laser scanner.', read_only=True,
                           nonempty=True)
