@@ -255,7 +255,7 @@ class BaseSimNode(Node):
     def _housekeeping(self):
         """Subscribe to new sync topics, look for a foreign /clock, publish /diagnostics."""
         cfg = self.config
-        if cfg.publish_clock and cfg.real_time_factor == 0.0:
+        if cfg.publish_clock:
             self._watch.discover()
         if cfg.publish_clock and self.count_publishers('/clock') > 1:
             if not self.counts['foreign_clock']:

@@ -94,20 +94,21 @@ class BaseSimConfig(SensorMounts, WorldParams):
                         max=1000.0, read_only=True)
     publish_clock: bool = _p(False, 'Own the simulated time: publish /clock, advancing by '
                              'real_time_factor.', read_only=True)
-    real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock; '
-                                 '0: max (wait only for the sync_topics).', min=0.0,
+    real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock, '
+                                 "at most: time also waits for the sync_topics' sensors; 0: "
+                                 'max (wait only for them).', min=0.0,
                                  max=1000.0, read_only=True)
-    sync_topics: tuple = _p(('/scan', '/points', '/terrain'), 'With real_time_factor 0: '
+    sync_topics: tuple = _p(('/scan', '/points', '/terrain'), 'With publish_clock: '
                             'sensor outputs whose stamps simulated time waits for (those '
                             'with a publisher).',
                             item_type=str, read_only=True)
-    sync_lag_s: float = _p(0.25, 'With real_time_factor 0: how far the newest stamp of each '
+    sync_lag_s: float = _p(0.25, 'With publish_clock: how far the newest stamp of each '
                            'synced topic may lag simulated time.', 's', min=0.0, max=60.0,
                            read_only=True)
-    sync_timeout_s: float = _p(2.0, 'With real_time_factor 0: wall time one step waits for '
+    sync_timeout_s: float = _p(2.0, 'With publish_clock: wall time one step waits for '
                                'the sensors before going on (counted).', 's', min=0.01,
                                max=600.0, read_only=True)
-    sync_start_timeout_s: float = _p(30.0, 'With real_time_factor 0: wall time simulated '
+    sync_start_timeout_s: float = _p(30.0, 'With publish_clock: wall time simulated '
                                      'time waits at start for every sync topic to have a '
                                      'publisher.', 's', min=0.0, max=3600.0, read_only=True)
     odom_noise_m_per_m: float = _p(0.0, 'Odometry position drift: 1-sigma error after 1 m, '

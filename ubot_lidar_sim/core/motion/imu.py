@@ -22,18 +22,21 @@ gravity (no second difference yet).
 import math
 
 import numpy as np
-import transforms3d
 
 from ubot_lidar_sim.core.motion.odometry import step_rng, STREAM_IMU
+from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy
 
 GRAVITY_M_S2 = 9.80665                      # standard gravity (CGPM 1901)
 GYRO_DENSITY_RAD_S_SQRT_HZ = math.radians(0.014)    # BMI088 gyroscope, typical
 ACCEL_DENSITY_M_S2_SQRT_HZ = 175e-6 * GRAVITY_M_S2  # BMI088 accelerometer, typical
 
 
-def rotation(roll, pitch, yaw):
-    """Return the 3 x 3 rotation of fixed-axis roll, pitch, yaw (rad), as frames.rpy_quaternion."""
-    return transforms3d.euler.euler2mat(roll, pitch, yaw, 'sxyz')
+def rotation_vector(r):
+    """Return the rotation vector (3,) (axis x angle, rad) of a rotation matrix (3, 3)."""
+    x, y, z, w = matrix_to_quaternion(r)
+    v = np.array([x, y, z])
+    n = float(np.linalg.norm(v))
+    return v * (2.0 * math.atan2(n, w) / n) if n > 0.0 else np.zeros(3)
 
 
 def noise_sigmas(rate_hz, gyro_density, accel_density):
@@ -50,25 +53,23 @@ class Imu:
         self.step = 0
 
     def sample(self, pose, dt_s):
-        """Return (quaternion w x y z, angular velocity (3,), linear acceleration (3,))."""
+        """Return (quaternion (w, x, y, z), angular velocity (3,), linear acceleration (3,))."""
         self._poses = (self._poses + [tuple(pose)])[-3:]
-        r_now = rotation(*pose[3:])
+        r_now = rotation_rpy(*pose[3:])
         omega = np.zeros(3)
         accel_world, r_acc = np.zeros(3), r_now
         if len(self._poses) >= 2 and dt_s > 0.0:
-            rel = rotation(*self._poses[-2][3:]).T @ r_now
-            axis, angle = transforms3d.axangles.mat2axangle(rel)
-            omega = np.asarray(axis) * angle / dt_s
+            omega = rotation_vector(rotation_rpy(*self._poses[-2][3:]).T @ r_now) / dt_s
         if len(self._poses) == 3 and dt_s > 0.0:
             p0, p1, p2 = (np.asarray(p[:3], np.float64) for p in self._poses)
             accel_world = (p2 - 2.0 * p1 + p0) / (dt_s * dt_s)
-            r_acc = rotation(*self._poses[1][3:])
+            r_acc = rotation_rpy(*self._poses[1][3:])
         specific = r_acc.T @ (accel_world + np.array([0.0, 0.0, GRAVITY_M_S2]))
         rng = step_rng(self._seed, self.step, STREAM_IMU)
         self.step += 1
         noise = rng.standard_normal(6)
-        quat = transforms3d.euler.euler2quat(*pose[3:], 'sxyz')
-        return quat, omega + self._sg * noise[:3], specific + self._sa * noise[3:]
+        x, y, z, w = matrix_to_quaternion(r_now)
+        return (w, x, y, z), omega + self._sg * noise[:3], specific + self._sa * noise[3:]
 
     def reset(self):
         """Forget the past poses (a teleport is no motion)."""
