@@ -149,5 +149,5 @@ def test_at_a_factor_beyond_the_machine_simulated_time_waits_and_no_sweep_is_los
     assert gaps == {100_000_000}, (gaps, r.laser._stats, r.node._pacer.sync_timeouts)
     # The laser's sweep grid starts at its first pose: within two periods of simulated time.
     assert stamps[0] <= 200_000_000, stamps[0]
-    assert float(dict((v.key, v.value) for v in r.node.diagnostics().status[0].values)[
-        'real_time_factor_reached']) < 1000.0
+    values = {v.key: v.value for v in r.node.diagnostics().status[0].values}
+    assert float(values['real_time_factor_reached']) < 1000.0
