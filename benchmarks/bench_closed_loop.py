@@ -4,11 +4,12 @@ Closed-loop case: the real-time factor base_sim + laser_scan + lidar_3d reach, a
 Three node processes on the demo world, as sim.launch.py starts them: base_sim owning /clock at
 real_time_factor 1, 2, 4 or 0 ('max'); at every factor each step also waits until /scan and
 /points are within 2.5 sweeps of simulated time (ros/sim_pacing.py), laser_scan (30 Hz) and
-lidar_3d (velodyne_vlp16, 1 sub-ray, model geometric or physical), both with use_sim_time. A bench node drives the base on a circle
-(0.5 m/s, 0.25 rad/s) and counts, over `seconds` of wall time after every topic's first
-message: the simulated seconds (/clock), and the sweeps per simulated second of each sensor
-(30 and 10 when every sweep of simulated time is published; scan_share and points_share
-divide them by the rates). realtime_factor = simulated s / wall s.
+lidar_3d (velodyne_vlp16, 1 sub-ray, model geometric or physical), both with use_sim_time. A
+bench node drives the base on a circle (0.5 m/s, 0.25 rad/s) and counts, over `seconds` of
+wall time after every topic's first message: the simulated seconds (/clock), and the sweeps
+per simulated second of each sensor (30 and 10 when every sweep of simulated time is
+published; scan_share and points_share divide them by the rates).
+realtime_factor = simulated s / wall s.
 
 Usage: python benchmarks/bench_closed_loop.py [--seconds 20] [--model geometric,physical]
        [--factors 1,2,4,max]
