@@ -1,16 +1,18 @@
 """
-Closed-loop case (issue 40): the real-time factor base_sim + laser_scan + lidar_3d reach at 'max'.
+Closed-loop case: the real-time factor base_sim + laser_scan + lidar_3d reach, and their sweeps.
 
 Three node processes on the demo world, as sim.launch.py starts them: base_sim owning /clock at
-real_time_factor 0 (max: each step waits until /scan and /points are within 2.5 sweeps of
-simulated time, ros/sim_pacing.py), laser_scan (30 Hz) and lidar_3d (velodyne_vlp16, 1 sub-ray,
-model geometric or physical), both with use_sim_time. A bench node drives the base on a circle
-(0.5 m/s, 0.25 rad/s) and counts, over `seconds` of wall time after every topic's first
-message: the simulated seconds (/clock), and the sweeps per simulated second of each sensor
-(30 and 10 when every sweep of simulated time is published).
+real_time_factor 1, 2, 4 or 0 ('max'); at every factor each step also waits until /scan and
+/points are within 2.5 sweeps of simulated time (ros/sim_pacing.py), laser_scan (30 Hz) and
+lidar_3d (velodyne_vlp16, 1 sub-ray, model geometric or physical), both with use_sim_time. A
+bench node drives the base on a circle (0.5 m/s, 0.25 rad/s) and counts, over `seconds` of
+wall time after every topic's first message: the simulated seconds (/clock), and the sweeps
+per simulated second of each sensor (30 and 10 when every sweep of simulated time is
+published; scan_share and points_share divide them by the rates).
 realtime_factor = simulated s / wall s.
 
 Usage: python benchmarks/bench_closed_loop.py [--seconds 20] [--model geometric,physical]
+       [--factors 1,2,4,max]
 """
 
 import argparse
@@ -28,14 +30,17 @@ from rclpy.qos import qos_profile_sensor_data
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan, PointCloud2
 
-COLUMNS = ('case', 'lidar_model', 'sim_s', 'wall_s', 'realtime_factor', 'scan_hz_sim',
-           'points_hz_sim', 'cpu_steal_pct', 'error')
+COLUMNS = ('case', 'lidar_model', 'factor', 'sim_s', 'wall_s', 'realtime_factor',
+           'scan_hz_sim', 'points_hz_sim', 'scan_share', 'points_share', 'cpu_steal_pct',
+           'error')
+RATES_HZ = {'scan': 30.0, 'points': 10.0}
 SIM = ['-p', 'use_sim_time:=true', '-p', 'world_file:=demo']
 
 
-def _commands(model):
+def _commands(model, factor='max'):
+    rtf = 0.0 if factor == 'max' else float(factor)
     base = ['base_sim_node', '--ros-args', *SIM, '-p', 'publish_clock:=true',
-            '-p', 'real_time_factor:=0.0', '-p', 'cmd_vel_timeout_s:=60.0',
+            '-p', f'real_time_factor:={rtf}', '-p', 'cmd_vel_timeout_s:=60.0',
             '-p', 'sync_topics:=[/scan, /points]']
     laser = ['laser_scan_node', '--ros-args', *SIM, '-p', 'rate_hz:=30.0']
     lidar = ['lidar_3d_node', '--ros-args', *SIM, '-p', 'preset:=velodyne_vlp16',
@@ -47,10 +52,10 @@ def _stamp_s(t):
     return t.sec + t.nanosec * 1e-9
 
 
-def measure(model, seconds, warm_s=3.0, start_limit_s=120.0):
-    """Run the three nodes with lidar_3d's model; return one bench.json row."""
-    case = f'CLOSED_LOOP_{model}'
-    commands = _commands(model)
+def measure(model, seconds, warm_s=3.0, start_limit_s=120.0, factor='max'):
+    """Run the three nodes with lidar_3d's model at factor; return one bench.json row."""
+    case = f'CLOSED_LOOP_{model}' + ('' if factor == 'max' else f'_x{factor}')
+    commands = _commands(model, factor)
     if any(shutil.which(c[0]) is None for c in commands):
         return {'case': case, 'lidar_model': model, 'error': 'nodes not on PATH (make build; '
                 'source scripts/env.sh)'}
@@ -76,8 +81,13 @@ def measure(model, seconds, warm_s=3.0, start_limit_s=120.0):
     executor.add_node(node)
     before = cpu_times()
     try:
-        return _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen,
-                    before)
+        row = _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen,
+                   before)
+        row['factor'] = factor
+        for topic, rate in RATES_HZ.items():
+            if row.get(f'{topic}_hz_sim') is not None:
+                row[f'{topic}_share'] = round(row[f'{topic}_hz_sim'] / rate, 3)
+        return row
     finally:
         executor.shutdown()
         node.destroy_node()
@@ -116,9 +126,9 @@ def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen
             if sim_s else None, 'cpu_steal_pct': steal_pct(before)}
 
 
-def run(seconds, models=('geometric', 'physical')):
+def run(seconds, models=('geometric', 'physical'), factors=('max',)):
     """Return the rows of the closed-loop cases."""
-    return [measure(m, seconds) for m in models]
+    return [measure(m, seconds, factor=f) for m in models for f in factors]
 
 
 def main(argv=None):
@@ -126,8 +136,10 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument('--seconds', type=float, default=20.0)
     parser.add_argument('--model', default='geometric,physical')
+    parser.add_argument('--factors', default='max', help='real_time_factor values, e.g. 1,2,4,max')
     args = parser.parse_args(argv)
-    rows = run(args.seconds, tuple(m for m in args.model.split(',') if m))
+    rows = run(args.seconds, tuple(m for m in args.model.split(',') if m),
+               tuple(f for f in args.factors.split(',') if f))
     for row in rows:
         print(row)
     return 0

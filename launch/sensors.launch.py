@@ -9,7 +9,8 @@ Each node's parameters, later layers winning: the package's config/<node>.yaml, 
 params_file (your YAML, keys as in those files), then every launch argument given on the
 command line (one left at its empty default sets nothing). Poses come from /tf (world_frame
 -> the sensor frames): run the demo driver or your robot. The sensors are required: when one
-exits, the launch shuts down. rviz2 is optional: if it is not installed, one line says so.
+exits, the launch shuts down (exit code 1 when it exited with a non-zero code). rviz2 is
+optional: if it is not installed, one line says so.
 robots:=N (1-5) starts the three sensors N times, robot k in namespace robotK (under namespace)
 with its frames under robotK/ and the other robots' bodies drawn (fleet_frames,
 pipeline/fleet.py).
@@ -26,6 +27,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters, robots_argument
+from ubot_lidar_sim.pipeline.launch_args import exit_rule
 import yaml
 
 SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),
@@ -108,7 +110,7 @@ def _sensors(context):
             nodes.append(Node(package='ubot_lidar_sim', executable=executable, name=name,
                               namespace=namespace or given['namespace'], output='screen',
                               parameters=layers + ([overrides] if overrides else []),
-                              on_exit=Shutdown(reason=f'{name} exited')))
+                              on_exit=exit_rule(name, [Shutdown(reason=f'{name} exited')])))
     return nodes
 
 

@@ -12,7 +12,11 @@ sensors.launch.py starts lidar_3d (/points), laser_scan (/scan) and terrain_sens
 world. With use_sim_time (the default) base_sim owns /clock and advances it by
 real_time_factor ('max': as fast as the sensors publish every sweep); every node follows it.
 Nav2's navigation_launch.py runs beside it unchanged (config/nav2_params_example.yaml). Every
-node is required: when one exits, the launch shuts down.
+node is required: when one exits, the launch shuts down, with exit code 1 when a node exited
+with a non-zero code (a refused parameter). An argument that cannot be used ends the launch
+with exit code 1 and one line naming it and what is allowed (pipeline/launch_args.py).
+robots:=N other than 1 is refused: base_sim drives one robot (a fleet of sensors on demo
+drivers is demo.launch.py robots:=N).
 """
 
 import os
@@ -26,8 +30,8 @@ from launch.launch_description_sources import PythonLaunchDescriptionSource
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
+from ubot_lidar_sim.pipeline import launch_args
 from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
-import yaml
 
 ARGUMENTS = {
     'world_file': ('demo', "world YAML path, or 'demo' / 'flat', for the base and the sensors"),
@@ -37,8 +41,13 @@ ARGUMENTS = {
                          'as fast as the sensors publish every sweep'),
     'preset': ('', 'lidar_3d preset, e.g. ouster_os1_64 (config/lidar_3d.yaml: '
                'velodyne_vlp16)'),
-    'initial_pose': ('', 'base_sim start pose [x, y, yaw_deg] in map (config/base_sim.yaml)'),
+    'initial_pose': ('', "base_sim start pose '[x, y, yaw_deg]' or 'x y yaw_deg' in map "
+                     '(config/base_sim.yaml: [0, 0, 0])'),
     'drive': ('', 'base_sim kinematics: diff, omni or ackermann (config/base_sim.yaml: diff)'),
+    'cmd_vel_stamped': ('', "base_sim's cmd_vel type at start: true TwistStamped, false Twist "
+                        "(empty: Nav2's default on $ROS_DISTRO, true from Kilted on); base_sim "
+                        "then follows its publishers' type (cmd_vel_follow_type)"),
+    'robots': ('1', 'robots: 1 (sim.launch.py runs one base_sim; other counts are refused)'),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
     'rviz': ('false', 'start rviz2 with config/ubot_lidar_sim.rviz'),
     'robot': ('', 'a robot description (.urdf, .urdf.xacro, model.sdf, a model directory or '
@@ -50,11 +59,6 @@ ARGUMENTS = {
 SENSOR_ARGUMENTS = ('world_file', 'use_sim_time', 'preset', 'params_file', 'rviz')
 
 
-def real_time_factor(text):
-    """Return the real_time_factor parameter of a launch argument: 'max' is 0.0."""
-    return 0.0 if text.strip().lower() == 'max' else float(text)
-
-
 def _base(context):
     """Return base_sim with its parameter layers."""
     given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
@@ -62,19 +66,26 @@ def _base(context):
     layers = [os.path.join(share, 'config', 'base_sim.yaml')]
     if given['params_file']:
         layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
-    sim_time = bool(yaml.safe_load(given['use_sim_time']))
+    launch_args.single_robot(given['robots'])
+    # The distro's cmd_vel type sits under params_file: a user's YAML still decides.
+    layers.insert(1, {'cmd_vel_stamped': launch_args.distro_cmd_vel_stamped(
+        os.environ.get('ROS_DISTRO'))})
+    sim_time = launch_args.boolean('use_sim_time', given['use_sim_time'])
     values = {'world_file': ParameterValue(given['world_file'], value_type=str),
               'use_sim_time': sim_time, 'publish_clock': sim_time,
-              'real_time_factor': real_time_factor(given['real_time_factor'])}
+              'real_time_factor': launch_args.real_time_factor(given['real_time_factor'])}
     if given['initial_pose']:
-        values['initial_pose'] = [float(v) for v in yaml.safe_load(given['initial_pose'])]
+        values['initial_pose'] = launch_args.initial_pose(given['initial_pose'])
     if given['drive']:
-        values['drive'] = given['drive']
+        values['drive'] = launch_args.drive(given['drive'])
+    if given['cmd_vel_stamped']:
+        values['cmd_vel_stamped'] = launch_args.boolean('cmd_vel_stamped',
+                                                        given['cmd_vel_stamped'])
     if given['robot']:
         values.update(robot_launch(given['robot'], given['robot_args']).base)
     return [Node(package='ubot_lidar_sim', executable='base_sim_node', name='base_sim',
                  output='screen', parameters=layers + [values],
-                 on_exit=Shutdown(reason='base_sim exited'))]
+                 on_exit=launch_args.exit_rule('base_sim', [Shutdown(reason='base_sim exited')]))]
 
 
 def _robot(context):
@@ -83,10 +94,10 @@ def _robot(context):
     if not given['robot']:
         return []
     shared = {'world_file': ParameterValue(given['world_file'], value_type=str),
-              'use_sim_time': bool(yaml.safe_load(given['use_sim_time']))}
+              'use_sim_time': launch_args.boolean('use_sim_time', given['use_sim_time'])}
     return [Node(package='ubot_lidar_sim', executable=n.executable, name=n.name, output='screen',
                  parameters=[{**n.parameters, **shared}], remappings=n.remappings,
-                 on_exit=Shutdown(reason=f'{n.name} exited'))
+                 on_exit=launch_args.exit_rule(n.name, [Shutdown(reason=f'{n.name} exited')]))
             for n in robot_launch(given['robot'], given['robot_args']).nodes]
 
 

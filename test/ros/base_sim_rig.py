@@ -66,7 +66,17 @@ class BaseRig:
         self.probe.create_subscription(TFMessage, '/tf', self.tf.append, 100)
         self.probe.create_subscription(Bool, 'base_sim/collision', self.collision.append,
                                        LATCHED)
-        kind = TwistStamped if params.get('cmd_vel_stamped') else Twist
+        # The probe publishes Twist unless told; its type must be the node's (one participant
+        # holds one type per topic): a test of the other type publishes from its own context.
+        params = {'cmd_vel_stamped': False, **params}
+        # Simulated time waits at start for its sync topics' publishers: those of the rig.
+        synced = [t for t, on in (('/scan', laser), ('/points', lidar_params is not None),
+                                  ('/terrain', terrain_params is not None)) if on]
+        if synced:
+            params.setdefault('sync_topics', synced)
+        else:
+            params.setdefault('sync_start_timeout_s', 0.0)
+        kind = TwistStamped if params['cmd_vel_stamped'] else Twist
         self.cmd = self.probe.create_publisher(kind, 'cmd_vel', 10)
         self.node = BaseSimNode(context=self.ctx, world=world, parameter_overrides=[
             _param(k, v) for k, v in params.items()])

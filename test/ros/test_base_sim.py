@@ -59,10 +59,10 @@ def test_half_metre_per_second_for_4_s_gives_2_m_of_odom_agreeing_tf_and_a_moved
 
     def tf():
         return [t for m in r.tf for t in m.transforms
-                if t.child_frame_id == 'base_link' and t.header.stamp == last.header.stamp]
+                if t.child_frame_id == 'base_footprint' and t.header.stamp == last.header.stamp]
     assert r.spin_until(tf), 'no /tf at the stamp of the last odom'
     assert tf()[-1].transform.translation.x == x
-    assert tf()[-1].header.frame_id == 'odom'
+    assert tf()[-1].header.frame_id == 'odom'       # REP 105: odom -> base_footprint
     stopped = [s for s in r.scans if _stamp_s(s) > _stamp_s(last) - 0.5]
     assert stopped, 'no scan after the stop'
     # Range noise off; float32 hits are good to 1e-5 m: 1 cm holds.
@@ -267,9 +267,9 @@ def test_odometry_drift_is_absorbed_by_world_to_odom(rig):
     def pair():
         got = {t.child_frame_id: t for m in r.tf for t in m.transforms
                if t.header.stamp == last.header.stamp}
-        return got if {'odom', 'base_link'} <= set(got) else None
+        return got if {'odom', 'base_footprint'} <= set(got) else None
     assert r.spin_until(pair)
-    w, b = pair()['odom'].transform, pair()['base_link'].transform
+    w, b = pair()['odom'].transform, pair()['base_footprint'].transform
     ox, oy = b.translation.x, b.translation.y
     wyaw = 2.0 * math.atan2(w.rotation.z, w.rotation.w)
     x = w.translation.x + math.cos(wyaw) * ox - math.sin(wyaw) * oy

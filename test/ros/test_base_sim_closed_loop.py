@@ -132,3 +132,22 @@ def rig_max_terrain():
         yield r
     finally:
         r.close()
+
+
+rig_beyond = pytest.fixture(_fixture(
+    {'publish_clock': True, 'real_time_factor': 1000.0, 'use_sim_time': True,
+     'sync_topics': ['/scan']}, SIM))
+
+
+def test_at_a_factor_beyond_the_machine_simulated_time_waits_and_no_sweep_is_lost(rig_beyond):
+    # 1000x real time is beyond any machine here: the clock waits for the laser instead of
+    # letting it skip sweeps, and the first sweep comes in the first simulated periods.
+    r = rig_beyond
+    assert r.spin_until(lambda: len(r.scans) >= 30, 120.0), f'{len(r.scans)} scans'
+    stamps = [s.header.stamp.sec * 10**9 + s.header.stamp.nanosec for s in r.scans]
+    gaps = {b - a for a, b in zip(stamps, stamps[1:])}
+    assert gaps == {100_000_000}, (gaps, r.laser._stats, r.node._pacer.sync_timeouts)
+    # The laser's sweep grid starts at its first pose: within two periods of simulated time.
+    assert stamps[0] <= 200_000_000, stamps[0]
+    values = {v.key: v.value for v in r.node.diagnostics().status[0].values}
+    assert float(values['real_time_factor_reached']) < 1000.0

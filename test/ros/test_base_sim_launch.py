@@ -3,7 +3,10 @@
 import ast
 from pathlib import Path
 
+import pytest
+
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
+from ubot_lidar_sim.pipeline import launch_args
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / 'launch' / 'sim.launch.py'
@@ -18,14 +21,6 @@ def _constant(tree, name):
         if isinstance(node, ast.Assign) and getattr(node.targets[0], 'id', '') == name:
             return ast.literal_eval(node.value)
     raise AssertionError(f'no module-level {name}')
-
-
-def _function(tree, name):
-    """Return a module-level function of the launch file, compiled alone (no imports)."""
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == name)
-    scope = {}
-    exec(compile(ast.Module(body=[node], type_ignores=[]), str(SIM), 'exec'), scope)
-    return scope[name]
 
 
 def test_sim_launch_declares_the_contract_arguments():
@@ -43,7 +38,58 @@ def test_sim_launch_starts_base_sim_and_includes_the_three_sensors():
 
 
 def test_real_time_factor_max_is_zero_and_a_number_is_itself():
-    rtf = _function(_tree(), 'real_time_factor')
+    rtf = launch_args.real_time_factor
     assert rtf('max') == 0.0 and rtf('MAX') == 0.0 and rtf('5') == 5.0
     # The parameter takes 0 as 'max' (core/motion/config.py).
     assert BaseSimConfig(real_time_factor=rtf('max')).real_time_factor == 0.0
+
+
+def test_argument_errors_name_the_argument_the_value_and_what_is_allowed():
+    cases = {'drive': ('tank', launch_args.drive, 'diff, omni, ackermann'),
+             'initial_pose': ('1 2', launch_args.initial_pose, 'x y yaw_deg'),
+             'real_time_factor': ('fast', launch_args.real_time_factor, "'max'"),
+             'use_sim_time': ('yes', lambda t: launch_args.boolean('use_sim_time', t),
+                              'true or false'),
+             'robots': ('2', launch_args.single_robot, 'demo.launch.py robots:=N')}
+    for name, (value, parse, allowed) in cases.items():
+        with pytest.raises(launch_args.LaunchArgumentError) as err:
+            parse(value)
+        line = str(err.value)
+        assert line.startswith(f'{name}:={value!r} refused') and allowed in line, line
+        assert '\n' not in line
+
+
+def test_initial_pose_takes_a_yaml_list_or_three_numbers_separated_by_spaces():
+    assert launch_args.initial_pose('[1, 2, 30]') == [1.0, 2.0, 30.0]
+    assert launch_args.initial_pose('1 2 30') == [1.0, 2.0, 30.0]
+    for bad in ('[1, 2, nan]', '1 2 3 4', 'x 2 3', ''):
+        with pytest.raises(launch_args.LaunchArgumentError, match='initial_pose'):
+            launch_args.initial_pose(bad)
+
+
+class _Exited:
+    """A launch ProcessExited's one field the rule reads."""
+
+    def __init__(self, returncode):
+        self.returncode = returncode
+
+
+def test_a_node_that_exits_non_zero_fails_the_launch_a_clean_exit_shuts_it_down():
+    actions = ['shutdown']
+    rule = launch_args.exit_rule('base_sim', actions)
+    assert rule(_Exited(0), None) is actions
+    # launch/launch_service.py turns an exception of an event handler into exit code 1.
+    with pytest.raises(RuntimeError, match='base_sim exited with code 2'):
+        rule(_Exited(2), None)
+
+
+def test_the_cmd_vel_type_default_follows_nav2_on_the_distro():
+    assert launch_args.distro_cmd_vel_stamped('jazzy') is False
+    assert launch_args.distro_cmd_vel_stamped('kilted') is True
+    assert launch_args.distro_cmd_vel_stamped('rolling') is True
+
+
+def test_every_node_of_sim_launch_fails_the_launch_on_a_non_zero_exit():
+    for name in ('sim.launch.py', 'sensors.launch.py'):
+        text = (ROOT / 'launch' / name).read_text()
+        assert 'on_exit=exit_rule(' in text or 'on_exit=launch_args.exit_rule(' in text, name

@@ -1,14 +1,16 @@
 """
 base_sim: a kinematic base driven by cmd_vel, for Nav2 in the loop without Gazebo (docs/nav2.md).
 
-Subscribes ``cmd_vel`` (geometry_msgs/Twist; TwistStamped with ``cmd_vel_stamped``), steps the
-core's BaseSim (core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes
-``odom`` (nav_msgs/Odometry), /tf ``world_frame -> odom_frame`` (the truth that absorbs the
-drift) and ``odom_frame -> base_frame``; with ``localization_frame`` (AMCL's or SLAM's map,
-which then owns map -> odom) ``world_frame -> localization_frame`` instead, computed from the
-localiser's newest map -> odom so that world -> map -> odom -> base is the truth; /tf_static
-base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched: true at contact, false once
-a move goes free again) and /diagnostics.
+Subscribes ``cmd_vel`` (geometry_msgs/TwistStamped with ``cmd_vel_stamped``, else Twist;
+with ``cmd_vel_follow_type`` the type its publishers use: ros/cmd_vel.py), steps the core's
+BaseSim (core/motion: limits, collision, ground, drift) at ``rate_hz`` and publishes ``odom``
+(nav_msgs/Odometry of base_frame), /tf ``world_frame -> odom_frame`` (the truth that absorbs
+the drift), ``odom_frame -> footprint_frame`` (x, y, yaw, ground z) and ``footprint_frame ->
+base_frame`` (base_height_m, roll, pitch), REP 105 and 120; with ``localization_frame``
+(AMCL's or SLAM's map, which then owns map -> odom) ``world_frame -> localization_frame``
+instead, computed from the localiser's newest map -> odom so that world -> map -> odom -> base
+is the truth; /tf_static base -> the sensor frames, ``~/collision`` (std_msgs/Bool, latched:
+true at contact, false once a move goes free again) and /diagnostics.
 
 Time: with ``publish_clock`` the node owns simulated time: a thread advances it by 1 / rate_hz
 per step, publishes /tf and odom, then /clock, paced by ros/sim_pacing.py (real_time_factor, 0 =
@@ -24,22 +26,26 @@ import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from geometry_msgs.msg import Twist, TwistStamped
+from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.exceptions import InvalidHandle
 from rclpy.node import Node
-from rclpy.qos import QoSProfile
+from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from rclpy.time import Time
 from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Imu as ImuMsg
 from std_msgs.msg import Bool
 from tf2_msgs.msg import TFMessage
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
+from ubot_lidar_sim.core.motion.imu import Imu as ImuModel, noise_sigmas
 from ubot_lidar_sim.core.motion.odometry import world_to_parent
 from ubot_lidar_sim.core.world.world import load_for_config
+from ubot_lidar_sim.ros.base_messages import imu_msg, odometry_msg
+from ubot_lidar_sim.ros.cmd_vel import CHECK_PERIOD_S, CmdVelInput, twist_of
 from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
@@ -48,6 +54,7 @@ from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import TimerSchedule
 from ubot_lidar_sim.ros.sim_pacing import Pacer, SensorWatch
 from ubot_lidar_sim.ros.world_wait import loading_world
+from ubot_lidar_sim_msgs.srv import SetPose
 
 
 class BaseSimNode(Node):
@@ -74,6 +81,11 @@ class BaseSimNode(Node):
         self._schedule = TimerSchedule(1.0 / cfg.rate_hz)   # a jump, told from a stall
         self._contact = None
         self._odom_pub = self.create_publisher(Odometry, 'odom', 10)
+        self._imu_pub, self.imu_sigmas = None, noise_sigmas(
+            cfg.rate_hz, cfg.imu_gyro_noise_density, cfg.imu_accel_noise_density)
+        if cfg.imu_enabled:
+            self._imu_pub = self.create_publisher(ImuMsg, 'imu', qos_profile_sensor_data)
+            self.imu = ImuModel(cfg.seed, *self.imu_sigmas)
         self._tf_pub = self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
         self._static_pub = self.create_publisher(TFMessage, '/tf_static', latched_qos(1))
         self._collision_pub = self.create_publisher(Bool, '~/collision', latched_qos(1))
@@ -81,8 +93,13 @@ class BaseSimNode(Node):
         self._localized = None          # (x, y, yaw) localization_frame -> odom_frame
         if cfg.localization_frame:
             self.create_subscription(TFMessage, '/tf', self._on_tf, QoSProfile(depth=100))
-        kind = TwistStamped if cfg.cmd_vel_stamped else Twist
-        self.create_subscription(kind, 'cmd_vel', self._on_cmd, 10)
+        self.cmd_vel = CmdVelInput(self, 'cmd_vel', cfg.cmd_vel_stamped,
+                                   cfg.cmd_vel_follow_type, self._on_cmd)
+        self.create_timer(CHECK_PERIOD_S, self._check_cmd_vel, clock=_wall_clock())
+        self.teleports = []         # (source, pose, reset_odometry, '' or why refused)
+        self.create_subscription(PoseWithCovarianceStamped, '/initialpose', self._on_initialpose,
+                                 10)
+        self.create_service(SetPose, '~/set_pose', self._on_set_pose)
         self._stop = threading.Event()
         self._watch = SensorWatch(self, cfg.sync_topics, cfg.sync_lag_s)
         self._pacer = Pacer(cfg.real_time_factor, cfg.sync_timeout_s, self._watch, self._stop,
@@ -104,14 +121,45 @@ class BaseSimNode(Node):
     def _now_ns(self):
         return self._sim_ns if self.config.publish_clock else self.get_clock().now().nanoseconds
 
+    @tolerate_destroyed
+    def _check_cmd_vel(self):
+        self.cmd_vel.check()
+
     def _on_cmd(self, msg):
-        twist = msg.twist if isinstance(msg, TwistStamped) else msg
-        cmd = (twist.linear.x, twist.linear.y, twist.angular.z)
+        cmd = twist_of(msg)
         with self._lock:
             ok = self.base.command(cmd, self._now_ns() * 1e-9)
         if not ok:
             self.get_logger().warning(f'cmd_vel refused (NaN, inf or |v| > 1e3): {cmd}',
                                       throttle_duration_sec=1.0)
+
+    def teleport(self, source, pose, reset_odometry):
+        """Teleport the base (core BaseSim.teleport); return '' or why it was refused."""
+        q, p = pose.orientation, pose.position
+        yaw = math.atan2(2.0 * (q.w * q.z + q.x * q.y), 1.0 - 2.0 * (q.y * q.y + q.z * q.z))
+        with self._lock:
+            why = self.base.teleport((p.x, p.y, yaw), reset_odometry)
+            if not why and self._imu_pub is not None:
+                self.imu.reset()
+        self.teleports.append((source, (p.x, p.y, yaw), reset_odometry, why))
+        if why:
+            self.get_logger().warning(f'{source} refused: {why}')
+        return why
+
+    def _on_initialpose(self, msg):
+        """Teleport to /initialpose (world_frame), odometry kept (docs/nav2.md, Teleport)."""
+        frame = msg.header.frame_id.lstrip('/')
+        if frame not in ('', self.config.world_frame):
+            self.get_logger().warning(f'/initialpose in {frame!r} ignored: base_sim takes it in '
+                                      f'world_frame {self.config.world_frame!r}')
+            return
+        self.teleport('/initialpose', msg.pose.pose, False)
+
+    def _on_set_pose(self, request, response):
+        why = self.teleport('~/set_pose', request.pose, request.reset_odometry)
+        response.success = not why
+        response.message = why or 'teleported'
+        return response
 
     def _on_tf(self, msg):
         """Keep the newest localization_frame -> odom_frame (planar) a localiser published."""
@@ -130,7 +178,7 @@ class BaseSimNode(Node):
             self._publish(self.base.state(), 0)
             while not self._stop.is_set():
                 now_ns = self._sim_ns + self._period_ns
-                self._publish(self._step(now_ns, dt_s), now_ns)
+                self._publish(self._step(now_ns, dt_s), now_ns, dt_s)
                 self._clock_pub.publish(Clock(clock=Time(nanoseconds=now_ns).to_msg()))
                 self._sim_ns = now_ns
                 if not self._pacer.wait(now_ns * 1e-9):
@@ -157,7 +205,7 @@ class BaseSimNode(Node):
             return
         if dt_ns <= 0:
             return          # a paused /clock
-        self._publish(self._step(now_ns, dt_ns * 1e-9), now_ns)
+        self._publish(self._step(now_ns, dt_ns * 1e-9), now_ns, dt_ns * 1e-9)
 
     def _step(self, now_ns, dt_s):
         """Step the base to now_ns under the limits in force (a parameter set may change them)."""
@@ -165,8 +213,8 @@ class BaseSimNode(Node):
             self.base.cfg = self.params.config
             return self.base.step(now_ns * 1e-9, dt_s)
 
-    def _publish(self, step, now_ns):
-        """Publish odom, /tf (and /tf_static once) and a change of contact."""
+    def _publish(self, step, now_ns, dt_s=0.0):
+        """Publish odom, imu, /tf (and /tf_static once) and a change of contact."""
         cfg = self.config
         stamp = Time(nanoseconds=now_ns).to_msg()
         if self._contact is None:
@@ -180,20 +228,20 @@ class BaseSimNode(Node):
             parent = cfg.localization_frame
             wx, wy, wyaw = world_to_parent((wx, wy, wyaw), self._localized or (0.0, 0.0, 0.0))
         base_q = rpy_quaternion(roll, pitch, oyaw)
+        chain = [transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]
+        if cfg.footprint_frame:     # REP 120: the ground projection, then the body above it
+            chain = [transform(stamp, cfg.odom_frame, cfg.footprint_frame,
+                               (ox, oy, z - cfg.base_height_m), rpy_quaternion(0.0, 0.0, oyaw)),
+                     transform(stamp, cfg.footprint_frame, cfg.base_frame,
+                               (0.0, 0.0, cfg.base_height_m), rpy_quaternion(roll, pitch, 0.0))]
         self._tf_pub.publish(TFMessage(transforms=[
             transform(stamp, cfg.world_frame, parent, (wx, wy, 0.0),
-                      rpy_quaternion(0.0, 0.0, wyaw)),
-            transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]))
-        odom = Odometry()
-        odom.header.stamp, odom.header.frame_id = stamp, cfg.odom_frame
-        odom.child_frame_id = cfg.base_frame
-        p = odom.pose.pose
-        p.position.x, p.position.y, p.position.z = ox, oy, z
-        p.orientation.w, p.orientation.x, p.orientation.y, p.orientation.z = base_q
-        vx, vy, wz = step.velocity
-        odom.twist.twist.linear.x, odom.twist.twist.linear.y = vx, vy
-        odom.twist.twist.angular.z = wz
-        self._odom_pub.publish(odom)
+                      rpy_quaternion(0.0, 0.0, wyaw))] + chain))
+        self._odom_pub.publish(odometry_msg(stamp, cfg.odom_frame, cfg.base_frame, step,
+                                            base_q))
+        if self._imu_pub is not None:
+            self._imu_pub.publish(imu_msg(stamp, cfg.base_frame, self.imu.sample(
+                step.pose, dt_s), *self.imu_sigmas))
         if step.contact != self._contact:
             self._contact = step.contact
             self._collision_pub.publish(Bool(data=step.contact))
@@ -206,7 +254,7 @@ class BaseSimNode(Node):
     def _housekeeping(self):
         """Subscribe to new sync topics, look for a foreign /clock, publish /diagnostics."""
         cfg = self.config
-        if cfg.publish_clock and cfg.real_time_factor == 0.0:
+        if cfg.publish_clock:
             self._watch.discover()
         if cfg.publish_clock and self.count_publishers('/clock') > 1:
             if not self.counts['foreign_clock']:
@@ -223,7 +271,8 @@ class BaseSimNode(Node):
         warn = [t for t, bad in (('in contact', self.base.contact),
                                  ('cmd_vel refused', counts['refused']),
                                  ('clock jumped', counts['clock_jumps']),
-                                 ('foreign /clock', counts['foreign_clock'])) if bad]
+                                 ('foreign /clock', counts['foreign_clock']),
+                                 ('cmd_vel type mismatch', self.cmd_vel.mismatch)) if bad]
         values = [KeyValue(key=k, value=str(v)) for k, v in counts.items()]
         values.append(KeyValue(key='contact', value=str(self.base.contact).lower()))
         if cfg.publish_clock:

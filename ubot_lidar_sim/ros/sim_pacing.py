@@ -2,7 +2,9 @@
 The pace of simulated time when base_sim owns /clock (publish_clock true; docs/nav2.md).
 
 real_time_factor > 0: step k is published no earlier than k dt / real_time_factor wall seconds
-after the start. real_time_factor 0 ('max'): step k goes out as soon as every watched sensor
+after the start, and, as at 'max', not before the watched sensors have caught up: a factor the
+machine cannot compute slows simulated time instead of costing sweeps (the factor reached is
+on /diagnostics). real_time_factor 0 ('max'): step k goes out as soon as every watched sensor
 has caught up: the newest header stamp of each sync topic that has a publisher is within 2.5 of
 its own stamp intervals of simulated time (sync_lag_s until two stamps are known), or
 sync_timeout_s of wall time has passed (counted as a sync timeout; that topic is not waited
@@ -13,8 +15,9 @@ compute the next one: 2.5 is between. A sensor that samples an instant (terrain_
 its message type: INSTANT_TYPES) computes sample k + 1 once /tf reaches its stamp and skips one
 a period behind it: 1.5 periods.
 
-At 'max', simulated time does not start before every sync topic has a publisher, or for at
-most sync_start_timeout_s (the sensors load their world and compile their kernels first).
+Simulated time does not start before every sync topic has a publisher, or for at most
+sync_start_timeout_s (the sensors load their world and compile their kernels first), so the
+first sweep is due at the first simulated period.
 
 The watch reads only the header stamp, from the serialized message (raw subscription: a
 PointCloud2 is never deserialized): CDR's 4-byte encapsulation header, then the stamp's int32
@@ -115,12 +118,12 @@ class Pacer:
     def wait(self, sim_s):
         """Return once step sim_s may go out (False when the node stops)."""
         if self._sim0 is None:
-            if self.rtf == 0.0:
-                self._await_sensors()
+            self._await_sensors()
             self._sim0, self._wall0 = sim_s, time.monotonic()
         if self.rtf > 0.0:
             due = self._wall0 + (sim_s - self._sim0) / self.rtf
-            return not self._stop.wait(max(0.0, due - time.monotonic()))
+            if self._stop.wait(max(0.0, due - time.monotonic())):
+                return False
         limit = time.monotonic() + self._timeout
         while (topic := self._watch.behind(sim_s)) is not None:
             if time.monotonic() > limit:

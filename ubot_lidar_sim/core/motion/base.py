@@ -33,6 +33,7 @@ class Step:
     odom: tuple             # x, y, yaw of base_frame in odom_frame (with drift)
     world_to_odom: tuple    # x, y, yaw of odom_frame in world_frame
     contact: bool           # the move was cut at an object
+    odom_covariance: tuple = ((0.0,) * 3,) * 3     # 3 x 3 over odom x, y, yaw (drift model)
 
 
 class BaseSim:
@@ -40,6 +41,7 @@ class BaseSim:
 
     def __init__(self, cfg, world):
         self.cfg = cfg
+        self._world = world
         poly = footprint_outline(cfg)
         self._collision = FootprintCollision(world, poly, cfg)
         self._ground = GroundFollower(world, poly, cfg.max_step_m)
@@ -65,6 +67,30 @@ class BaseSim:
         self.counts['accepted'] += 1
         self._cmd, self._cmd_t = checked, t_s
         return True
+
+    def teleport(self, pose, reset_odometry=False):
+        """
+        Put the base at planar pose (x, y, yaw rad) at rest; return '' or why it was refused.
+
+        Refused (nothing changes) where the footprint would overlap an object. The command is
+        dropped and the contact cleared. reset_odometry: odometry starts again at identity (and
+        zero covariance), world -> odom becomes the new pose; otherwise the odometry is kept
+        (the wheels did not turn) and world -> odom jumps by the teleport.
+        """
+        x, y, yaw = (float(v) for v in pose)
+        if not all(math.isfinite(v) and abs(v) <= 1.0e6 for v in (x, y, yaw)):
+            return f'pose ({x}, {y}, {yaw}) is not finite within 1e6'
+        new = (x, y, wrap(yaw))
+        ground = GroundFollower(self._world, footprint_outline(self.cfg), self.cfg.max_step_m)
+        if self.cfg.follow_ground:
+            ground.update(new, start=True)
+        if self._collision.overlaps(new, ground.z):
+            return f'the footprint at x {x:.3f} m, y {y:.3f} m overlaps an object'
+        self._ground, self.pose, self.velocity = ground, new, ZERO
+        self._cmd, self._cmd_t, self.contact = ZERO, -math.inf, False
+        if reset_odometry:
+            self._odom.reset()
+        return ''
 
     def target(self, t_s):
         """Return the velocity the base aims for at t_s (zero after the command timeout)."""
@@ -104,4 +130,5 @@ class BaseSim:
         x, y, yaw = self.pose
         return Step((x, y, z + self.cfg.base_height_m, roll, pitch, yaw), self.velocity,
                     self._odom.pose if odom is None else odom,
-                    self._odom.world_to_odom(self.pose), self.contact)
+                    self._odom.world_to_odom(self.pose), self.contact,
+                    tuple(map(tuple, self._odom.covariance)))

@@ -16,6 +16,7 @@ import numpy as np
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 from ubot_lidar_sim.core.config.shared import WorldParams
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.motion.imu import ACCEL_DENSITY_M_S2_SQRT_HZ, GYRO_DENSITY_RAD_S_SQRT_HZ
 
 DRIVES = ('diff', 'omni', 'ackermann')
 CIRCLE_VERTICES = 16        # a footprint_radius_m becomes this regular polygon
@@ -40,6 +41,10 @@ class BaseSimConfig(SensorMounts, WorldParams):
     seed: int = _p(0, 'Seed of the odometry drift.', min=0, max=2**63 - 1, read_only=True)
     odom_frame: str = _p('odom', 'Odometry frame.', read_only=True, nonempty=True)
     base_frame: str = _p('base_link', 'Vehicle base frame.', read_only=True, nonempty=True)
+    footprint_frame: str = _p('base_footprint', 'Ground projection of base_frame (REP 120): '
+                              'odom_frame -> it (x, y, yaw, ground z) -> base_frame '
+                              '(base_height_m, roll, pitch). Empty: odom_frame -> base_frame.',
+                              read_only=True)
     localization_frame: str = _p('', 'Frame whose -> odom_frame a localiser (AMCL, SLAM) '
                                  'publishes; base_sim then publishes world_frame -> it, so '
                                  'that the tree stays one. Empty: world_frame -> odom_frame.',
@@ -79,26 +84,31 @@ class BaseSimConfig(SensorMounts, WorldParams):
                                  max=89.0, read_only=True)
     cmd_vel_timeout_s: float = _p(0.5, 'The base brakes to a stop when no command arrived '
                                   'for this long.', 's', min=0.01, max=60.0)
-    cmd_vel_stamped: bool = _p(False, 'cmd_vel is geometry_msgs/TwistStamped (Nav2 Kilted '
-                               'default), not Twist.', read_only=True)
+    cmd_vel_stamped: bool = _p(True, 'cmd_vel is subscribed as geometry_msgs/TwistStamped '
+                               "(Nav2's enable_stamped_cmd_vel default from Kilted on), false: "
+                               'Twist (Jazzy).', read_only=True)
+    cmd_vel_follow_type: bool = _p(True, 'Subscribe cmd_vel with the type its publishers use '
+                                   '(warned once, naming both types); false: keep '
+                                   'cmd_vel_stamped and only warn.', read_only=True)
     rate_hz: float = _p(50.0, 'Rate of the integration, odom and /tf.', 'Hz', min=1.0,
                         max=1000.0, read_only=True)
     publish_clock: bool = _p(False, 'Own the simulated time: publish /clock, advancing by '
                              'real_time_factor.', read_only=True)
-    real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock; '
-                                 '0: max (wait only for the sync_topics).', min=0.0,
+    real_time_factor: float = _p(1.0, 'Simulated seconds per wall second with publish_clock, '
+                                 "at most: time also waits for the sync_topics' sensors; 0: "
+                                 'max (wait only for them).', min=0.0,
                                  max=1000.0, read_only=True)
-    sync_topics: tuple = _p(('/scan', '/points', '/terrain'), 'With real_time_factor 0: '
+    sync_topics: tuple = _p(('/scan', '/points', '/terrain'), 'With publish_clock: '
                             'sensor outputs whose stamps simulated time waits for (those '
                             'with a publisher).',
                             item_type=str, read_only=True)
-    sync_lag_s: float = _p(0.25, 'With real_time_factor 0: how far the newest stamp of each '
+    sync_lag_s: float = _p(0.25, 'With publish_clock: how far the newest stamp of each '
                            'synced topic may lag simulated time.', 's', min=0.0, max=60.0,
                            read_only=True)
-    sync_timeout_s: float = _p(2.0, 'With real_time_factor 0: wall time one step waits for '
+    sync_timeout_s: float = _p(2.0, 'With publish_clock: wall time one step waits for '
                                'the sensors before going on (counted).', 's', min=0.01,
                                max=600.0, read_only=True)
-    sync_start_timeout_s: float = _p(30.0, 'With real_time_factor 0: wall time simulated '
+    sync_start_timeout_s: float = _p(30.0, 'With publish_clock: wall time simulated '
                                      'time waits at start for every sync topic to have a '
                                      'publisher.', 's', min=0.0, max=3600.0, read_only=True)
     odom_noise_m_per_m: float = _p(0.0, 'Odometry position drift: 1-sigma error after 1 m, '
@@ -107,6 +117,14 @@ class BaseSimConfig(SensorMounts, WorldParams):
     odom_noise_rad_per_rad: float = _p(0.0, 'Odometry heading drift: 1-sigma error after '
                                        '1 rad turned, growing with its square root.', 'rad',
                                        min=0.0, max=1.0, read_only=True)
+    imu_enabled: bool = _p(True, 'Publish imu (sensor_msgs/Imu in base_frame) every step.',
+                           read_only=True)
+    imu_gyro_noise_density: float = _p(GYRO_DENSITY_RAD_S_SQRT_HZ, 'IMU angular-rate white '
+                                       'noise density (Bosch BMI088: 0.014 deg/s/sqrt(Hz)).',
+                                       'rad/s/sqrt(Hz)', min=0.0, max=1.0, read_only=True)
+    imu_accel_noise_density: float = _p(ACCEL_DENSITY_M_S2_SQRT_HZ, 'IMU acceleration white '
+                                        'noise density (Bosch BMI088: 175 ug/sqrt(Hz)).',
+                                        'm/s^2/sqrt(Hz)', min=0.0, max=10.0, read_only=True)
     lidar_frame: str = _p('lidar_3d', 'Frame of the 3D LiDAR.', read_only=True, nonempty=True)
     laser_frame: str = _p('laser', 'Frame of the 2D laser scanner.', read_only=True,
                           nonempty=True)

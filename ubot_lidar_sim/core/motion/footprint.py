@@ -1,22 +1,32 @@
 """
 The footprint against the world: how far a move may go before the outline meets an object.
 
-Rays, no loop over them: the outline is sampled every SPACING_M at a few heights between
-ground_clearance_m and body_height_m above the ground plane of the base. A move from pose a to
-pose b casts one ray per sample from its place at a to its place at b (``allowed_fraction``:
-the fraction of the move before the first hit, less contact_margin_m); ``overlaps`` casts along
-every edge of the outline and from its centre to every vertex, so an object that crosses the
-outline or sits inside it is found (a start inside an object, a thin post between two samples).
+Two checks, the earlier contact wins. (1) The footprint swept over the whole move against the
+world's triangles (sweep.py: exact for a translation, whatever the object's thickness): the
+move is cut into sub-moves, each a translation along its chord at the yaw it starts with, so
+that the rotation between two sub-moves moves no outline point more than ROTATION_STEP_M (one
+sub-move for a straight move); each is looked at contact_margin_m further than it goes.
+(2) Rays, no loop over them: the outline is sampled every SPACING_M at a few heights between
+ground_clearance_m and body_height_m above the ground plane of the base; a move from pose a to
+pose b casts one ray per sample from its place at a to its place at b (the analytic spheres
+and cylinders, whose triangles lie just inside them). ``allowed_fraction`` is the fraction of
+the move before the first contact, less contact_margin_m. ``overlaps`` casts along every edge
+of the outline and from its centre to every vertex and asks the sweep for a triangle inside
+the outline, so an object that crosses the outline or sits inside it is found.
 Ground objects (``ground: true``, planes and heightfields by default) are never obstacles;
 actors are not seen (docs/nav2.md, limits).
 """
 
+import math
+
 import numpy as np
 
-from ubot_lidar_sim.core.motion.kinematics import planar_matrix
+from ubot_lidar_sim.core.motion.kinematics import planar_matrix, wrap
+from ubot_lidar_sim.core.motion.sweep import TriangleSweep
 
 SPACING_M = 0.05            # the outline is sampled at least this densely
 N_HEIGHTS = 3               # collision heights between clearance and body height
+ROTATION_STEP_M = 0.001     # a sub-move's rotation moves no outline point further
 
 
 def outline_samples(polygon, spacing_m=SPACING_M):
@@ -41,6 +51,8 @@ class FootprintCollision:
         # Ground objects are driven on; actors move on their own clocks: neither collides.
         self._ignored = tuple(o.name for o in world.objects if o.ground) + tuple(
             a.obj.name for a in world.actors)
+        self._sweep = TriangleSweep(world, self._ignored)
+        self._reach = float(np.max(np.linalg.norm(self._poly, axis=1)))
 
     def _cast(self, origins2, ends2, ground_z):
         """Return the smallest fraction of each 2D segment where a ray meets an object (inf)."""
@@ -67,7 +79,26 @@ class FootprintCollision:
         """Return the fraction (0-1) of the move pose_a -> pose_b that keeps clear of objects."""
         a = self._place(self._samples, pose_a)
         b = self._place(self._samples, pose_b)
-        return float(min(1.0, max(0.0, self._cast(a, b, ground_z))))
+        rays = self._cast(a, b, ground_z)
+        return float(min(1.0, max(0.0, min(rays, self._swept(pose_a, pose_b, ground_z)))))
+
+    def _swept(self, pose_a, pose_b, ground_z):
+        """Return the fraction of the move before the swept footprint's contact, less margin."""
+        z0, z1 = ground_z + self._heights[0], ground_z + self._heights[-1]
+        dyaw = wrap(pose_b[2] - pose_a[2])
+        n = max(1, math.ceil(self._reach * abs(dyaw) / ROTATION_STEP_M))
+        xy_a, xy_b = np.asarray(pose_a[:2], np.float64), np.asarray(pose_b[:2], np.float64)
+        d = (xy_b - xy_a) / n
+        step = float(np.hypot(*d))
+        if step < 1e-12:
+            return np.inf
+        ext = d * (step + self._margin) / step     # looked at contact_margin_m further
+        for k in range(n):      # sub-moves (module docstring), one for a straight move
+            start = (*(xy_a + k * d), pose_a[2] + k * dyaw / n)
+            t = self._sweep.first_contact(self._place(self._poly, start), ext, z0, z1)
+            if t <= 1.0:
+                return (k + max(0.0, t * (step + self._margin) - self._margin) / step) / n
+        return np.inf
 
     def overlaps(self, pose, ground_z=0.0):
         """Return True when an object crosses the outline at pose or lies inside it."""
@@ -75,6 +106,9 @@ class FootprintCollision:
         centre = np.repeat(np.asarray(pose[:2], np.float64)[None], len(verts), axis=0)
         starts = np.r_[verts, centre]
         ends = np.r_[np.roll(verts, -1, axis=0), verts]
+        z0, z1 = ground_z + self._heights[0], ground_z + self._heights[-1]
+        if self._sweep.overlaps(verts, z0, z1):
+            return True
         margin, self._margin = self._margin, 0.0
         try:
             return self._cast(starts, ends, ground_z) <= 1.0

@@ -7,6 +7,11 @@ sigma = odom_noise_rad_per_rad * sqrt(|dyaw| / 1 rad) on dyaw: a random walk who
 error after 1 m (1 rad) is the parameter, growing with the square root of the distance. The
 draws of step k come from PCG64(SeedSequence([seed, crc32('base_sim'), k, STREAM_ODOM])), so a
 run is repeatable whatever the wall-clock timing. Zero noise: odometry equals the truth.
+
+``covariance`` (3 x 3 over x, y, yaw in odom_frame) is the drift model's own, propagated to
+first order step by step: P <- F P F^T + G Q G^T, F the Jacobian of composing the step with the
+pose, G the step's rotation into odom_frame, Q = diag(sigma^2) of the step's errors above. So a
+heading error carries into the position as the odometry carries it.
 """
 
 import math
@@ -17,6 +22,7 @@ import numpy as np
 from ubot_lidar_sim.core.motion.kinematics import planar_matrix, wrap
 
 STREAM_ODOM = 0
+STREAM_IMU = 1
 SENSOR_ID = 'base_sim'
 
 
@@ -48,6 +54,22 @@ class Odometry:
         self._km, self._kr = noise_m_per_m, noise_rad_per_rad
         self.pose = (0.0, 0.0, 0.0)
         self.step = 0
+        self.covariance = np.zeros((3, 3))
+
+    def reset(self):
+        """Start again at identity with zero covariance (the step count, and its draws, go on)."""
+        self.pose = (0.0, 0.0, 0.0)
+        self.covariance = np.zeros((3, 3))
+
+    def _propagate(self, delta, var_xy, var_yaw):
+        """Carry the covariance through one step delta (dx, dy, dyaw) (module docstring)."""
+        c, s = math.cos(self.pose[2]), math.sin(self.pose[2])
+        dx, dy, _ = delta
+        f = np.array([[1.0, 0.0, -s * dx - c * dy], [0.0, 1.0, c * dx - s * dy],
+                      [0.0, 0.0, 1.0]])
+        g = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        q = np.diag([var_xy, var_xy, var_yaw])
+        self.covariance = f @ self.covariance @ f.T + g @ q @ g.T
 
     def advance(self, true_a, true_b):
         """Add the step true_a -> true_b (planar poses) with its drift; return the odom pose."""
@@ -55,8 +77,10 @@ class Odometry:
         if self._km > 0.0 or self._kr > 0.0:
             z = step_rng(self._seed, self.step).standard_normal(3)
             st = self._km * math.sqrt(math.hypot(dx, dy))
+            sr = self._kr * math.sqrt(abs(dth))
+            self._propagate((dx, dy, dth), st * st, sr * sr)
             dx, dy = dx + st * z[0], dy + st * z[1]
-            dth += self._kr * math.sqrt(abs(dth)) * z[2]
+            dth += sr * z[2]
         self.step += 1
         self.pose = compose(self.pose, (dx, dy, dth))
         return self.pose

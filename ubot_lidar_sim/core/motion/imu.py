@@ -1,0 +1,76 @@
+"""
+An IMU on base_frame from the base's true motion: orientation, angular velocity, specific force.
+
+Each step gives the base's true pose (x, y, z, roll, pitch, yaw in world_frame). ``Imu.sample``
+returns what a strapdown IMU at base_frame measures over the step that ends there:
+- orientation: base_frame in world_frame (z up, as REP 145 asks of an IMU's fixed frame);
+- angular velocity (rad/s, base_frame): the rotation vector of R_a^T R_b over dt (exact for a
+  constant rate);
+- linear acceleration (m/s^2, base_frame): the specific force R^T (a - g), a from the second
+  difference of the last three positions, R the middle one's rotation (so the acceleration is
+  that of the step's start, one step late) and g = (0, 0, -9.80665): at rest on level ground it
+  reads +9.80665 on z, as the BMI088 data sheet's table of output signals has it (+1 g on Z
+  upright, BST-BMI088-DS001, section 8.2).
+White noise is added to the rates and accelerations, sigma = noise density x sqrt(rate_hz)
+(continuous-time density sampled at the step: sigma_d = sigma_c / sqrt(dt)); the defaults are
+the Bosch BMI088's typical noise densities (data sheet BST-BMI088-DS001, table 1): gyroscope
+0.014 deg/s/sqrt(Hz), accelerometer 175 ug/sqrt(Hz). Step k's draws come from
+odometry.step_rng(seed, k, STREAM_IMU). The first two steps report zero acceleration besides
+gravity (no second difference yet).
+"""
+
+import math
+
+import numpy as np
+
+from ubot_lidar_sim.core.motion.odometry import step_rng, STREAM_IMU
+from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy
+
+GRAVITY_M_S2 = 9.80665                      # standard gravity (CGPM 1901)
+GYRO_DENSITY_RAD_S_SQRT_HZ = math.radians(0.014)    # BMI088 gyroscope, typical
+ACCEL_DENSITY_M_S2_SQRT_HZ = 175e-6 * GRAVITY_M_S2  # BMI088 accelerometer, typical
+
+
+def rotation_vector(r):
+    """Return the rotation vector (3,) (axis x angle, rad) of a rotation matrix (3, 3)."""
+    x, y, z, w = matrix_to_quaternion(r)
+    v = np.array([x, y, z])
+    n = float(np.linalg.norm(v))
+    return v * (2.0 * math.atan2(n, w) / n) if n > 0.0 else np.zeros(3)
+
+
+def noise_sigmas(rate_hz, gyro_density, accel_density):
+    """Return (gyro rad/s, accel m/s^2) 1-sigma per sample of noise densities at rate_hz."""
+    return gyro_density * math.sqrt(rate_hz), accel_density * math.sqrt(rate_hz)
+
+
+class Imu:
+    """The IMU of one base (see the module); gyro and accel sigmas per sample, seed."""
+
+    def __init__(self, seed, gyro_sigma, accel_sigma):
+        self._seed, self._sg, self._sa = seed, gyro_sigma, accel_sigma
+        self._poses = []        # the last three true poses (x, y, z, roll, pitch, yaw)
+        self.step = 0
+
+    def sample(self, pose, dt_s):
+        """Return (quaternion (w, x, y, z), angular velocity (3,), linear acceleration (3,))."""
+        self._poses = (self._poses + [tuple(pose)])[-3:]
+        r_now = rotation_rpy(*pose[3:])
+        omega = np.zeros(3)
+        accel_world, r_acc = np.zeros(3), r_now
+        if len(self._poses) >= 2 and dt_s > 0.0:
+            omega = rotation_vector(rotation_rpy(*self._poses[-2][3:]).T @ r_now) / dt_s
+        if len(self._poses) == 3 and dt_s > 0.0:
+            p0, p1, p2 = (np.asarray(p[:3], np.float64) for p in self._poses)
+            accel_world = (p2 - 2.0 * p1 + p0) / (dt_s * dt_s)
+            r_acc = rotation_rpy(*self._poses[1][3:])
+        specific = r_acc.T @ (accel_world + np.array([0.0, 0.0, GRAVITY_M_S2]))
+        rng = step_rng(self._seed, self.step, STREAM_IMU)
+        self.step += 1
+        noise = rng.standard_normal(6)
+        x, y, z, w = matrix_to_quaternion(r_now)
+        return (w, x, y, z), omega + self._sg * noise[:3], specific + self._sa * noise[3:]
+
+    def reset(self):
+        """Forget the past poses (a teleport is no motion)."""
+        self._poses = []
