@@ -11,7 +11,7 @@ PHASES = ['clear', 'rain', 'fog', 'smoke', 'snow']
 
 
 def _late_lidar():
-    """A 10 Hz sensor whose first message came 1 s into fog (11 s after the start)."""
+    """Return a 10 Hz sensor whose first message came 1 s into fog (11 s after the start)."""
     rate = TopicRate(skip_s=1.0)
     t = 11.0
     for phase, n in (('fog', 40), ('smoke', 50), ('snow', 50)):

@@ -33,8 +33,9 @@ class TopicRate:
 
     ``count``, ``last_size``, ``phase_counts`` ({phase: messages}); ``phase_seconds_at_first``
     ({phase: s} the monitor had seen of each phase at the first arrival: the time in which the
-    sensor could not yet publish); ``recent`` holds the last RECENT_KEPT arrival times. ``skip_s``: mean_hz leaves out the first skip_s after the first
-    arrival (start-up), when the record is longer than twice that.
+    sensor could not yet publish); ``recent`` holds the last RECENT_KEPT arrival times.
+    ``skip_s``: mean_hz leaves out the first skip_s after the first arrival (start-up), when
+    the record is longer than twice that.
     """
 
     def __init__(self, skip_s=1.0):
