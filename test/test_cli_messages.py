@@ -77,8 +77,8 @@ def test_a_relative_world_path_resolves_against_the_working_directory(tmp_path):
 def test_a_sensor_prefixed_misspelling_gets_the_close_match_with_one_sensor(tmp_path):
     line = _one_error_line(_cli('scan', '--out', 'x.npz', '--set', 'lidar_3d:sub_ray=3',
                                 cwd=tmp_path))
-    assert "sub_ray: got 3, allowed a lidar_3d parameter name (docs/parameters.md) " \
-        "(did you mean 'sub_rays'?)" in line
+    assert ('sub_ray: got 3, allowed a lidar_3d parameter name (docs/parameters.md) '
+            "(did you mean 'sub_rays'?)") in line
 
 
 def test_a_misspelled_preset_of_run_is_one_sentence(tmp_path):

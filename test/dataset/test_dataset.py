@@ -125,7 +125,7 @@ def test_a_resumed_run_redoes_nothing_and_redoes_a_changed_file(serial, capsys):
 
 
 def test_two_ray_workers_give_the_serial_checksums_and_show_their_sweeps(serial, tmp_path,
-                                                                        capsys):
+                                                                         capsys):
     spec_path, out = serial[0] / 'spec.yaml', tmp_path / 'ray'
     summary = runner.run(load_spec(spec_path), out, workers=2, show_progress=True)
     assert summary['recorded'] == 4

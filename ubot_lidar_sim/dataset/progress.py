@@ -3,8 +3,8 @@ Progress of a dataset run on stderr: sequences done, frames/s, ETA (tqdm when in
 
 Frames are the lead sensor's sweeps, as the spec's ``frames`` counts them. The sweeps inside
 the running sequences show too: in process (``--workers 1``) as they end, from Ray workers
-through a counter actor polled every half second (dataset/ray_pool.py). Without tqdm a plain line is
-rewritten in place on a terminal, and printed once per sequence otherwise.
+through a counter actor polled every half second (dataset/ray_pool.py). Without tqdm a plain line
+is rewritten in place on a terminal, and printed once per sequence otherwise.
 """
 
 import sys
