@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-HEAVY = ('open3d', 'matplotlib', 'numba', 'ray', 'rclpy')
+HEAVY = ('open3d', 'matplotlib', 'numba', 'ray', 'rclpy', 'pypcd4')
 
 _PROBE = """
 import contextlib, io, sys
@@ -53,6 +53,14 @@ def test_describe_loads_no_world_and_so_no_open3d():
     code, loaded = _loaded('describe', '--sensor', 'laser_scan')
     assert code == 0
     assert 'open3d' not in loaded and 'rclpy' not in loaded and 'ray' not in loaded
+
+
+@pytest.mark.parametrize('sensor', ['lidar_3d', 'laser_scan', 'terrain_sensor'])
+def test_describe_loads_neither_the_kernels_nor_the_pcd_writer(sensor):
+    # The model texts live in modules without numba; JSON needs no file writer (pypcd4).
+    code, loaded = _loaded('describe', '--sensor', sensor)
+    assert code == 0
+    assert 'numba' not in loaded and 'pypcd4' not in loaded
 
 
 def _cli(*argv):

@@ -1,6 +1,6 @@
 """The one sweep clock: contiguous windows, whole periods skipped, hand values in ns."""
 
-from ubot_lidar_sim.ros.sweep_clock import next_start_ns
+from ubot_lidar_sim.ros.sweep_clock import next_start_ns, overrun_line
 
 P = 100_000_000         # 10 Hz
 
@@ -29,3 +29,16 @@ def test_a_scanner_whose_scan_is_shorter_than_its_period_keeps_the_period_grid()
     # A 25 ms scan every 100 ms: the window after 1.0 s is 1.0-1.025 s.
     assert next_start_ns(10 * P, 10 * P, P, P // 4) == (10 * P, 0)
     assert next_start_ns(10 * P, 11 * P + P // 4, P, P // 4) == (11 * P, 1)
+
+
+def test_the_overrun_warning_says_how_far_apart_the_stamps_are():
+    # 3 periods of 0.1 s skipped: the next stamp is 4 x 0.1 s after the last.
+    line = overrun_line(3, P)
+    assert 'skipped 3 sweep periods (overrun): these stamps are 4 x 0.1 s apart' in line
+    assert 'skipped 1 sweep period (overrun)' in overrun_line(1, P)
+
+
+def test_the_first_sweep_notice_names_the_compute_processes():
+    from ubot_lidar_sim.ros.lidar_3d_node import first_sweep_line
+    assert 'here and in 2 starting compute processes' in first_sweep_line(2)
+    assert 'kernels (a few seconds' in first_sweep_line(0)     # no compute process

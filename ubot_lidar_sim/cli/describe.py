@@ -7,9 +7,8 @@ from ubot_lidar_sim.core import config as config_mod
 from ubot_lidar_sim.core.config.configure import effective_config, parse_overrides
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors import terrain as terrain_mod
-from ubot_lidar_sim.core.sensors.describe import describe_models
-from ubot_lidar_sim.core.sensors.laser import describe_laser
-from ubot_lidar_sim.output.files import jsonable
+from ubot_lidar_sim.core.sensors.describe import describe_laser, describe_models
+from ubot_lidar_sim.output.json_values import jsonable
 
 
 def run_describe(args, sdf_report=None):

@@ -28,6 +28,7 @@ from ubot_lidar_sim.core.sensors.lidar import ScanResult
 from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
 from ubot_lidar_sim.core.sensors.terrain import TerrainResult
 from ubot_lidar_sim.output.atomic import atomic_write, naming, temp_prefix
+from ubot_lidar_sim.output.json_values import jsonable
 from ubot_lidar_sim.output.messages import sim_ns
 from ubot_lidar_sim.output.pcd import save_pcd
 
@@ -47,19 +48,6 @@ class FrameFormat:
 
     write: Writer
     sensors: Tuple[str, ...]
-
-
-def jsonable(value: Any) -> Any:
-    """Return value with numpy arrays, numpy scalars and tuples turned into JSON types."""
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, tuple):
-        return [jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: jsonable(v) for k, v in value.items()}
-    return value
 
 
 def _npz_entry(zf: zipfile.ZipFile, name: str, arr: Any) -> None:

@@ -33,6 +33,7 @@ from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.run import run_node
 from ubot_lidar_sim.ros.sensor_node import SensorNode
 from ubot_lidar_sim.ros.services import LatestMessage
+from ubot_lidar_sim.ros.world_wait import LOAD_NOTICE_S, said_when_slow
 from ubot_lidar_sim_msgs.srv import GetLatestCloud
 from visualization_msgs.msg import MarkerArray
 
@@ -41,6 +42,14 @@ from visualization_msgs.msg import MarkerArray
 # blocks in this process (the same bytes), so a failed child costs one sweep.
 COMPUTE_SKIPS = ((ScanProcessHung, 'compute_hung'), (ScanProcessExited, 'compute_exited'))
 FAILED_CHILD = tuple(kind for kind, _ in COMPUTE_SKIPS)
+
+
+def first_sweep_line(workers):
+    """Return the line of a node whose first sweep takes longer than LOAD_NOTICE_S."""
+    where = (f' here and in {workers} starting compute process{"es" if workers > 1 else ""}'
+             if workers else '')
+    return (f'first sweep: loading the compiled numba kernels{where} (a few seconds, more on '
+            'a busy machine); the first cloud follows')
 
 
 def _skip(exc):
@@ -80,6 +89,7 @@ class Lidar3DNode(SensorNode):
         self._beams = cfg.channels * cfg.horizontal_samples
         self._core_ms = {}
         self._in_process = 0        # sweeps computed (partly) here while children restarted
+        self._first_said = False    # first_sweep_line is said at most once
         self.start_trigger(cfg.rate_hz, cfg.trigger)
 
     def has_subscribers(self):
@@ -105,9 +115,21 @@ class Lidar3DNode(SensorNode):
         # Each block waits for its own poses (sweep_clock.await_pose), not the whole window.
         start_ns, end_ns = self.sweep_clock.next_window(cfg.frame_id, now_ns, self.continuous)
         stamp_ns = start_ns if cfg.stamp_at == 'start' else end_ns
-        stamp_s, weather = stamp_ns * 1e-9, self.weather
         blocks = BlockPipeline(sim, self._proc)
         here = self._proc.in_process_blocks if self._proc is not None else 0
+        # The first sweep loads the cached kernels (seconds on 2 busy cores): say so once.
+        with said_when_slow(self._say_first_sweep, LOAD_NOTICE_S):
+            return self._sweep(cfg, sim, blocks, here, stamp_ns, start_ns, end_ns)
+
+    def _say_first_sweep(self):
+        if not self._first_said and self.stats.counts['published'] == 0:
+            self._first_said = True
+            self.get_logger().warning(first_sweep_line(
+                self.config.compute_workers if self._proc is not None else 0))
+
+    def _sweep(self, cfg, sim, blocks, here, stamp_ns, start_ns, end_ns):
+        """Compute the blocks of one sweep as their poses arrive and publish it; point count."""
+        stamp_s, weather = stamp_ns * 1e-9, self.weather
         try:
             for j in range(len(sim.block_columns)):
                 times = sim.block_pose_times(stamp_s, j, j + 1)

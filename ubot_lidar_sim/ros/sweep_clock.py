@@ -7,7 +7,8 @@ pipeline takes the header stamps at face value. So every continuous trigger ('ti
 period apart. A sweep is computed once /tf covers its window (a column block of lidar_3d as
 soon as /tf covers the block's last column, so that only the last block is left when the
 sweep ends). A node that has fallen behind the newest transform by a period or more skips
-whole periods, counted as 'overrun', so the stamps stay on the grid; after a skipped sweep
+whole periods, counted as 'overrun' and said in a (throttled) warning, so the stamps stay on the
+grid, a whole number of periods apart; after a skipped sweep
 (nobody listened, no pose) it goes on from the grid point at the newest transform, not counted
 as overrun (the skip was counted). The first sweep, and the first after a clock jump or
 ``reset``, ends at the newest transform, or begins at the oldest one the node holds when that
@@ -21,11 +22,18 @@ The time a sweep waits for its poses is not counted in its compute time.
 import math
 import time
 
-from ubot_lidar_sim.ros.diagnostics import SkipScan
+from ubot_lidar_sim.ros.diagnostics import SkipScan, WARN_THROTTLE_S
 from ubot_lidar_sim.ros.schedule import TimerSchedule
 
 POSE_POLL_S = 0.005     # a sweep waiting for its poses wakes at each /tf applied, or this often
 POSE_WAIT_S = 2.0       # a sweep waits at most max(this, 4 periods), steady (a paused clock)
+
+
+def overrun_line(skipped, period_ns):
+    """Return the warning of a node that skipped `skipped` periods of period_ns to catch up."""
+    return (f'falling behind /tf: skipped {skipped} sweep period{"s" if skipped > 1 else ""} '
+            f'(overrun): these stamps are {skipped + 1} x {period_ns * 1e-9:g} s apart; '
+            'lower rate_hz or the number of beams')
 
 
 def next_start_ns(next_ns, latest_ns, period_ns, duration_ns):
@@ -87,6 +95,9 @@ class SweepClock:
                                           self.duration_ns)
         if skipped and node.stats.counts['last_status'] == 'ok':
             node.stats.count('overrun', skipped)
+            if node.stats.counts['published'] > 1:  # not the catch-up after the first sweep
+                node.get_logger().warning(overrun_line(skipped, self.period_ns),
+                                          throttle_duration_sec=WARN_THROTTLE_S)
         start_ns = self._within_history(frame_id, start_ns)
         if start_ns <= 0:
             raise SkipScan('clock_not_started', 'the clock is younger than one period')

@@ -66,9 +66,10 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
                        nonempty=True)
     sensor_id: str = _p('lidar_3d', 'Sensor id (also keys the random streams).',
                         read_only=True, nonempty=True)
-    trigger: str = _p('timer', "'timer': contiguous sweeps at rate_hz, stamps one period apart, "
-                      'each block of columns computed as soon as /tf covers it; '
-                      "'stream': an alias of 'timer'; 'service': scan on ~/sample.",
+    trigger: str = _p('timer', "'timer': contiguous sweeps at rate_hz, stamps one period apart "
+                      '(whole periods skipped when behind /tf), each block of columns '
+                      "computed as soon as /tf covers it; 'stream': an alias of 'timer'; "
+                      "'service': scan on ~/sample.",
                       choices=('timer', 'service', 'stream'), read_only=True)
     column_blocks: int = _p(0, 'Cut each sweep by firing time into this many blocks of columns, '
                             'each traced with random streams of its own: the unit of parallel '

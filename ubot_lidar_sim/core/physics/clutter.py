@@ -16,7 +16,6 @@ from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import radiometry
-from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.echoes import Contributions
@@ -133,43 +132,3 @@ def _granular(cfg, atm, limit, beam_ring, rng, streams, discrete):
 def _jumped(rng, jumps):
     """Return rng itself (jumps 0) or a new Generator jumps x 2^128 x phi draws ahead of it."""
     return rng if jumps == 0 else np.random.Generator(rng.bit_generator.jumped(jumps))
-
-
-def describe_air(cfg):
-    """Return the weather and near-range model of a config in plain text (for ``describe``)."""
-    if not cfg.weather:
-        return 'Weather off: clear air whatever the environment says.'
-    length = soft_target.soft_pulse_length_m(cfg)
-    slope, intercept, b = snow.SNOW_LAWS[cfg.snow_type]
-    return (
-        f'Near range: form factor 1 - exp(-(R / {cfg.overlap_range_m:g} m)^'
-        f'{cfg.overlap_exponent:g}) on every signal; '
-        f'receiver blanking below min_range_m = {cfg.min_range_m:g} m. Two-way exp(-2 alpha R) '
-        'on every contribution. Fog/haze: visibility (Koschmieder 3.912 / V) minus its rain '
-        f'and snow parts ({cfg.rain_visibility_model}), Kim et al. (2001) to '
-        f'{cfg.wavelength_nm:g} nm, droplet share of the extinction 1 - V / '
-        f'{cfg.fog_droplet_visibility_m:g} m, lidar ratio {cfg.fog_lidar_ratio_sr:g} sr '
-        f'(droplets) to {cfg.haze_lidar_ratio_sr:g} sr (haze); one pulse-integrated soft return '
-        f'per beam (Hahner et al. 2021), pulse length {length:g} m ('
-        + ('pulse_length_m' if cfg.pulse_length_m > 0.0 else 'min_separation_m')
-        + f'), at its peak between min_range_m and the nearest solid hit, up to '
-        f"{cfg.clutter_max_range_m:g} m, its fog droplets' backscatter times a gamma factor "
-        f'per pulse (shape {cfg.fog_fluctuation_shape:g} x {cfg.fog_fluctuation_reference_m:g} m '
-        '/ V, mean 1; haze steady). Rain: '
-        f'alpha = {cfg.rain_db_per_km:g} R^'
-        f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, '
-        f'Marshall-Palmer drops {cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. '
-        f'Snow ({cfg.snow_type}, ITU-R): alpha = {slope * cfg.wavelength_nm + intercept:.4g} '
-        f'S^{b:g} dB/km (S mm/h water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, '
-        f'Gunn-Marshall flakes {snow.GM_N0 / snow.GM_LAMBDA:.0f} '
-        f'S^{snow.GM_N0_EXP - snow.GM_LAMBDA_EXP:.2f} /m^3 of Brandes et al. (2007) density, '
-        + ("optical area Mitchell's (1996) aggregate law A = 0.2285 D^1.88 (cgs), whatever "
-           'the rate; ' if cfg.snow_flake_optics == 'area_law' else
-           'optical area the share of their discs that gives the snow law extinction; ')
-        + 'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
-        'large enough to be detected is drawn in the beam volume up to the nearest solid hit, '
-        'returns 2 pi / S times the share of the footprint it covers and shadows what lies '
-        'behind it. Wetness from '
-        f'the environment or 1 - exp(-R / 1 mm/h); puddles >= {cfg.pond_threshold_m:g} m turn '
-        'ground into water. Smoke volumes stop the rays'
-        + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))

@@ -17,13 +17,11 @@ import numpy as np
 
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.physics.radiometry import pond_material
+# The law constants live in a module without numba (describe states them).
+from ubot_lidar_sim.core.physics.snow_laws import (  # noqa: F401
+    GM_LAMBDA, GM_LAMBDA_EXP, GM_N0, GM_N0_EXP, SNOW_LAWS)
 
 DB_PER_NEPER = 10.0 * math.log10(math.e)
-#: ITU-R P.1817 snow law: (slope per nm, intercept, exponent b) of a(lambda) = slope lambda + c.
-SNOW_LAWS = {'dry': (5.42e-5, 5.4958776, 1.38), 'wet': (1.023e-4, 3.7855466, 0.72)}
-#: Gunn & Marshall (1958): N0 = GM_N0 S^GM_N0_EXP m^-3 mm^-1, Lambda = GM_LAMBDA S^GM_LAMBDA_EXP.
-GM_N0, GM_N0_EXP = 3.8e3, -0.87
-GM_LAMBDA, GM_LAMBDA_EXP = 2.55, -0.48
 
 
 def snow_db_per_km(snow_type, wavelength_nm, snowfall_mm_h):

@@ -23,19 +23,10 @@ import math
 import numpy as np
 
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m  # noqa: F401
 
 #: Grid steps per pulse length L (the pulse covers 2 L, 16 samples: the peak to < 1 %).
 STEPS_PER_PULSE = 8
-
-
-def soft_pulse_length_m(cfg):
-    """
-    Return L, the pulse length in range of the soft return, m.
-
-    pulse_length_m when set (> 0), else min_separation_m, the echo separation, which is roughly
-    the pulse length (docs/physics-weather.md, "Soft return of fog and haze").
-    """
-    return cfg.pulse_length_m if cfg.pulse_length_m > 0.0 else cfg.min_separation_m
 
 
 def pulse_shape(pulse_length_m, steps=STEPS_PER_PULSE):

@@ -27,28 +27,10 @@ from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel ca
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.raycast.ray_times import one_instant, RayTimes  # noqa: F401
 
 # pose_at(times (n,) s) -> (n, 4, 4) world-from-actor; a NaN pose leaves the actor out.
 PoseAt = Callable[[NDArray[np.float64]], NDArray[np.float64]]
-
-
-class RayTimes(NamedTuple):
-    """
-    When each ray of a cast fires: time_s (N,) s; column (N,) int64 into column_time_s (C,) s.
-
-    A ray fires within a few microseconds (the per-laser offsets) of its column's time; the cull
-    uses the column's time with a sphere grown by the actor's motion over that offset.
-    """
-
-    time_s: NDArray[np.float64]
-    column: NDArray[np.int64]
-    column_time_s: NDArray[np.float64]
-
-
-def one_instant(n: int, time_s: float) -> RayTimes:
-    """Return the RayTimes of n rays that all fire at time_s."""
-    return RayTimes(np.full(n, float(time_s)), np.zeros(n, np.int64),
-                    np.array([float(time_s)]))
 
 
 class ActorFrame(NamedTuple):

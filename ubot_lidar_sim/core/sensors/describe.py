@@ -4,7 +4,9 @@ import math
 from typing import Dict
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.physics.clutter import describe_air
+from ubot_lidar_sim.core.config import replace
+from ubot_lidar_sim.core.physics import snow_laws
+from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m
 from ubot_lidar_sim.core.sensors.random_streams import describe_streams
 
 
@@ -144,3 +146,69 @@ def describe_models(cfg) -> Dict[str, str]:
             'random_streams': 'PCG64(SeedSequence([seed, crc32(sensor_id), scan_index, '
                               'stream])): ' + describe_streams() + '; the exponentials of a '
                               'clutter medium from a jump of its Poisson stream' + blocks}
+
+
+def describe_air(cfg):
+    """Return the weather and near-range model of a config in plain text (for ``describe``)."""
+    if not cfg.weather:
+        return 'Weather off: clear air whatever the environment says.'
+    length = soft_pulse_length_m(cfg)
+    slope, intercept, b = snow_laws.SNOW_LAWS[cfg.snow_type]
+    return (
+        f'Near range: form factor 1 - exp(-(R / {cfg.overlap_range_m:g} m)^'
+        f'{cfg.overlap_exponent:g}) on every signal; '
+        f'receiver blanking below min_range_m = {cfg.min_range_m:g} m. Two-way exp(-2 alpha R) '
+        'on every contribution. Fog/haze: visibility (Koschmieder 3.912 / V) minus its rain '
+        f'and snow parts ({cfg.rain_visibility_model}), Kim et al. (2001) to '
+        f'{cfg.wavelength_nm:g} nm, droplet share of the extinction 1 - V / '
+        f'{cfg.fog_droplet_visibility_m:g} m, lidar ratio {cfg.fog_lidar_ratio_sr:g} sr '
+        f'(droplets) to {cfg.haze_lidar_ratio_sr:g} sr (haze); one pulse-integrated soft return '
+        f'per beam (Hahner et al. 2021), pulse length {length:g} m ('
+        + ('pulse_length_m' if cfg.pulse_length_m > 0.0 else 'min_separation_m')
+        + f'), at its peak between min_range_m and the nearest solid hit, up to '
+        f"{cfg.clutter_max_range_m:g} m, its fog droplets' backscatter times a gamma factor "
+        f'per pulse (shape {cfg.fog_fluctuation_shape:g} x {cfg.fog_fluctuation_reference_m:g} m '
+        '/ V, mean 1; haze steady). Rain: '
+        f'alpha = {cfg.rain_db_per_km:g} R^'
+        f'{cfg.rain_exponent:g} dB/km, lidar ratio {cfg.rain_lidar_ratio_sr:g} sr, '
+        f'Marshall-Palmer drops {cfg.rain_drops_per_m3:g} R^{cfg.rain_drops_exponent:g} /m^3. '
+        f'Snow ({cfg.snow_type}, ITU-R): alpha = {slope * cfg.wavelength_nm + intercept:.4g} '
+        f'S^{b:g} dB/km (S mm/h water), lidar ratio {cfg.snow_lidar_ratio_sr:g} sr, '
+        f'Gunn-Marshall flakes {snow_laws.GM_N0 / snow_laws.GM_LAMBDA:.0f} '
+        f'S^{snow_laws.GM_N0_EXP - snow_laws.GM_LAMBDA_EXP:.2f} /m^3 of Brandes et al. (2007) '
+        'density, '
+        + ("optical area Mitchell's (1996) aggregate law A = 0.2285 D^1.88 (cgs), whatever "
+           'the rate; ' if cfg.snow_flake_optics == 'area_law' else
+           'optical area the share of their discs that gives the snow law extinction; ')
+        + 'snow_depth_m > 0 turns ground into snow. Drops and flakes: each particle '
+        'large enough to be detected is drawn in the beam volume up to the nearest solid hit, '
+        'returns 2 pi / S times the share of the footprint it covers and shadows what lies '
+        'behind it. Wetness from '
+        f'the environment or 1 - exp(-R / 1 mm/h); puddles >= {cfg.pond_threshold_m:g} m turn '
+        'ground into water. Smoke volumes stop the rays'
+        + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))
+
+
+def describe_laser(cfg):
+    """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
+    planar = cfg.pattern
+    n = planar.n_rays
+    az = planar_and_rosette.planar_azimuths_rad(planar.fov_deg, planar.resolution_deg,
+                                                planar.fov_centre_deg)
+    beam = (f'{n} rays every {planar.resolution_deg:g} deg (ceil({planar.fov_deg:g} / '
+            f'{planar.resolution_deg:g})) from {math.degrees(az[0]):g} to '
+            f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
+            'fires k x time_increment after the stamp, motion distortion '
+            f'{"on" if cfg.motion_distortion else "off"}; REP 117: +inf no return, -inf nearer '
+            f'than {cfg.min_range_m:g} m, readings in [{cfg.min_range_m:g}, '
+            f'{cfg.max_range_m:g}] m.')
+    if cfg.model == 'geometric':
+        return {'model': 'geometric: a line trace. The first surface each ray '
+                         'meets (foliage included, smoke not) gives the range, rounded once '
+                         'to float32; no detection statistics, noise, weather or intensities.',
+                'beam': beam}
+    out = describe_models(replace(cfg.to_lidar_config(), min_range_m=cfg.min_range_m))
+    rays = 'one pencil ray.' if cfg.sub_rays == 1 else '7 sub-rays (centre + hexagon).'
+    out.update(model='physical: the radiometric model of docs/physics.md on one channel.',
+               beam=f'{beam} Each beam is {rays}')
+    return out

@@ -25,7 +25,6 @@ from ubot_lidar_sim.core.beams.firing import planar_beams
 from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, planar_times_s
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.config import replace
-from ubot_lidar_sim.core.sensors.describe import describe_models
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 
@@ -137,27 +136,3 @@ class LaserScanner:
             range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
             sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms,
             class_id=np.where(hit, classes, 0).astype(CLASS_DTYPE))
-
-
-def describe_laser(cfg):
-    """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
-    planar = cfg.pattern
-    n = planar.n_rays
-    az = planar_azimuths_rad(planar.fov_deg, planar.resolution_deg, planar.fov_centre_deg)
-    beam = (f'{n} rays every {planar.resolution_deg:g} deg (ceil({planar.fov_deg:g} / '
-            f'{planar.resolution_deg:g})) from {math.degrees(az[0]):g} to '
-            f'{math.degrees(az[-1]):g} deg, counter-clockwise at {cfg.rate_hz:g} Hz; ray k '
-            'fires k x time_increment after the stamp, motion distortion '
-            f'{"on" if cfg.motion_distortion else "off"}; REP 117: +inf no return, -inf nearer '
-            f'than {cfg.min_range_m:g} m, readings in [{cfg.min_range_m:g}, '
-            f'{cfg.max_range_m:g}] m.')
-    if cfg.model == 'geometric':
-        return {'model': 'geometric: a line trace. The first surface each ray '
-                         'meets (foliage included, smoke not) gives the range, rounded once '
-                         'to float32; no detection statistics, noise, weather or intensities.',
-                'beam': beam}
-    out = describe_models(replace(cfg.to_lidar_config(), min_range_m=cfg.min_range_m))
-    rays = 'one pencil ray.' if cfg.sub_rays == 1 else '7 sub-rays (centre + hexagon).'
-    out.update(model='physical: the radiometric model of docs/physics.md on one channel.',
-               beam=f'{beam} Each beam is {rays}')
-    return out

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.raycast.actor_casting import one_instant
+from ubot_lidar_sim.core.raycast.ray_times import one_instant
 
 N_RAYS = 5
 

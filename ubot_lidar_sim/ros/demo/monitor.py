@@ -31,9 +31,11 @@ class TopicRate:
     """
     Arrival statistics of one topic (monotonic clock) in bounded memory.
 
-    ``count``, ``last_size``, ``phase_counts`` ({phase: messages}); ``recent`` holds the last
-    RECENT_KEPT arrival times. ``skip_s``: mean_hz leaves out the first skip_s after the first
-    arrival (start-up), when the record is longer than twice that.
+    ``count``, ``last_size``, ``phase_counts`` ({phase: messages}); ``phase_seconds_at_first``
+    ({phase: s} the monitor had seen of each phase at the first arrival: the time in which the
+    sensor could not yet publish); ``recent`` holds the last RECENT_KEPT arrival times.
+    ``skip_s``: mean_hz leaves out the first skip_s after the first arrival (start-up), when
+    the record is longer than twice that.
     """
 
     def __init__(self, skip_s=1.0):
@@ -42,13 +44,20 @@ class TopicRate:
         self.count = 0
         self.last_size = 0
         self.phase_counts = {}
+        self.phase_seconds_at_first = None
         self._size_sum = 0.0
         self._first = self._last = None
         self._after = None      # (first arrival after skip_s, arrivals since then)
 
-    def add(self, size, phase, now_s=None):
-        """Record one message of size points (or rays) that arrived in phase (at now_s)."""
+    def add(self, size, phase, now_s=None, phase_seconds=None):
+        """
+        Record one message of size points (or rays) that arrived in phase (at now_s).
+
+        phase_seconds: {phase: s} spent in each phase so far, kept from the first arrival.
+        """
         t = time.monotonic() if now_s is None else now_s
+        if self.phase_seconds_at_first is None:
+            self.phase_seconds_at_first = dict(phase_seconds or {})
         self.recent.append(t)
         self.count += 1
         self.last_size = size
@@ -107,21 +116,26 @@ class Monitor(Node):
         # The one weather of the graph, also when the monitor sits in robot1's namespace.
         self.create_subscription(Environment, ENVIRONMENT_TOPIC, self._on_env, latched)
 
+    def _count(self, name, size):
+        now = time.monotonic()
+        rate = self.rates[name]
+        rate.add(size, self.phase, now, self.phase_seconds(now) if rate.count == 0 else None)
+
     def _on_points(self, msg):
-        self.rates['lidar_3d'].add(msg.width * msg.height, self.phase)
+        self._count('lidar_3d', msg.width * msg.height)
         if self.recorder:
             self.recorder.on_points(msg, self.phase, self.weather)
 
     def _on_scan(self, msg):
         r = np.asarray(msg.ranges)
         hits = int(np.count_nonzero(np.isfinite(r)))
-        self.rates['laser_scan'].add(len(r), self.phase)
+        self._count('laser_scan', len(r))
         self.extra['laser_scan'] = f'{hits} hits'
         if self.recorder:
             self.recorder.on_scan(msg, self.phase)
 
     def _on_terrain(self, msg):
-        self.rates['terrain_sensor'].add(int(np.sum(msg.enabled)), self.phase)
+        self._count('terrain_sensor', int(np.sum(msg.enabled)))
         tires = np.asarray(msg.tire_hit_dist)
         finite = tires[np.isfinite(tires)]
         hits = int(np.sum(msg.hit_flg))

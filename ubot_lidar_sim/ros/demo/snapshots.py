@@ -49,6 +49,9 @@ def height_map(world, center_xy, half_size_m, cell_m=0.25, top_m=60.0):
 
 
 def _finish(fig, path):
+    # A long weather text wraps at the figure's edges instead of running off them.
+    for ax in fig.axes:
+        ax.title.set_wrap(True)
     fig.tight_layout()
     fig.savefig(path, dpi=_DPI)
     plt.close(fig)

@@ -53,8 +53,28 @@ class StatusDisplay:
         self._stream.flush()
 
 
+def phase_rates(rate, spans, phases, min_s=0.5):
+    """
+    Return the rate (Hz, '%.2f') of one sensor in each phase, '-' where it could not publish.
+
+    A phase counts from the sensor's first message on (rate.phase_seconds_at_first): a sensor
+    that started late shows '-' for the phases that passed before it, not 0.00; also '-' when
+    less than min_s of the phase remained.
+    """
+    before = rate.phase_seconds_at_first or {}
+    out = []
+    for p in phases:
+        seen_s = spans.get(p, 0.0) - before.get(p, 0.0) if rate.count else 0.0
+        out.append(f'{rate.phase_counts.get(p, 0) / seen_s:.2f}' if seen_s >= min_s else '-')
+    return out
+
+
 def print_summary(monitor, configured, elapsed_s, signum):
-    """Print per sensor: messages, mean rate against the configured one, rate per phase."""
+    """
+    Print per sensor: messages, mean rate against the configured one, rate per phase.
+
+    A phase's rate is over the time the sensor could publish in it ('-': none; phase_rates).
+    """
     why = f'stopped by signal {signum}' if signum else 'finished'
     spans = monitor.phase_seconds()
     phases = [p for p in PHASES if spans.get(p, 0.0) > 0.5]
@@ -64,6 +84,6 @@ def print_summary(monitor, configured, elapsed_s, signum):
     for name, rate in monitor.rates.items():
         hz = rate.mean_hz()
         dev = 100.0 * (hz - configured[name]) / configured[name]
-        per_phase = [rate.phase_counts.get(p, 0) / spans[p] for p in phases]
+        per_phase = phase_rates(rate, spans, phases)
         print(f'  {name:<15} {rate.count:8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
-              f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:9.2f}' for v in per_phase))
+              f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:>9}' for v in per_phase))
