@@ -3,8 +3,12 @@ Every use of rclpy internals in one module: private names and undocumented behav
 
 rclpy has no public API for what these do. ``INTERNALS`` lists each one, and
 test/ros/test_rclpy_compat.py checks that they still exist and behave, naming the attribute
-and the installed rclpy version when an upgrade removes one. Written against rclpy 9.1.2
-(Kilted).
+and the installed rclpy version when an upgrade removes one. Each is checked on both releases
+the suite runs on: rclpy 9.1.2 (Kilted, ``make test``) and 7.1.5 (Jazzy, ``make test
+ROS_DISTRO=jazzy``), where all nine exist and behave alike, so no function branches by
+release. ``ABSENT`` lists those an older release lacks (read from the humble branch of
+github.com/ros2/rclpy, 3.3.15); at run time ``internal`` raises ``RclpyInternalMissing``
+naming the attribute and the installed rclpy version where one is gone.
 """
 
 from importlib import metadata
@@ -35,6 +39,33 @@ INTERNALS = (
     ('rclpy.executors.Executor', '_take_service',
      "deferred_service: a service callback's return value goes to Service.send_response"),
 )
+
+#: (owner, attribute) -> releases whose rclpy lacks it (README "Supported ROS releases").
+ABSENT = {
+    # Humble's declare_parameters ends in Node._set_parameters instead (rclpy/rclpy/node.py,
+    # branch humble), which Jazzy and Kilted no longer have.
+    ('rclpy.node.Node', '_declare_parameter_common'): ('humble',),
+}
+
+
+class RclpyInternalMissing(AttributeError):
+    """An rclpy internal this package relies on is gone in the installed rclpy."""
+
+
+def internal(holder, owner, name):
+    """
+    Return ``holder``'s attribute ``name`` (an rclpy internal listed in INTERNALS).
+
+    Raises RclpyInternalMissing naming ``owner.name`` and the installed rclpy version where the
+    attribute is gone.
+    """
+    try:
+        return getattr(holder, name)
+    except AttributeError:
+        raise RclpyInternalMissing(
+            f'{owner}.{name} is missing in rclpy {rclpy_version()}: ubot_lidar_sim/ros/'
+            f'rclpy_compat.py relies on it (supported releases: README "Supported ROS '
+            f'releases")') from None
 
 
 def rclpy_version():
@@ -87,9 +118,10 @@ def queued_messages(subscription, limit, with_info=False):
     message; rclpy.exceptions.InvalidHandle means it was destroyed.
     """
     handle = subscription.handle
+    take = internal(handle, 'rclpy._rclpy_pybind11.Subscription', 'take_message')
     with handle:
         for _ in range(limit):
-            taken = handle.take_message(subscription.msg_type, subscription.raw)
+            taken = take(subscription.msg_type, subscription.raw)
             if taken is None:
                 return
             yield taken if with_info else taken[0]
@@ -102,7 +134,7 @@ def parameter_overrides(node):
     The command line and ``parameter_overrides=`` values a parameter will take when declared;
     writing an entry changes the value its declaration takes.
     """
-    return node._parameter_overrides
+    return internal(node, 'rclpy.node.Node', '_parameter_overrides')
 
 
 def declare_typed(node, name, ptype, value, descriptor):
@@ -112,19 +144,20 @@ def declare_typed(node, name, ptype, value, descriptor):
     rclpy infers a type from the default and takes an empty list for BYTE_ARRAY, so that
     ``-p ignored_objects:=[wall]`` or a params file would then be refused as the wrong type.
     This builds the Parameter with the explicit type and declares it through the step that
-    ``Node.declare_parameters`` ends with (``_declare_parameter_common``). An override (command
-    line, params file) wins as there; one of another type raises rclpy's
-    InvalidParameterTypeException.
+    ``Node.declare_parameters`` ends with (``_declare_parameter_common``, ABSENT from Humble's
+    rclpy). An override (command line, params file) wins as there; one of another type raises
+    rclpy's InvalidParameterTypeException.
     """
     if node.has_parameter(name):
         raise ParameterAlreadyDeclaredException([name])
-    override = node._parameter_overrides.get(name)
+    override = parameter_overrides(node).get(name)
     if override is not None and override.type_ != Parameter.Type.NOT_SET:
         param = Parameter(name, value=override.value)
     else:
         param = Parameter(name, ptype, value)
     descriptor.type = ptype.value
-    node._declare_parameter_common([param], {name: descriptor})
+    declare = internal(node, 'rclpy.node.Node', '_declare_parameter_common')
+    declare([param], {name: descriptor})
     return node.get_parameter(name)
 
 
