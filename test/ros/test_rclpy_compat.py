@@ -209,3 +209,12 @@ def test_declare_typed_gives_an_empty_array_its_type_and_takes_an_override(conte
         assert node.describe_parameter('empty').read_only
     finally:
         node.destroy_node()
+
+
+def test_initialized_yields_an_ok_default_context_and_shuts_it_down_after():
+    from rclpy.utilities import get_default_context
+
+    with rclpy_compat.initialized(['--ros-args', '-r', '__node:=compat_init']) as context:
+        assert context is get_default_context()
+        assert context.ok()
+    assert not context.ok()

@@ -11,14 +11,19 @@ github.com/ros2/rclpy, 3.3.15); at run time ``internal`` raises ``RclpyInternalM
 naming the attribute and the installed rclpy version where one is gone.
 """
 
+import contextlib
 from importlib import metadata
 import re
 import threading
+
+import rclpy
 
 from rclpy._rclpy_pybind11 import RCLError  # noqa: F401 (re-exported: rcl's own failures)
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle, ParameterAlreadyDeclaredException
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import get_default_context
 
 # (owner, attribute, what this package does with it)
 INTERNALS = (
@@ -83,6 +88,27 @@ def rclpy_version():
         return found.group(1) if found else 'unknown'
     except Exception:  # no ament index either: the version is only for a message
         return 'unknown'
+
+
+@contextlib.contextmanager
+def initialized(args=None):
+    """
+    Initialise rclpy's default context without its signal handlers; yield it; shut it down after.
+
+    A public API that differs by release: rclpy 9 (Kilted) returns from ``rclpy.init`` a context
+    manager that shuts the context down on exit (rclpy/__init__.py InitContextManager); rclpy 7
+    (Jazzy) returns None. Both get ``rclpy.init`` then ``rclpy.try_shutdown`` here. ``args``:
+    the command line (``--ros-args ...``); rcl's failures raise RCLError.
+    """
+    init = rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    if init is not None:            # rclpy >= 9: its own manager (uninstalls what it installed)
+        with init:
+            yield init.context
+        return
+    try:
+        yield get_default_context()
+    finally:
+        rclpy.try_shutdown()
 
 
 class PolledGroup(CallbackGroup):
