@@ -1,5 +1,5 @@
 """
-The public CI workflow (.github/workflows/ros.yml) is valid YAML using only the keys its schema has.
+The public CI workflow (.github/workflows/ros.yml): valid YAML, only the keys its schema has.
 
 It cannot run here (a hosted runner with apt ROS); this checks what can be checked without one:
 GitHub's workflow keys, the actions' inputs (their action.yml), the ROS releases and their
@@ -12,15 +12,15 @@ import pathlib
 import re
 import xml.etree.ElementTree as ET
 
-import yaml
-
 from test_package_xml import UNDECLARABLE
+import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 WORKFLOW_FILE = ROOT / '.github' / 'workflows' / 'ros.yml'
 WORKFLOW = yaml.safe_load(WORKFLOW_FILE.read_text())
 
-# GitHub's workflow syntax (docs.github.com/en/actions/reference/workflow-syntax-for-github-actions).
+# GitHub's workflow syntax
+# (docs.github.com/en/actions/reference/workflow-syntax-for-github-actions).
 WORKFLOW_KEYS = {'name', 'run-name', 'on', 'permissions', 'env', 'defaults', 'concurrency', 'jobs'}
 JOB_KEYS = {'name', 'permissions', 'needs', 'if', 'runs-on', 'environment', 'concurrency',
             'outputs', 'env', 'defaults', 'steps', 'timeout-minutes', 'strategy',

@@ -1,5 +1,5 @@
 """
-Every dependency in both package.xml files resolves for rosdep on every release the CI workflow covers.
+Every dependency in both package.xml files resolves for rosdep on each release the workflow covers.
 
 test/fixtures/rosdep_keys.yaml lists each one's source in github.com/ros/rosdistro: a key of
 rosdep/python.yaml or rosdep/base.yaml, or a package released in <distro>/distribution.yaml.
@@ -17,7 +17,7 @@ MANIFESTS = (ROOT / 'package.xml', ROOT / 'ubot_lidar_sim_msgs' / 'package.xml')
 
 
 def _dependencies():
-    """Return {dependency name: [package.xml paths declaring it]} over this repository's packages."""
+    """Return {dependency name: [package.xml paths declaring it]} over both packages."""
     deps = {}
     for path in MANIFESTS:
         for element in ET.parse(path).getroot():
@@ -48,7 +48,7 @@ def test_every_dependency_is_a_rosdep_key_or_a_ros_package_of_every_workflow_dis
         missing = _workflow_distros() - set(packages.get(name, {}).get('distros', []))
         if missing:
             unresolved[name] = (where, sorted(missing))
-    assert not unresolved, f'no rosdep key nor released package (package.xml, distros): {unresolved}'
+    assert not unresolved, f'no rosdep key nor released package (where, distros): {unresolved}'
 
 
 def test_every_rosdep_key_comes_from_rosdistros_rosdep_files_and_installs_on_ubuntu():

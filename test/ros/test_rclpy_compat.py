@@ -15,7 +15,7 @@ from std_msgs.msg import String
 from ubot_lidar_sim.ros import rclpy_compat
 from ubot_lidar_sim.ros.rclpy_compat import (ABSENT, internal, INTERNALS, parameter_overrides,
                                              patient_executor, PolledGroup, queued_messages,
-                                             RCLError, RclpyInternalMissing, rclpy_version)
+                                             RCLError, rclpy_version, RclpyInternalMissing)
 from ubot_lidar_sim.ros.ros_release import ros_release
 
 
