@@ -77,3 +77,19 @@ def test_nav2_sends_twiststamped_by_default_from_kilted_on(release, stamped):
 
 def test_the_running_nav2_default_follows_the_running_release():
     assert nav2_stamped_cmd_vel_default() is (ros_release() == 'kilted')
+
+
+def test_what_makes_humble_unsupported_is_still_used():
+    # README "Supported ROS releases": Humble's rclpy 3.3 lacks rclpy.event_handler (it has
+    # rclpy.qos_event, branch humble of github.com/ros2/rclpy) and
+    # Node._declare_parameter_common; once the package no longer uses them, revisit Humble.
+    from ubot_lidar_sim.ros.rclpy_compat import ABSENT
+
+    package = Path(__file__).resolve().parents[2] / 'ubot_lidar_sim'
+    modules = set()
+    for path in package.rglob('*.py'):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                modules.add(node.module)
+    assert 'rclpy.event_handler' in modules
+    assert ABSENT[('rclpy.node.Node', '_declare_parameter_common')] == ('humble',)
