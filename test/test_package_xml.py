@@ -15,7 +15,7 @@ ROSDEP_KEY = {
     'transforms3d': 'python3-transforms3d',
     'numba': 'python3-numba',
     'tqdm': 'python3-tqdm',
-    'trimesh': 'python3-trimesh',
+    'trimesh': 'python3-trimesh-pip',     # rosdep/python.yaml: no apt key, a pip one
     'defusedxml': 'python3-defusedxml',
     'PIL': 'python3-pil',
     'pytest': 'python3-pytest',

@@ -16,7 +16,9 @@ import time
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-EXE_DIR = ROOT / 'install' / 'ubot_lidar_sim' / 'lib' / 'ubot_lidar_sim'
+# scripts/env.sh sets UBOT_INSTALL to the install directory of the build it activates.
+EXE_DIR = pathlib.Path(os.environ.get('UBOT_INSTALL', ROOT / 'install'), 'ubot_lidar_sim', 'lib',
+                       'ubot_lidar_sim')
 NODE_EXES = ('lidar_3d_node', 'laser_scan_node', 'terrain_sensor_node', 'demo_driver_node')
 # Domains 10-109: the node tests of test/ros mostly use 120-219.
 _DOMAINS = itertools.count((os.getpid() * 7) % 100)

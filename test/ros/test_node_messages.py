@@ -14,8 +14,9 @@ from sensor_msgs.msg import PointCloud2
 from tf2_msgs.msg import TFMessage
 import yaml
 
-EXE = Path(__file__).resolve().parents[2] / 'install' / 'ubot_lidar_sim' / 'lib' / \
-    'ubot_lidar_sim' / 'lidar_3d_node'
+# scripts/env.sh sets UBOT_INSTALL to the install directory of the build it activates.
+EXE = Path(os.environ.get('UBOT_INSTALL', Path(__file__).resolve().parents[2] / 'install'),
+           'ubot_lidar_sim', 'lib', 'ubot_lidar_sim', 'lidar_3d_node')
 PARAMS = {'channels': 8, 'horizontal_samples': 120, 'sub_rays': 1, 'max_range_m': 30.0,
           'rate_hz': 10.0, 'world_file': 'flat', 'preset': 'custom'}
 

@@ -225,15 +225,22 @@ class Intake:
 
         Keyed by the publisher's gid: its sequence number (or, where the middleware gives
         none, its source timestamp) must grow, which also drops an older message that one
-        subscription delivers after the other delivered a newer one.
+        subscription delivers after the other delivered a newer one. rclpy 7 (Jazzy) gives no
+        'publisher_gid': there the message is known by its source timestamp and sequence
+        number together, the same in both deliveries.
         """
         gid = (info.get('publisher_gid') or {}).get('data')
         mark = info.get('publication_sequence_number') or info.get('source_timestamp')
-        if not gid or not mark:
+        if not mark:
             return True
-        key = bytes(gid)
-        if self._env_marks.get(key, -1) >= mark:
-            return False
+        if gid:
+            key = bytes(gid)
+            if self._env_marks.get(key, -1) >= mark:
+                return False
+        else:
+            key = (info.get('source_timestamp'), mark)
+            if key in self._env_marks:
+                return False
         self._env_marks[key] = mark
         self._env_marks.move_to_end(key)
         if len(self._env_marks) > ENV_PUBLISHERS_KEPT:

@@ -3,18 +3,27 @@ Every use of rclpy internals in one module: private names and undocumented behav
 
 rclpy has no public API for what these do. ``INTERNALS`` lists each one, and
 test/ros/test_rclpy_compat.py checks that they still exist and behave, naming the attribute
-and the installed rclpy version when an upgrade removes one. Written against rclpy 9.1.2
-(Kilted).
+and the installed rclpy version when an upgrade removes one. Each is checked on both releases
+the suite runs on: rclpy 9.1.2 (Kilted, ``make test``) and 7.1.5 (Jazzy, ``make test
+ROS_DISTRO=jazzy``), where all nine exist and behave alike, so no function branches by
+release. ``ABSENT`` lists those an older release lacks (read from the humble branch of
+github.com/ros2/rclpy, 3.3.15); at run time ``internal`` raises ``RclpyInternalMissing``
+naming the attribute and the installed rclpy version where one is gone.
 """
 
+import contextlib
 from importlib import metadata
 import re
 import threading
+
+import rclpy
 
 from rclpy._rclpy_pybind11 import RCLError  # noqa: F401 (re-exported: rcl's own failures)
 from rclpy.callback_groups import CallbackGroup
 from rclpy.exceptions import InvalidHandle, ParameterAlreadyDeclaredException
 from rclpy.parameter import Parameter
+from rclpy.signals import SignalHandlerOptions
+from rclpy.utilities import get_default_context
 
 # (owner, attribute, what this package does with it)
 INTERNALS = (
@@ -36,6 +45,33 @@ INTERNALS = (
      "deferred_service: a service callback's return value goes to Service.send_response"),
 )
 
+#: (owner, attribute) -> releases whose rclpy lacks it (README "Supported ROS releases").
+ABSENT = {
+    # Humble's declare_parameters ends in Node._set_parameters instead (rclpy/rclpy/node.py,
+    # branch humble), which Jazzy and Kilted no longer have.
+    ('rclpy.node.Node', '_declare_parameter_common'): ('humble',),
+}
+
+
+class RclpyInternalMissing(AttributeError):
+    """An rclpy internal this package relies on is gone in the installed rclpy."""
+
+
+def internal(holder, owner, name):
+    """
+    Return ``holder``'s attribute ``name`` (an rclpy internal listed in INTERNALS).
+
+    Raises RclpyInternalMissing naming ``owner.name`` and the installed rclpy version where the
+    attribute is gone.
+    """
+    try:
+        return getattr(holder, name)
+    except AttributeError:
+        raise RclpyInternalMissing(
+            f'{owner}.{name} is missing in rclpy {rclpy_version()}: ubot_lidar_sim/ros/'
+            f'rclpy_compat.py relies on it (supported releases: README "Supported ROS '
+            f'releases")') from None
+
 
 def rclpy_version():
     """Return the installed rclpy version, e.g. '9.1.2' ('unknown' when it cannot be found)."""
@@ -52,6 +88,27 @@ def rclpy_version():
         return found.group(1) if found else 'unknown'
     except Exception:  # no ament index either: the version is only for a message
         return 'unknown'
+
+
+@contextlib.contextmanager
+def initialized(args=None):
+    """
+    Initialise rclpy's default context without its signal handlers; yield it; shut it down after.
+
+    A public API that differs by release: rclpy 9 (Kilted) returns from ``rclpy.init`` a context
+    manager that shuts the context down on exit (rclpy/__init__.py InitContextManager); rclpy 7
+    (Jazzy) returns None. Both get ``rclpy.init`` then ``rclpy.try_shutdown`` here. ``args``:
+    the command line (``--ros-args ...``); rcl's failures raise RCLError.
+    """
+    init = rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    if init is not None:            # rclpy >= 9: its own manager (uninstalls what it installed)
+        with init:
+            yield init.context
+        return
+    try:
+        yield get_default_context()
+    finally:
+        rclpy.try_shutdown()
 
 
 class PolledGroup(CallbackGroup):
@@ -87,9 +144,10 @@ def queued_messages(subscription, limit, with_info=False):
     message; rclpy.exceptions.InvalidHandle means it was destroyed.
     """
     handle = subscription.handle
+    take = internal(handle, 'rclpy._rclpy_pybind11.Subscription', 'take_message')
     with handle:
         for _ in range(limit):
-            taken = handle.take_message(subscription.msg_type, subscription.raw)
+            taken = take(subscription.msg_type, subscription.raw)
             if taken is None:
                 return
             yield taken if with_info else taken[0]
@@ -102,7 +160,7 @@ def parameter_overrides(node):
     The command line and ``parameter_overrides=`` values a parameter will take when declared;
     writing an entry changes the value its declaration takes.
     """
-    return node._parameter_overrides
+    return internal(node, 'rclpy.node.Node', '_parameter_overrides')
 
 
 def declare_typed(node, name, ptype, value, descriptor):
@@ -112,19 +170,20 @@ def declare_typed(node, name, ptype, value, descriptor):
     rclpy infers a type from the default and takes an empty list for BYTE_ARRAY, so that
     ``-p ignored_objects:=[wall]`` or a params file would then be refused as the wrong type.
     This builds the Parameter with the explicit type and declares it through the step that
-    ``Node.declare_parameters`` ends with (``_declare_parameter_common``). An override (command
-    line, params file) wins as there; one of another type raises rclpy's
-    InvalidParameterTypeException.
+    ``Node.declare_parameters`` ends with (``_declare_parameter_common``, ABSENT from Humble's
+    rclpy). An override (command line, params file) wins as there; one of another type raises
+    rclpy's InvalidParameterTypeException.
     """
     if node.has_parameter(name):
         raise ParameterAlreadyDeclaredException([name])
-    override = node._parameter_overrides.get(name)
+    override = parameter_overrides(node).get(name)
     if override is not None and override.type_ != Parameter.Type.NOT_SET:
         param = Parameter(name, value=override.value)
     else:
         param = Parameter(name, ptype, value)
     descriptor.type = ptype.value
-    node._declare_parameter_common([param], {name: descriptor})
+    declare = internal(node, 'rclpy.node.Node', '_declare_parameter_common')
+    declare([param], {name: descriptor})
     return node.get_parameter(name)
 
 

@@ -8,10 +8,9 @@ import rclpy
 from rclpy.exceptions import InvalidHandle, ParameterException
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
-from rclpy.signals import SignalHandlerOptions
 
 from ubot_lidar_sim.core.errors import SimError
-from ubot_lidar_sim.ros.rclpy_compat import RCLError
+from ubot_lidar_sim.ros.rclpy_compat import initialized, RCLError
 
 
 def tolerate_destroyed(callback):
@@ -72,8 +71,7 @@ def run_node(node_cls, args=None, threads=1):
     for s in (signal.SIGINT, signal.SIGTERM):
         signal.signal(s, on_signal)
     try:
-        with rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO) as init:
-            context = init.context
+        with initialized(args) as context:
             building.append(True)
             try:
                 if stop:
