@@ -143,7 +143,7 @@ def test_gltf_whose_buffer_is_a_fifo_is_refused_without_opening_it(tmp_path, mon
     writer = threading.Thread(target=lambda: os.close(os.open(fifo, os.O_WRONLY)), daemon=True)
     writer.start()
     try:
-        _refused(tmp_path / 'w.world', r"mesh '.*box\.gltf' has the buffer 'gltf_buffer_0\.bin', "
+        _refused(tmp_path / 'w.world', r"mesh '.*box\.gltf' names 'gltf_buffer_0\.bin', which is "
                  r'not a regular file \(a FIFO\)')
     finally:
         os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))      # lets the writer finish

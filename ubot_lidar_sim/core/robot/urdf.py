@@ -121,8 +121,8 @@ def read_urdf(path, args=(), model_paths=(), budget=2_000_000):
                 if item.geometry is None:
                     continue
                 try:
-                    shape = read_geometry(_geometry_element(item.geometry), where, path.parent,
-                                          model_paths, budget - used)
+                    shape = read_geometry(_geometry_element(item.geometry), where,
+                                          (path.parent,), model_paths, budget - used)
                 except SdfError as exc:
                     raise RobotError(str(exc)) from None
                 if shape is None:
