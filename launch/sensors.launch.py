@@ -44,7 +44,7 @@ ARGUMENTS = {
                'velodyne_vlp16; list: python -m ubot_lidar_sim presets)', ('lidar_3d',),
                'preset'),
     'world_file': ('', "world file (YAML or Gazebo SDF), a built-in world ('demo', 'flat') "
-                   "or a shipped example's name ('example', 'smoke_yard'); config/*.yaml: demo",
+                   "or a shipped example's name ('example', 'smoke_yard') (config/*.yaml: demo)",
                    ('lidar_3d', 'laser_scan', 'terrain_sensor'), 'world_file'),
     'use_sim_time': ('', 'true: follow /clock instead of the wall clock (false)',
                      ('lidar_3d', 'laser_scan', 'terrain_sensor'), 'use_sim_time'),

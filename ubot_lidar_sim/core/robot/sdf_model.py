@@ -30,7 +30,8 @@ def model_path(source, model_paths=()):
     """Return the SDF file of model.sdf, a model directory or a model:// URI."""
     text = str(source)
     try:
-        target = resolve(text, (Path.cwd(),), model_paths, 'robot') if '://' in text else Path(text)
+        target = (resolve(text, (Path.cwd(),), model_paths, 'robot') if '://' in text
+                  else Path(text))
         if isinstance(target, str):
             raise RobotError(f'{text}: a built-in world model, not a robot')
         return model_file(target, text) if target.is_dir() else target
