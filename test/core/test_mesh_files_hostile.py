@@ -61,6 +61,7 @@ def test_links_planted_at_the_old_temporary_name_and_at_the_entry_are_not_writte
     # the writer's temporary was <sha>.<pid>.tmp.npz: a name anyone could plant beforehand
     os.symlink(outside, entry.parent / f'{entry.stem}.{os.getpid()}.tmp.npz')
     os.symlink(outside, entry)
+    # bound: MM (test_meshes): 1 mm plus f32_hit_bound_m of a 100 m hit at normal incidence
     assert down_range(load(world), 0, 0) == pytest.approx(9.0, abs=MM)
     assert outside.read_text() == 'keep'
     assert entry.is_file() and not entry.is_symlink()
@@ -105,6 +106,7 @@ def test_a_bad_cache_entry_is_parsed_again_with_one_warning(tmp_path, caplog, ar
     else:
         np.savez(entry, **arrays)
     with caplog.at_level(logging.WARNING, logger=meshes.__name__), _no_hang():
+        # bound: MM (test_meshes): 1 mm plus f32_hit_bound_m of a 100 m hit at normal incidence
         assert down_range(load(world), 0, 0) == pytest.approx(9.0, abs=MM)
     warnings = [r.getMessage() for r in caplog.records if r.name == meshes.__name__]
     assert len(warnings) == 1 and why in warnings[0] and 'parsed' in warnings[0], warnings

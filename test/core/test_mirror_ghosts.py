@@ -53,10 +53,16 @@ def test_a_mirror_at_45_deg_shows_the_wall_beside_it_at_the_folded_range_flagged
     assert mirror['reflectivity'] == pytest.approx(0.02 * math.cos(math.radians(45)), rel=1e-4)
     assert mirror['class_id'] == MATERIAL_CLASS['mirror']
     assert not mirror['return_flags'] & FLAG_GHOST
+    # bound: two float32 casts, f32_hit_bound_m(5 m, cos 45 deg, 6 m lever) 1.5e-5 m on the
+    # mirror, (4 m, normal, 7 m lever) 1e-5 m on the wall; a sub-ray 1.5 mrad off axis (half the
+    # 3 mrad divergence) folds 9 m / cos, 1e-5 m longer: 3.5e-5 m in all, under 1e-4 m
     assert ghost['range'] == pytest.approx(MIRROR_M + 4.0, abs=1e-4)
+    # bound: rho R_s^2 at normal incidence on the wall in a float32 field (6e-8 relative); a
+    # sub-ray 1.5 mrad off the normal loses 1 - cos = 1.1e-6: far under 1e-4
     assert ghost['reflectivity'] == pytest.approx(0.3 * 0.9 ** 2, rel=1e-4)
     assert ghost['class_id'] == GHOST_CLASS and ghost['return_flags'] & FLAG_GHOST
     # Along the beam (+x), behind the mirror, where no surface is.
+    # bound: x = range cos(az 0) cos(el 0): the folded range's bound above (1e-4 m)
     assert ghost['x'] == pytest.approx(MIRROR_M + 4.0, abs=1e-4) and abs(ghost['y']) < 1e-3
 
 
@@ -69,4 +75,5 @@ def test_filtering_the_ghost_flag_leaves_no_point_behind_the_mirror():
 
 def test_the_geometric_model_has_no_ghosts():
     pts = _points(model='geometric')
+    # bound: one float32 cast, f32_hit_bound_m(5 m, cos 45 deg, 6 m lever) 1.5e-5 m < 1e-4 m
     assert pts.size == 1 and pts['range'][0] == pytest.approx(MIRROR_M, abs=1e-4)

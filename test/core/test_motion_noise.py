@@ -35,6 +35,9 @@ def test_the_odometry_covariance_is_the_spread_of_its_drift_over_2000_seeds():
         assert abs(sample[k, k] / reported[k, k] - 1.0) <= VAR_BOUND, k
     # Without heading noise x and y are independent random walks of variance km^2 x 1 m.
     walk = np.mean([_drive(s, 0.05, 0.0, step=(0.05, 0.0, 0.0))[1] for s in range(3)], axis=0)
+    # bound: 20 float64 terms km^2 |step|: each step's length comes from solve() at poses <= 1 m
+    # (eps x 1 m on 0.05 m: 4.4e-15 relative) and a few roundings, so the sum is within 1e-13
+    # relative; yaw is exactly 0 (no heading noise: every yaw term is an exact 0)
     assert np.allclose(np.diag(walk), [0.05 ** 2, 0.05 ** 2, 0.0], rtol=1e-12, atol=0.0)
 
 
@@ -45,6 +48,7 @@ def test_zero_drift_reports_zero_covariance():
 def test_imu_at_rest_reads_gravity_up_with_the_bmi088_noise_at_the_rate():
     gyro, accel = noise_sigmas(50.0, math.radians(0.014), 175e-6 * GRAVITY_M_S2)
     # BMI088 densities at 50 Hz: 0.014 deg/s x sqrt(50) and 175 ug x sqrt(50).
+    # bound: exact: noise_sigmas does the same correctly rounded float64 sqrt and product
     assert math.isclose(gyro, math.radians(0.014) * math.sqrt(50.0), rel_tol=1e-15)
     imu = Imu(7, gyro, accel)
     samples = [imu.sample((1.0, 2.0, 0.0, 0.0, 0.0, 0.3), 0.02) for _ in range(N_RUNS)]
@@ -57,6 +61,9 @@ def test_imu_at_rest_reads_gravity_up_with_the_bmi088_noise_at_the_rate():
     assert np.all(np.abs(acc.mean(axis=0) - [0.0, 0.0, GRAVITY_M_S2])
                   <= 5.0 * accel / math.sqrt(N_RUNS))
     assert np.all(np.abs(omega.mean(axis=0)) <= 5.0 * gyro / math.sqrt(N_RUNS))
+    # bound: x, y are exact zeros (roll and pitch 0: the matrix terms they come from are 0), so
+    # atol 1e-15 holds them at 0; w, z (libm cos / sin of 0.3 within 4 ulp, then ~8 float64
+    # roundings: < 4e-15) are held by allclose's default rtol 1e-5
     assert np.allclose(samples[0][0], [math.cos(0.15), 0.0, 0.0, math.sin(0.15)], atol=1e-15)
 
 
@@ -67,6 +74,9 @@ def test_noiseless_imu_on_a_circle_reads_the_yaw_rate_and_the_centripetal_accele
         a = 0.5 * k * dt
         quat, omega, acc = imu.sample((r * math.sin(a), r - r * math.cos(a), 0.0,
                                        0.0, 0.0, a), dt)
+    # bound: yaw only, so x, y are exact zeros; z: the 0.01 rad rotation vector of R_a^T R_b to a
+    # few float64 ulps of 1 (1e-15 rad) over dt 0.02 s: 1e-13 rad/s, 10x under 1e-12
     assert np.allclose(omega, [0.0, 0.0, 0.5], atol=1e-12)
-    # Second difference of a circle: a (1 - (w dt)^2 / 12) to leading order.
+    # bound: the second difference of a circle is a (1 - (w dt)^2 / 12) to leading order (4.2e-6
+    # m/s^2 short), doubled for the next terms; float64 roundings (eps x 2 m / dt^2, 1e-11) nil
     assert np.allclose(acc, [0.0, 0.5, GRAVITY_M_S2], atol=0.5 * (0.5 * dt) ** 2 / 12 * 2)

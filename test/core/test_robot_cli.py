@@ -32,8 +32,11 @@ def test_scan_robot_writes_the_laserscan_fields(tmp_path):
     scan = json.loads(out.read_text())
     assert len(scan['ranges']) == 91
     assert scan['frame_id'] == 'laser_frame'
+    # bound: the URDF holds repr(+-pi / 4) and JSON floats round-trip: angle_min is min + 0 step,
+    # exact; angle_max min + 90 step, 3 roundings (< 3.3e-16)
     assert scan['angle_min'] == pytest.approx(-math.pi / 4, abs=1e-15)
     assert scan['angle_max'] == pytest.approx(math.pi / 4, abs=1e-15)
+    # bound: the step, then through degrees and back: a few float64 roundings, ~1e-15 relative
     assert scan['angle_increment'] == pytest.approx((math.pi / 2) / 90, rel=1e-12)
     assert (scan['range_min'], scan['range_max']) == (0.12, 12.0)
 

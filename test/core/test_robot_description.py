@@ -28,6 +28,7 @@ def test_urdf_gpu_lidar_has_gazebos_topic_frame_rate_and_angles(tmp_path):
     assert s.message_type == 'sensor_msgs/msg/LaserScan'
     # rays = samples x resolution = 640; step = (2 - -2) / (640 - 1)
     assert s.horizontal.count == 640
+    # bound: exact: ScanAxis.step does the same float64 division (2 - -2 is exactly 4)
     assert s.horizontal.step == pytest.approx(4.0 / 639, rel=1e-15)
     assert (s.range_min_m, s.range_max_m, s.noise_stddev_m) == (0.12, 12.0, 0.01)
     kind, cfg = sensor_config(s)
@@ -44,6 +45,8 @@ def test_xacro_arguments_reach_the_sensor(tmp_path):
     assert (s.link, s.topic, s.frame_id, s.update_rate_hz) == ('front_link', 'front/scan',
                                                                'front_link', 15.0)
     assert s.horizontal.count == 181
+    # bound: xacro writes ${pi / 2} as Python's repr, which round-trips: -pi / 2 exactly, and
+    # (pi / 2 - -pi / 2) / 180 the same division as pi / 180 (doubling is exact)
     assert s.horizontal.min_angle == pytest.approx(-math.pi / 2)
     assert s.horizontal.step == pytest.approx(math.pi / 180, rel=1e-12)
 
@@ -61,6 +64,7 @@ def test_classic_ray_plugin_topic_frame_and_message_type(tmp_path):
     # ~/out remapped to scan in namespace /tb3 (gazebo_ros_ray_sensor.cpp:110-128)
     assert (s.topic, s.frame_id, s.source) == ('/tb3/scan', 'base_scan', 'gazebo_ros_ray_sensor')
     assert s.message_type == 'sensor_msgs/msg/LaserScan'
+    # bound: exact: 6.280000 - 0.000000 parses to 6.28 - 0, the same division (approx's rel 1e-6)
     assert s.horizontal.count == 360 and s.horizontal.step == pytest.approx(6.28 / 359)
     assert (s.range_min_m, s.range_max_m, s.update_rate_hz) == (0.12, 3.5, 5.0)
     assert desc.drive.values == {'drive': 'diff', 'max_linear_accel_m_s2': 1.0}
@@ -77,6 +81,8 @@ def test_velodyne_plugin_gives_a_16_ring_cloud(tmp_path):
     kind, cfg = sensor_config(s)
     assert kind == 'lidar_3d' and cfg.channels == 16 and cfg.horizontal_samples == 1875
     step = math.degrees(2 * 0.2617993877991494 / 15)
+    # bound: degrees of min + k step, a few float64 roundings of values <= 15 deg (the
+    # difference cancels to ~1e-15 deg): far inside approx's default rel 1e-6
     assert cfg.elevations_deg[1] - cfg.elevations_deg[0] == pytest.approx(step)
     assert cfg.elevations_deg[0] == pytest.approx(-15.0)
 
@@ -91,9 +97,13 @@ def test_sdf_model_from_a_model_uri_with_a_mesh(tmp_path, monkeypatch):
     assert (s.topic, s.frame_id, s.update_rate_hz) == ('lidar', 'lidar_link', 20.0)
     assert s.horizontal.count == 720
     assert (s.horizontal.min_angle, s.horizontal.max_angle) == (-1.5, 1.0)
+    # bound: exact: (1.0 - -1.5) / 719 is 2.5 / 719, the same one division; the sensor's 0.05 is
+    # read from text into an identity-rotation pose (exact, approx's default rel 1e-6 only)
     assert s.horizontal.step == pytest.approx(2.5 / 719, rel=1e-15)
     assert s.link_from_sensor[2, 3] == pytest.approx(0.05)
     # the model frame: chassis 0.2 up, the lidar link 0.2 above the chassis
+    # bound: sums 0.2 + 0.2 and 0.3 + 0 under identity rotations (<= 1 ulp, y exactly 0): inside
+    # approx's default rel 1e-6
     assert link_poses(desc)['lidar_link'][:3, 3] == pytest.approx([0.3, 0.0, 0.4])
     assert [p.kind for p in desc.links['chassis']] == ['collision', 'visual']
     assert len(desc.links['chassis'][0].shape.triangles) == 12
@@ -153,6 +163,8 @@ def test_laser_config_alone_traces_an_asymmetric_gazebo_scan(tmp_path, monkeypat
     _, cfg = sensor_config(s)
     az = planar_azimuths_rad(cfg.fov_deg, cfg.resolution_deg, cfg.fov_centre_deg)
     assert len(az) == 720
+    # bound: through degrees and back (fov centre, resolution): each a few ulps relative; k x
+    # step for k <= 719 carries the step's ~4 eps into < 2e-15 rad, the start ~1e-15: << 1e-12
     assert np.allclose(az, -1.5 + np.arange(720) * 2.5 / 719, rtol=0, atol=1e-12)
 
 
@@ -164,6 +176,7 @@ def test_ackermann_plugin_gives_wheelbase_and_steering_limit(tmp_path):
     text = urdf().replace('filename="gz-sim-diff-drive-system" name="gz::sim::systems::DiffDrive"',
                           'filename="ignored-by-this-test" name="x"', 1)
     desc = load_robot(_write(tmp_path, 'car.urdf', text.replace('</robot>', plugin + '</robot>')))
+    # bound: exact: the steering limit is read as 0.5 and put through the same math.degrees
     assert desc.drive.values == {'drive': 'ackermann', 'max_linear_m_s': 4.0,
                                  'wheelbase_m': 1.2,
                                  'max_steering_deg': pytest.approx(math.degrees(0.5))}

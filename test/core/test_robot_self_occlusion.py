@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from robot_files import urdf, VELODYNE
+from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.robot.body import link_pose_at, sensor_body_actor
@@ -53,6 +54,8 @@ def test_mast_blanks_its_sector_with_class_self(robot, ring_world, materials):
     assert inside.sum() == 23       # -5.5 to 5.5 deg every 0.5 deg (half sector 6.34 deg)
     assert np.all(res.class_id[inside] == SELF_CLASS)
     # the near face at x = 0.45 m: range 0.45 / cos(angle)
+    # bound: one float32 cast, f32_hit_bound_m(0.46 m, cos 6 deg, 0.6 m lever) 1e-6 m, and the
+    # face's float32 x (3e-8 m): far under 1e-4 m
     assert np.allclose(res.ranges[inside], 0.45 / np.cos(ang[inside]), atol=1e-4)
     assert not np.any(res.class_id[outside] == SELF_CLASS)
     assert np.all(np.isfinite(res.ranges[outside]))
@@ -70,6 +73,7 @@ def test_without_self_occlusion_the_wall_behind_the_mast_returns(robot, ring_wor
     res = _scan(robot, ring_world, materials, self_occlusion=False)
     ang = _angles(res)
     inside = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    # bound: one float32 cast, f32_hit_bound_m(4.93 m, cos 6 deg, 7.4 m lever) 1.2e-5 m < 1e-4 m
     assert np.allclose(res.ranges[inside], 4.9 / np.cos(ang[inside]), atol=1e-4)
 
 
@@ -92,6 +96,8 @@ def test_a_nodes_body_is_rigid_in_its_frame_and_blanks_the_same_sector(robot, ri
     assert body.geometry.triangles.shape == (24, 3)     # base box + mast; the laser's own not
     v = body.geometry.vertices
     mast = v[v[:, 0] > 0.3]
+    # bound: float64 sums of the joint and box offsets (a few ulps, < 1e-15 m; float32 would be
+    # 3e-8 relative): inside approx's default rel 1e-6
     assert mast[:, 0].min() == pytest.approx(0.45) and mast[:, 0].max() == pytest.approx(0.55)
     scanner = RobotScanner(robot, 'front_laser', ring_world, materials,
                            {'front_laser': {'noise_enabled': False}}, self_occlusion=False)
@@ -104,8 +110,11 @@ def test_a_nodes_body_is_rigid_in_its_frame_and_blanks_the_same_sector(robot, ri
     reference = _scan(robot, ring_world, materials)
     assert np.array_equal(res.class_id == SELF_CLASS, reference.class_id == SELF_CLASS)
     # the same rays and surfaces, the body's vertices composed in another order: float32 casts
-    # (open3d) agree to a few ulps of the 5 m ranges, 2^-23 x 5 m = 6e-7 m each
-    assert np.allclose(res.ranges, reference.ranges, rtol=0, atol=1e-5)
+    # (open3d), each within f32_hit_bound_m of the exact range, so within twice that of each
+    # other: the ring's worst ray is at 45 deg on a wall corner (6.93 m, cos 45 deg, the face's
+    # far vertex 7.4 m away), 3.9e-5 m (was 1e-5 m, under that bound)
+    assert np.allclose(res.ranges, reference.ranges, rtol=0,
+                       atol=2.0 * f32_hit_bound_m(6.93, math.cos(math.pi / 4), 7.5))
 
 
 def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
@@ -122,9 +131,14 @@ def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
     col, ring = res.beam % 1875, res.beam // 1875
     az = -3.14159265 + col * (2 * 3.14159265 / 1874)
     el = np.radians(-15.0 + 2.0 * ring)
+    # bound: the points' float32 x, y (6e-8 relative each) and the float32 ray direction turn the
+    # azimuth by < 2e-7 rad, far under 1e-5; the rays 3.6e-9 rad inside +-pi keep their side
     assert np.allclose(np.arctan2(p['y'], p['x']), np.arctan2(np.sin(az), np.cos(az)),
                        atol=1e-5)
     assert np.all(el < 0)
+    # bound: the ground's triangles are horizontal, so their normal is exactly (0, 0, n) and the
+    # lever arm drops out: t = n (z_v - z_o) / (n d_z) carries ~4 float32 roundings and d_z's
+    # own (3e-7 relative in all), under rtol 1e-5 even at the grazing -1 deg row
     assert np.allclose(p['range'], 0.5 / np.sin(-el), rtol=1e-5)
 
 

@@ -100,6 +100,8 @@ def test_the_path_in_a_cell_is_its_chord_from_the_origin_and_its_density_the_ent
     d = np.array([[1.0, 0.0, 0.0], [-1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     eff, exit_m = smoke_inside.smoke_inside(o, d, cells, dens, 1.0, 0.05)
     # Along the centre line d = 0.8 and X = 1 m / 3 m; across at b = 1 m: 0.8 (1 - 1/4), sqrt 3.
+    # bound: small integer inputs make oc2, tc, b2 and r2 exact; eff and exit are then 1-3
+    # float64 roundings of values <= 3 (< 1e-15), far under 1e-12
     assert eff[:, 0] == pytest.approx([0.8, 0.8, 0.6], abs=1e-12)
     assert exit_m[:, 0] == pytest.approx([1.0, 3.0, math.sqrt(3.0)], abs=1e-12)
     # The cell around the origin does not stop these rays.
@@ -108,6 +110,8 @@ def test_the_path_in_a_cell_is_its_chord_from_the_origin_and_its_density_the_ent
     alpha = smoke_inside.extinction_per_m(LidarConfig(), eff)
     tau = smoke_inside.optical_depth(alpha, exit_m, np.array([0, 0, 2]), np.array([0.5, 9.0, 9.0]))
     a = 0.8 * 3.912 / 5.0
+    # bound: alpha is 0.8 x 3.912 / 5 x (905 / 550)^-0 (pow(x, 0) is exactly 1: Kim's q is 0),
+    # tau alpha x min(R, X): each side a few float64 roundings, ~1e-15 relative, under 1e-12
     assert tau == pytest.approx([a * 0.5, a * 1.0, 0.75 * a * math.sqrt(3.0)], rel=1e-12)
 
 

@@ -58,7 +58,12 @@ def test_the_os1_sees_a_10_percent_target_to_40_m_at_100_klx_and_43_3_m_in_the_d
     t = os1.detection_threshold_counts
     u = 0.5 * (Z90 + math.sqrt(Z90 ** 2 + 4.0 * (20.0 + t)))
     dark = 40.0 * math.sqrt(100.0 / (u * u - 20.0))
+    # bound: float64 to ~1e-13 m; 0.01 m is the docstring's hand value's precision (worked with
+    # T and P to 4 figures, then rounded to 0.01 m), not a rounding of this computation
     assert dark == pytest.approx(43.34, abs=0.01)
+    # bound: detection_range_m returns the last point of its 1 mm grid that detects (up to 1 mm
+    # short); the form factor's exp(-(43 / 6.5)^2) = 5e-20 and normal_ppf's 1e-12 error on Z90
+    # move the range by < 1e-9 m
     assert sunlight.detection_range_m(os1, 0.1, 0.0) == pytest.approx(dark, abs=2e-3)
 
 

@@ -68,6 +68,7 @@ def _dataset(tmp_path, deskew):
 def test_each_actors_box_holds_95_percent_of_its_points_by_openpcdets_rule(tmp_path, deskew):
     out = _dataset(tmp_path, deskew)
     margin = boxes.box_margin_m(LidarConfig(**LIDAR))
+    # bound: exact: no range noise floor, so hypot(0, 0.03) is 0.03 and 3 x 0.03 the same product
     assert margin == pytest.approx(3 * 0.03)        # 3 sigma of range_std_low_snr_m 0.03 m
     root = out / 'openpcdet' / '00'
     for k in range(FRAMES):
