@@ -78,6 +78,40 @@ def small_sdf_world(folder):
         '</link></model></world></sdf>\n')
 
 
+#: The user's own robot of the README's examples: a base and a laser link with a gpu_lidar.
+ROBOT_URDF = """<robot name="my_robot"{ns}>{arg}
+ <link name="base_link"><collision><geometry><box size="0.4 0.4 0.2"/></geometry></collision>
+ </link>
+ <link name="laser_link"/>
+ <joint name="laser_joint" type="fixed"><parent link="base_link"/><child link="laser_link"/>
+  <origin xyz="0.1 0 0.3"/></joint>
+ {open}<gazebo reference="laser_link"><sensor name="front_laser" type="gpu_lidar">
+  <topic>scan</topic><update_rate>10</update_rate>
+  <lidar><scan><horizontal><samples>360</samples><resolution>1</resolution>
+  <min_angle>-3.14159</min_angle><max_angle>3.14159</max_angle></horizontal></scan>
+  <range><min>0.12</min><max>12.0</max></range></lidar></sensor></gazebo>{close}
+</robot>
+"""
+
+
+def user_files(arg, folder):
+    """Write the README's example files of the user (a world with a missing model, a robot)."""
+    if arg == 'hospital.world':             # one model missing: sdf_missing=warn loads the rest
+        (folder / arg).write_text(
+            '<?xml version="1.0"?>\n<sdf version="1.9"><world name="h">'
+            '<model name="floor"><static>true</static><link name="l"><collision name="c">'
+            '<geometry><plane><normal>0 0 1</normal><size>40 40</size></plane></geometry>'
+            '</collision></link></model>'
+            '<include><uri>model://no_such_bed</uri></include></world></sdf>\n')
+    elif arg == 'my_robot.urdf':
+        (folder / arg).write_text(ROBOT_URDF.format(ns='', arg='', open='', close=''))
+    elif arg == 'my_robot.urdf.xacro':
+        (folder / arg).write_text(ROBOT_URDF.format(
+            ns=' xmlns:xacro="http://www.ros.org/wiki/xacro"',
+            arg='\n <xacro:arg name="lidar" default="false"/>',
+            open='<xacro:if value="$(arg lidar)">', close='</xacro:if>'))
+
+
 def fast_variant(argv, folder):
     """Return argv with fewer frames and seconds and the README's user files made small."""
     out = []
@@ -93,6 +127,8 @@ def fast_variant(argv, folder):
             small_sdf_world(folder)
         elif arg == '~/gazebo_models':
             arg = str(folder / 'gazebo_models')
+        else:
+            user_files(arg, folder)
         out.append(arg)
     return out
 
