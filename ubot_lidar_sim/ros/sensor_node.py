@@ -331,8 +331,9 @@ class SensorNode(PoseQueries, Node):
             self.get_logger().warning('clock jumped backwards: transform buffer cleared')
         self._last_scan_ns, self._last_scan_at = now_ns, time.monotonic()
         if not on_demand and not self.has_subscribers():
+            skipped = self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
             self._say_idle(True)
-            return self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
+            return skipped
         self._say_idle(False)
         t0 = time.perf_counter()
         self.waited_s = 0.0             # s the scan waited for poses (not compute time)
