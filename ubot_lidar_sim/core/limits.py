@@ -20,6 +20,12 @@ RETURN_MODES = ('strongest', 'first', 'last', 'dual_strongest_last', 'dual_first
 #: The modes with one point per beam (the 2D scanner's).
 SINGLE_RETURN_MODES = ('strongest', 'first', 'last')
 
+#: The ray-casting backends by name (core/raycast/casters.py maps them to their classes; the
+#: config declares the names without loading open3d or Embree) and the default, chosen by
+#: benchmarks/bench_lidar.py's caster rows (docs/performance.md, "Casters").
+CASTER_NAMES = ('open3d', 'embree')
+DEFAULT_CASTER = 'open3d'
+
 #: What a glass pane is to the rays (docs/physics.md, "Glass and mirrors"): a wall, or a pane
 #: that passes the ray on and returns its specular glint.
 GLASS_MODELS = ('opaque', 'physical')

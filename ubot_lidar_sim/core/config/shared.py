@@ -3,8 +3,7 @@
 from dataclasses import dataclass
 
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
-from ubot_lidar_sim.core.limits import GLASS_MODELS
-from ubot_lidar_sim.core.raycast.casters import CASTERS, DEFAULT_CASTER
+from ubot_lidar_sim.core.limits import CASTER_NAMES, DEFAULT_CASTER, GLASS_MODELS
 from ubot_lidar_sim.core.world.schema import SDF_GEOMETRIES, SDF_GEOMETRY_DEFAULT
 
 
@@ -25,7 +24,7 @@ class WorldParams(Validated):
                            choices=SDF_GEOMETRIES, read_only=True)
     caster: str = _p(DEFAULT_CASTER, 'Ray-casting backend: open3d or embree (Embree 4, casts '
                      'without holding the GIL); the same first hits within float32 rounding.',
-                     choices=tuple(CASTERS), read_only=True)
+                     choices=CASTER_NAMES, read_only=True)
     sdf_missing: str = _p('error', 'A model or mesh an SDF world names that is not there: error '
                           '(refuse the world) or warn (load the rest, one warning naming '
                           'every missing one).', choices=('error', 'warn'), read_only=True)

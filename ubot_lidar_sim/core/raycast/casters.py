@@ -10,12 +10,12 @@ from __future__ import annotations
 from functools import partial
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.limits import CASTER_NAMES, DEFAULT_CASTER
 from ubot_lidar_sim.core.raycast.backend import CasterFactory
 from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.raycast.open3d_caster import Open3dCaster
 
-CASTERS: dict[str, type] = {'open3d': Open3dCaster, 'embree': EmbreeCaster}
-DEFAULT_CASTER = 'open3d'
+CASTERS: dict[str, type] = dict(zip(CASTER_NAMES, (Open3dCaster, EmbreeCaster)))
 
 
 def caster_factory(name: str = DEFAULT_CASTER, threads: int = 0) -> CasterFactory:

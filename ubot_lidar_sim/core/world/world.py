@@ -18,11 +18,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.limits import glass_physical
+from ubot_lidar_sim.core.limits import DEFAULT_CASTER, glass_physical
 from ubot_lidar_sim.core.raycast.actor_casting import (ActorCasting, ActorFrame, one_instant,
                                                        PoseAt, RayTimes)
 from ubot_lidar_sim.core.raycast.backend import Caster, CasterFactory
-from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS, DEFAULT_CASTER
+from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.raycast.smoke import smoke_entry
