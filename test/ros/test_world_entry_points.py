@@ -36,8 +36,9 @@ MODEL = """<?xml version="1.0"?>
   <visual name="v"><geometry><box><size>0.2 40 6</size></box></geometry></visual>
 </link></model></sdf>
 """
-# The wall's material ('other', the SDF default) made bright: intensities show the file is read.
-MATERIALS = {'other': {'reflectivity': 0.9}}
+# The wall's material (a model named wall: building, core/world/sdf/name_rules.py) made bright:
+# intensities show the file is read.
+MATERIALS = {'building': {'reflectivity': 0.9}}
 LASER = {'model': 'physical', 'noise_enabled': False, 'resolution_deg': 2.0, 'rate_hz': 10.0}
 COLLISION_FACE_M = 8.9
 # Rays within 19 deg of +x meet the wall's face at 8.9 m / cos(angle) <= 9.5 m.
