@@ -138,34 +138,15 @@ def env():
     return dict(os.environ, PYTHONUNBUFFERED='1', ROS_DOMAIN_ID=str(90 + os.getpid() % 10))
 
 
-def run_server(argv, folder):
-    """Start a serving command, wait for its URL, end it with Ctrl-C; return (rc, output)."""
+def run_until(argv, folder, marker):
+    """Start a command, wait for a line holding marker, end it with Ctrl-C; return (rc, output)."""
     proc = subprocess.Popen(argv, cwd=folder, env=env(), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     lines = []
     try:
-        for line in proc.stdout:            # a line per event; the URL comes once it serves
+        for line in proc.stdout:            # a line per event: the URL, the node's start line
             lines.append(line)
-            if 'http://' in line:
-                break
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=SERVER_START_S)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc.returncode, ''.join(lines) + (rest or '')
-
-
-def run_node_until_started(argv, folder):
-    """Start a node, wait for its start line, end it with Ctrl-C; return (rc, output)."""
-    proc = subprocess.Popen(argv, cwd=folder, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    lines = []
-    try:
-        for line in proc.stdout:
-            lines.append(line)
-            if ' started: ' in line:
+            if marker in line:
                 break
         proc.send_signal(signal.SIGINT)
         rest, _ = proc.communicate(timeout=SERVER_START_S)
@@ -204,14 +185,14 @@ def test_readme_quick_start_command_works_outside_the_repository(lang, command, 
         assert r.returncode == 0, r.stderr
         return
     if argv[0].endswith('_node'):
-        rc, out = run_node_until_started(argv, workdir)
+        rc, out = run_until(argv, workdir, ' started: ')
         assert ' started: ' in out, out
         assert rc in (0, -signal.SIGINT, 130), out
         return
     assert argv[:3] == ['python', '-m', 'ubot_lidar_sim'], f'no runner for: {command}'
     argv = [sys.executable, *fast_variant(argv, workdir)[1:]]
     if is_server(argv):
-        rc, out = run_server(argv, workdir)
+        rc, out = run_until(argv, workdir, 'http://')
         assert 'http://' in out, out
         assert 'Traceback' not in out, out
         return

@@ -40,8 +40,8 @@ def _wait_for(path, text, spin, timeout_s):
     return path.read_text()
 
 
-@pytest.mark.ros
-def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tmp_path):
+def _start_node(context, tmp_path):
+    """Start lidar_3d_node (PARAMS) on the test's domain; return (process, its log file)."""
     params = tmp_path / 'p.yaml'
     params.write_text(yaml.safe_dump({'lidar_3d': {'ros__parameters': PARAMS}}))
     log = tmp_path / 'node.log'
@@ -50,6 +50,12 @@ def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tm
     with open(log, 'w') as out:
         proc = subprocess.Popen([str(EXE), '--ros-args', '--params-file', str(params)],
                                 stdout=out, stderr=subprocess.STDOUT, env=env)
+    return proc, log
+
+
+@pytest.mark.ros
+def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tmp_path):
+    proc, log = _start_node(context, tmp_path)
     node = rclpy.create_node('probe', context=context)
     ex = SingleThreadedExecutor(context=context)
     ex.add_node(node)
@@ -79,14 +85,7 @@ def test_node_says_it_started_waits_for_tf_once_then_its_first_sweep(context, tm
 
 @pytest.mark.ros
 def test_node_without_a_subscriber_says_once_that_it_idles(context, tmp_path):
-    params = tmp_path / 'p.yaml'
-    params.write_text(yaml.safe_dump({'lidar_3d': {'ros__parameters': PARAMS}}))
-    log = tmp_path / 'node.log'
-    env = dict(os.environ, ROS_DOMAIN_ID=str(context.get_domain_id()), PYTHONUNBUFFERED='1',
-               RCUTILS_LOGGING_BUFFERED_STREAM='0')
-    with open(log, 'w') as out:
-        proc = subprocess.Popen([str(EXE), '--ros-args', '--params-file', str(params)],
-                                stdout=out, stderr=subprocess.STDOUT, env=env)
+    proc, log = _start_node(context, tmp_path)
     node = rclpy.create_node('probe', context=context)
     ex = SingleThreadedExecutor(context=context)
     ex.add_node(node)

@@ -37,12 +37,7 @@ class Progress:
             count[0] += 1
             if not self.enabled:
                 return
-            text = f'{name}: sweep {count[0]}/{total}'
-            if self._bar is not None:
-                self._bar.set_postfix_str(text)
-            elif self.stream.isatty():
-                self.stream.write(f'{self.line(self._rate())}  {text}\r')
-                self.stream.flush()
+            self._show(f'{name}: sweep {count[0]}/{total}')
         return on_sweep
 
     def worker_sweeps(self, total):
@@ -50,13 +45,16 @@ class Progress:
         def on_sweeps(counts):
             if not self.enabled:
                 return
-            text = f'sweeps {sum(counts.values())}/{total}'
-            if self._bar is not None:
-                self._bar.set_postfix_str(text)
-            elif self.stream.isatty():
-                self.stream.write(f'{self.line(self._rate())}  {text}\r')
-                self.stream.flush()
+            self._show(f'sweeps {sum(counts.values())}/{total}')
         return on_sweeps
+
+    def _show(self, text):
+        """Show text beside the bar (or the plain line on a terminal) of the sequences."""
+        if self._bar is not None:
+            self._bar.set_postfix_str(text)
+        elif self.stream.isatty():
+            self.stream.write(f'{self.line(self._rate())}  {text}\r')
+            self.stream.flush()
 
     def _rate(self):
         return self.frames / max(time.perf_counter() - self._t0, 1e-9)
