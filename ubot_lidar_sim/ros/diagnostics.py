@@ -53,6 +53,14 @@ class ScanStats:
                        'compute_ms': deque(maxlen=50), 'points': 0, 'tf_rejected': 0,
                        'env_rejected': 0, 'last_status': '', 'clock_jumps': 0}
         self._pub_times = deque(maxlen=200)
+        self._idle = False
+
+    def idle(self, idle):
+        """Log one line when the node starts to idle for want of a subscriber (once per spell)."""
+        if idle and not self._idle:
+            self._logger.info('idle: nobody subscribes to its output yet; sweeping starts when a '
+                              'subscriber matches (~/sample scans on demand)')
+        self._idle = idle
 
     def count(self, reason, n=1):
         """Count n skipped scans for reason (no warning)."""

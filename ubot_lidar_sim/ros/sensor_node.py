@@ -126,13 +126,6 @@ class SensorNode(PoseQueries, Node):
         """Return the latest good core Weather from the environment topic (clear before)."""
         return self.intake.weather
 
-    def _say_idle(self, idle):
-        """Log one line when the node starts to idle for want of a subscriber (once per spell)."""
-        if idle and not getattr(self, '_idle_said', False):
-            self.get_logger().info('idle: nobody subscribes to its output yet; sweeping starts '
-                                   'when a subscriber matches (~/sample scans on demand)')
-        self._idle_said = idle
-
     # -- hooks for subclasses ---------------------------------------------------------------
     count_unit = 'points'       # what scan_once counts, in ~/sample answers
 
@@ -332,9 +325,9 @@ class SensorNode(PoseQueries, Node):
         self._last_scan_ns, self._last_scan_at = now_ns, time.monotonic()
         if not on_demand and not self.has_subscribers():
             skipped = self.stats.skip('no_subscribers', 'nobody subscribes', warn=False)
-            self._say_idle(True)
+            self.stats.idle(True)
             return skipped
-        self._say_idle(False)
+        self.stats.idle(False)
         t0 = time.perf_counter()
         self.waited_s = 0.0             # s the scan waited for poses (not compute time)
         self.intake.take()

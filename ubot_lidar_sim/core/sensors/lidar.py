@@ -1,11 +1,10 @@
 """
 One 3D LiDAR sweep: beams -> poses -> world.trace -> contributions -> echoes -> points.
 
-LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through the physics
-(physics/: weather and atmosphere, radiometry, clutter, echoes, return selection) and packs the
-points in the full layout (point_layouts.py); the other layouts are converted from it. Points
-are in the sensor frame at the instant their column fired, so a moving sensor shows the skew of
-a spinning LiDAR. Randomness comes from the streams of random_streams.py only.
+LidarSimulator wires a sweep (or its column blocks, column_blocks.py) through the physics and
+packs the points in the full layout (point_layouts.py); the other layouts are converted from it.
+Points are in the sensor frame at the instant their column fired, so a moving sensor shows the
+skew of a spinning LiDAR. Randomness comes from the streams of random_streams.py only.
 """
 
 from dataclasses import dataclass, field, replace
