@@ -5,11 +5,12 @@ import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import atmosphere as atm_mod
-from ubot_lidar_sim.core.physics.atmosphere import (Atmosphere, atmosphere, drop_density,
+from ubot_lidar_sim.core.physics.atmosphere import (Atmosphere, drop_density,
                                                     fog_extinction, fog_lidar_ratio, kim_q,
                                                     Medium, rain_extinction,
                                                     rain_part_550)
 from ubot_lidar_sim.core.physics.weather import scan_weather, Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 
 CFG = LidarConfig()
 

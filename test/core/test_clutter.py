@@ -7,9 +7,10 @@ import numpy as np
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import soft_target
-from ubot_lidar_sim.core.physics.atmosphere import Atmosphere, atmosphere, Medium
+from ubot_lidar_sim.core.physics.atmosphere import Atmosphere, Medium
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 
 CFG = LidarConfig()
 

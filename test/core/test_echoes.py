@@ -7,10 +7,10 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import footprint
 from ubot_lidar_sim.core.physics import radiometry as rad
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.echoes import (Contributions, contributions_from_hits,
                                                 process_beams)
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 from ubot_lidar_sim.core.raycast.hits import Hits
 from ubot_lidar_sim.core.world.materials import material_index
 

@@ -8,10 +8,10 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import particles
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator

@@ -15,8 +15,8 @@ import pytest
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow_optics
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
 snow_counts = importlib.import_module('snow_counts')

@@ -14,9 +14,9 @@ from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig
 from ubot_lidar_sim.core.config.presets import list_presets, load_preset
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import radiometry
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator

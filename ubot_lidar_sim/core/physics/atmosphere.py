@@ -4,15 +4,16 @@ The air along the beams (docs/physics-weather.md): extinction and backscatter.
 Each scatterer is a Medium with its extinction alpha and backscatter beta at the laser
 wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar ratio and drops from
 Marshall-Palmer drops (particles.py); fog/haze from the visibility (Koschmieder) minus the part the
-precipitation explains, scaled to the laser wavelength with Kim et al. (2001). A precipitation
-effect is a function (cfg, Weather) -> Medium in PRECIPITATION; clutter.py draws its returns.
+precipitation explains, scaled to the laser wavelength with Kim et al. (2001). Each effect's
+(cfg, Weather) -> Medium is registered in weather_effects.py, which builds a scan's Atmosphere;
+clutter.py draws its returns.
 Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (snow.py).
 """
 
 from dataclasses import dataclass
 import logging
 import math
-from typing import Callable, Optional, Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
-from ubot_lidar_sim.core.physics import sunlight
 from ubot_lidar_sim.core.physics.weather import Weather
 
 _LOG = logging.getLogger(__name__)
@@ -215,22 +215,3 @@ def snow_medium(cfg, weather: Weather) -> Medium:
     return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
                   snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0),
                   snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)
-
-
-#: The precipitation of a scan, each (cfg, Weather) -> Medium; a new effect adds its function.
-PRECIPITATION: Tuple[Callable[..., Medium], ...] = (rain_medium, snow_medium)
-
-
-def atmosphere(cfg, weather: Weather) -> Atmosphere:
-    """
-    Return the scan's Atmosphere for a Weather (weather.scan_weather: overrides applied).
-
-    cfg.weather false gives clear air. The fog/haze medium is the visibility minus the part the
-    precipitation media explain.
-    """
-    if not cfg.weather:
-        return Atmosphere()
-    precipitation = tuple(make(cfg, weather) for make in PRECIPITATION)
-    fog = fog_medium(cfg, weather, _sum(m.alpha_550_per_m for m in precipitation))
-    sun = sunlight.background_counts(cfg, weather.sun_illuminance_klx)
-    return Atmosphere(precipitation + (fog,), background_counts=sun)

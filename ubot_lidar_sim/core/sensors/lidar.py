@@ -17,8 +17,7 @@ from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.memory import keep_freed_memory
 from ubot_lidar_sim.core.physics import (echoes, imperfections, radiometry, smoke_inside, snow,
-                                         sunlight)
-from ubot_lidar_sim.core.physics.atmosphere import atmosphere
+                                         sunlight, weather_effects)
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
@@ -28,9 +27,9 @@ from ubot_lidar_sim.core.sensors import column_blocks, ghosts
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
-from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM_CALIBRATION,
-                                                        STREAM_CLUTTER, STREAM_FOG, STREAM_NOISE,
-                                                        STREAM_ROUGHNESS, STREAM_SNOW)
+from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM, STREAM_CALIBRATION,
+                                                        STREAM_CLUTTER, STREAM_NOISE,
+                                                        STREAM_ROUGHNESS)
 from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
@@ -316,7 +315,7 @@ class LidarSimulator:
 
         hit_beam = np.asarray(hits.ray) // n_sub
         hits = self._roughen(hits, hit_beam, weather, scan_index)
-        atm = atmosphere(cfg, weather)
+        atm = weather_effects.atmosphere(cfg, weather)
         contrib = echoes.contributions_from_hits(
             cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs,
@@ -334,8 +333,8 @@ class LidarSimulator:
             clutter_rng = self._rng(scan_index, STREAM_CLUTTER)
             # Flakes and the fog's fluctuation draw from their own streams: each leaves the
             # others' draws as they were. Particles shadow the surfaces behind them.
-            streams = {'snow': self._rng(scan_index, STREAM_SNOW),
-                       'fog': self._rng(scan_index, STREAM_FOG)}
+            streams = weather_effects.clutter_streams(
+                lambda name: self._rng(scan_index, STREAM[name]))
             contrib = clutter(cfg, atm, n_beams, limit, ring, clutter_rng, streams=streams,
                               surfaces=contrib)
         contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
