@@ -112,7 +112,7 @@ def test_weather_off_and_overrides():
 
 def test_media_add_up_and_fog_is_the_visibility_beyond_the_precipitation():
     atm = air(CFG, 10.0, 800.0)
-    rain, snow, fog = atm.media
+    rain, snow, fog = (atm.medium(name) for name in ('rain', 'snow', 'fog'))
     assert (rain.name, rain.granular, fog.name, fog.granular) == ('rain', True, 'fog', False)
     assert (snow.name, snow.granular, snow.alpha_per_m) == ('snow', True, 0.0)
     assert rain.particles_per_m3 == drop_density(CFG, 10.0)

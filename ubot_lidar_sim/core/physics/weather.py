@@ -29,6 +29,8 @@ SMOKE_MAX_VOLUMES = 1024
 #: Brightest sunlight accepted, klx: clear-sky noon sun is ~100-130 klx at the ground.
 SUN_MAX_KLX = 200.0
 SMOKE_RADIUS_MAX_M = 1000.0
+#: Heaviest dust accepted, ug/m^3: 0.1 g/m^3 is a severe dust storm (visibility ~65 m).
+DUST_MAX_UG_M3 = 1e5
 
 
 def _number(name, value, allowed, lo=-math.inf, hi=math.inf, allow_inf=False):
@@ -55,7 +57,8 @@ class Weather:
     smoke_density (K,) 0-1, K <= SMOKE_MAX_VOLUMES. A refused value raises ConfigError naming
     the field; a smoke volume is named smoke[i].center, smoke[i].radius_m or smoke[i].density.
     sun_illuminance_klx 0 (dark, the default) to SUN_MAX_KLX: sunlight on the scene
-    (physics/sunlight.py).
+    (physics/sunlight.py). dust_ug_m3 0 to DUST_MAX_UG_M3: airborne mineral dust, mass
+    concentration (physics/dust.py).
     """
 
     rain_mm_h: float = 0.0
@@ -67,6 +70,7 @@ class Weather:
     snowfall_rate_mm_h: float = 0.0
     snow_depth_m: float = 0.0
     sun_illuminance_klx: float = 0.0
+    dust_ug_m3: float = 0.0
 
     def __post_init__(self):
         def put(name, value):
@@ -86,6 +90,8 @@ class Weather:
                                     f'0 to {SNOW_DEPTH_MAX_M:g} m', 0.0, SNOW_DEPTH_MAX_M))
         put('sun_illuminance_klx', _number('sun_illuminance_klx', self.sun_illuminance_klx,
                                            f'0 to {SUN_MAX_KLX:g} klx', 0.0, SUN_MAX_KLX))
+        put('dust_ug_m3', _number('dust_ug_m3', self.dust_ug_m3,
+                                  f'0 to {DUST_MAX_UG_M3:g} ug/m^3', 0.0, DUST_MAX_UG_M3))
         smoke = np.asarray(self.smoke, dtype=np.float64).reshape(-1, 4)
         density = np.asarray(self.smoke_density, dtype=np.float64).reshape(-1)
         _check_smoke(smoke, density)
@@ -114,6 +120,8 @@ class Weather:
             words.append(f'snow cover {self.snow_depth_m * 100.0:.0f} cm')
         if self.sun_illuminance_klx > 0.0:
             words.append(f'sun {self.sun_illuminance_klx:g} klx')
+        if self.dust_ug_m3 > 0.0:
+            words.append(f'dust {self.dust_ug_m3:g} ug/m^3')
         if len(self.smoke):
             words.append(f'{len(self.smoke)} smoke volume{"s" if len(self.smoke) > 1 else ""}')
         return ', '.join(words) or 'clear'

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from ubot_lidar_sim.core.physics import sunlight
+from ubot_lidar_sim.core.physics import dust, sunlight
 from ubot_lidar_sim.core.physics.atmosphere import (Atmosphere, fog_medium, Medium, rain_medium,
                                                     snow_medium)
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -81,6 +81,7 @@ register_effect('rain', rain_medium, ('rain_mm_h',),
 register_effect('snow', snow_medium, ('snowfall_rate_mm_h',),
                 ('snow_type', 'snow_lidar_ratio_sr', 'snow_flake_optics', 'wavelength_nm'),
                 stream='snow')
+register_effect('dust', dust.dust_medium, ('dust_ug_m3',), ())
 register_effect('fog', fog_medium, ('visibility_m',),
                 ('wavelength_nm', 'fog_lidar_ratio_sr', 'haze_lidar_ratio_sr',
                  'fog_droplet_visibility_m', 'fog_fluctuation_shape',
