@@ -92,7 +92,7 @@ class Rig:
     def next_messages(self, topic, n, timeout_s=6.0):
         start = len(self.received[topic])
         assert self.wait(lambda: len(self.received[topic]) >= start + n, timeout_s), \
-            f'no {topic} within {timeout_s} s: {self.node._stats}'
+            f'no {topic} within {timeout_s} s: {self.node.stats.counts}'
         return self.received[topic][start:start + n]
 
     def close(self):
@@ -141,15 +141,15 @@ def test_bad_transforms_over_dds_are_rejected_one_by_one_and_the_pose_is_kept(li
     n_good = _assert_ground_cloud(rig.next_messages('points', 2)[-1])
     bad = _bad_transforms(rig.now_ns())
     for name, ts in bad.items():
-        before = rig.node._stats['tf_rejected']
+        before = rig.node.stats.counts['tf_rejected']
         rig.tf_pub.publish(TFMessage(transforms=[ts]))
-        assert rig.wait(lambda: rig.node._stats['tf_rejected'] == before + 1, 3.0), name
+        assert rig.wait(lambda: rig.node.stats.counts['tf_rejected'] == before + 1, 3.0), name
     # A message mixing a good and a bad transform: the good one still lands.
-    before = rig.node._stats['tf_rejected']
+    before = rig.node.stats.counts['tf_rejected']
     rig.tf_pub.publish(TFMessage(transforms=[
         _tf('map', 'odom', rig.now_ns(), xyz=(1.0, 0.0, 0.0)),
         _tf('map', 'lidar_3d', rig.now_ns(), xyz=(NAN, NAN, NAN))]))
-    assert rig.wait(lambda: rig.node._stats['tf_rejected'] == before + 1, 3.0)
+    assert rig.wait(lambda: rig.node.stats.counts['tf_rejected'] == before + 1, 3.0)
     assert rig.wait(lambda: 'odom' in rig.node.tf_buffer.frames(), 2.0)
     # Scans go on from the good pose: finite points on the ground, as many as before.
     time.sleep(0.15)
@@ -157,7 +157,7 @@ def test_bad_transforms_over_dds_are_rejected_one_by_one_and_the_pose_is_kept(li
         # bound: a count of ground beams, not a float: a 1 m shift of odom changes only the
         # beams near the plane's edge or max range; 5 % of the cloud bounds them
         assert _assert_ground_cloud(msg) == pytest.approx(n_good, rel=0.05)
-    assert rig.node._stats['skipped'].get('error', 0) == 0
+    assert rig.node.stats.counts['skipped'].get('error', 0) == 0
     err = capfd.readouterr().err
     assert 'transform(s) ignored' in err or 'in the future ignored' in err
 
@@ -170,8 +170,8 @@ def test_frame_that_disappears_stops_the_scans_until_it_comes_back(lidar_rig):
     n = len(rig.received['points'])
     time.sleep(1.0)
     assert len(rig.received['points']) <= n + 0
-    assert rig.node._stats['skipped'].get('no_transform', 0) > 3
-    assert 'no_transform' in rig.node._stats['last_skip']
+    assert rig.node.stats.counts['skipped'].get('no_transform', 0) > 3
+    assert 'no_transform' in rig.node.stats.counts['last_skip']
     rig.parent = 'map'
     for msg in rig.next_messages('points', 2, timeout_s=5.0):
         _assert_ground_cloud(msg)
@@ -199,9 +199,9 @@ def test_bad_environment_over_dds_is_rejected_and_the_last_weather_kept(lidar_ri
     rig.env_pub.publish(_env(rain=4.0, vis=900.0))
     assert rig.wait(lambda: rig.node.weather.visibility_m == 900.0, 3.0)
     for name, msg in BAD_ENVIRONMENTS.items():
-        before = rig.node._stats['env_rejected']
+        before = rig.node.stats.counts['env_rejected']
         rig.env_pub.publish(msg)
-        assert rig.wait(lambda: rig.node._stats['env_rejected'] == before + 1, 3.0), name
+        assert rig.wait(lambda: rig.node.stats.counts['env_rejected'] == before + 1, 3.0), name
         assert (rig.node.weather.rain_mm_h, rig.node.weather.visibility_m) == (4.0, 900.0)
     for msg in rig.next_messages('points', 2):
         pts = pointcloud2_to_array(msg)

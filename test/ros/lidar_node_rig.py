@@ -104,7 +104,7 @@ class Rig:
     def clouds_after(self, n, timeout_s=8.0):
         start = len(self.clouds)
         assert self.spin_until(lambda: len(self.clouds) >= start + n, timeout_s), \
-            f'no cloud within {timeout_s} s: {self.node._stats}'
+            f'no cloud within {timeout_s} s: {self.node.stats.counts}'
         return self.clouds[start:start + n]
 
     def close(self):

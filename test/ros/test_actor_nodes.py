@@ -70,7 +70,7 @@ class Rig(SensorRig):
     def clouds_after(self, n, timeout_s=10.0):
         start = len(self.clouds)
         assert self.spin_until(lambda: len(self.clouds) >= start + n, timeout_s), (
-            f'no cloud: {self.node._stats}')
+            f'no cloud: {self.node.stats.counts}')
         return self.clouds[start:start + n]
 
 

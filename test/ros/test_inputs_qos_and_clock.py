@@ -62,7 +62,7 @@ def test_a_late_sensor_takes_each_latched_weather_once(rig):
         r.spin_until(lambda: False, 1.0)
         # Both subscriptions (transient-local and volatile) match both publishers: the bad
         # message arrives twice and counts once; the good one stays.
-        assert r.node._stats['env_rejected'] == 1
+        assert r.node.stats.counts['env_rejected'] == 1
         assert r.node.weather.rain_mm_h == 7.0
     finally:
         weather.destroy_node()

@@ -161,8 +161,8 @@ def test_bad_environment_is_ignored_and_the_last_good_weather_kept(lidar_rig):
     rig = lidar_rig(environment=_environment(200.0))
     rig.clouds_after(1)
     rig.env_pub.publish(Environment(rain_rate_mm_h=math.nan, visibility_m=math.inf))
-    rig.spin_until(lambda: rig.node._stats['env_rejected'] > 0, 3.0)
-    assert rig.node._stats['env_rejected'] == 1
+    rig.spin_until(lambda: rig.node.stats.counts['env_rejected'] > 0, 3.0)
+    assert rig.node.stats.counts['env_rejected'] == 1
     assert rig.node.weather.visibility_m == 200.0
 
 

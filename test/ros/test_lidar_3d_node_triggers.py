@@ -121,7 +121,7 @@ def test_bad_transforms_are_ignored_and_the_node_keeps_publishing(lidar_rig):
     cyc = static_transform('lidar_3d', 'map', (0.0, 0.0, 0.0),
                            rig.probe.get_clock().now().to_msg())
     rig.tf_pub.publish(TFMessage(transforms=[bad, cyc]))
-    assert rig.spin_until(lambda: rig.node._stats['tf_rejected'] >= 2, 3.0)
+    assert rig.spin_until(lambda: rig.node.stats.counts['tf_rejected'] >= 2, 3.0)
     pts = pointcloud2_to_array(rig.clouds_after(2)[-1])
     assert np.all(np.isfinite(pts['x'])) and len(pts) > 0
 
@@ -145,7 +145,7 @@ def test_default_sweeps_are_stamped_whole_periods_apart_under_load(lidar_rig):
     try:
         rig = lidar_rig({name: getattr(default, name) for name in SMALL}, speed_m_s=2.0)
         rig.clouds_after(2, timeout_s=20.0)     # the first sweep loads the compiled kernels
-        skipped0 = sum(rig.node._stats['skipped'].values())
+        skipped0 = sum(rig.node.stats.counts['skipped'].values())
         clouds = rig.clouds_after(10, timeout_s=30.0)
     finally:
         for hog in hogs:
@@ -155,8 +155,8 @@ def test_default_sweeps_are_stamped_whole_periods_apart_under_load(lidar_rig):
     gaps = np.diff(stamps)
     assert np.all(gaps > 0) and np.all(gaps % 100_000_000 == 0), gaps
     extra = int(gaps.sum() // 100_000_000) - len(gaps)
-    assert extra == 0 or sum(rig.node._stats['skipped'].values()) > skipped0, \
-        (gaps, rig.node._stats)
+    assert extra == 0 or sum(rig.node.stats.counts['skipped'].values()) > skipped0, \
+        (gaps, rig.node.stats.counts)
 
 
 @pytest.mark.parametrize('workers', [1, 2])
@@ -168,13 +168,13 @@ def test_stream_trigger_publishes_back_to_back_sweeps_of_the_core_blocks(
     rig.clouds_after(2)         # the first sweep loads the compiled kernels (~0.5 s): a jump
     if workers > 1:
         assert rig.spin_until(lambda: rig.node._in_process < rig.node.scan_index - 5, 20.0)
-    overruns = rig.node._stats['skipped'].get('overrun', 0)
+    overruns = rig.node.stats.counts['skipped'].get('overrun', 0)
     clouds = rig.clouds_after(5)
     stamps = [c.header.stamp.sec * 10**9 + c.header.stamp.nanosec for c in clouds]
     # Each sweep starts where the one before ended: stamps exactly one period apart, unless the
     # node fell two sweeps behind (a stalled CI machine), which counts as overrun.
     assert np.diff(stamps).tolist() == [100_000_000] * 4 or \
-        rig.node._stats['skipped'].get('overrun', 0) > overruns, rig.node._stats
+        rig.node.stats.counts['skipped'].get('overrun', 0) > overruns, rig.node.stats.counts
     # The cloud is the core's sweep in 4 column blocks, from the poses TF interpolates (the
     # draws of SMALL's noise-free model do not change its points).
     sim = LidarSimulator(rig.node.config, lidar_world, rig.node.materials)

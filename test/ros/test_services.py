@@ -50,7 +50,7 @@ def test_sample_in_timer_mode_is_served_by_a_timer_sweep_and_adds_none(rig):
     # Nobody subscribes to points, so the timer sweeps are skipped; a call still gets one.
     sample = r.call(Trigger, 'sample')
     assert sample.success, sample.message
-    assert r.node._stats['published'] == 1
+    assert r.node.stats.counts['published'] == 1
     latest = r.call(GetLatestCloud, 'get_latest')
     assert latest.success and latest.cloud.width > 0
     # With a subscriber the stream keeps its 10 Hz while calls come in: no extra sweep.

@@ -94,7 +94,6 @@ class SensorNode(PoseQueries, Node):
         self._period_s = 1.0 / rate_hz
         self.stats = ScanStats(self.get_logger(), self._period_s,
                                lambda: self.get_clock().now().nanoseconds * 1e-9)
-        self._stats = self.stats.counts             # the tests read the counts here
         # The history holds two sweeps, so that a slow sweep's first column has its pose.
         # intake: another node's of this process, shared (same clock and world frame).
         history_s = max(TF_CACHE_S, 2.0 * self._period_s)
