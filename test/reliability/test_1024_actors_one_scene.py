@@ -1,4 +1,4 @@
-"""Round 4: a world may hold 1,024 actors (one shared scene), and one more is refused."""
+"""A world may hold 1,024 actors (one shared scene), and one more is refused."""
 
 import math
 import subprocess

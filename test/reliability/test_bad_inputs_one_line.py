@@ -1,4 +1,4 @@
-"""Round 4: bad inputs, each refused on one line naming the key, the value and what is allowed."""
+"""Bad inputs, each refused on one line naming the key, the value and what is allowed."""
 
 import ast
 from pathlib import Path

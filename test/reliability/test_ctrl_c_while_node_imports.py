@@ -1,4 +1,4 @@
-"""Round 4: a signal while a node executable still imports ends it quietly."""
+"""A signal while a node executable still imports ends it quietly."""
 
 import shutil
 import signal

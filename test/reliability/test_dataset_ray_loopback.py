@@ -1,4 +1,4 @@
-"""Round 4: the real ``dataset`` command's embedded Ray listens on loopback only."""
+"""The real ``dataset`` command's embedded Ray listens on loopback only."""
 
 import os
 import signal

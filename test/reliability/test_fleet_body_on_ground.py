@@ -1,4 +1,4 @@
-"""Round 4: a fleet robot's body stands on the ground, not on its base_link 0.4 m above it."""
+"""A fleet robot's body stands on the ground, not on its base_link 0.4 m above it."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Round 4: a fleet's graph has one weather, and robot 1's status monitor hears it."""
+"""A fleet's graph has one weather, and robot 1's status monitor hears it."""
 
 import os
 import time

@@ -1,4 +1,4 @@
-"""Round 4: links planted below an output directory, before or while a run writes, and a FIFO."""
+"""Links planted below an output directory, before or while a run writes, and a FIFO."""
 
 import os
 import subprocess

@@ -4,7 +4,7 @@ Round 5: every server the package starts listens on loopback unless ``--bind`` n
 The viewer (``view``, ``scan --view``, ``run --view``: Rerun's web and gRPC servers) is started
 for real and the listening sockets of its process and of its children are read from
 /proc/net/tcp and tcp6. Ray's servers (the ``dataset`` runner) are pinned the same way by
-test_round4_ray.py. Bad ports are refused with one line (exit 2).
+test_dataset_ray_loopback.py. Bad ports are refused with one line (exit 2).
 """
 
 import os

@@ -11,7 +11,7 @@ from ubot_lidar_sim.core.config.params_file import key_applies, load_blocks, rea
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.pipeline.run import _DEFAULTS, node_parameters
 
-PAGE = Path(__file__).resolve().parents[2] / 'docs' / 'parameters.md'
+PAGE = Path(__file__).resolve().parents[3] / 'docs' / 'parameters.md'
 
 
 def readme_two_sensor_file():

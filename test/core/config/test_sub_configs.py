@@ -13,7 +13,7 @@ from ubot_lidar_sim.core.config import (applicable_names, from_dict, LaserScanCo
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / 'ubot_lidar_sim' / 'core' / 'config'
+CONFIG_DIR = Path(__file__).resolve().parents[3] / 'ubot_lidar_sim' / 'core' / 'config'
 
 
 def _describe(capsys, *argv):

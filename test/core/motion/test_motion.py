@@ -172,6 +172,6 @@ def test_bad_config_names_parameter():
 
 
 def test_docs_nav2_lists_every_base_sim_parameter():
-    text = (Path(__file__).resolve().parents[2] / 'docs' / 'nav2.md').read_text()
+    text = (Path(__file__).resolve().parents[3] / 'docs' / 'nav2.md').read_text()
     missing = [f.name for f in dataclasses.fields(BaseSimConfig) if f'| `{f.name}` |' not in text]
     assert not missing, f'docs/nav2.md, "Parameters": {missing}'

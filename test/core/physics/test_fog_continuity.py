@@ -18,7 +18,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import fog_microphysics as fm
 from ubot_lidar_sim.core.physics.weather import Weather
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / 'benchmarks'))
 fog_continuity = importlib.import_module('fog_continuity')
 wp = importlib.import_module('weather_particles')
 

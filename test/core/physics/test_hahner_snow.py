@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / 'benchmarks'))
 hahner = importlib.import_module('hahner_snow')
 
 

@@ -18,7 +18,7 @@ from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'benchmarks'))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / 'benchmarks'))
 snow_counts = importlib.import_module('snow_counts')
 wp = importlib.import_module('weather_particles')
 

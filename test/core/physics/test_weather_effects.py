@@ -46,7 +46,9 @@ def test_a_registered_effect_enters_the_air_and_the_visibility_it_explains_leave
     air = atmosphere(cfg, Weather(visibility_m=1956.0))
     assert [m.name for m in air.media][-2:] == ['grey', 'fog']
     # 3.912 / 1956 m = 2e-3 /m in all, the grey medium explains 1e-3 /m: fog keeps the rest.
+    # bound: a few float64 roundings of numbers near 1e-3 (rel 1e-12 is 4500 ulps)
     assert air.medium('fog').alpha_per_m == pytest.approx(KOSCHMIEDER / 1956.0 - 1e-3,
                                                           rel=1e-12)
     assert air.alpha == pytest.approx(2e-3, rel=1e-12)   # bound: float rounding of three sums
+    # bound: as above
     assert math.isclose(air.beta, 1e-5 + air.medium('fog').beta_per_m_sr, rel_tol=1e-12)

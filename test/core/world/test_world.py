@@ -15,7 +15,7 @@ from ubot_lidar_sim.core.world.materials import MaterialTable, PROPERTIES
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config, World
 
 PLAIN = MaterialTable.from_values({p: np.zeros(17) for p in PROPERTIES})
-WORLDS = Path(__file__).resolve().parents[2] / 'config' / 'worlds'
+WORLDS = Path(__file__).resolve().parents[3] / 'config' / 'worlds'
 DOWN = np.array([0.0, 0.0, -1.0])
 
 

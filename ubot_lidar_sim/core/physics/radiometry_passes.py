@@ -9,7 +9,7 @@ are physics/rules.py's. The echo kernels keep numpy's summation order (bincount 
 order from 0.0) and use only +, -, *, /, so they give the bits of the numpy code they replace.
 The radiometry kernels call libm's pow / acos / exp / log / expm1, which differ from numpy's
 results in the last bit for a few per cent of inputs (stated tolerance: relative 1e-12).
-test/core/test_radiometry_passes.py holds the numpy code each kernel replaced.
+test/core/physics/test_radiometry_passes.py holds the numpy code each kernel replaced.
 """
 
 import math

@@ -6,7 +6,8 @@ sensors/sweep_passes.py inline it per hit or echo, and radiometry.py applies it 
 broadcasting) through the row loop below it. They take floats, never
 arrays: a compiled helper that takes arrays pays an atomic reference count per array and call.
 libm's exp / expm1 / log / pow / acos may differ from numpy's results in the last bit
-(test/core/test_radiometry_passes.py holds the numpy code of each and its stated tolerance).
+(test/core/physics/test_radiometry_passes.py holds the numpy code of each and its stated
+tolerance).
 """
 
 import math

@@ -6,7 +6,7 @@ thread waits for it. embreex casts ray by ray in C with the GIL released: a call
 sweep's parts in threads that cast and compute at the same time. One cast is single-threaded;
 ``threads`` > 1 splits a large cast into chunks cast by a small thread pool (open3d's speed on
 two cores). The scenes are built from the same world-frame float32 triangles as open3d's, so the
-first hits agree within float32 rounding (test/core/test_caster.py).
+first hits agree within float32 rounding (test/core/raycast/test_caster.py).
 """
 
 from concurrent.futures import ThreadPoolExecutor

@@ -6,8 +6,8 @@ After each cast, every ray that hit is finished in one pass: float64 range, exac
 volume's far face passed without a hit, its exit found analytically where raycast/volumes.py
 allows), the ray's hit slot and the float32 rays of the next cast. It replaces ~40 numpy passes
 per cast over the hits and keeps their operation order, so it gives their bits (sqrt is exact;
-there is no exp or log here). ``test/core/test_layer_kernel.py`` holds the numpy reference.
-The GIL is released while it runs.
+there is no exp or log here). ``test/core/raycast/test_trace_kernels.py`` holds the numpy
+reference. The GIL is released while it runs.
 """
 
 import math

@@ -4,7 +4,7 @@ Compiled per-ray and per-point loops of a LiDAR sweep (numba, cached on disk, GI
 The fixed per-sweep work around the trace: the world directions of every sub-ray (each column
 turned by its own pose), the nearest hit per beam, the packing of the point records and the
 ground-relief range noise. All but the last keep numpy's operation order and use only + and *,
-so they give the bits of the numpy code they replace (test/core/test_sweep_passes.py holds
+so they give the bits of the numpy code they replace (test/core/sensors/test_sweep_passes.py holds
 it); the ground relief is within a few ulp of it.
 """
 
