@@ -13,11 +13,15 @@ frame during a recording.
   lidar_3d sensor, in its ``point_layout`` (output/pcd.py).
 
 Each writer writes into a staged tree of the recording's atomic.all_or_none(), so a sequence's
-formats appear all together under their final names, or none.
+formats appear all together under their final names, or none. ``SEQUENCE_FORMATS`` registers
+each format in one place: its sink (None: the recording's own MCAP) and whether it needs a
+lidar_3d sensor; ``sinks`` and ``check_rig`` read it. A new format is its sink, one
+``register_format`` call and its name in dataset/arguments.py FORMATS (the light ``--help``).
 """
 
 import hashlib
 from pathlib import Path
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
@@ -50,8 +54,8 @@ def parse_formats(value, name='--formats'):
 def check_rig(formats, sensors, name='formats'):
     """Refuse formats the rig (RigSensors) cannot fill: no lidar_3d, a layout PCD cannot hold."""
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
-    for fmt in ('semantickitti', 'pcd', 'kitti_object', 'openpcdet'):
-        if fmt in formats and not lidars:
+    for fmt in SEQUENCE_FORMATS:
+        if fmt in formats and SEQUENCE_FORMATS[fmt].needs_lidar and not lidars:
             raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
     if 'pcd' in formats:
         for s in lidars:
@@ -115,6 +119,35 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
+class SinkArgs(NamedTuple):
+    """What a sink is made of: the recording's directory, sequence, sensors and options."""
+
+    out_dir: Any
+    seq_index: int
+    seq_name: str
+    sensors: Any
+    key: str
+    options: Perception
+    world: Any
+    base_at: Any
+
+
+class SequenceFormat(NamedTuple):
+    """A format of a dataset sequence: its sink factory (None: the MCAP) and its needs."""
+
+    make_sink: Optional[Callable[[SinkArgs], Any]]
+    needs_lidar: bool
+
+
+#: The formats, in the order their sinks take each frame.
+SEQUENCE_FORMATS: Dict[str, SequenceFormat] = {}
+
+
+def register_format(name, make_sink, needs_lidar=True):
+    """Add a dataset format: make_sink(SinkArgs) -> a sink with add(frame) and close()."""
+    SEQUENCE_FORMATS[name] = SequenceFormat(make_sink, needs_lidar)
+
+
 def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception(),
           world=None, base_at=None):
     """
@@ -122,16 +155,20 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
 
     world and base_at (the base trajectory): for kitti_object's boxes and for deskew.
     """
-    out = {}
-    if 'kitti_object' in formats:
-        out['kitti_object'] = BoxSink(out_dir, seq_index, sensors, world, base_at, options)
-    if 'openpcdet' in formats:
-        out['openpcdet'] = OpenPCDetSink(out_dir, seq_index, sensors, world, base_at, options)
-    if 'semantickitti' in formats:
-        out['semantickitti'] = KittiSink(out_dir, seq_index, sensors, key, options, base_at)
-    if 'pcd' in formats:
-        out['pcd'] = PcdSink(out_dir, seq_name, base_at if options.deskews('pcd') else None)
-    return out
+    args = SinkArgs(out_dir, seq_index, seq_name, sensors, key, options, world, base_at)
+    return {name: fmt.make_sink(args) for name, fmt in SEQUENCE_FORMATS.items()
+            if name in formats and fmt.make_sink is not None}
+
+
+register_format('mcap', None, needs_lidar=False)    # pipeline/record.py writes it
+register_format('kitti_object', lambda a: BoxSink(a.out_dir, a.seq_index, a.sensors, a.world,
+                                                  a.base_at, a.options))
+register_format('openpcdet', lambda a: OpenPCDetSink(a.out_dir, a.seq_index, a.sensors,
+                                                     a.world, a.base_at, a.options))
+register_format('semantickitti', lambda a: KittiSink(a.out_dir, a.seq_index, a.sensors, a.key,
+                                                     a.options, a.base_at))
+register_format('pcd', lambda a: PcdSink(a.out_dir, a.seq_name, a.base_at
+                                         if a.options.deskews('pcd') else None))
 
 
 def tree_sha256(out_dir, names):
