@@ -183,14 +183,14 @@ def test_wrong_extension_for_the_sensor_exits_2(tmp_path, capsys):
     assert '--out' in err and '.json' in err
 
 
-def test_a_new_output_format_is_one_writers_entry(tmp_path, world, monkeypatch, capsys):
+def test_a_new_output_format_is_one_registration(tmp_path, world, monkeypatch, capsys):
     seen = []
 
     def write_txt(path, result, cfg, sensor):
         seen.append((path.name, sensor, cfg.channels, len(result.points) > 0))
 
-    monkeypatch.setitem(writers.WRITERS, '.txt',
-                        writers.OutputFormat(writers.per_frame(write_txt), ('lidar_3d',)))
+    monkeypatch.setitem(writers.WRITERS, '.txt', None)     # undone: the entry leaves WRITERS
+    writers.register_frame_format('.txt', write_txt, ('lidar_3d',))
     _scan(tmp_path, world, 'a.txt', '--frames', '2')
     assert seen == [('a_0000.txt', 'lidar_3d', 4, True), ('a_0001.txt', 'lidar_3d', 4, True)]
     assert capsys.readouterr().err.startswith('scan: 2 sweeps of lidar_3d (')   # the summary

@@ -15,8 +15,9 @@ from ubot_lidar_sim.core.robot.load import load_robot, parse_args
 from ubot_lidar_sim.core.robot.mapping import LASER
 from ubot_lidar_sim.core.robot.scanner import RobotScanner
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.output.files import FRAME_FORMATS, message_fields, write_json
+from ubot_lidar_sim.output.files import message_fields, write_json
 from ubot_lidar_sim.output.safe_open import output_root
+from ubot_lidar_sim.pipeline.writers import WRITERS
 
 DEFAULT_POSE = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)    # the model frame on the ground at the origin
 
@@ -50,7 +51,7 @@ def run_robot_scan(args):
                                   'topic': scanner.sensor.topic,
                                   'message_type': scanner.sensor.message_type})
         else:
-            FRAME_FORMATS[ext].write(Path(args.out), result, scanner.cfg, scanner.kind)
+            WRITERS[ext].write_frame(Path(args.out), result, scanner.cfg, scanner.kind)
     return Path(args.out)
 
 

@@ -1,17 +1,16 @@
 """
 File formats of one sensor result: one frame writer per file extension, each atomic.
 
-``FRAME_FORMATS`` maps an extension to a ``FrameFormat``: the sensors whose results it can
-write and its writer ``(path, result, cfg, sensor) -> None``, which writes through
-``atomic.atomic_write`` (output/atomic.py: a whole file or none, never through a link).
+Each frame writer ``(path, result, cfg, sensor) -> None`` writes through
+``atomic.atomic_write`` (output/atomic.py: a whole file or none, never through a link); the
+extension and the sensors each one serves are registered in pipeline/writers.py WRITERS, the
+one table of the ``--out`` formats (``.mcap``, the whole run in one file, included).
 ``NpzStream`` writes a .npz whose arrays arrive one at a time (a dataset's labels). Results:
 ``ScanResult`` (lidar_3d), ``LaserScanResult`` (laser_scan), ``(stamp_s, TerrainResult)``
-(terrain_sensor). The formats of a whole run, these per frame and ``.mcap`` (the whole run,
-every sensor and topic, in one file), are pipeline/writers.py WRITERS.
+(terrain_sensor).
 """
 
 import contextlib
-from dataclasses import dataclass
 import errno
 import json
 import os
@@ -40,14 +39,6 @@ LASER_FIELDS = ('ranges', 'intensities', 'angle_min', 'angle_max', 'angle_increm
                 'range_min', 'range_max', 'time_increment', 'scan_time')
 TERRAIN_FIELDS = ('hit_flg', 'enabled', 'hit_loc', 'start_loc', 'veh_hit_dist',
                   'tire_hit_dist')
-
-
-@dataclass(frozen=True)
-class FrameFormat:
-    """A file format of one result: the writer and the sensors (CLI names) it writes."""
-
-    write: Writer
-    sensors: Tuple[str, ...]
 
 
 def _npz_entry(zf: zipfile.ZipFile, name: str, arr: Any) -> None:
@@ -207,11 +198,3 @@ def write_pcd_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     """Write a lidar_3d sweep as a binary PCD of its points in the sensor's point_layout."""
     points, height = layout_points(result, cfg)
     atomic_write(path, lambda tmp: save_pcd(tmp, points, cfg.point_layout, height))
-
-
-FRAME_FORMATS: Dict[str, FrameFormat] = {
-    '.npz': FrameFormat(write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor')),
-    '.ply': FrameFormat(write_ply_result, ('lidar_3d',)),
-    '.pcd': FrameFormat(write_pcd_result, ('lidar_3d',)),
-    '.json': FrameFormat(write_json_result, ('laser_scan', 'terrain_sensor')),
-}

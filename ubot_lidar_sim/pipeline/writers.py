@@ -1,19 +1,21 @@
 """
-Output formats of a run (``scan --out FILE``): one writer per file extension, the CLI's choice.
+Output formats of a run (``scan --out FILE``), registered in one place: the CLI's choice.
 
 ``WRITERS`` maps an extension to an ``OutputFormat``: the sensors (CLI names) whose runs it
 writes and its writer ``(out, rig, trajectory, weather, frames, cfg, sensor) -> [paths]``. A
-file format of one result (output/files.py FRAME_FORMATS) writes each sweep to its own file
-(FILE_0000.ext when frames > 1), all renamed in together (atomic.all_or_none); ``.mcap``
-(``recording``) writes the whole run, every sensor and topic, in one rosbag2 file (record.py).
+file format of one result registers its frame writer (output/files.py) with
+``register_frame_format``: each sweep goes to its own file (FILE_0000.ext when frames > 1), all
+renamed in together (atomic.all_or_none), and ``write_frame`` writes one result (``scan
+--robot``); ``.mcap`` (``recording``) writes the whole run, every sensor and topic, in one
+rosbag2 file (record.py). A new format is its writer and one registration here.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from ubot_lidar_sim.output import files
 from ubot_lidar_sim.output.atomic import all_or_none
-from ubot_lidar_sim.output.files import FRAME_FORMATS
 from ubot_lidar_sim.pipeline.record import record
 
 RunWriter = Callable[..., List[Path]]
@@ -26,6 +28,7 @@ class OutputFormat:
     write: RunWriter
     sensors: Tuple[str, ...]
     recording: bool = False     # the whole run in one file (check_recording applies)
+    write_frame: Optional[files.Writer] = None      # one result to one file (frame formats)
 
 
 def frame_path(out, k, frames):
@@ -54,11 +57,26 @@ def write_recording(out, rig, trajectory, weather, frames, cfg, sensor):
     return [Path(out)]
 
 
-WRITERS: Dict[str, OutputFormat] = {
-    **{ext: OutputFormat(per_frame(fmt.write), fmt.sensors) for ext, fmt in FRAME_FORMATS.items()},
-    '.mcap': OutputFormat(write_recording, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
-                          recording=True),
-}
+WRITERS: Dict[str, OutputFormat] = {}
+
+
+def register_format(ext: str, write: RunWriter, sensors: Tuple[str, ...],
+                    recording: bool = False) -> None:
+    """Add the --out format of a whole run, as '.ext' (WRITERS keeps registration order)."""
+    WRITERS[ext] = OutputFormat(write, sensors, recording)
+
+
+def register_frame_format(ext: str, write_frame: files.Writer, sensors: Tuple[str, ...]) -> None:
+    """Add a file format of one result: a run writes one file per sweep (per_frame)."""
+    WRITERS[ext] = OutputFormat(per_frame(write_frame), sensors, write_frame=write_frame)
+
+
+register_frame_format('.npz', files.write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor'))
+register_frame_format('.ply', files.write_ply_result, ('lidar_3d',))
+register_frame_format('.pcd', files.write_pcd_result, ('lidar_3d',))
+register_frame_format('.json', files.write_json_result, ('laser_scan', 'terrain_sensor'))
+register_format('.mcap', write_recording, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
+                recording=True)
 
 
 def extensions(sensor: str) -> Tuple[str, ...]:
