@@ -93,3 +93,27 @@ def test_the_sweep_uses_the_direction_sky_beams_alarm_at_the_sky_background(os1)
     assert np.all(pts['return_flags'] & FLAG_FALSE_ALARM)
     # Binomial(N, q) within 5 sigma; the isotropic background (q = 0.0157) is 116 sigma away.
     assert abs(pts.size - n * q) <= 5.0 * math.sqrt(n * q * (1.0 - q))
+
+
+SDF = """<?xml version="1.0"?>
+<sdf version="1.7"><world name="w">
+  <light type="directional" name="sun"><pose>0 0 10 0 0 {yaw}</pose>
+    <direction>{direction}</direction></light>
+  <light type="directional" name="second"><direction>0 0 -1</direction></light>
+  <model name="wall"><static>true</static><pose>10.1 0 0 0 0 0</pose>
+    <link name="l"><visual name="v"><geometry><box><size>0.2 40 40</size></box></geometry>
+    </visual></link></model>
+</world></sdf>
+"""
+
+
+@pytest.mark.parametrize('yaw, direction, expected', [
+    (0.0, '-0.5 0.1 -0.9', np.array([-0.5, 0.1, -0.9]) / math.sqrt(1.07)),     # Gazebo's sun
+    (math.pi / 2, '1 0 0', np.array([0.0, 1.0, 0.0]))])                     # turned by its pose
+def test_an_sdf_world_takes_its_first_directional_light_as_the_sun(
+        tmp_path, yaw, direction, expected):
+    path = tmp_path / 'w.sdf'
+    path.write_text(SDF.format(yaw=yaw, direction=direction))
+    world = World.load(str(path), materials=MaterialTable.load(None))
+    # bound: a rotation of a unit vector by sin/cos of pi/2 in float64 (1e-16) and a norm
+    np.testing.assert_allclose(world.sun_direction, expected, rtol=0, atol=1e-12)

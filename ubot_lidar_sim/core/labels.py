@@ -17,7 +17,7 @@ SMOKE_CLASS = 1001
 SELF_CLASS = 1002
 #: A ghost point: a target seen through a mirror, placed along the unfolded ray.
 GHOST_CLASS = 1003
-#: A false alarm: the background's shot noise crossing the threshold (core/physics/false_alarms.py).
+#: A false alarm: the background's noise crossing the threshold (core/physics/false_alarms.py).
 FALSE_ALARM_CLASS = 1004
 
 #: {class id: (name, SemanticKITTI id it is written as)}.

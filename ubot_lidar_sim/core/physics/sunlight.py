@@ -56,9 +56,10 @@ def beam_background(cfg, weather, world, table, hits, beam_dirs, n_sub, solid):
 
     weather: the scan's Weather (sun_illuminance_klx E); world.sun_direction: the unit (3,)
     direction sunlight travels (None: no direction, background_counts); table: the
-    MaterialTable (reflectivity at the laser's wavelength); hits: the sweep's trace in (ray, range) order (normals present), ray = beam x n_sub + k;
-    beam_dirs (B, 3) the beams' centre directions (world); solid (H,) bool: hits that stop
-    the beam (a foliage layer or pane is seen through).
+    MaterialTable (reflectivity at the laser's wavelength); hits: the sweep's trace in (ray,
+    range) order (normals present), ray = beam x n_sub + k; beam_dirs (B, 3) the beams'
+    centre directions (world); solid (H,) bool: hits that stop the beam (a foliage layer or
+    pane is seen through).
     """
     sun_klx, sun_direction = weather.sun_illuminance_klx, world.sun_direction
     if sun_direction is None or not sun_klx > 0.0:

@@ -225,15 +225,18 @@ def check_smoke(entries, ctx):
     return np.asarray(cells, np.float64).reshape(-1, 4), np.asarray(dens, np.float64)
 
 
-def check_sun(entry, ctx):
+def check_sun(data, ctx, scenes=()):
     """
-    Return the world's sun direction: None (no ``sun``) or the unit (3,) vector light travels.
+    Return the world's sun direction: None (no sun) or the unit (3,) vector light travels.
 
-    ``sun: {direction: [x, y, z]}`` in the world frame, the way SDF's directional
-    ``<light><direction>`` gives it (pointing from the sun to the scene; z < 0 by day).
+    ``sun: {direction: [x, y, z]}`` of the world mapping data, in the world frame, the way
+    SDF's directional ``<light><direction>`` gives it (from the sun to the scene; z < 0 by
+    day); without it the first SDF scene's directional light (scenes: sdf.build.SdfScene).
     """
+    entry = data.get('sun')
     if entry is None:
-        return None
+        sun = next((s.sun for s in scenes if s.sun is not None), None)
+        return None if sun is None else sun / np.linalg.norm(sun)
     if not isinstance(entry, dict):
         raise ctx.error('sun', f'expected a mapping, got {short(entry)}')
     unknown = sorted(set(entry) - set(SUN_KEYS))

@@ -160,7 +160,7 @@ class World:
                             f'{MAX_ACTORS}')
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
         world = cls(frame, objects, geoms, smoke, density, materials, caster, actors)
-        world.files, world.sun_direction = tuple(ctx.files), check_sun(data.get('sun'), ctx)
+        world.files, world.sun_direction = tuple(ctx.files), check_sun(data, ctx, scenes)
         world.sdf_report = [row for scene in scenes for row in scene.report]
         return world
 
