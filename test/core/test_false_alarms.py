@@ -93,3 +93,26 @@ def test_beams_with_a_return_keep_it_and_only_quiet_beams_get_false_points(os1):
     q = q_by_hand(os1, 100.0)
     assert 0 < n < scan.n_beams
     assert abs(false.sum() - n * q) <= 5.0 * math.sqrt(n * q * (1.0 - q))
+
+
+def test_a_certain_alarm_lands_on_every_quiet_beam_in_beam_order_and_spares_the_rest(os1):
+    # A background of 1e6 counts: p = erfc(72 / sqrt(2e6)) / 2 = 0.48, q = 1 - 0.52^158 = 1.
+    from ubot_lidar_sim.core.physics.echoes import Returns
+    u8, two = np.uint8, np.ones(2)
+    ret = Returns(beam=np.array([1, 3]), range_m=np.array([5.0, 7.0]), reflectivity=two * 0.3,
+                  signal=np.array([900, 800], np.uint16), intensity=np.array([30, 30], u8),
+                  class_id=np.array([72, 50], np.uint16), material=np.array([2, 5], u8),
+                  return_index=np.ones(2, u8), return_count=np.ones(2, u8),
+                  return_flags=np.full(2, 7, u8), n_echoes=2,
+                  too_close=np.array([False, False, False, False, True, False]),
+                  instance_id=np.array([0, 2], np.uint16))
+    out = false_alarms.with_false_alarms(os1, ret, 1e6, np.zeros(6, int),
+                                         np.random.default_rng(1))
+    np.testing.assert_array_equal(out.beam, [0, 1, 2, 3, 5])     # beam 4 was too close
+    false = np.array([True, False, True, False, True])
+    np.testing.assert_array_equal(out.class_id[~false], [72, 50])
+    np.testing.assert_array_equal(out.range_m[~false], [5.0, 7.0])
+    np.testing.assert_array_equal(out.instance_id, [0, 0, 0, 2, 0])
+    assert np.all(out.class_id[false] == FALSE_ALARM_CLASS)
+    assert np.all(out.return_flags[false] == FLAG_FALSE_ALARM | 7)
+    assert np.all(out.signal[false] == round(os1.detection_threshold_counts))

@@ -8,8 +8,8 @@ probability p = Phi(-T / sqrt(A)) = erfc(T / sqrt(2 A)) / 2, which the sun raise
 independent bins (the echo model resolves one echo per min_separation_m, docs/physics.md,
 "Echoes"), so a beam without a return reports a false alarm with probability
 q = 1 - (1 - p)^n, at a range uniform over [min_range_m, max_range_m] (every bin alike). A beam
-with a return keeps it: its echo is above T, the noise crossing only at it, and the sensor's
-return selection takes the echo.
+with a return (or an echo nearer than min_range_m, too_close) keeps it: its echo is above T,
+the noise crossing only at it, and the sensor's return selection takes the echo.
 
 False points carry class labels.FALSE_ALARM_CLASS and return flag
 return_selection.FLAG_FALSE_ALARM, a signal at the threshold and the reflectivity such a signal
@@ -72,7 +72,7 @@ def with_false_alarms(cfg, ret, background, ring_of_beam, rng):
     if n_beams == 0 or float(q.max()) * n_beams < NEGLIGIBLE_EXPECTED:
         return ret
     u = rng.random((2, n_beams))
-    quiet = np.ones(n_beams, dtype=bool)
+    quiet = ~np.asarray(ret.too_close, dtype=bool)     # a blinding near echo is a return too
     quiet[ret.beam] = False
     beam = np.flatnonzero(quiet & (u[0] < np.broadcast_to(q, (n_beams,))))
     if beam.size == 0:
