@@ -5,8 +5,9 @@ For each preset whose datasheet gives its range under 100 klx of sunlight, the r
 and an 80 % Lambertian target are detected with the preset's detection_at_spec in clear air, at
 100 klx and in the dark, from the model of docs/physics.md ("Signal", "Detection", "Sunlight":
 physics/sunlight.py), and the probability that a sample without an echo crosses the threshold.
-A preset without a published false-alarm rate has no solar response (solar_counts_per_klx 0):
-its row says so.
+A preset without a published false-alarm rate read here has no solar response
+(solar_counts_per_klx 0): its ranges are the same in sunlight and in the dark, and its row says
+so.
 
 Usage: python benchmarks/sun_range.py [--write]
   --write: replace the table in docs/physics.md ("Sunlight"); otherwise print it.
@@ -42,16 +43,13 @@ def rows():
     for preset, (r10, r80, far, source) in DATASHEETS.items():
         cfg = from_dict(LidarConfig, load_preset(preset))
         sheet = f'{r10:g} m / {r80:g} m'
-        if cfg.solar_counts_per_klx <= 0.0:
-            out.append(f'| {preset} | {sheet} | no solar response (no published false-alarm '
-                       f'rate read) | | | {source} |')
-            continue
         sun = [sunlight.detection_range_m(cfg, rho, 100.0) for rho in (0.1, 0.8)]
         dark = [sunlight.detection_range_m(cfg, rho, 0.0) for rho in (0.1, 0.8)]
         fa = [sunlight.false_alarm_probability(cfg, e) for e in (100.0, 0.0)]
+        rates = (f'{fa[0]:.2g} / {fa[1]:.2g} ({far:g})' if cfg.solar_counts_per_klx > 0.0 else
+                 'no solar response: no false-alarm rate read from the manual')
         out.append(f'| {preset} | {sheet} | {sun[0]:.1f} m / {sun[1]:.1f} m | '
-                   f'{dark[0]:.1f} m / {dark[1]:.1f} m | {fa[0]:.2g} / {fa[1]:.2g} '
-                   f'({far:g}) | {source} |')
+                   f'{dark[0]:.1f} m / {dark[1]:.1f} m | {rates} | {source} |')
     return out
 
 

@@ -26,10 +26,10 @@ def test_the_materials_being_appended_have_classes_already():
 
 def test_simulator_classes_are_beyond_semantickitti_and_fit_the_class_dtype():
     own = (labels.PRECIPITATION_CLASS, labels.SMOKE_CLASS, labels.SELF_CLASS,
-           labels.GHOST_CLASS)
-    assert len(set(own)) == 4 and not set(own) & set(SEMANTICKITTI)
+           labels.GHOST_CLASS, labels.FALSE_ALARM_CLASS)
+    assert len(set(own)) == 5 and not set(own) & set(SEMANTICKITTI)
     assert max(CLASS_NAMES) <= np.iinfo(CLASS_DTYPE).max
-    assert [labels.SIM_CLASSES[c][1] for c in own] == [1, 1, 0, 1]
+    assert [labels.SIM_CLASSES[c][1] for c in own] == [1, 1, 0, 1, 1]
 
 
 @pytest.mark.parametrize('class_id, kitti', [(10, 'Car'), (11, 'Misc'), (13, 'Misc'),

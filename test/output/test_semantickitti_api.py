@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.class_ids import SEMANTICKITTI
-from ubot_lidar_sim.core.labels import GHOST_CLASS, PRECIPITATION_CLASS, SELF_CLASS, SMOKE_CLASS
+from ubot_lidar_sim.core.labels import (FALSE_ALARM_CLASS, GHOST_CLASS, PRECIPITATION_CLASS,
+                                        SELF_CLASS, SMOKE_CLASS)
 from ubot_lidar_sim.output import label_maps, semantickitti_yaml
 import yaml
 
@@ -125,8 +126,10 @@ def test_semantickitti_ids_are_the_same_for_surfaces(tmp_path):
 
 
 def test_the_semantickitti_map_of_simulator_classes_by_hand():
-    cls = np.array([10, 72, 256, PRECIPITATION_CLASS, SMOKE_CLASS, SELF_CLASS, GHOST_CLASS])
-    np.testing.assert_array_equal(label_maps.to_semantickitti(cls), [10, 72, 256, 1, 1, 0, 1])
+    cls = np.array([10, 72, 256, PRECIPITATION_CLASS, SMOKE_CLASS, SELF_CLASS, GHOST_CLASS,
+                    FALSE_ALARM_CLASS])
+    np.testing.assert_array_equal(label_maps.to_semantickitti(cls),
+                                  [10, 72, 256, 1, 1, 0, 1, 1])
 
 
 def test_a_world_class_id_outside_the_map_is_refused_with_one_line(tmp_path, capsys):

@@ -38,3 +38,14 @@ def test_the_summary_shows_no_zero_rate_for_a_phase_the_sensor_missed(capsys):
     row = [ln for ln in capsys.readouterr().out.splitlines() if 'lidar_3d' in ln][0]
     assert row.split()[-5:] == ['-', '-', '10.00', '10.00', '10.00']
     assert '0.00' not in row.split()[-5:]
+
+
+def test_the_summary_names_the_empty_scans_of_each_phase_and_only_then(capsys):
+    rate = _late_lidar()
+    monitor = SimpleNamespace(rates={'lidar_3d': rate}, phase_seconds=lambda: dict(SPANS))
+    print_summary(monitor, {'lidar_3d': 10.0}, 25.0, None)
+    assert 'empty scans' not in capsys.readouterr().out
+    for _ in range(2):
+        rate.add(0, 'smoke', 30.0)
+    print_summary(monitor, {'lidar_3d': 10.0}, 25.0, None)
+    assert '  lidar_3d: empty scans smoke 2' in capsys.readouterr().out.splitlines()

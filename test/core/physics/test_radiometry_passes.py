@@ -237,11 +237,15 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, al
     from ubot_lidar_sim.core.physics import radiometry
     s = weights.size
     beam = ray // s
+    from ubot_lidar_sim.core.physics.fresnel import pane_transmission
     fol = np.flatnonzero(foliage)
     t_fol = table.transmission[m[fol]]
     rho = backscatter_reference(table, m, cos, wetness, albedo)
     # A pane (specular_reflectance > 0) returns from its whole footprint, foliage from 1 - t.
-    rho[fol] *= np.where(table.specular_reflectance[m[fol]] > 0.0, 1.0, 1.0 - t_fol)
+    pane = table.specular_reflectance[m[fol]] > 0.0
+    rho[fol] *= np.where(pane, 1.0, 1.0 - t_fol)
+    # A pane passes Fresnel's t(theta) of its t0 at the hit's incidence.
+    t_fol = np.where(pane & (t_fol > 0.0), pane_transmission(t_fol, cos[fol]), t_fol)
     log_t = np.log(np.maximum(t_fol, 1e-12))
     cs = np.cumsum(log_t)
     later, t2 = front_transmission2_reference(fol, log_t, ray, cs)
@@ -256,7 +260,7 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, al
 def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tolerance(
         preset, materials):
     from ubot_lidar_sim.core.config import from_dict, LidarConfig
-    from ubot_lidar_sim.core.physics import radiometry
+    from ubot_lidar_sim.core.physics import fresnel, radiometry
     from ubot_lidar_sim.core.config.presets import load_preset
     table = materials
     cfg = from_dict(LidarConfig, {**load_preset(preset),       # both form-factor exponents
@@ -280,7 +284,7 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
             ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
             table.transmission, radiometry.pass_cover(table), 2.0 * alpha, r10,
             cfg.signal_at_10pct_counts / 0.1,
-            *radiometry.form_factor(cfg), weights)
+            *radiometry.form_factor(cfg), weights, fresnel.pane_log_gain(table, m, cos))
         ref = hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, 0.4, alpha,
                                   ring_of_beam, weights)
         np.testing.assert_allclose(rho, ref[0], rtol=RTOL_LIBM, atol=1e-300)
@@ -309,16 +313,18 @@ def test_the_same_seed_gives_the_same_bytes_through_every_kernel():
     assert scans[0].tobytes() == scans[1].tobytes()
 
 
-def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
+def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams, ambient=None):
     """Detect as echoes.process_beams did with numpy: (s_meas, d, r_d, too_close)."""
+    # ambient: one background for all (None: cfg's) or one per beam (B,).
+    a = cfg.ambient_counts if ambient is None else ambient[e_beam]
     if cfg.noise_enabled:
-        s_meas = peak + draws[:, 0] * np.sqrt(peak + cfg.ambient_counts)
+        s_meas = peak + draws[:, 0] * np.sqrt(peak + a)
     else:
         s_meas = peak
     up = np.flatnonzero(s_meas >= cfg.detection_threshold_counts)
     if cfg.noise_enabled:
-        sigma_r = range_noise_reference(cfg, snr_reference(peak[up], cfg.ambient_counts),
-                                        r_e[up])
+        sigma_r = range_noise_reference(cfg, snr_reference(
+            peak[up], a if ambient is None else a[up]), r_e[up])
         r_up = r_e[up] + draws[up, 1] * sigma_r
     else:
         r_up = r_e[up]
@@ -328,9 +334,10 @@ def detect_reference(cfg, peak, r_e, e_beam, draws, n_beams):
     return s_meas, up[in_window], r_up[in_window], too_close
 
 
+@pytest.mark.parametrize('per_beam', [False, True])
 @pytest.mark.parametrize('noise', [True, False])
 @pytest.mark.parametrize('bands', [(), (0.2, 0.03, 10.0, 0.02, 50.0, 0.05)])
-def test_detection_kernel_gives_the_numpy_detection(noise, bands):
+def test_detection_kernel_gives_the_numpy_detection(noise, bands, per_beam):
     import math
     from ubot_lidar_sim.core.config import LidarConfig
     from ubot_lidar_sim.core.physics.radiometry import range_noise_floor_m
@@ -345,11 +352,14 @@ def test_detection_kernel_gives_the_numpy_detection(noise, bands):
     draws = rng.standard_normal((n, 2))
     too_close = np.zeros(n_beams, dtype=bool)
     s10 = cfg.signal_at_10pct_counts
-    got = detect_echoes(peak, r_e, e_beam, draws, noise, cfg.ambient_counts,
+    # One background for every beam, or one per beam (sunlight with a direction).
+    ambient = rng.uniform(0.0, 500.0, n_beams) if per_beam else None
+    got = detect_echoes(peak, r_e, e_beam, draws, noise,
+                        np.array([cfg.ambient_counts]) if ambient is None else ambient,
                         cfg.detection_threshold_counts, cfg.min_range_m, cfg.max_range_m,
                         s10 / math.sqrt(s10 + cfg.ambient_counts), range_noise_floor_m(cfg, r_e),
                         cfg.range_std_low_snr_m, cfg.range_noise_snr_exponent, too_close)
-    ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams)
+    ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams, ambient)
     np.testing.assert_array_equal(got[0], ref[0])
     np.testing.assert_array_equal(got[1], ref[1])
     np.testing.assert_allclose(got[2], ref[2], rtol=RTOL_LIBM, atol=0.0)

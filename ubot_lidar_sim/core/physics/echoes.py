@@ -13,6 +13,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
+from ubot_lidar_sim.core.physics import fresnel
 from ubot_lidar_sim.core.physics import imperfections
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import radiometry_passes
@@ -176,7 +177,8 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
         radiometry.surface_tables(table), table.transmission, radiometry.pass_cover(table),
         2.0 * alpha, r10,
-        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights)
+        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights,
+        fresnel.pane_log_gain(table, valid, cos))
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
         beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
@@ -255,6 +257,12 @@ def _sort_key_span(cfg):
     return -far, 3.0 * far
 
 
+def _background(cfg, background_counts):
+    """Return the shot-noise background as float64 (1,) (one for all) or (B,) (per beam)."""
+    a = cfg.ambient_counts if background_counts is None else background_counts
+    return np.atleast_1d(np.asarray(a, dtype=np.float64))
+
+
 def _sorted_by_beam_and_range(cfg, contrib):
     """
     Return (order, beam, range, power, stretch, air) of the contributions in (beam, range) order.
@@ -308,7 +316,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
     (imperfections.range_walk_m).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor. background_counts: the scan's background A of the shot
-    noise (physics/sunlight.py; None: in the dark, cfg.ambient_counts).
+    noise, one value or one per beam (B,) (physics/sunlight.py; None: in the dark,
+    cfg.ambient_counts).
     """
     ring_of_beam = np.asarray(ring_of_beam)
     order, beam, r, pw, st, air = _sorted_by_beam_and_range(cfg, contrib)
@@ -330,7 +339,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
     # range_noise_std, its floor at each echo range), too-close beams and the range window.
     s_meas, d, r_d = radiometry_passes.detect_echoes(
         peak, r_e, e_beam, draws, bool(cfg.noise_enabled),
-        float(cfg.ambient_counts if background_counts is None else background_counts),
+        _background(cfg, background_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
         radiometry.snr_at_spec(cfg), radiometry.range_noise_floor_m(cfg, r_e),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)

@@ -134,7 +134,7 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
 def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, cover, two_alpha,
-              r10, s10_per_rho, overlap_m, overlap_n, weights):
+              r10, s10_per_rho, overlap_m, overlap_n, weights, pane_gain):
     """
     Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power).
 
@@ -147,7 +147,8 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, c
     t^2 of the pass-through hits before the hit in its
     ray (exp of twice the running sum of log t since the ray's first hit) x exp(-two_alpha R);
     power = weight x rho_app x rules.counts_per_reflectance (s10_per_rho = S10 / 0.1, r10 (1,)
-    or per beam (B,), form factor overlap_m, overlap_n).
+    or per beam (B,), form factor overlap_m, overlap_n). pane_gain (H,): log t(theta) / t0 of
+    a pane hit at its incidence (fresnel.pane_log_gain), 0.0 on every other hit.
     """
     wet_darkening, reflectivity, exponent, specular, width, lobe = surface
     log_transmission = np.log(np.maximum(transmission, 1e-12))
@@ -166,7 +167,7 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, c
         # excl: the running sum before this hit, as numpy's cumsum minus the hit's own term.
         if foliage[i]:
             x *= cover[k]
-            own = log_transmission[k]
+            own = log_transmission[k] + pane_gain[i]
             running = running + own
             excl = running - own
         else:
@@ -191,10 +192,10 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
     """
     Measure and detect echoes: (s_meas (E,), rows d (D,) in the window, their ranges (D,)).
 
-    The loop of echoes.process_beams: with noise, S' = P + z0 sqrt(P + ambient) and an echo
+    The loop of echoes.process_beams: with noise, S' = P + z0 sqrt(P + A) and an echo
     with S' >= threshold moves by z1 sigma_r (rules.range_noise_std at its rules.snr and its
     floor floor_m (E,), radiometry.range_noise_floor_m at its range); without, S' = P and no
-    move.
+    move. ambient: the background A, (1,) for every beam or (B,) per beam e_beam.
     draws (E, 2) the echoes' standard normals. A detected echo nearer than min_range_m sets
     too_close (B,) of its beam e_beam; the others within max_range_m are returned.
     """
@@ -203,15 +204,17 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
     d = np.empty(n, np.int64)
     r_d = np.empty(n)
     k = 0
+    one_a = ambient.shape[0] == 1
     for i in range(n):
         p = peak[i]
-        s = p + draws[i, 0] * math.sqrt(p + ambient) if noise else p
+        a = ambient[0] if one_a else ambient[e_beam[i]]
+        s = p + draws[i, 0] * math.sqrt(p + a) if noise else p
         s_meas[i] = s
         if not s >= threshold:
             continue
         r = r_e[i]
         if noise:
-            sigma = rules.range_noise_std(rules.snr(p, ambient), snr_spec, floor_m[i],
+            sigma = rules.range_noise_std(rules.snr(p, a), snr_spec, floor_m[i],
                                           low_snr_m, exponent)
             r = r + draws[i, 1] * sigma
         if r < min_range_m:

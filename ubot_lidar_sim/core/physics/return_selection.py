@@ -2,7 +2,8 @@
 Return selection: which detected echoes of a beam become points, and the flags they carry.
 
 Flags (docs/physics.md, "Return selection"): bit 0 first, 1 strongest, 2 last, 3 second
-strongest, 4 ghost (a surface seen through a mirror, sensors/ghosts.py). A multi-return mode
+strongest, 4 ghost (a surface seen through a mirror, sensors/ghosts.py), 5 false alarm (the
+background's noise crossing the threshold, physics/false_alarms.py). A multi-return mode
 emits the union of its echoes (one point when they coincide).
 
 Velodyne's dual rule (``second_when_last``): in ``dual_strongest_last``, when a beam's strongest
@@ -19,6 +20,7 @@ from ubot_lidar_sim.core.physics import radiometry_passes
 
 FLAG_FIRST, FLAG_STRONGEST, FLAG_LAST, FLAG_SECOND_STRONGEST = 1, 2, 4, 8
 FLAG_GHOST = 16
+FLAG_FALSE_ALARM = 32
 
 #: return_mode -> the emitted echoes from the masks (first, strongest, last).
 _EMIT = {

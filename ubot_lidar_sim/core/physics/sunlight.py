@@ -13,6 +13,13 @@ probability Phi(-T / sqrt(A(E))), which rises with E as shot noise says.
 
 A datasheet that gives its range at 100 klx together with a false-positive rate f fixes the
 solar response: T / sqrt(A_spec) = Phi^-1(1 - f) (solar_response_from_false_alarm).
+
+The sun's direction (a world's ``sun``, beam_background): the receiver sees the radiance of what
+its beam looks at, rho E max(0, cos theta_s) / pi on a Lambertian surface lit at theta_s, and the
+sky's E_d / pi where it looks into the sky. The response is calibrated on the datasheet's target
+(SPEC_TARGET_REFLECTANCE, lit face-on), so a beam's background is A = ambient_counts +
+solar_counts_per_klx E g with g = rho max(0, cos theta_s) / 0.1 on its first solid surface and
+g = SKY_DIFFUSE_FRACTION / 0.1 into the sky. Without a direction every beam has g = 1.
 """
 
 import math
@@ -21,6 +28,15 @@ import numpy as np
 
 from ubot_lidar_sim.core.detection import normal_ppf
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.false_alarms import per_bin_probability
+
+#: Reflectance of the datasheet's target the solar response holds for (the 10 % target of the
+#: 100 klx range figures, e.g. the Ouster OS1 datasheet's "10% reflective lambertian target").
+SPEC_TARGET_REFLECTANCE = 0.1
+#: Diffuse share of clear-sky sunlight: the sky's radiance E_d / pi with E_d = this x E (Erbs,
+#: Klein & Duffie, Solar Energy 28 (1982) 293-302: diffuse fraction 0.165 at a clearness index
+#: above 0.8; broadband, the 905 nm sky is darker by Rayleigh's lambda^-4, so an upper bound).
+SKY_DIFFUSE_FRACTION = 0.165
 
 
 def background_counts(cfg, sun_klx):
@@ -30,10 +46,41 @@ def background_counts(cfg, sun_klx):
 
 def false_alarm_probability(cfg, sun_klx):
     """Return Phi(-T / sqrt(A(E))): a sample without echo crossing the threshold T."""
-    a = background_counts(cfg, sun_klx)
-    # erfc keeps the far tail (Phi(-16) ~ 1e-58) that 1 + erf(x) rounds to 0.
-    return 0.5 * math.erfc(cfg.detection_threshold_counts / math.sqrt(2.0 * a)) if a > 0.0 \
-        else 0.0
+    return float(per_bin_probability(float(cfg.detection_threshold_counts),
+                                     np.array([background_counts(cfg, sun_klx)]))[0])
+
+
+def beam_background(cfg, weather, world, table, hits, beam_dirs, n_sub, solid):
+    """
+    Return each beam's background A (B,) counts, or the scan's one value without a direction.
+
+    weather: the scan's Weather (sun_illuminance_klx E); world.sun_direction: the unit (3,)
+    direction sunlight travels (None: no direction, background_counts); table: the
+    MaterialTable (reflectivity at the laser's wavelength); hits: the sweep's trace in (ray,
+    range) order (normals present), ray = beam x n_sub + k; beam_dirs (B, 3) the beams'
+    centre directions (world); solid (H,) bool: hits that stop the beam (a foliage layer or
+    pane is seen through).
+    """
+    sun_klx, sun_direction = weather.sun_illuminance_klx, world.sun_direction
+    if sun_direction is None or not sun_klx > 0.0:
+        return background_counts(cfg, sun_klx)
+    n_beams = beam_dirs.shape[0]
+    g = np.full(n_beams, SKY_DIFFUSE_FRACTION / SPEC_TARGET_REFLECTANCE)
+    ray = np.asarray(hits.ray, np.int64)
+    rows = np.flatnonzero((ray % n_sub == 0) & np.asarray(solid, bool))
+    if rows.size:
+        beam = ray[rows] // n_sub
+        order = np.lexsort((np.asarray(hits.range_m)[rows], beam))
+        beam, first = np.unique(beam[order], return_index=True)
+        rows = rows[order[first]]
+        n = np.asarray(hits.normal, np.float64)[rows]
+        n = n / np.linalg.norm(n, axis=1, keepdims=True)
+        # The face the beam sees: its normal turned towards the sensor.
+        n = n * -np.sign(np.sum(n * beam_dirs[beam], axis=1))[:, None]
+        cos_sun = np.maximum(0.0, -(n @ np.asarray(sun_direction, np.float64)))
+        rho = table.reflectivity[np.asarray(hits.material)[rows]]
+        g[beam] = rho * cos_sun / SPEC_TARGET_REFLECTANCE
+    return cfg.ambient_counts + cfg.solar_counts_per_klx * sun_klx * g
 
 
 def required_signal(cfg, sun_klx, probability=None):

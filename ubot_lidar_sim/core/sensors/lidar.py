@@ -16,8 +16,8 @@ import numpy as np
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.memory import keep_freed_memory
-from ubot_lidar_sim.core.physics import (echoes, imperfections, radiometry, smoke_inside, snow,
-                                         sunlight, weather_effects)
+from ubot_lidar_sim.core.physics import (echoes, false_alarms, imperfections, radiometry,
+                                         smoke_inside, snow, sunlight, weather_effects)
 from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
@@ -27,9 +27,9 @@ from ubot_lidar_sim.core.sensors import column_blocks, ghosts
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
 from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
-from ubot_lidar_sim.core.sensors.random_streams import (scan_rng, STREAM, STREAM_CALIBRATION,
-                                                        STREAM_CLUTTER, STREAM_NOISE,
-                                                        STREAM_ROUGHNESS)
+from ubot_lidar_sim.core.sensors.random_streams import (
+    scan_rng, STREAM, STREAM_CALIBRATION, STREAM_CLUTTER, STREAM_FALSE_ALARM, STREAM_NOISE,
+    STREAM_ROUGHNESS)
 from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
@@ -79,7 +79,7 @@ class LidarSimulator:
         self.offsets, self.weights = sub_ray_pattern(
             1 if cfg.model == 'geometric' else cfg.sub_rays, cfg.divergence_mrad)
         self._repeats = beams is not None or cfg.pattern.kind != 'rosette'
-        self._specular = ghosts.possible(cfg, world, materials)     # hits need normals
+        self._normals = ghosts.possible(cfg, world, materials) or world.sun_direction is not None
         self._scan_index = None
         # ScanError over max_rays_per_scan, before any work.
         self._use_beams(build_beams(cfg) if beams is None else beams, 0)
@@ -300,7 +300,7 @@ class LidarSimulator:
             'smoke_density_threshold': cfg.smoke_density_threshold,
             'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
             'glass': cfg.glass,
-            'with_normals': cfg.pulse_length_m > 0.0 or self._specular})
+            'with_normals': cfg.pulse_length_m > 0.0 or self._normals})
         # Each beam's centre ray (B, 3): the smoke around the sensor and mirror ghosts.
         rows = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
         centre = (origins[rows], dirs[rows])
@@ -340,11 +340,11 @@ class LidarSimulator:
         contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
                                             atm.alpha if atm.active else 0.0)
         t2 = time.perf_counter()
-
-        noise_rng = self._rng(scan_index, STREAM_NOISE)
-        ret = ghosts.flag_ghosts(echoes.process_beams(
-            cfg, contrib, n_beams, noise_rng, ring,
-            sunlight.background_counts(cfg, weather.sun_illuminance_klx)))
+        a = sunlight.beam_background(cfg, weather, self.world, table, hits, centre[1], n_sub,
+                                     solid)
+        ret = false_alarms.with_false_alarms(cfg, ghosts.flag_ghosts(echoes.process_beams(
+            cfg, contrib, n_beams, self._rng(scan_index, STREAM_NOISE), ring, a)), a, ring,
+            self._rng(scan_index, STREAM_FALSE_ALARM))
         t3 = time.perf_counter()
 
         centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))

@@ -19,10 +19,12 @@ STREAMS = (
     ('fog', "the fog's pulse factor"),
     ('calibration', 'the per-laser calibration residuals, keyed by (calibration_serial, '
      'sensor, 0): fixed for a sensor instance'),
+    ('false_alarm', "the background's false alarms: event and range per beam"),
 )
 STREAM = {name: k for k, (name, _) in enumerate(STREAMS)}
-STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG, STREAM_CALIBRATION = (
-    STREAM[n] for n in ('noise', 'clutter', 'roughness', 'snow', 'fog', 'calibration'))
+(STREAM_NOISE, STREAM_CLUTTER, STREAM_ROUGHNESS, STREAM_SNOW, STREAM_FOG, STREAM_CALIBRATION,
+ STREAM_FALSE_ALARM) = (STREAM[n] for n in ('noise', 'clutter', 'roughness', 'snow', 'fog',
+                                            'calibration', 'false_alarm'))
 
 
 def scan_rng(seed: int, sensor_id: str, scan_index: int, stream: int,

@@ -20,7 +20,7 @@ MAX_TRIANGLES = 5_000_000
 # Every length and coordinate of a world: float32 geometry keeps ~6 cm at 1000 km, and beyond
 # float32's 3.4e38 an object would silently vanish from the scene.
 MAX_EXTENT_M = 1e6
-WORLD_KEYS = ('frame', 'objects', 'actors', 'smoke')
+WORLD_KEYS = ('frame', 'objects', 'actors', 'smoke', 'sun')
 # Actors are cast one caster each, per cast: a thousand keeps a world's actors a fleet, not a
 # crowd the cast cannot carry; checked before any actor is built.
 MAX_ACTORS = 1024
@@ -33,6 +33,7 @@ TYPE_KEYS = {
     'occupancy_map': {'file', 'wall_height_m'},
 }
 SMOKE_KEYS = ('center', 'radius_m', 'density')
+SUN_KEYS = ('direction',)
 # Which geometry of an SDF link the rays meet (docs/worlds.md, "Gazebo SDF worlds"): the one
 # default of the sdf_geometry parameter, World.load and the SDF loader.
 SDF_GEOMETRIES = ('visual', 'collision')
@@ -222,3 +223,27 @@ def check_smoke(entries, ctx):
         cells.append([*ctx.vector(cell, 'center', where, 3), ctx.number(cell, 'radius_m', where)])
         dens.append(density)
     return np.asarray(cells, np.float64).reshape(-1, 4), np.asarray(dens, np.float64)
+
+
+def check_sun(data, ctx, scenes=()):
+    """
+    Return the world's sun direction: None (no sun) or the unit (3,) vector light travels.
+
+    ``sun: {direction: [x, y, z]}`` of the world mapping data, in the world frame, the way
+    SDF's directional ``<light><direction>`` gives it (from the sun to the scene; z < 0 by
+    day); without it the first SDF scene's directional light (scenes: sdf.build.SdfScene).
+    """
+    entry = data.get('sun')
+    if entry is None:
+        sun = next((s.sun for s in scenes if s.sun is not None), None)
+        return None if sun is None else sun / np.linalg.norm(sun)
+    if not isinstance(entry, dict):
+        raise ctx.error('sun', f'expected a mapping, got {short(entry)}')
+    unknown = sorted(set(entry) - set(SUN_KEYS))
+    if unknown:
+        raise ctx.error(f'sun.{unknown[0]}', 'unknown key, allowed ' + ', '.join(SUN_KEYS))
+    d = ctx.vector(entry, 'direction', 'sun', 3)
+    norm = float(np.linalg.norm(d))
+    if not norm > 0.0:
+        raise ctx.error('sun.direction', f'expected a non-zero vector, got {short(d.tolist())}')
+    return d / norm

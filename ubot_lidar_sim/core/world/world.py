@@ -31,8 +31,8 @@ from ubot_lidar_sim.core.world.actors import Actor, build_actors
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.names import resolve_world
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
-from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_world,
-                                              Context, MAX_ACTORS, MAX_TRIANGLES,
+from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_sun,
+                                              check_world, Context, MAX_ACTORS, MAX_TRIANGLES,
                                               SDF_GEOMETRY_DEFAULT)
 from ubot_lidar_sim.core.world.sdf.entry import sdf_entry
 from ubot_lidar_sim.core.world.sources import read_world
@@ -40,6 +40,8 @@ from ubot_lidar_sim.core.world.sources import read_world
 
 class World:
     """Objects of one world in a ray-casting scene; built once, traced per scan."""
+
+    sun_direction: NDArray[np.float64] | None = None    # schema.check_sun (None: no direction)
 
     def __init__(self, frame: str, objects: Sequence[WorldObject],
                  geometries: Sequence[Geometry], smoke: NDArray[np.float64],
@@ -54,8 +56,7 @@ class World:
         self.frame = frame
         self.objects = list(objects)
         self.actors = list(actors)
-        self.smoke = smoke
-        self.smoke_density = smoke_density
+        self.smoke, self.smoke_density = smoke, smoke_density
         self.materials = materials
         self._geoms = list(geometries)
         every = self.objects + [a.obj for a in self.actors]
@@ -78,7 +79,7 @@ class World:
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""
         return (World, (self.frame, self.objects, self._geoms, self.smoke,
                         self.smoke_density, self.materials, self._caster_factory, self.actors),
-                {'files': self.files})
+                {'files': self.files, 'sun_direction': self.sun_direction})
 
     @property
     def geometries(self) -> list[Geometry]:
@@ -159,7 +160,7 @@ class World:
                             f'{MAX_ACTORS}')
         smoke, density = check_smoke(data.get('smoke', []) or [], ctx)
         world = cls(frame, objects, geoms, smoke, density, materials, caster, actors)
-        world.files = tuple(ctx.files)
+        world.files, world.sun_direction = tuple(ctx.files), check_sun(data, ctx, scenes)
         world.sdf_report = [row for scene in scenes for row in scene.report]
         return world
 
@@ -167,7 +168,7 @@ class World:
         """Return this world with the actors extra after its own (e.g. actors.fleet_actors)."""
         world = World(self.frame, self.objects, self._geoms, self.smoke, self.smoke_density,
                       self.materials, self._caster_factory, self.actors + list(extra))
-        world.files = self.files
+        world.files, world.sun_direction = self.files, self.sun_direction
         return world
 
     def actor_frame(self, n: int, times: RayTimes | None = None,

@@ -31,7 +31,9 @@ class TopicRate:
     """
     Arrival statistics of one topic (monotonic clock) in bounded memory.
 
-    ``count``, ``last_size``, ``phase_counts`` ({phase: messages}); ``phase_seconds_at_first``
+    ``count``, ``last_size``, ``phase_counts`` ({phase: messages}), ``phase_empty`` ({phase:
+    messages of size 0}, an empty sweep: a sensor inside smoke must still see it, issue 56);
+    ``phase_seconds_at_first``
     ({phase: s} the monitor had seen of each phase at the first arrival: the time in which the
     sensor could not yet publish); ``recent`` holds the last RECENT_KEPT arrival times.
     ``skip_s``: mean_hz leaves out the first skip_s after the first arrival (start-up), when
@@ -44,6 +46,7 @@ class TopicRate:
         self.count = 0
         self.last_size = 0
         self.phase_counts = {}
+        self.phase_empty = {}
         self.phase_seconds_at_first = None
         self._size_sum = 0.0
         self._first = self._last = None
@@ -63,6 +66,8 @@ class TopicRate:
         self.last_size = size
         self._size_sum += size
         self.phase_counts[phase] = self.phase_counts.get(phase, 0) + 1
+        if size == 0:
+            self.phase_empty[phase] = self.phase_empty.get(phase, 0) + 1
         if self._first is None:
             self._first = t
         self._last = t

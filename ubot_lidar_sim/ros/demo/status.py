@@ -73,7 +73,8 @@ def print_summary(monitor, configured, elapsed_s, signum):
     """
     Print per sensor: messages, mean rate against the configured one, rate per phase.
 
-    A phase's rate is over the time the sensor could publish in it ('-': none; phase_rates).
+    Then, for a sensor that published empty scans, how many in each phase. A phase's rate is
+    over the time the sensor could publish in it ('-': none; phase_rates).
     """
     why = f'stopped by signal {signum}' if signum else 'finished'
     spans = monitor.phase_seconds()
@@ -87,3 +88,7 @@ def print_summary(monitor, configured, elapsed_s, signum):
         per_phase = phase_rates(rate, spans, phases)
         print(f'  {name:<15} {rate.count:8d} {hz:8.2f} {configured[name]:7.1f} {dev:+6.1f}'
               f' {rate.mean_size():14.1f}  ' + ' '.join(f'{v:>9}' for v in per_phase))
+    for name, rate in monitor.rates.items():
+        if rate.phase_empty:
+            print(f'  {name}: empty scans ' + ', '.join(
+                f'{p} {n}' for p, n in sorted(rate.phase_empty.items())))

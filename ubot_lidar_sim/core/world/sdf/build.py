@@ -35,7 +35,8 @@ from ubot_lidar_sim.core.world.sdf.materials import choose
 from ubot_lidar_sim.core.world.sdf.params import apply_params, TAG as PARAMS
 from ubot_lidar_sim.core.world.sdf.population import clone_positions
 from ubot_lidar_sim.core.world.sdf.poses import IDENTITY, ModelFrames, parse_pose
-from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, SdfError, SdfMissing
+from ubot_lidar_sim.core.world.sdf.reading import (MAX_MODELS, numbers, SdfError, SdfMissing,
+                                                   text_of)
 from ubot_lidar_sim.core.world.shapes import plane
 
 LOG = logging.getLogger(__name__)
@@ -57,6 +58,7 @@ class SdfScene:
     missing: list = field(default_factory=list)     # URIs not found (missing: warn)
     models: int = 0
     triangles: int = 0
+    sun: object = None      # the first directional <light>'s direction (3,), world frame
 
 
 class _Walk:
@@ -123,6 +125,8 @@ class _Walk:
                     LOG.debug('%s: %s; not drawn', path, why)
                 else:
                     self.scene.actors.append(actor)
+            elif el.tag == 'light' and el.get('type') == 'directional' and self.scene.sun is None:
+                self.scene.sun = _sun_direction(el, f'{path}: light {el.get("name", "")}')
             elif isinstance(el.tag, str):
                 self.ignore(el, where)
         gone = self.scene.missing
@@ -242,6 +246,20 @@ class _ScriptOnly:
     def findtext(self, path, default=None):
         """Return the script name for 'material/script/name'."""
         return self.script if path == 'material/script/name' else default
+
+
+def _sun_direction(el, where):
+    """
+    Return a directional light's <direction> (default 0 0 -1) turned by its <pose>, (3,).
+
+    SDF's light: ``direction`` "Direction of the light, only applicable for spot and
+    directional lights", in the light's frame (sdformat spec, light.sdf; default 0 0 -1).
+    """
+    d = np.asarray(numbers(text_of(el, 'direction', where, '0 0 -1'), 3, f'{where}/direction',
+                           'direction'))
+    if not np.linalg.norm(d) > 0.0:
+        raise SdfError(f'{where}/direction: a zero vector')
+    return parse_pose(el.find('pose'), where)[0][:3, :3] @ d
 
 
 def load_sdf(path, model_paths=(), use=SDF_GEOMETRY_DEFAULT, mapping=None, default='other',
