@@ -2,8 +2,10 @@
 ``describe --sensor lidar_3d`` against its golden output (test/fixtures/describe_lidar_3d.json).
 
 The golden file is the output of ``python -m ubot_lidar_sim describe --sensor lidar_3d`` at
-commit 2ac1172, before configs were composed of parts and weather effects registered: the names
-and values of the settings, and the models' texts, must come out the same. Config values and
+commit 2ac1172, before configs were composed of parts and weather effects registered, with one
+change made on purpose since: the random-streams text names stream 6 (false_alarm, sunlight's
+false-alarm points). The names and values of the settings, and the models' texts, must come out
+the same. Config values and
 texts compare exactly; the two numbers the physics computes, detection_z and
 detection_threshold_counts, within the bound of their bisection (core/detection.py).
 """
