@@ -47,8 +47,10 @@ def _scan(cfg, klx, world=None):
 
 
 def test_the_hand_figures_of_the_os1(os1):
+    # bound: half a unit in the last printed digit of the hand figures (3.554, 0.0157)
     assert os1.solar_counts_per_klx == pytest.approx(3.554, abs=5e-4)
     assert false_alarms.bins_per_beam(os1) == 158
+    # bound: the hand figure 0.0157 is rounded to 3 significant digits
     assert q_by_hand(os1, 100.0) == pytest.approx(0.0157, abs=1e-4)
 
 

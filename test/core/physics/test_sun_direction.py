@@ -55,6 +55,7 @@ def _backgrounds(cfg, world):
 
 
 def test_a_world_sun_entry_is_a_unit_direction_and_a_zero_one_is_refused_in_one_line():
+    # bound: 3/5 and 4/5 of a float64 normalisation, within a few ulp of 1
     np.testing.assert_allclose(_world([3.0, 0.0, -4.0]).sun_direction, [0.6, 0.0, -0.8],
                                rtol=0, atol=1e-15)
     assert World.from_dict({'frame': 'map', 'objects': []}).sun_direction is None
@@ -77,6 +78,7 @@ def test_a_wall_lit_at_45_deg_and_the_sky_give_the_hand_backgrounds(os1):
 
 def test_a_wall_in_its_own_shadow_has_the_dark_background_and_the_sky_keeps_its_own(os1):
     a = _backgrounds(os1, _world([-1.0, 0.0, -1.0]))
+    # bound: the preset's rounding (5e-4 x 100 klx x g, g <= 1.65) and the float32 normal
     np.testing.assert_allclose(a, [20.0, 20.0 + K_SUN * 0.165 / 0.1], rtol=0, atol=0.15)
 
 
