@@ -7,12 +7,12 @@ and the pattern's ``check``.
 """
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Union
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.config.fields import parameter as _p
-from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel
-from ubot_lidar_sim.core.config.patterns import LIDAR_PATTERNS, RosettePattern, SpinningPattern
+from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel, SensorConfig
+from ubot_lidar_sim.core.config.patterns import RosettePattern, SpinningPattern
 from ubot_lidar_sim.core.config.shared import SharedParams
 from ubot_lidar_sim.core.errors import ConfigError, ScanError
 
@@ -26,16 +26,9 @@ AUTO_COLUMN_BLOCKS_MAX = 8
 
 
 @dataclass(frozen=True)
-class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
-                  ModelShared):
-    """
-    Every lidar_3d parameter (docs/parameters.md; model: docs/physics.md), flat.
+class LidarSensor(Validated):
+    """The lidar_3d's own parameters: its model, ring and column grid, ranges, timing, output."""
 
-    Sub-configs: ``pattern`` (SpinningPattern or RosettePattern, by pattern_type) and
-    ``physical`` (PhysicalModel; None with model 'geometric').
-    """
-
-    preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
     model: str = _p('physical', "'physical': the radiometric model of docs/physics.md; "
@@ -98,8 +91,32 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
                            '(Livox), channels = lines, horizontal_samples = shots per line.',
                            choices=planar_and_rosette.PATTERN_TYPES, read_only=True)
 
+
+@dataclass(frozen=True, init=False)
+class LidarConfig(SensorConfig):
+    """
+    Every lidar_3d parameter (docs/parameters.md; model: docs/physics.md), by part.
+
+    Built from the flat parameters (``LidarConfig(channels=32)``, config.from_dict), which read
+    through to their parts (``cfg.channels``). Views: ``pattern`` (the SpinningPattern or
+    RosettePattern of pattern_type) and ``physical`` (None with model 'geometric').
+    """
+
+    preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
+    common: ModelShared
+    physical_model: PhysicalModel
+    shared: SharedParams
+    spinning: SpinningPattern
+    rosette: RosettePattern
+    sensor: LidarSensor
+
     @property
-    def n_column_blocks(self):
+    def pattern(self) -> Union[SpinningPattern, RosettePattern]:
+        """Return the scan pattern's part of pattern_type."""
+        return self.rosette if self.sensor.pattern_type == 'rosette' else self.spinning
+
+    @property
+    def n_column_blocks(self) -> int:
         """Return the column blocks of a sweep: column_blocks, or for 0 the automatic number."""
         if self.column_blocks:
             return self.column_blocks
@@ -109,11 +126,8 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
         # At most 256 x 7 sub-rays per column: never more blocks than columns.
         return min(-(-sub_rays // AUTO_SUB_RAYS_PER_BLOCK), AUTO_COLUMN_BLOCKS_MAX)
 
-    def _check_cross(self):
+    def _check_cross(self) -> None:
         super()._check_cross()
-        put = object.__setattr__         # frozen: the sub-configs, set once here
-        put(self, 'pattern', LIDAR_PATTERNS[self.pattern_type].of(self))
-        put(self, 'physical', PhysicalModel.of(self) if self.model == 'physical' else None)
         rays = self.channels * self.horizontal_samples
         if rays > self.max_rays_per_scan:     # refused, never truncated
             raise ScanError(

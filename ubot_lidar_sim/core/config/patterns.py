@@ -105,7 +105,3 @@ class PlanarPattern(Validated):
             raise ConfigError('resolution_deg', self.resolution_deg,
                               f'at most 8192 rays over fov_deg {self.fov_deg} (ceil(fov / '
                               'resolution))')
-
-
-#: The patterns of LidarConfig by pattern_type.
-LIDAR_PATTERNS = {p.kind: p for p in (SpinningPattern, RosettePattern)}

@@ -2,15 +2,15 @@
 
 from dataclasses import dataclass
 
-from ubot_lidar_sim.core.config.fields import parameter as _p
+from ubot_lidar_sim.core.config.fields import Composed, parameter as _p, Validated
 from ubot_lidar_sim.core.config.shared import SharedParams
 
 _TIRES = (1.4, 0.8, 0.0, 1.4, -0.8, 0.0, -1.4, 0.8, 0.0, -1.4, -0.8, 0.0)
 
 
 @dataclass(frozen=True)
-class TerrainConfig(SharedParams):
-    """terrain_sensor parameters (docs/physics.md); ray order vehicle, FL, FR, RL, RR."""
+class TerrainRays(Validated):
+    """The terrain sensor's own parameters: its rays under the centre and the tires."""
 
     base_frame: str = _p('base_link', 'Vehicle frame of the centre and tire positions.',
                          read_only=True, nonempty=True)
@@ -41,7 +41,19 @@ class TerrainConfig(SharedParams):
                               item_type=bool, length=5)
     trace_visualization: bool = _p(True, 'Publish ~/rays markers.')
 
+
+@dataclass(frozen=True, init=False)
+class TerrainConfig(Composed):
+    """
+    terrain_sensor parameters (docs/physics.md); ray order vehicle, FL, FR, RL, RR.
+
+    Built from the flat parameters as LidarConfig; they read through to the parts.
+    """
+
+    shared: SharedParams
+    rays: TerrainRays
+
     @property
-    def material_table_file(self):
+    def material_table_file(self) -> str:
         """Return '' (the default material table): the terrain sensor has no materials_file."""
         return ''
