@@ -280,7 +280,7 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
             ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
             table.transmission, radiometry.pass_cover(table), 2.0 * alpha, r10,
             cfg.signal_at_10pct_counts / 0.1,
-            *radiometry.form_factor(cfg), weights)
+            *radiometry.form_factor(cfg.radiometry), weights)
         ref = hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, 0.4, alpha,
                                   ring_of_beam, weights)
         np.testing.assert_allclose(rho, ref[0], rtol=RTOL_LIBM, atol=1e-300)
@@ -347,7 +347,8 @@ def test_detection_kernel_gives_the_numpy_detection(noise, bands):
     s10 = cfg.signal_at_10pct_counts
     got = detect_echoes(peak, r_e, e_beam, draws, noise, cfg.ambient_counts,
                         cfg.detection_threshold_counts, cfg.min_range_m, cfg.max_range_m,
-                        s10 / math.sqrt(s10 + cfg.ambient_counts), range_noise_floor_m(cfg, r_e),
+                        s10 / math.sqrt(s10 + cfg.ambient_counts),
+                        range_noise_floor_m(cfg.noise, r_e),
                         cfg.range_std_low_snr_m, cfg.range_noise_snr_exponent, too_close)
     ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams)
     np.testing.assert_array_equal(got[0], ref[0])
@@ -378,7 +379,8 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
            radiometry.ring_r10(cfg, ring_of_beam))
     refl, signal, byte = emitted_values(p, pb, r_e, peak, energy, s_meas, r10,
                                         cfg.signal_at_10pct_counts / 0.1,
-                                        *radiometry.form_factor(cfg), float(cfg.saturation_counts))
+                                        *radiometry.form_factor(cfg.radiometry),
+                                        float(cfg.saturation_counts))
     with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
         g_per = counts_reference(cfg, r_e[p],
                                  None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])

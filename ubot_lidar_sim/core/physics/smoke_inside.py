@@ -32,7 +32,7 @@ GRID_POINTS = 256
 def extinction_per_m(cfg, eff_density):
     """Return the smoke extinction alpha (shape of eff_density), 1/m, at the laser wavelength."""
     return np.asarray(eff_density, np.float64) * atmosphere.fog_extinction(
-        cfg, cfg.smoke_visibility_m)
+        cfg.optics, cfg.smoke_visibility_m)
 
 
 def optical_depth(alpha, exit_m, beam, range_m):
@@ -58,7 +58,7 @@ def attenuate(contrib, alpha, exit_m):
 
 def _strongest_range_limit(cfg, lo, hi):
     """Return the largest R (m) the argmax can take: the peak of O(R) / R^2 on [lo, hi]."""
-    r_ov, n = radiometry.form_factor(cfg)
+    r_ov, n = radiometry.form_factor(cfg.radiometry)
     if r_ov <= 0.0:
         return lo
     r = np.linspace(lo, max(hi, lo), GRID_POINTS)
