@@ -19,6 +19,7 @@ from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.core.config import (flat_fields, LaserScanConfig, LidarConfig, TerrainConfig,
                                         to_dict)
+from ubot_lidar_sim.core.config.fields import is_list
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
@@ -38,7 +39,7 @@ SKIPS_BY_DESIGN = {('laser_scan', 'enabled', 'False'): 'disabled'}
 def _edge_values(f):
     """Return the values at the edges of what field f's metadata allows (see the module)."""
     meta = f.metadata
-    kind = meta.get('item_type') if f.type is tuple else f.type
+    kind = meta.get('item_type') if is_list(f) else f.type
     if 'choices' in meta:
         items = list(meta['choices'])
     elif kind is bool:
@@ -53,7 +54,7 @@ def _edge_values(f):
         if meta.get('allow_inf'):
             items.append(math.inf)
         items = [float(v) if kind is float else int(v) for v in items]
-    if f.type is not tuple:
+    if not is_list(f):
         return items
     n = meta.get('length')
     lengths = [n] if n is not None else [0, 1, 16]

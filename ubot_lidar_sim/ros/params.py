@@ -24,6 +24,7 @@ from rclpy.parameter import Parameter
 
 from ubot_lidar_sim.core.config import (flat_fields, from_dict, LaserScanConfig, LidarConfig,
                                         TerrainConfig)
+from ubot_lidar_sim.core.config.fields import is_list
 from ubot_lidar_sim.core.config.mapping import NODE_OF
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError, did_you_mean, SimError
@@ -45,14 +46,14 @@ _INT64_MAX = 2 ** 63 - 1
 
 def parameter_type(f):
     """Return the rclpy Parameter.Type of a dataclass field (tuples use metadata item_type)."""
-    if f.type is tuple or f.type == 'tuple':
+    if is_list(f) or f.type == 'tuple':
         return _ARRAY_TYPES[f.metadata.get('item_type', float)]
     kind = f.type if isinstance(f.type, type) else type(f.default)
     return _SCALAR_TYPES[kind]
 
 
 def _item_kind(f):
-    if f.type is tuple or f.type == 'tuple':
+    if is_list(f) or f.type == 'tuple':
         return f.metadata.get('item_type', float)
     return f.type if isinstance(f.type, type) else type(f.default)
 

@@ -12,11 +12,18 @@ import dataclasses
 from dataclasses import field
 import math
 import numbers
+import typing
 from typing import Any, Dict, FrozenSet, List, Mapping, Optional, Tuple
 
 import numpy as np
 
 from ubot_lidar_sim.core.errors import ConfigError
+
+
+#: The types of list parameters (tuples of item_type; is_list tells them).
+Bools = Tuple[bool, ...]
+Floats = Tuple[float, ...]
+Strs = Tuple[str, ...]
 
 
 def parameter(default: Any, description: str, unit: str = '', **meta: Any) -> Any:
@@ -41,7 +48,7 @@ def allowed_text(meta: Mapping[str, Any], kind: str) -> str:
     return kind
 
 
-def _coerce_scalar(name, value, kind, meta):
+def _coerce_scalar(name: str, value: Any, kind: type, meta: Mapping[str, Any]) -> Any:
     """Check one scalar against its type and range; returns it converted (int -> float)."""
     allowed = allowed_text(meta, kind.__name__)
     if kind is bool:
@@ -77,11 +84,16 @@ def _coerce_scalar(name, value, kind, meta):
     return value
 
 
-def check_field(obj: Any, f: dataclasses.Field) -> None:
+def is_list(f: 'dataclasses.Field[Any]') -> bool:
+    """Return whether a field holds a list parameter (a tuple of item_type; ``Tuple[X, ...]``)."""
+    return f.type is tuple or typing.get_origin(f.type) is tuple
+
+
+def check_field(obj: Any, f: 'dataclasses.Field[Any]') -> None:
     """Validate and normalise one field of a config in place (frozen-safe)."""
     value = getattr(obj, f.name)
     meta = f.metadata
-    if f.type is tuple:
+    if is_list(f):
         if isinstance(value, (str, bytes)) or not hasattr(value, '__iter__'):
             raise ConfigError(f.name, value, f'a list of {meta["item_type"].__name__}')
         items = tuple(value)
@@ -90,7 +102,7 @@ def check_field(obj: Any, f: dataclasses.Field) -> None:
             raise ConfigError(f.name, value, f'a list of {n} {meta["item_type"].__name__}')
         checked = tuple(_coerce_scalar(f.name, v, meta['item_type'], meta) for v in items)
     else:
-        checked = _coerce_scalar(f.name, value, f.type, meta)
+        checked = _coerce_scalar(f.name, value, f.type, meta)  # type: ignore[arg-type]
     object.__setattr__(obj, f.name, checked)
 
 

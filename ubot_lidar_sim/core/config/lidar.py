@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Union
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Validated
 from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel, SensorConfig
 from ubot_lidar_sim.core.config.patterns import RosettePattern, SpinningPattern
 from ubot_lidar_sim.core.config.shared import SharedParams
@@ -44,9 +44,9 @@ class LidarSensor(Validated):
                                     min=0.0, max=90.0, read_only=True)
     vertical_fov_down_deg: float = _p(15.0, 'Field of view below the horizon.', 'deg',
                                       min=0.0, max=90.0, read_only=True)
-    elevations_deg: tuple = _p((), 'Per-ring elevation table, ring order (overrides the '
-                               'uniform spread); empty = uniform.', 'deg', item_type=float,
-                               min=-90.0, max=90.0, read_only=True)
+    elevations_deg: Floats = _p((), 'Per-ring elevation table, ring order (overrides the '
+                                'uniform spread); empty = uniform.', 'deg', item_type=float,
+                                min=-90.0, max=90.0, read_only=True)
     min_range_m: float = _p(0.1, 'Echoes nearer than this are not detected.', 'm',
                             min=0.0, max=1000.0)
     max_range_m: float = _p(100.0, 'Echoes beyond this are not detected; > min_range_m.', 'm',
@@ -77,8 +77,8 @@ class LidarSensor(Validated):
     compute_workers: int = _p(1, 'Compute the column blocks in this many child processes (same '
                               'bytes; more cores with column_blocks > 1); 1 = one child if '
                               'compute_process, else none.', min=1, max=8, read_only=True)
-    ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
-                                      'm', item_type=float, min=0.1, max=10000.0)
+    ring_range_at_10pct_m: Floats = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
+                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',
                            choices=('full', 'velodyne', 'ouster', 'livox', 'autoware'),
                            read_only=True)
@@ -118,11 +118,12 @@ class LidarConfig(SensorConfig):
     @property
     def n_column_blocks(self) -> int:
         """Return the column blocks of a sweep: column_blocks, or for 0 the automatic number."""
-        if self.column_blocks:
-            return self.column_blocks
+        grid = self.sensor
+        if grid.column_blocks:
+            return grid.column_blocks
         if self.pattern.kind == 'rosette' or self.physical is None:
             return 1
-        sub_rays = self.channels * self.horizontal_samples * self.sub_rays
+        sub_rays = grid.channels * grid.horizontal_samples * self.echoes.sub_rays
         # At most 256 x 7 sub-rays per column: never more blocks than columns.
         return min(-(-sub_rays // AUTO_SUB_RAYS_PER_BLOCK), AUTO_COLUMN_BLOCKS_MAX)
 

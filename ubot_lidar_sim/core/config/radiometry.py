@@ -7,7 +7,7 @@ Parts of PhysicalModel (core/config/model.py); docs/physics.md gives the laws.
 from dataclasses import dataclass
 from functools import cached_property
 
-from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Validated
 from ubot_lidar_sim.core.detection import detection_threshold, normal_ppf
 from ubot_lidar_sim.core.errors import ConfigError
 
@@ -15,7 +15,7 @@ from ubot_lidar_sim.core.errors import ConfigError
 RANGE_NOISE_STD_MAX_M = 10.0
 
 
-def check_range_noise_bands(bands: tuple, std_max_m: float) -> None:
+def check_range_noise_bands(bands: Floats, std_max_m: float) -> None:
     """
     Check range_noise_bands_m: pairs (range_m >= 0, std_m in [0, max]), ranges increasing.
 
@@ -39,15 +39,15 @@ class NoiseConfig(Validated):
     range_noise_std_m: float = _p(0.0, 'Range-noise floor (1 sigma) at every range while '
                                   'range_noise_bands_m is empty.', 'm', min=0.0,
                                   max=RANGE_NOISE_STD_MAX_M)
-    range_noise_bands_m: tuple = _p(
-        (), "The datasheet's precision (1 sigma) by range: flat pairs [range_m, std_m, "
-        'range_m, std_m, ...], ranges >= 0 and strictly increasing, std_m in [0, 10]; the floor '
-        'at an echo range is std_m interpolated linearly between the points (linear '
-        "interpolation between a datasheet's points is this package's assumption), held at the "
-        'end values outside them; the low-SNR term still adds in quadrature. Physical model of '
-        'lidar_3d and laser_scan (the geometric model has no noise). Empty = range_noise_std_m '
-        'everywhere.',
-        'm', item_type=float)
+    range_noise_bands_m: Floats = _p(
+         (), "The datasheet's precision (1 sigma) by range: flat pairs [range_m, std_m, "
+         'range_m, std_m, ...], ranges >= 0 and strictly increasing, std_m in [0, 10]; the floor '
+         'at an echo range is std_m interpolated linearly between the points (linear '
+         "interpolation between a datasheet's points is this package's assumption), held at the "
+         'end values outside them; the low-SNR term still adds in quadrature. Physical model of '
+         'lidar_3d and laser_scan (the geometric model has no noise). Empty = range_noise_std_m '
+         'everywhere.',
+         'm', item_type=float)
     range_std_low_snr_m: float = _p(0.03, 'Extra range noise at the spec SNR.', 'm',
                                     min=0.0, max=10.0)
     range_noise_snr_exponent: float = _p(1.0, 'Extra range noise scales as (SNR_spec/SNR)^this '
