@@ -170,7 +170,7 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     if best <= 0.0:
         return math.inf
     area_m2 = soft_target.weakest_detectable_counts(cfg) / best
-    if snow_optics.uses_area_law(cfg, medium):
+    if snow_optics.uses_area_law(cfg.atmosphere, medium):
         geometric = float(snow_optics.side_diameter_mm(area_m2)) * CUT_MARGIN
     else:
         geometric = 2.0 * math.sqrt(area_m2 / (math.pi * flake_area_ratio(medium))) * 1e3 \
@@ -203,7 +203,7 @@ def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw
     e = draw_rng.exponential(size=beam.size)
     r = ranges_in_volume(cfg.optics, r1, r2[beam], u)
     d_mm = geometric_diameter_mm(medium.particle, cut + e / slope)
-    if snow_optics.uses_area_law(cfg, medium):
+    if snow_optics.uses_area_law(cfg.atmosphere, medium):
         optical_m2 = snow_optics.side_area_m2(d_mm)
     else:
         optical_m2 = flake_area_ratio(medium) * math.pi / 4.0 * (d_mm * 1e-3) ** 2
