@@ -195,7 +195,7 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     np.testing.assert_allclose(radiometry.snr(s, 3.0), snr_reference(s, 3.0), rtol=RTOL_LIBM)
     q = np.concatenate([[0.0], rng.uniform(0.0, 40.0, 5000)])
     rq = r[:q.size]                      # the livox_mid360 preset's floor is by range band
-    np.testing.assert_allclose(radiometry.range_noise_std(cfg, q, rq),
+    np.testing.assert_allclose(radiometry.range_noise_std(cfg.noise, cfg.radiometry, q, rq),
                                range_noise_reference(cfg, q, rq), rtol=RTOL_LIBM)
     rho = np.concatenate([[np.nan, -1.0, 0.0, 0.005, 0.995, 1.0, 64.0, 1e9, np.inf],
                           rng.uniform(0.0, 3.0, 5000)])

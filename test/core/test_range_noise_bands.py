@@ -41,7 +41,7 @@ def test_the_low_snr_term_still_adds_in_quadrature_to_the_banded_floor():
     snr_spec = 100.0 / math.sqrt(120.0)
     # At 5.1 m the floor is 0.025; at SNR = 2 SNR_spec the low-SNR term is 0.015.
     # bound: float64 hypot of exact decimals, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(rad.range_noise_std(cfg, 2 * snr_spec, 5.1),
+    np.testing.assert_allclose(rad.range_noise_std(cfg.noise, cfg.radiometry, 2 * snr_spec, 5.1),
                                math.hypot(0.025, 0.015))
 
 

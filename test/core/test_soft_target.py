@@ -19,8 +19,10 @@ def test_pulse_shape_integrates_to_the_pulse_length():
 
 
 def test_soft_pulse_length_is_pulse_length_else_echo_separation():
-    assert st.soft_pulse_length_m(LidarConfig(pulse_length_m=0.9)) == 0.9
-    assert st.soft_pulse_length_m(LidarConfig(min_separation_m=0.5)) == 0.5
+    cfg = LidarConfig(pulse_length_m=0.9)
+    assert st.soft_pulse_length_m(cfg.optics, cfg.echoes) == 0.9
+    cfg = LidarConfig(min_separation_m=0.5)
+    assert st.soft_pulse_length_m(cfg.optics, cfg.echoes) == 0.5
 
 
 def test_far_homogeneous_volume_equals_hard_target_of_pi_beta_l():

@@ -169,7 +169,7 @@ def range_noise_floor_m(noise: NoiseConfig, range_m):
     return np.interp(r, points[:, 0], points[:, 1])
 
 
-def range_noise_std(cfg, snr_, range_m):
+def range_noise_std(noise: NoiseConfig, radiometry: RadiometryConfig, snr_, range_m):
     """
     Return the 1-sigma range noise for an echo of SNR ``snr_`` at ``range_m``, m.
 
@@ -178,10 +178,10 @@ def range_noise_std(cfg, snr_, range_m):
     SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 + ambient): independent timing
     errors add in quadrature, and the floor dominates strong echoes.
     """
-    floor_m = range_noise_floor_m(cfg.noise, range_m)
+    floor_m = range_noise_floor_m(noise, range_m)
     return _elementwise(rules.range_noise_std_rows, (snr_, floor_m),
-                        snr_at_spec(cfg.radiometry), float(cfg.range_std_low_snr_m),
-                        float(cfg.range_noise_snr_exponent))
+                        snr_at_spec(radiometry), float(noise.range_std_low_snr_m),
+                        float(noise.range_noise_snr_exponent))
 
 
 def snr_at_spec(radiometry: RadiometryConfig):

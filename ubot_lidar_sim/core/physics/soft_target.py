@@ -42,7 +42,7 @@ def soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m):
     R_j = j h (j = 1..G), h = L / STEPS_PER_PULSE, up to max_range_m; the volume is sampled at
     the cell centres (k + 0.5) h, so S(R_j) = pi beta h sum_m g_m G((j - m - 0.5) h).
     """
-    length = soft_pulse_length_m(cfg)
+    length = soft_pulse_length_m(cfg.optics, cfg.echoes)
     h = length / STEPS_PER_PULSE
     n = max(int(math.ceil(max_range_m / h)), 0)
     if n == 0 or beta_per_m_sr <= 0.0:
