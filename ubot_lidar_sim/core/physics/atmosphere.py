@@ -12,9 +12,10 @@ Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (sn
 from dataclasses import dataclass
 import logging
 import math
-from typing import Callable, Optional, Tuple
+from typing import Callable, Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.optics import OpticsConfig
@@ -31,7 +32,7 @@ KOSCHMIEDER = 3.912  # -ln(0.02): 2 % contrast visibility
 _clamp_warned = False
 
 
-def rain_extinction(air: AtmosphereConfig, rain_mm_h):
+def rain_extinction(air: AtmosphereConfig, rain_mm_h: ArrayLike) -> Union[float, np.ndarray]:
     """Return alpha = rain_db_per_km R^rain_exponent / 4.343 / 1000, 1/m (R <= 0: 0)."""
     r = np.asarray(rain_mm_h, dtype=np.float64)
     out = air.rain_db_per_km * np.maximum(r, 0.0) ** air.rain_exponent / DB_PER_NEPER / 1000.0
@@ -52,7 +53,7 @@ def kim_q(visibility_km):
     return 0.0
 
 
-def rain_part_550(air: AtmosphereConfig, rain_mm_h):
+def rain_part_550(air: AtmosphereConfig, rain_mm_h: float) -> float:
     """
     Return the rain part of the 550 nm extinction the visibility contains, 1/m.
 
@@ -88,7 +89,8 @@ def fog_residual_550(visibility_m, precipitation_550_per_m=0.0):
     return residual if residual > 1e-12 * total else 0.0
 
 
-def fog_extinction(optics: OpticsConfig, visibility_m, precipitation_550_per_m=0.0):
+def fog_extinction(optics: OpticsConfig, visibility_m: float,
+                   precipitation_550_per_m: float = 0.0) -> float:
     """
     Return the fog/haze extinction at the laser wavelength, 1/m (0 for infinite visibility).
 
@@ -101,12 +103,12 @@ def fog_extinction(optics: OpticsConfig, visibility_m, precipitation_550_per_m=0
     return residual * (optics.wavelength_nm / 550.0) ** -q
 
 
-def fog_lidar_ratio(air: AtmosphereConfig, fog_visibility_m):
+def fog_lidar_ratio(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return the fog/haze lidar ratio, sr, continuous in the visibility (fog_microphysics)."""
     return fog_microphysics.lidar_ratio(air, fog_visibility_m)
 
 
-def droplet_backscatter_share(air: AtmosphereConfig, fog_visibility_m):
+def droplet_backscatter_share(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """
     Return the share of the fog/haze backscatter from fog droplets (fog_microphysics).
 
@@ -115,7 +117,7 @@ def droplet_backscatter_share(air: AtmosphereConfig, fog_visibility_m):
     return fog_microphysics.droplet_backscatter_share(air, fog_visibility_m)
 
 
-def drop_density(air: AtmosphereConfig, rain_mm_h):
+def drop_density(air: AtmosphereConfig, rain_mm_h: float) -> float:
     """Return the raindrop density rain_drops_per_m3 R^rain_drops_exponent, 1/m^3 (0 dry)."""
     return air.rain_drops_per_m3 * rain_mm_h ** air.rain_drops_exponent if rain_mm_h > 0 else 0.0
 

@@ -28,13 +28,15 @@ ideal sensor) and ``imperfections: false`` have neither.
 """
 
 import math
+from typing import Tuple
 
 import numpy as np
 
 from ubot_lidar_sim.core.config.imperfections import ImperfectionsConfig
 
 
-def residuals(imperfections: ImperfectionsConfig, channels, rng):
+def residuals(imperfections: ImperfectionsConfig, channels: int, rng: np.random.Generator,
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (d_el_rad, d_az_rad, d_range_m), each (channels,), drawn from rng in that order."""
     draws = rng.standard_normal((3, channels))
     return (draws[0] * math.radians(imperfections.calibration_elevation_std_deg),

@@ -22,6 +22,7 @@ through the mean extinction only.
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.physics import radiometry
@@ -47,24 +48,24 @@ CUT_GRID = 512
 CUT_MARGIN = 0.98
 
 
-def divergence_rad(optics: OpticsConfig):
+def divergence_rad(optics: OpticsConfig) -> float:
     """Return the full divergence sqrt(horizontal x vertical), rad: the elliptic beam's area."""
     vertical = optics.divergence_v_mrad or optics.divergence_mrad
     return math.sqrt(optics.divergence_mrad * vertical) * 1e-3
 
 
-def beam_diameter_m(optics: OpticsConfig, range_m):
+def beam_diameter_m(optics: OpticsConfig, range_m: ArrayLike) -> np.ndarray:
     """Return the beam diameter D_exit + R divergence, m, at ranges range_m, m."""
     return optics.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * divergence_rad(optics)
 
 
-def beam_area_m2(optics: OpticsConfig, range_m):
+def beam_area_m2(optics: OpticsConfig, range_m: ArrayLike) -> np.ndarray:
     """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
     d = beam_diameter_m(optics, range_m)
     return math.pi / 4.0 * d * d
 
 
-def beam_volume_m3(optics: OpticsConfig, r1_m, r2_m):
+def beam_volume_m3(optics: OpticsConfig, r1_m: ArrayLike, r2_m: ArrayLike) -> np.ndarray:
     """
     Return the beam volume between ranges r1 <= r2, m^3: int A(r) dr.
 
@@ -77,7 +78,8 @@ def beam_volume_m3(optics: OpticsConfig, r1_m, r2_m):
     return math.pi / 12.0 * (r2 - r1) * (a * a + a * b + b * b)
 
 
-def ranges_in_volume(optics: OpticsConfig, r1_m, r2_m, u):
+def ranges_in_volume(optics: OpticsConfig, r1_m: ArrayLike, r2_m: ArrayLike, u: np.ndarray,
+                     ) -> np.ndarray:
     """
     Return ranges, m, of points uniform in the beam volume from r1 to r2 for uniforms u.
 

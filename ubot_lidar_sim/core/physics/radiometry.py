@@ -7,8 +7,10 @@ with the field names of LidarConfig; the detection threshold is core/detection.p
 """
 
 import math
+from typing import Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.config.radiometry import NoiseConfig, RadiometryConfig
 from ubot_lidar_sim.core.material_ids import OTHER, WATER
@@ -110,7 +112,7 @@ def counts_per_reflectance(cfg, range_m, ring=None):
                         cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg.radiometry))
 
 
-def form_factor(radiometry: RadiometryConfig):
+def form_factor(radiometry: RadiometryConfig) -> Tuple[float, float]:
     """Return (Rov, n) of the near-field form factor 1 - exp(-(R / Rov)^n) as floats."""
     return float(radiometry.overlap_range_m), float(radiometry.overlap_exponent)
 
@@ -153,7 +155,7 @@ def snr(signal_counts_, ambient_counts):
     return _elementwise(rules.snr_rows, (signal_counts_,), float(ambient_counts))
 
 
-def range_noise_floor_m(noise: NoiseConfig, range_m):
+def range_noise_floor_m(noise: NoiseConfig, range_m: ArrayLike) -> np.ndarray:
     """
     Return the range-noise floor at ``range_m``, m (float64, shape of ``range_m``).
 
@@ -169,7 +171,8 @@ def range_noise_floor_m(noise: NoiseConfig, range_m):
     return np.interp(r, points[:, 0], points[:, 1])
 
 
-def range_noise_std(noise: NoiseConfig, radiometry: RadiometryConfig, snr_, range_m):
+def range_noise_std(noise: NoiseConfig, radiometry: RadiometryConfig, snr_: ArrayLike,
+                    range_m: ArrayLike) -> np.ndarray:
     """
     Return the 1-sigma range noise for an echo of SNR ``snr_`` at ``range_m``, m.
 
@@ -184,7 +187,7 @@ def range_noise_std(noise: NoiseConfig, radiometry: RadiometryConfig, snr_, rang
                         float(noise.range_noise_snr_exponent))
 
 
-def snr_at_spec(radiometry: RadiometryConfig):
+def snr_at_spec(radiometry: RadiometryConfig) -> float:
     """Return SNR_spec = S10 / sqrt(S10 + A_spec), the SNR of the 10 % target at R10."""
     s10 = radiometry.signal_at_10pct_counts
     return s10 / math.sqrt(s10 + radiometry.spec_background_counts)

@@ -20,6 +20,7 @@ the ITU-R law's (particles.flake_area_ratio; it rises with the rate, 0.23 to 0.4
 """
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -37,7 +38,7 @@ AXIAL_RATIO = 0.6
 DISC_BELOW_MM = (AREA_MM2 / (math.pi / 4.0)) ** (1.0 / (2.0 - MITCHELL_SIGMA))
 
 
-def uses_area_law(air: AtmosphereConfig, medium):
+def uses_area_law(air: AtmosphereConfig, medium: Any) -> bool:
     """Return True when a medium's particles take the aggregate area law (flakes, default)."""
     return medium.particle != 'drop' and air.snow_flake_optics == 'area_law'
 
