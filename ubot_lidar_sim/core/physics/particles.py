@@ -171,7 +171,7 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     best = float(gain.max()) * particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr)
     if best <= 0.0:
         return math.inf
-    area_m2 = soft_target.weakest_detectable_counts(cfg) / best
+    area_m2 = soft_target.weakest_detectable_counts(cfg.radiometry) / best
     if snow_optics.uses_area_law(cfg.atmosphere, medium):
         geometric = float(snow_optics.side_diameter_mm(area_m2)) * CUT_MARGIN
     else:
