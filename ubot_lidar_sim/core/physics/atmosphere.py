@@ -216,9 +216,10 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
 def snow_medium(cfg, weather: Weather) -> Medium:
     """Return the snow Medium: ITU-R extinction, faceted-ice lidar ratio, Gunn-Marshall flakes."""
     rate = weather.snowfall_rate_mm_h
-    alpha = snow.snow_extinction(cfg, rate)
+    alpha = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate)
+    alpha_550 = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate, 550.0)
     return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
-                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0),
+                  snow.flakes_per_m3(rate), alpha_550,
                   snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)
 
 

@@ -94,7 +94,7 @@ def rain_visibility_m(rain_mm_h, haze_visibility_m=math.inf, snow_mm_h=0.0):
     """
     alpha_per_m = (KOSCHMIEDER / haze_visibility_m
                    + rain_part_550(_RAIN_MODEL.atmosphere, rain_mm_h)
-                   + snow_extinction(_RAIN_MODEL, snow_mm_h, 550.0))
+                   + snow_extinction(_RAIN_MODEL.atmosphere, _RAIN_MODEL.optics, snow_mm_h, 550.0))
     return KOSCHMIEDER / alpha_per_m if alpha_per_m > 0.0 else math.inf
 
 
