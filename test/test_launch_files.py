@@ -1,13 +1,12 @@
 """Static checks of launch/*.launch.py and the node YAMLs (launch_ros need not be installed)."""
 
 import ast
-import dataclasses
 from pathlib import Path
 import re
 
 import pytest
 
-from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config import flat_fields, LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
@@ -99,7 +98,7 @@ def test_demo_declares_what_its_driver_reads_with_the_sensors_defaults_but_rviz_
     own = set(demo) - set(SENSOR_ARGUMENTS)
     # The driver's own arguments are parameters of the driver (weather_cycle: contract name).
     assert own == {'weather_cycle'} and own <= set(driver)
-    fields = {f.name: f for f in dataclasses.fields(DemoDriverConfig)}
+    fields = {f.name: f for f in flat_fields(DemoDriverConfig)}
     for name, (default, _) in demo.items():
         expected = ('true' if name == 'rviz' else str(fields[name].default).lower()
                     if name in own else SENSOR_ARGUMENTS[name][0])
@@ -110,7 +109,7 @@ def test_every_argument_that_sets_a_parameter_names_one_the_node_declares():
     strings_ = constant(tree_of('sensors.launch.py'), 'STRING_ARGUMENTS')
     for arg, (_, _, nodes, param) in SENSOR_ARGUMENTS.items():
         for node in nodes:
-            fields = {f.name: f for f in dataclasses.fields(NODE_CONFIGS[node])}
+            fields = {f.name: f for f in flat_fields(NODE_CONFIGS[node])}
             assert param in fields or param in ROS_BUILTIN_PARAMETERS, (arg, node, param)
             # String parameters are passed as strings (a frame '123' is not a number).
             is_str = param in fields and fields[param].type is str
@@ -120,7 +119,7 @@ def test_every_argument_that_sets_a_parameter_names_one_the_node_declares():
 def _effective_defaults(node):
     """Return {parameter: value} a node started by sensors.launch.py without arguments takes."""
     cls = NODE_CONFIGS[node]
-    values = {f.name: f.default for f in dataclasses.fields(cls)}
+    values = {f.name: f.default for f in flat_fields(cls)}
     params = yaml_parameters(node)
     if 'preset' in params:
         values.update(load_preset(params['preset'], cls.preset_node))
@@ -145,7 +144,7 @@ def test_each_argument_default_named_in_its_description_is_the_one_the_node_take
     # An argument whose parameter has choices lists every one of them.
     for arg, (_, text, nodes, param) in SENSOR_ARGUMENTS.items():
         for node in nodes:
-            fields = {f.name: f for f in dataclasses.fields(NODE_CONFIGS[node])}
+            fields = {f.name: f for f in flat_fields(NODE_CONFIGS[node])}
             for choice in fields[param].metadata.get('choices', ()) if param in fields else ():
                 assert re.search(rf'\b{choice}\b', text), (arg, choice)
 
@@ -227,7 +226,7 @@ def yaml_parameters(name):
                                   'base_sim'])
 def test_every_yaml_parameter_is_declared_by_the_node(name):
     params = yaml_parameters(name)
-    declared = {f.name for f in dataclasses.fields(NODE_CONFIGS[name])}
+    declared = {f.name for f in flat_fields(NODE_CONFIGS[name])}
     # The values must also build a valid config (types and ranges of the config).
     NODE_CONFIGS[name](**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()
                           if k not in ROS_BUILTIN_PARAMETERS})

@@ -1,10 +1,9 @@
 """The demo fleet (issue 28): each robot's parameters, as the runner and launch files set them."""
 
-import dataclasses
 
 import pytest
 
-from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config import flat_fields, LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.pipeline import run as runner
 from ubot_lidar_sim.pipeline.fleet import check_robots, MAX_ROBOTS, robot_parameters
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
@@ -17,7 +16,7 @@ def test_each_robot_sees_the_others_from_its_own_frames_on_its_own_loop():
     fleet = [robot_parameters(k, 3) for k in (1, 2, 3)]
     for k, params in enumerate(fleet, 1):
         for node, values in params.items():
-            fields = {f.name for f in dataclasses.fields(CONFIGS[node])}
+            fields = {f.name for f in flat_fields(CONFIGS[node])}
             assert set(values) <= fields, node
             if node != 'demo_driver':
                 others = [f'robot{j}/base_link' for j in (1, 2, 3) if j != k]

@@ -8,7 +8,6 @@ accepted and the next sweep publishes. Named cases pin the refusals found by the
 ``ros2 param set`` values typed from their text (rclpy.parameter.get_parameter_value).
 """
 
-import dataclasses
 import math
 
 import pytest
@@ -18,7 +17,9 @@ from rclpy.parameter import get_parameter_value, Parameter, parameter_value_to_p
 from sensor_msgs.msg import LaserScan, PointCloud2
 from std_srvs.srv import Trigger
 
-from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig, to_dict
+from ubot_lidar_sim.core.config import (flat_fields, LaserScanConfig, LidarConfig, TerrainConfig,
+                                        to_dict)
+from ubot_lidar_sim.core.config.fields import is_list
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
 from ubot_lidar_sim.ros.terrain_sensor_node import TerrainSensorNode
@@ -38,7 +39,7 @@ SKIPS_BY_DESIGN = {('laser_scan', 'enabled', 'False'): 'disabled'}
 def _edge_values(f):
     """Return the values at the edges of what field f's metadata allows (see the module)."""
     meta = f.metadata
-    kind = meta.get('item_type') if f.type is tuple else f.type
+    kind = meta.get('item_type') if is_list(f) else f.type
     if 'choices' in meta:
         items = list(meta['choices'])
     elif kind is bool:
@@ -53,7 +54,7 @@ def _edge_values(f):
         if meta.get('allow_inf'):
             items.append(math.inf)
         items = [float(v) if kind is float else int(v) for v in items]
-    if f.type is not tuple:
+    if not is_list(f):
         return items
     n = meta.get('length')
     lengths = [n] if n is not None else [0, 1, 16]
@@ -69,7 +70,7 @@ def _sample(rig):
 def _walk(name, rig):
     """Yield (parameter, value, result, outcome) of each edge value set on the running node."""
     node = rig.node
-    for f in dataclasses.fields(NODES[name][1]):
+    for f in flat_fields(NODES[name][1]):
         if f.metadata.get('read_only'):
             continue
         before = node.get_parameter(f.name)
@@ -115,7 +116,7 @@ def test_every_read_only_parameter_set_at_run_time_is_refused_naming_it(sensor_r
     rig = sensor_rig(node_cls, params, frame)
     node = rig.node
     config = to_dict(node.config)
-    fixed = [f for f in dataclasses.fields(config_cls) if f.metadata.get('read_only')]
+    fixed = [f for f in flat_fields(config_cls) if f.metadata.get('read_only')]
     assert {'world_file', 'world_frame', 'rate_hz'} <= {f.name for f in fixed}
     for f in fixed:
         value = _edge_values(f)[-1]

@@ -15,7 +15,6 @@ it: rclpy would ignore it silently. A name another node of the package declares 
 block shared by several nodes) is ignored with one info line.
 """
 
-import dataclasses
 import math
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
@@ -23,7 +22,9 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.parameter import Parameter
 
-from ubot_lidar_sim.core.config import from_dict, LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config import (flat_fields, from_dict, LaserScanConfig, LidarConfig,
+                                        TerrainConfig)
+from ubot_lidar_sim.core.config.fields import is_list
 from ubot_lidar_sim.core.config.mapping import NODE_OF
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError, did_you_mean, SimError
@@ -45,14 +46,14 @@ _INT64_MAX = 2 ** 63 - 1
 
 def parameter_type(f):
     """Return the rclpy Parameter.Type of a dataclass field (tuples use metadata item_type)."""
-    if f.type is tuple or f.type == 'tuple':
+    if is_list(f) or f.type == 'tuple':
         return _ARRAY_TYPES[f.metadata.get('item_type', float)]
     kind = f.type if isinstance(f.type, type) else type(f.default)
     return _SCALAR_TYPES[kind]
 
 
 def _item_kind(f):
-    if f.type is tuple or f.type == 'tuple':
+    if is_list(f) or f.type == 'tuple':
         return f.metadata.get('item_type', float)
     return f.type if isinstance(f.type, type) else type(f.default)
 
@@ -146,7 +147,7 @@ class ConfigParameters:
         self._node = node
         self._cls = config_cls
         self._validate = validate
-        self._fields = {f.name: f for f in dataclasses.fields(config_cls)}
+        self._fields = {f.name: f for f in flat_fields(config_cls)}
         if use_presets is None:
             use_presets = 'preset' in self._fields
         defaults = {name: f.default for name, f in self._fields.items()}
@@ -303,7 +304,7 @@ class ConfigParameters:
 def _package_names():
     """Return the parameter names of every node of this package."""
     configs = (LidarConfig, LaserScanConfig, TerrainConfig, DemoDriverConfig, BaseSimConfig)
-    return {f.name for cls in configs for f in dataclasses.fields(cls)}
+    return {f.name for cls in configs for f in flat_fields(cls)}
 
 
 def _allowed_text(desc):

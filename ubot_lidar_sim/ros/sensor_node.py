@@ -9,7 +9,6 @@ every skipped scan by reason and reports it on /diagnostics (ros/diagnostics.py)
 (/tf, environment) come through ros/intake.py; see docs/architecture.md.
 """
 
-import dataclasses
 import math
 import threading
 import time
@@ -20,6 +19,7 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 
+from ubot_lidar_sim.core.config import flat_fields
 from ubot_lidar_sim.core.errors import ConfigError, SimError
 from ubot_lidar_sim.core.robot.body import sensor_body_actor
 from ubot_lidar_sim.core.robot.load import load_robot, parse_args
@@ -58,7 +58,7 @@ class SensorNode(PoseQueries, Node):
     def __init__(self, node_name, config_cls, *, world=None, materials=None, intake=None,
                  **node_kwargs):
         super().__init__(node_name, **node_kwargs)
-        fields = {f.name for f in dataclasses.fields(config_cls)}
+        fields = {f.name for f in flat_fields(config_cls)}
         self.params = ConfigParameters(self, config_cls,
                                        validate=lambda cfg: self.validate_config(cfg),
                                        namespaced=[n for n in NAMESPACED if n in fields])

@@ -126,7 +126,7 @@ def test_noise_uses_exactly_two_draws_per_echo_in_one_call():
     expect_s = np.rint(peak + z[:, 0] * np.sqrt(peak + 20.0))
     snr = peak / np.sqrt(peak + 20.0)
     r_e = np.tile([5.0, 10.0], 3)
-    expect_r = r_e + z[:, 1] * rad.range_noise_std(cfg, snr, r_e)
+    expect_r = r_e + z[:, 1] * rad.range_noise_std(cfg.noise, cfg.radiometry, snr, r_e)
     np.testing.assert_array_equal(ret.signal, expect_s)
     # bound: float64 ranges passed through; default rtol 1e-7
     np.testing.assert_allclose(ret.range_m, expect_r)

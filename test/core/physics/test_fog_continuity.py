@@ -30,31 +30,31 @@ GRID_M = (20.0, 30.0, 40.0, 50.0, 75.0, 100.0, 150.0, 200.0, 300.0, 400.0, 500.0
 def test_droplet_share_falls_smoothly_to_zero_at_the_fog_limit():
     # d = 1 - (V / 1 km)^2 by hand: 20 m 0.9996, 500 m 0.75, 900 m 0.19, >= 1 km 0.
     # bound: float64 of a two-term formula, a few ulps of 1
-    assert fm.droplet_extinction_share(CFG, 20.0) == pytest.approx(0.9996, abs=1e-12)
-    assert fm.droplet_extinction_share(CFG, 500.0) == pytest.approx(0.75, abs=1e-12)
-    assert fm.droplet_extinction_share(CFG, 900.0) == pytest.approx(0.19, abs=1e-12)
-    assert fm.droplet_extinction_share(CFG, 1000.0) == 0.0
-    assert fm.droplet_extinction_share(CFG, math.inf) == 0.0
+    assert fm.droplet_extinction_share(CFG.atmosphere, 20.0) == pytest.approx(0.9996, abs=1e-12)
+    assert fm.droplet_extinction_share(CFG.atmosphere, 500.0) == pytest.approx(0.75, abs=1e-12)
+    assert fm.droplet_extinction_share(CFG.atmosphere, 900.0) == pytest.approx(0.19, abs=1e-12)
+    assert fm.droplet_extinction_share(CFG.atmosphere, 1000.0) == 0.0
+    assert fm.droplet_extinction_share(CFG.atmosphere, math.inf) == 0.0
     grid = np.linspace(1.0, 999.0, 500)
-    d = np.array([fm.droplet_extinction_share(CFG, v) for v in grid])
+    d = np.array([fm.droplet_extinction_share(CFG.atmosphere, v) for v in grid])
     assert np.all(np.diff(d) < 0.0) and np.max(-np.diff(d)) < 0.005
 
 
 def test_fluctuation_widens_as_the_fog_thins():
     # k = 4 x 12 m / V by hand: 12 m 4, 120 m 0.4, 600 m 0.08; off with shape 0 or clear air.
     # bound: float64 of a product and a quotient, a few ulps
-    assert fm.fluctuation_shape(CFG, 12.0) == pytest.approx(4.0, rel=1e-12)
-    assert fm.fluctuation_shape(CFG, 120.0) == pytest.approx(0.4, rel=1e-12)
-    assert fm.fluctuation_shape(CFG, 600.0) == pytest.approx(0.08, rel=1e-12)
+    assert fm.fluctuation_shape(CFG.atmosphere, 12.0) == pytest.approx(4.0, rel=1e-12)
+    assert fm.fluctuation_shape(CFG.atmosphere, 120.0) == pytest.approx(0.4, rel=1e-12)
+    assert fm.fluctuation_shape(CFG.atmosphere, 600.0) == pytest.approx(0.08, rel=1e-12)
     assert fm.fluctuation_shape(LidarConfig(fog_fluctuation_shape=0.0), 50.0) == 0.0
-    assert fm.fluctuation_shape(CFG, math.inf) == 0.0
+    assert fm.fluctuation_shape(CFG.atmosphere, math.inf) == 0.0
 
 
 def test_droplet_backscatter_share_by_hand():
     # 500 m: d = 0.75, f = (0.75 / 18.8) / (0.75 / 18.8 + 0.25 / 60) = 0.905433.
     # bound: the hand value's rounding, half a unit of its 6th decimal
-    assert fm.droplet_backscatter_share(CFG, 500.0) == pytest.approx(0.905433, abs=5e-7)
-    assert fm.droplet_backscatter_share(CFG, 1500.0) == 0.0
+    assert fm.droplet_backscatter_share(CFG.atmosphere, 500.0) == pytest.approx(0.905433, abs=5e-7)
+    assert fm.droplet_backscatter_share(CFG.atmosphere, 1500.0) == 0.0
 
 
 @pytest.fixture(scope='module')

@@ -90,7 +90,8 @@ def test_residuals_are_fixed_per_serial_for_every_sweep_and_seed(wall):
 def test_residual_sizes_follow_their_standard_deviations():
     cfg = replace(LidarConfig(), calibration_elevation_std_deg=0.1,
                   calibration_azimuth_std_deg=0.2, calibration_range_std_m=0.02)
-    d_el, d_az, d_r = imperfections.residuals(cfg, 20000, np.random.default_rng(0))
+    d_el, d_az, d_r = imperfections.residuals(cfg.sensor_imperfections, 20000,
+                                              np.random.default_rng(0))
     # bound: se of a std over 20,000 normals is 0.5 %: 3 % is 6 se
     assert np.std(d_el) == pytest.approx(math.radians(0.1), rel=0.03)
     assert np.std(d_az) == pytest.approx(math.radians(0.2), rel=0.03)

@@ -24,7 +24,7 @@ def test_beam_volume_is_the_cone_frustum_by_hand():
     # pi h / 12 (d1^2 + d1 d2 + d2^2) = pi 2 / 12 (169 + 247 + 361) 1e-6 = 4.068e-4 m^3.
     cfg = LidarConfig(exit_diameter_m=0.01, divergence_mrad=3.0)
     # bound: closed forms of the same integral, float64 rounding only
-    assert particles.beam_volume_m3(cfg, 1.0, 3.0) == pytest.approx(4.0684e-4, rel=1e-4)
+    assert particles.beam_volume_m3(cfg.optics, 1.0, 3.0) == pytest.approx(4.0684e-4, rel=1e-4)
 
 
 def test_expected_drop_count_in_a_beam_volume_for_marshall_palmer_at_10_mm_h():
@@ -38,7 +38,8 @@ def test_expected_drop_count_in_a_beam_volume_for_marshall_palmer_at_10_mm_h():
     assert medium.slope_per_mm == pytest.approx(2.5280, rel=1e-4)
     n_big = medium.particles_per_m3 * math.exp(-medium.slope_per_mm * 2.0)
     # bound: 5-digit hand value
-    assert n_big * particles.beam_volume_m3(cfg, 1.0, 3.0) == pytest.approx(8.202e-3, rel=1e-3)
+    volume_m3 = particles.beam_volume_m3(cfg.optics, 1.0, 3.0)
+    assert n_big * volume_m3 == pytest.approx(8.202e-3, rel=1e-3)
     counts = np.random.default_rng(5).poisson(np.full(200000, 8.202e-3))
     # bound: Poisson sd sqrt(1640) = 41: 4 sigma (seeded)
     assert abs(int(counts.sum()) - 1640) < 164
@@ -48,7 +49,7 @@ def test_particle_ranges_fill_the_beam_volume_uniformly():
     # The volume grows with r^2 (no exit diameter): the median of r in [0, 3] is 3 / 2^(1/3).
     cfg = LidarConfig(exit_diameter_m=0.0, divergence_mrad=3.0)
     u = np.random.default_rng(0).random(100000)
-    r = particles.ranges_in_volume(cfg, 0.0, 3.0, u)
+    r = particles.ranges_in_volume(cfg.optics, 0.0, 3.0, u)
     # bound: seeded 1e5 draws: the median's se is ~0.004 m
     assert np.median(r) == pytest.approx(3.0 / 2.0 ** (1.0 / 3.0), abs=0.02)
     assert r.min() >= 0.0 and r.max() <= 3.0
@@ -311,9 +312,9 @@ def test_a_parallel_or_hair_thin_beam_keeps_the_volume_and_ranges_exact():
     for div in (0.0, 1e-60):
         cfg = LidarConfig(exit_diameter_m=0.01, divergence_mrad=div)
         # bound: float64 rounding of the frustum formula
-        assert particles.beam_volume_m3(cfg, 1.0, 3.0) == pytest.approx(
+        assert particles.beam_volume_m3(cfg.optics, 1.0, 3.0) == pytest.approx(
             math.pi / 4.0 * 1e-4 * 2.0, rel=1e-12)
         u = np.array([0.0, 0.25, 0.5, 1.0])
         # bound: float64 rounding
-        np.testing.assert_allclose(particles.ranges_in_volume(cfg, 1.0, 3.0, u),
+        np.testing.assert_allclose(particles.ranges_in_volume(cfg.optics, 1.0, 3.0, u),
                                    1.0 + 2.0 * u, rtol=1e-12)

@@ -145,12 +145,14 @@ def test_range_noise_combines_floor_and_low_snr_in_quadrature():
     cfg = LidarConfig(range_noise_std_m=0.04)
     snr_spec = 100.0 / math.sqrt(120.0)
     # bound: float64 hypot / pow of exact decimals, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(rad.range_noise_std(cfg, snr_spec, 10.0), 0.05)
-    np.testing.assert_allclose(rad.range_noise_std(cfg, 2 * snr_spec, 10.0),
+    np.testing.assert_allclose(rad.range_noise_std(cfg.noise, cfg.radiometry, snr_spec, 10.0),
+                               0.05)
+    np.testing.assert_allclose(rad.range_noise_std(cfg.noise, cfg.radiometry, 2 * snr_spec, 10.0),
                                math.hypot(0.04, 0.015))
     cfg6 = LidarConfig(range_noise_snr_exponent=0.5)
     # bound: float64 hypot / pow of exact decimals, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(rad.range_noise_std(cfg6, 4 * snr_spec, 10.0), 0.015)
+    np.testing.assert_allclose(
+        rad.range_noise_std(cfg6.noise, cfg6.radiometry, 4 * snr_spec, 10.0), 0.015)
 
 
 def test_wetness_from_rain_model():

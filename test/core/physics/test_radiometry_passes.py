@@ -195,7 +195,7 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     np.testing.assert_allclose(radiometry.snr(s, 3.0), snr_reference(s, 3.0), rtol=RTOL_LIBM)
     q = np.concatenate([[0.0], rng.uniform(0.0, 40.0, 5000)])
     rq = r[:q.size]                      # the livox_mid360 preset's floor is by range band
-    np.testing.assert_allclose(radiometry.range_noise_std(cfg, q, rq),
+    np.testing.assert_allclose(radiometry.range_noise_std(cfg.noise, cfg.radiometry, q, rq),
                                range_noise_reference(cfg, q, rq), rtol=RTOL_LIBM)
     rho = np.concatenate([[np.nan, -1.0, 0.0, 0.005, 0.995, 1.0, 64.0, 1e9, np.inf],
                           rng.uniform(0.0, 3.0, 5000)])
@@ -284,7 +284,7 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
             ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
             table.transmission, radiometry.pass_cover(table), 2.0 * alpha, r10,
             cfg.signal_at_10pct_counts / 0.1,
-            *radiometry.form_factor(cfg), weights, fresnel.pane_log_gain(table, m, cos))
+            *radiometry.form_factor(cfg.radiometry), weights, fresnel.pane_log_gain(table, m, cos))
         ref = hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, 0.4, alpha,
                                   ring_of_beam, weights)
         np.testing.assert_allclose(rho, ref[0], rtol=RTOL_LIBM, atol=1e-300)
@@ -357,7 +357,8 @@ def test_detection_kernel_gives_the_numpy_detection(noise, bands, per_beam):
     got = detect_echoes(peak, r_e, e_beam, draws, noise,
                         np.array([cfg.ambient_counts]) if ambient is None else ambient,
                         cfg.detection_threshold_counts, cfg.min_range_m, cfg.max_range_m,
-                        s10 / math.sqrt(s10 + cfg.ambient_counts), range_noise_floor_m(cfg, r_e),
+                        s10 / math.sqrt(s10 + cfg.ambient_counts),
+                        range_noise_floor_m(cfg.noise, r_e),
                         cfg.range_std_low_snr_m, cfg.range_noise_snr_exponent, too_close)
     ref = detect_reference(cfg, peak, r_e, e_beam, draws, n_beams, ambient)
     np.testing.assert_array_equal(got[0], ref[0])
@@ -388,7 +389,8 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
            radiometry.ring_r10(cfg, ring_of_beam))
     refl, signal, byte = emitted_values(p, pb, r_e, peak, energy, s_meas, r10,
                                         cfg.signal_at_10pct_counts / 0.1,
-                                        *radiometry.form_factor(cfg), float(cfg.saturation_counts))
+                                        *radiometry.form_factor(cfg.radiometry),
+                                        float(cfg.saturation_counts))
     with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
         g_per = counts_reference(cfg, r_e[p],
                                  None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])

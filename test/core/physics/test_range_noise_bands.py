@@ -23,16 +23,16 @@ def test_floor_interpolates_the_bands_linearly_and_holds_their_ends():
     cfg = LidarConfig(range_noise_std_m=0.05, range_noise_bands_m=MID360_BANDS)
     # By hand: 0.03 + (0.02 - 0.03) (5.1 - 0.2) / (10 - 0.2) = 0.03 - 0.01 x 0.5 = 0.025; below
     # 0.2 m the 0.2 m value, beyond 10 m the 10 m value (range_noise_std_m unused).
-    got = rad.range_noise_floor_m(cfg, [0.2, 10.0, 5.1, 0.1, 50.0])
+    got = rad.range_noise_floor_m(cfg.noise, [0.2, 10.0, 5.1, 0.1, 50.0])
     # bound: np.interp of exact decimals, a few float64 ulps of 0.03
     np.testing.assert_allclose(got, [0.03, 0.02, 0.025, 0.03, 0.02], rtol=0, atol=1e-15)
-    assert rad.range_noise_floor_m(cfg, np.zeros((3, 2))).shape == (3, 2)
+    assert rad.range_noise_floor_m(cfg.noise, np.zeros((3, 2))).shape == (3, 2)
 
 
 def test_empty_bands_give_range_noise_std_m_at_every_range():
     cfg = LidarConfig(range_noise_std_m=0.017)
     assert cfg.range_noise_bands_m == ()
-    np.testing.assert_array_equal(rad.range_noise_floor_m(cfg, [0.0, 0.2, 5.1, 1e4]),
+    np.testing.assert_array_equal(rad.range_noise_floor_m(cfg.noise, [0.0, 0.2, 5.1, 1e4]),
                                   [0.017] * 4)
 
 
@@ -41,7 +41,7 @@ def test_the_low_snr_term_still_adds_in_quadrature_to_the_banded_floor():
     snr_spec = 100.0 / math.sqrt(120.0)
     # At 5.1 m the floor is 0.025; at SNR = 2 SNR_spec the low-SNR term is 0.015.
     # bound: float64 hypot of exact decimals, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(rad.range_noise_std(cfg, 2 * snr_spec, 5.1),
+    np.testing.assert_allclose(rad.range_noise_std(cfg.noise, cfg.radiometry, 2 * snr_spec, 5.1),
                                math.hypot(0.025, 0.015))
 
 

@@ -107,7 +107,8 @@ def test_the_path_in_a_cell_is_its_chord_from_the_origin_and_its_density_the_ent
     # The cell around the origin does not stop these rays.
     assert np.all(np.isinf(smoke_entry(o, d, cells, dens, 1.0, 0.05, 100.0)))
     # Optical depth at 0.5 m and beyond the exit: alpha min(R, X).
-    alpha = smoke_inside.extinction_per_m(LidarConfig(), eff)
+    cfg = LidarConfig()
+    alpha = smoke_inside.extinction_per_m(cfg.optics, cfg.atmosphere, eff)
     tau = smoke_inside.optical_depth(alpha, exit_m, np.array([0, 0, 2]), np.array([0.5, 9.0, 9.0]))
     a = 0.8 * 3.912 / 5.0
     # bound: alpha is 0.8 x 3.912 / 5 x (905 / 550)^-0 (pow(x, 0) is exactly 1: Kim's q is 0),

@@ -1,10 +1,10 @@
 """Snow laws (snow.py): the test vectors of docs/physics-weather.md."""
 
 import math
-from types import SimpleNamespace
 
 import pytest
 
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import snow
 
 
@@ -17,13 +17,15 @@ def test_itu_snow_law_at_905_nm(snow_type, rate, db_km):
 
 
 def test_snow_extinction_in_per_metre_and_none_without_snow():
-    cfg = SimpleNamespace(wavelength_nm=905.0, snow_type='dry')
+    cfg = LidarConfig(wavelength_nm=905.0, snow_type='dry')
+    air, optics = cfg.atmosphere, cfg.optics
     # bound: the published 51.11 dB/km and 4.3429: rel 1e-3 >= their rounding; 0.095: half a unit
-    assert snow.snow_extinction(cfg, 5.0) == pytest.approx(51.11 / 4.3429 / 1000, rel=1e-3)
-    assert snow.snow_extinction(cfg, 0.0) == 0.0
+    assert snow.snow_extinction(air, optics, 5.0) == pytest.approx(51.11 / 4.3429 / 1000, rel=1e-3)
+    assert snow.snow_extinction(air, optics, 0.0) == 0.0
     # Two-way transmission over 100 m in 5 mm/h dry snow: 0.095.
     # bound: 0.095 printed to 3 decimals: abs 1e-3 covers half a unit
-    assert math.exp(-2 * 100 * snow.snow_extinction(cfg, 5.0)) == pytest.approx(0.095, abs=1e-3)
+    alpha = snow.snow_extinction(air, optics, 5.0)
+    assert math.exp(-2 * 100 * alpha) == pytest.approx(0.095, abs=1e-3)
 
 
 @pytest.mark.parametrize('rate,n', [(1.0, 1490.2), (5.0, 795.5), (10.0, 607.1)])

@@ -19,8 +19,10 @@ def test_pulse_shape_integrates_to_the_pulse_length():
 
 
 def test_soft_pulse_length_is_pulse_length_else_echo_separation():
-    assert st.soft_pulse_length_m(LidarConfig(pulse_length_m=0.9)) == 0.9
-    assert st.soft_pulse_length_m(LidarConfig(min_separation_m=0.5)) == 0.5
+    cfg = LidarConfig(pulse_length_m=0.9)
+    assert st.soft_pulse_length_m(cfg.optics, cfg.echoes) == 0.9
+    cfg = LidarConfig(min_separation_m=0.5)
+    assert st.soft_pulse_length_m(cfg.optics, cfg.echoes) == 0.5
 
 
 def test_far_homogeneous_volume_equals_hard_target_of_pi_beta_l():
@@ -88,13 +90,14 @@ def test_hopeless_peaks_are_dropped_and_rings_scale_with_r10_squared():
     # Haze (beta 2.3e-5): a few counts, never detectable.
     beam, _, _ = st.soft_returns(cfg, 2.3e-5, 1.4e-3, [np.inf], [0], 10.0)
     assert beam.size == 0
-    assert st.hopeless(cfg, 1.0) and not st.hopeless(cfg, cfg.detection_threshold_counts)
+    spec = cfg.radiometry
+    assert st.hopeless(spec, 1.0) and not st.hopeless(spec, cfg.detection_threshold_counts)
 
 
 def test_weakest_detectable_signal_is_the_edge_of_hopeless():
     cfg = LidarConfig()
-    p = st.weakest_detectable_counts(cfg)
+    p = st.weakest_detectable_counts(cfg.radiometry)
     # T = 85.96, ambient 20: sqrt(x) = (-5 + sqrt(25 + 4 x 105.96)) / 2 = 8.093, P = 45.50
     # bound: 4-digit hand value
     assert p == pytest.approx(45.50, abs=0.01)
-    assert not st.hopeless(cfg, p * 1.001) and st.hopeless(cfg, p * 0.999)
+    assert not st.hopeless(cfg.radiometry, p * 1.001) and st.hopeless(cfg.radiometry, p * 0.999)

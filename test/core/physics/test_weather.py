@@ -66,9 +66,10 @@ def test_describe_is_short_text_of_what_is_set():
 
 def test_scan_weather_applies_the_config_overrides():
     base = Weather(rain_mm_h=2.0, visibility_m=300.0, puddle_depth_m=0.01)
-    assert scan_weather(LidarConfig(), base) is base
-    assert scan_weather(LidarConfig(), None).describe() == 'clear'
-    w = scan_weather(LidarConfig(rain_override_mm_h=5.0, visibility_override_m=math.inf), base)
+    assert scan_weather(LidarConfig().atmosphere, base) is base
+    assert scan_weather(LidarConfig().atmosphere, None).describe() == 'clear'
+    air = LidarConfig(rain_override_mm_h=5.0, visibility_override_m=math.inf).atmosphere
+    w = scan_weather(air, base)
     assert (w.rain_mm_h, w.visibility_m, w.puddle_depth_m) == (5.0, math.inf, 0.01)
 
 

@@ -5,6 +5,8 @@ The CLI (``scan``, ``describe``) and the dataset runner build their sensors' con
 both refuse the same values with the same message.
 """
 
+from typing import Any, Dict, Iterable, Mapping, Optional, Union
+
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.config import presets as presets_mod
 from ubot_lidar_sim.core.config.laser import LaserScanConfig
@@ -21,14 +23,14 @@ CONFIG_CLASSES = {'lidar_3d': LidarConfig, 'laser_scan': LaserScanConfig,
 _ROS_ONLY = ('use_sim_time',)
 
 
-def one_line(err):
+def one_line(err: object) -> str:
     """Return the text of an error on one line."""
     return ' '.join(str(err).split())
 
 
-def parse_overrides(items):
+def parse_overrides(items: Iterable[str]) -> Dict[str, Any]:
     """Return {name: value} from NAME=VALUE strings, values parsed as YAML."""
-    out = {}
+    out: Dict[str, Any] = {}
     for item in items:
         name, sep, text = item.partition('=')
         if not sep or not name.strip():
@@ -40,9 +42,12 @@ def parse_overrides(items):
     return out
 
 
-def effective_config(sensor, params_file=None, overrides=None, extra=None):
+def effective_config(sensor: str, params_file: Optional[str] = None,
+                     overrides: Optional[Mapping[str, Any]] = None,
+                     extra: Optional[Mapping[str, Any]] = None,
+                     ) -> Union[LidarConfig, LaserScanConfig, TerrainConfig]:
     """Return the sensor's config: preset < params file < --set < explicit flags (``extra``)."""
-    file_params = {}
+    file_params: Dict[str, Any] = {}
     if params_file:
         try:
             file_params = read_params_file(params_file, sensor)
@@ -56,4 +61,5 @@ def effective_config(sensor, params_file=None, overrides=None, extra=None):
     merged = {**(overrides or {}), **(extra or {})}
     params = presets_mod.merge_params(file_params, merged,
                                       use_presets=sensor in presets_mod.PRESET_NODES, node=sensor)
-    return from_dict(CONFIG_CLASSES[sensor], params)
+    cls: Any = CONFIG_CLASSES[sensor]
+    return from_dict(cls, params)  # type: ignore[no-any-return]

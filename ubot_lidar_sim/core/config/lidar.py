@@ -7,12 +7,12 @@ and the pattern's ``check``.
 """
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Union
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.config.fields import parameter as _p
-from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel
-from ubot_lidar_sim.core.config.patterns import LIDAR_PATTERNS, RosettePattern, SpinningPattern
+from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Validated
+from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel, SensorConfig
+from ubot_lidar_sim.core.config.patterns import RosettePattern, SpinningPattern
 from ubot_lidar_sim.core.config.shared import SharedParams
 from ubot_lidar_sim.core.errors import ConfigError, ScanError
 
@@ -26,16 +26,9 @@ AUTO_COLUMN_BLOCKS_MAX = 8
 
 
 @dataclass(frozen=True)
-class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
-                  ModelShared):
-    """
-    Every lidar_3d parameter (docs/parameters.md; model: docs/physics.md), flat.
+class LidarSensor(Validated):
+    """The lidar_3d's own parameters: its model, ring and column grid, ranges, timing, output."""
 
-    Sub-configs: ``pattern`` (SpinningPattern or RosettePattern, by pattern_type) and
-    ``physical`` (PhysicalModel; None with model 'geometric').
-    """
-
-    preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
     preset: str = _p('custom', 'Sensor preset the parameters started from.', read_only=True,
                      nonempty=True)
     model: str = _p('physical', "'physical': the radiometric model of docs/physics.md; "
@@ -51,9 +44,9 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
                                     min=0.0, max=90.0, read_only=True)
     vertical_fov_down_deg: float = _p(15.0, 'Field of view below the horizon.', 'deg',
                                       min=0.0, max=90.0, read_only=True)
-    elevations_deg: tuple = _p((), 'Per-ring elevation table, ring order (overrides the '
-                               'uniform spread); empty = uniform.', 'deg', item_type=float,
-                               min=-90.0, max=90.0, read_only=True)
+    elevations_deg: Floats = _p((), 'Per-ring elevation table, ring order (overrides the '
+                                'uniform spread); empty = uniform.', 'deg', item_type=float,
+                                min=-90.0, max=90.0, read_only=True)
     min_range_m: float = _p(0.1, 'Echoes nearer than this are not detected.', 'm',
                             min=0.0, max=1000.0)
     max_range_m: float = _p(100.0, 'Echoes beyond this are not detected; > min_range_m.', 'm',
@@ -84,8 +77,8 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
     compute_workers: int = _p(1, 'Compute the column blocks in this many child processes (same '
                               'bytes; more cores with column_blocks > 1); 1 = one child if '
                               'compute_process, else none.', min=1, max=8, read_only=True)
-    ring_range_at_10pct_m: tuple = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
-                                      'm', item_type=float, min=0.1, max=10000.0)
+    ring_range_at_10pct_m: Floats = _p((), 'Per-ring range_at_10pct_m; empty = the same for all.',
+                                       'm', item_type=float, min=0.1, max=10000.0)
     point_layout: str = _p('full', 'PointCloud2 field layout.',
                            choices=('full', 'velodyne', 'ouster', 'livox', 'autoware'),
                            read_only=True)
@@ -98,22 +91,44 @@ class LidarConfig(RosettePattern, SpinningPattern, SharedParams, PhysicalModel,
                            '(Livox), channels = lines, horizontal_samples = shots per line.',
                            choices=planar_and_rosette.PATTERN_TYPES, read_only=True)
 
+
+@dataclass(frozen=True, init=False)
+class LidarConfig(SensorConfig):
+    """
+    Every lidar_3d parameter (docs/parameters.md; model: docs/physics.md), by part.
+
+    Built from the flat parameters (``LidarConfig(channels=32)``, config.from_dict), which read
+    through to their parts (``cfg.channels``). Views: ``pattern`` (the SpinningPattern or
+    RosettePattern of pattern_type) and ``physical`` (None with model 'geometric').
+    """
+
+    preset_node: ClassVar[str] = 'lidar_3d'     # whose block of a preset file applies
+    common: ModelShared
+    physical_model: PhysicalModel
+    shared: SharedParams
+    spinning: SpinningPattern
+    rosette: RosettePattern
+    sensor: LidarSensor
+
     @property
-    def n_column_blocks(self):
+    def pattern(self) -> Union[SpinningPattern, RosettePattern]:
+        """Return the scan pattern's part of pattern_type."""
+        return self.rosette if self.sensor.pattern_type == 'rosette' else self.spinning
+
+    @property
+    def n_column_blocks(self) -> int:
         """Return the column blocks of a sweep: column_blocks, or for 0 the automatic number."""
-        if self.column_blocks:
-            return self.column_blocks
+        grid = self.sensor
+        if grid.column_blocks:
+            return grid.column_blocks
         if self.pattern.kind == 'rosette' or self.physical is None:
             return 1
-        sub_rays = self.channels * self.horizontal_samples * self.sub_rays
+        sub_rays = grid.channels * grid.horizontal_samples * self.echoes.sub_rays
         # At most 256 x 7 sub-rays per column: never more blocks than columns.
         return min(-(-sub_rays // AUTO_SUB_RAYS_PER_BLOCK), AUTO_COLUMN_BLOCKS_MAX)
 
-    def _check_cross(self):
+    def _check_cross(self) -> None:
         super()._check_cross()
-        put = object.__setattr__         # frozen: the sub-configs, set once here
-        put(self, 'pattern', LIDAR_PATTERNS[self.pattern_type].of(self))
-        put(self, 'physical', PhysicalModel.of(self) if self.model == 'physical' else None)
         rays = self.channels * self.horizontal_samples
         if rays > self.max_rays_per_scan:     # refused, never truncated
             raise ScanError(

@@ -10,19 +10,25 @@ of an earlier one, as rclpy does. A file whose blocks are all for other nodes ap
 The CLI (``scan --params``) and the runner (``run --params``) both read files here.
 """
 
+from os import PathLike
+from typing import Any, Dict, List, Optional, Tuple, Union
+
 from ubot_lidar_sim.core import yaml_io
 from ubot_lidar_sim.core.errors import ConfigError
 
 _SHAPE = '<node>: ros__parameters: {name: value, ...}'
+#: A parameter file's path; its blocks, [(node key, {name: value})].
+Path_ = Union[str, 'PathLike[str]']
+Blocks = List[Tuple[str, Dict[str, Any]]]
 
 
-def key_applies(key, node_name):
+def key_applies(key: object, node_name: str) -> bool:
     """Return True when the node key of a parameter file applies to node_name (see above)."""
     parts = str(key).strip('/').split('/')
     return parts == ['**'] or parts[-1] == node_name
 
 
-def load_blocks(path):
+def load_blocks(path: Path_) -> Blocks:
     """
     Return the blocks of a node parameter file, [(node key, {name: value})], in file order.
 
@@ -35,7 +41,7 @@ def load_blocks(path):
         return []
     if not isinstance(doc, dict):
         raise ConfigError('params', str(path), f'a mapping {_SHAPE}')
-    blocks = []
+    blocks: Blocks = []
     for key, node in doc.items():
         params = node.get('ros__parameters') if isinstance(node, dict) else []
         if not isinstance(params, (dict, type(None))):
@@ -44,18 +50,18 @@ def load_blocks(path):
     return blocks
 
 
-def node_params(blocks, node_name):
+def node_params(blocks: Blocks, node_name: str) -> Optional[Dict[str, Any]]:
     """Return the merged parameters of the blocks that apply to node_name, None when none does."""
     applied = [params for key, params in blocks if key_applies(key, node_name)]
     if not applied:
         return None
-    merged = {}
+    merged: Dict[str, Any] = {}
     for params in applied:
         merged.update(params)
     return merged
 
 
-def read_params_file(path, node_name):
+def read_params_file(path: Path_, node_name: str) -> Dict[str, Any]:
     """
     Return the parameters a node parameter file gives node_name, as a dict.
 

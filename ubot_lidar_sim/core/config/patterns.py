@@ -8,10 +8,10 @@ every pattern shares (channels, fields of view, rate).
 
 from dataclasses import dataclass
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Validated
 from ubot_lidar_sim.core.errors import ConfigError
 
 
@@ -23,11 +23,11 @@ class SpinningPattern(Validated):
     spin_direction: str = _p('cw', 'Spin sense seen from above.', choices=('cw', 'ccw'))
     scan_start_azimuth_deg: float = _p(180.0, 'Azimuth where a sweep starts (CCW from +x).',
                                        'deg', min=-360.0, max=360.0)
-    ring_time_offsets_us: tuple = _p((), 'Firing time of each ring after its column (the '
-                                     'firing order), ring order; empty = all at once.', 'us',
-                                     item_type=float, min=0.0, max=1e6, read_only=True)
+    ring_time_offsets_us: Floats = _p((), 'Firing time of each ring after its column (the '
+                                      'firing order), ring order; empty = all at once.', 'us',
+                                      item_type=float, min=0.0, max=1e6, read_only=True)
 
-    def check(self, cfg):
+    def check(self, cfg: Any) -> None:
         """Check the rules with cfg's shared fields: offsets below one column period."""
         if self.ring_time_offsets_us:
             column_us = 1e6 * cfg.period_s / cfg.horizontal_samples
@@ -42,14 +42,14 @@ class RosettePattern(Validated):
     """Risley prisms (Livox): channels = lines, horizontal_samples = shots per line."""
 
     kind: ClassVar[str] = 'rosette'
-    rosette_prism_hz: tuple = _p((7294.0 / 60.0, -4664.0 / 60.0), 'Rotation rates of the two '
-                                 'Risley prisms (opposite signs; Livox Mid-70 of HELIOS++).',
-                                 'Hz', item_type=float, length=2, min=-1e4, max=1e4,
-                                 read_only=True)
+    rosette_prism_hz: Floats = _p((7294.0 / 60.0, -4664.0 / 60.0), 'Rotation rates of the two '
+                                  'Risley prisms (opposite signs; Livox Mid-70 of HELIOS++).',
+                                  'Hz', item_type=float, length=2, min=-1e4, max=1e4,
+                                  read_only=True)
     rosette_spin_hz: float = _p(0.0, 'Rotation of the rosette head about z; 0 = forward-looking.',
                                 'Hz', min=0.0, max=100.0, read_only=True)
 
-    def check(self, cfg):
+    def check(self, cfg: Any) -> None:
         """Check the rules with cfg's shared fields: derived times, the cone fits the FOV."""
         if cfg.ring_time_offsets_us:
             raise ConfigError('ring_time_offsets_us', cfg.ring_time_offsets_us,
@@ -95,17 +95,13 @@ class PlanarPattern(Validated):
                                'deg', min=-180.0, max=180.0, read_only=True)
 
     @property
-    def n_rays(self):
+    def n_rays(self) -> int:
         """Return the rays per scan, ceil(fov / resolution) (docs/presets.md)."""
-        return planar_and_rosette.planar_ray_count(self.fov_deg, self.resolution_deg)
+        return int(planar_and_rosette.planar_ray_count(self.fov_deg, self.resolution_deg))
 
-    def check(self, cfg):
+    def check(self, cfg: Any) -> None:
         """Check the rule of the ray count: at most 8192 rays."""
         if self.n_rays > 8192:
             raise ConfigError('resolution_deg', self.resolution_deg,
                               f'at most 8192 rays over fov_deg {self.fov_deg} (ceil(fov / '
                               'resolution))')
-
-
-#: The patterns of LidarConfig by pattern_type.
-LIDAR_PATTERNS = {p.kind: p for p in (SpinningPattern, RosettePattern)}

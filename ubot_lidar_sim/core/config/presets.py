@@ -8,6 +8,7 @@ Parameters merge as preset < parameter file < explicit overrides.
 """
 
 from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
 
 from ubot_lidar_sim.core.config.params_file import load_blocks, node_params
 from ubot_lidar_sim.core.errors import ConfigError, did_you_mean
@@ -16,21 +17,21 @@ from ubot_lidar_sim.core.resources import config_path
 PRESET_NODES = ('lidar_3d', 'laser_scan')    # the nodes whose config has the preset parameter
 
 
-def _presets_dir():
+def _presets_dir() -> Path:
     try:
-        return config_path('presets')
+        return Path(config_path('presets'))
     except FileNotFoundError:
         # materials.yaml not installed yet: fall back to the source tree.
         return Path(__file__).resolve().parents[3] / 'config' / 'presets'
 
 
-def _all_presets():
+def _all_presets() -> Tuple[str, ...]:
     """Return every preset name, 'custom' first, then alphabetical."""
     names = sorted(p.stem for p in _presets_dir().glob('*.yaml'))
     return tuple(sorted(names, key=lambda n: (n != 'custom', n)))
 
 
-def preset_nodes(name):
+def preset_nodes(name: str) -> Tuple[str, ...]:
     """
     Return the nodes (of PRESET_NODES) preset ``name`` is for.
 
@@ -46,21 +47,21 @@ def preset_nodes(name):
     return PRESET_NODES if set(params) <= {'preset'} else PRESET_NODES[:1]
 
 
-def list_presets(node='lidar_3d'):
+def list_presets(node: Optional[str] = 'lidar_3d') -> Tuple[str, ...]:
     """Return the presets of ``node`` (None: all), 'custom' first, then alphabetical."""
     names = _all_presets()
     return names if node is None else tuple(n for n in names if node in preset_nodes(n))
 
 
-def preset_pattern(name):
+def preset_pattern(name: str) -> str:
     """Return a preset's scan pattern: its pattern_type (spinning, rosette) or planar (2D)."""
     nodes = preset_nodes(name)
     if 'lidar_3d' not in nodes:
         return 'planar'
-    return load_preset(name).get('pattern_type', 'spinning')
+    return str(load_preset(name).get('pattern_type', 'spinning'))
 
 
-def preset_summary(name):
+def preset_summary(name: str) -> str:
     """Return the one-line summary of a preset (its first comment line, minus the name)."""
     path = preset_path(name)
     with open(path, encoding='utf-8') as f:
@@ -70,7 +71,7 @@ def preset_summary(name):
     return text[len(prefix):].strip() if text.startswith(prefix) else text
 
 
-def preset_path(name):
+def preset_path(name: object) -> Path:
     """Return the file of preset ``name`` (ConfigError listing the presets)."""
     known = _all_presets()
     if not isinstance(name, str) or name not in known:
@@ -78,18 +79,20 @@ def preset_path(name):
     return _presets_dir() / f'{name}.yaml'
 
 
-def load_preset(name, node='lidar_3d'):
+def load_preset(name: str, node: str = 'lidar_3d') -> Dict[str, Any]:
     """Return node's parameters of preset ``name`` (ConfigError listing node's presets)."""
     if name not in _all_presets() or node not in preset_nodes(name):
         known = list_presets(node)
         raise ConfigError('preset', name, f'a {node} preset: {", ".join(known)}'
                           f'{did_you_mean(name, known)}')
-    params = node_params(load_blocks(preset_path(name)), node)
+    params = node_params(load_blocks(preset_path(name)), node) or {}
     params['preset'] = name
     return params
 
 
-def merge_params(file_params=None, overrides=None, use_presets=True, node='lidar_3d'):
+def merge_params(file_params: Optional[Dict[str, Any]] = None,
+                 overrides: Optional[Dict[str, Any]] = None, use_presets: bool = True,
+                 node: str = 'lidar_3d') -> Dict[str, Any]:
     """
     Merge preset < parameter file < overrides; node's preset named by the merged 'preset' key.
 

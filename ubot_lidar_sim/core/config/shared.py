@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
+from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Strs, Validated
 from ubot_lidar_sim.core.limits import CASTER_NAMES, DEFAULT_CASTER, GLASS_MODELS
 from ubot_lidar_sim.core.world.schema import SDF_GEOMETRIES, SDF_GEOMETRY_DEFAULT
 
@@ -17,8 +17,8 @@ class WorldParams(Validated):
     world_frame: str = _p('map', 'Ground-truth world frame of the world file and the poses.',
                           read_only=True, nonempty=True)
     # SDF worlds (docs/worlds.md, "Gazebo SDF worlds")
-    model_paths: tuple = _p((), 'Directories searched for model:// URIs after the Gazebo '
-                            'resource path variables.', item_type=str, read_only=True)
+    model_paths: Strs = _p((), 'Directories searched for model:// URIs after the Gazebo '
+                           'resource path variables.', item_type=str, read_only=True)
     sdf_geometry: str = _p(SDF_GEOMETRY_DEFAULT, 'Which SDF geometry the rays meet: visual '
                            '(what a GPU lidar sees) or collision (CPU lidar, physics).',
                            choices=SDF_GEOMETRIES, read_only=True)
@@ -39,18 +39,18 @@ class SharedParams(WorldParams):
                               choices=('reliable', 'best_effort'), read_only=True)
     qos_depth: int = _p(5, 'QoS history depth of the output topic.', min=1, max=1000,
                         read_only=True)
-    ignored_objects: tuple = _p((), 'Names of world objects the rays pass through.',
-                                item_type=str)
+    ignored_objects: Strs = _p((), 'Names of world objects the rays pass through.',
+                               item_type=str)
     glass: str = _p('physical', 'Glass panes (material glass): physical passes the rays on '
                     'attenuated with a specular return near normal incidence, opaque makes '
                     'them walls (docs/physics.md, "Glass and mirrors").',
                     choices=GLASS_MODELS)
-    fleet_frames: tuple = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
-                             'fleet_body_size_m box standing on its frame (an actor, '
-                             'docs/worlds.md).', item_type=str, read_only=True)
-    fleet_body_size_m: tuple = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
-                                  'm', item_type=float, length=3, min=0.01, max=100.0,
-                                  read_only=True)
+    fleet_frames: Strs = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
+                            'fleet_body_size_m box standing on its frame (an actor, '
+                            'docs/worlds.md).', item_type=str, read_only=True)
+    fleet_body_size_m: Floats = _p((0.8, 0.6, 0.5), 'Body box (x, y, z) of the fleet robots.',
+                                   'm', item_type=float, length=3, min=0.01, max=100.0,
+                                   read_only=True)
     fleet_base_height_m: float = _p(0.4, "Height of the fleet robots' frames above the ground "
                                     "(demo_driver's base_height_m): the body box stands on the "
                                     'ground that far below its frame.', 'm', min=0.0, max=100.0,

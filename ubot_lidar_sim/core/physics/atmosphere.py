@@ -13,10 +13,13 @@ Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (sn
 from dataclasses import dataclass
 import logging
 import math
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
+from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
@@ -29,10 +32,10 @@ KOSCHMIEDER = 3.912  # -ln(0.02): 2 % contrast visibility
 _clamp_warned = False
 
 
-def rain_extinction(cfg, rain_mm_h):
+def rain_extinction(air: AtmosphereConfig, rain_mm_h: ArrayLike) -> Union[float, np.ndarray]:
     """Return alpha = rain_db_per_km R^rain_exponent / 4.343 / 1000, 1/m (R <= 0: 0)."""
     r = np.asarray(rain_mm_h, dtype=np.float64)
-    out = cfg.rain_db_per_km * np.maximum(r, 0.0) ** cfg.rain_exponent / DB_PER_NEPER / 1000.0
+    out = air.rain_db_per_km * np.maximum(r, 0.0) ** air.rain_exponent / DB_PER_NEPER / 1000.0
     return np.where(r > 0, out, 0.0) if out.ndim else float(out if r > 0 else 0.0)
 
 
@@ -50,7 +53,7 @@ def kim_q(visibility_km):
     return 0.0
 
 
-def rain_part_550(cfg, rain_mm_h):
+def rain_part_550(air: AtmosphereConfig, rain_mm_h: float) -> float:
     """
     Return the rain part of the 550 nm extinction the visibility contains, 1/m.
 
@@ -60,9 +63,9 @@ def rain_part_550(cfg, rain_mm_h):
     """
     if rain_mm_h <= 0.0:
         return 0.0
-    if cfg.rain_visibility_model == 'acres':
+    if air.rain_visibility_model == 'acres':
         return KOSCHMIEDER / (11100.0 * rain_mm_h ** -0.63)
-    return float(rain_extinction(cfg, rain_mm_h))
+    return float(rain_extinction(air, rain_mm_h))
 
 
 def fog_residual_550(visibility_m, precipitation_550_per_m=0.0):
@@ -86,7 +89,8 @@ def fog_residual_550(visibility_m, precipitation_550_per_m=0.0):
     return residual if residual > 1e-12 * total else 0.0
 
 
-def fog_extinction(cfg, visibility_m, precipitation_550_per_m=0.0):
+def fog_extinction(optics: OpticsConfig, visibility_m: float,
+                   precipitation_550_per_m: float = 0.0) -> float:
     """
     Return the fog/haze extinction at the laser wavelength, 1/m (0 for infinite visibility).
 
@@ -96,26 +100,26 @@ def fog_extinction(cfg, visibility_m, precipitation_550_per_m=0.0):
     if residual <= 0.0:
         return 0.0
     q = kim_q(KOSCHMIEDER / residual / 1000.0)
-    return residual * (cfg.wavelength_nm / 550.0) ** -q
+    return residual * (optics.wavelength_nm / 550.0) ** -q
 
 
-def fog_lidar_ratio(cfg, fog_visibility_m):
+def fog_lidar_ratio(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return the fog/haze lidar ratio, sr, continuous in the visibility (fog_microphysics)."""
-    return fog_microphysics.lidar_ratio(cfg, fog_visibility_m)
+    return fog_microphysics.lidar_ratio(air, fog_visibility_m)
 
 
-def droplet_backscatter_share(cfg, fog_visibility_m):
+def droplet_backscatter_share(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """
     Return the share of the fog/haze backscatter from fog droplets (fog_microphysics).
 
     Only this part fluctuates from pulse to pulse (docs/physics-weather.md).
     """
-    return fog_microphysics.droplet_backscatter_share(cfg, fog_visibility_m)
+    return fog_microphysics.droplet_backscatter_share(air, fog_visibility_m)
 
 
-def drop_density(cfg, rain_mm_h):
+def drop_density(air: AtmosphereConfig, rain_mm_h: float) -> float:
     """Return the raindrop density rain_drops_per_m3 R^rain_drops_exponent, 1/m^3 (0 dry)."""
-    return cfg.rain_drops_per_m3 * rain_mm_h ** cfg.rain_drops_exponent if rain_mm_h > 0 else 0.0
+    return air.rain_drops_per_m3 * rain_mm_h ** air.rain_drops_exponent if rain_mm_h > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -189,29 +193,31 @@ def _sum(values):
 def rain_medium(cfg, weather: Weather) -> Medium:
     """Return the rain Medium: Carbonneau extinction, lidar-ratio backscatter, drop density."""
     rain = weather.rain_mm_h
-    alpha = float(rain_extinction(cfg, rain))
-    n = drop_density(cfg, rain)
+    alpha = float(rain_extinction(cfg.atmosphere, rain))
+    n = drop_density(cfg.atmosphere, rain)
     # Marshall-Palmer: n = N0 / Lambda with N0 fixed, so Lambda = N0 / n.
     return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, n,
-                  rain_part_550(cfg, rain), particles.MP_N0 / n if n > 0.0 else 0.0, 'drop')
+                  rain_part_550(cfg.atmosphere, rain), particles.MP_N0 / n if n > 0.0 else 0.0,
+                  'drop')
 
 
 def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> Medium:
     """Return the fog/haze Medium: what the visibility holds beyond the precipitation."""
     residual = fog_residual_550(weather.visibility_m, precipitation_550_per_m)
-    alpha = fog_extinction(cfg, weather.visibility_m, precipitation_550_per_m)
+    alpha = fog_extinction(cfg.optics, weather.visibility_m, precipitation_550_per_m)
     fog_vis = KOSCHMIEDER / residual if residual > 0 else math.inf
     if alpha <= 0.0:
         return Medium('fog', alpha, 0.0)
-    return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg, fog_vis),
-                  fluctuating_share=droplet_backscatter_share(cfg, fog_vis),
-                  fluctuation_shape=fog_microphysics.fluctuation_shape(cfg, fog_vis))
+    return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg.atmosphere, fog_vis),
+                  fluctuating_share=droplet_backscatter_share(cfg.atmosphere, fog_vis),
+                  fluctuation_shape=fog_microphysics.fluctuation_shape(cfg.atmosphere, fog_vis))
 
 
 def snow_medium(cfg, weather: Weather) -> Medium:
     """Return the snow Medium: ITU-R extinction, faceted-ice lidar ratio, Gunn-Marshall flakes."""
     rate = weather.snowfall_rate_mm_h
-    alpha = snow.snow_extinction(cfg, rate)
+    alpha = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate)
+    alpha_550 = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate, 550.0)
     return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
-                  snow.flakes_per_m3(rate), snow.snow_extinction(cfg, rate, 550.0),
+                  snow.flakes_per_m3(rate), alpha_550,
                   snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)

@@ -177,7 +177,7 @@ def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, w
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
         radiometry.surface_tables(table), table.transmission, radiometry.pass_cover(table),
         2.0 * alpha, r10,
-        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg), weights,
+        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg.radiometry), weights,
         fresnel.pane_log_gain(table, valid, cos))
     stretch = np.ones(ray.shape[0])
     if cfg.pulse_length_m > 0.0:
@@ -341,7 +341,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
         peak, r_e, e_beam, draws, bool(cfg.noise_enabled),
         _background(cfg, background_counts),
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
-        radiometry.snr_at_spec(cfg), radiometry.range_noise_floor_m(cfg, r_e),
+        radiometry.snr_at_spec(cfg.radiometry), radiometry.range_noise_floor_m(cfg.noise, r_e),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
 
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d],
@@ -350,7 +350,7 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
     pb = e_beam[p]
     refl, signal, intensity = radiometry_passes.emitted_values(
         p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
-        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg),
+        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg.radiometry),
         float(cfg.saturation_counts))
     return_index, return_count = _return_numbering(pb)
     # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py).

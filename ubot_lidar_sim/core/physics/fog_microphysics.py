@@ -26,30 +26,32 @@ heterogeneous; dense fog is homogeneous). k_ref = ``fog_fluctuation_shape`` at V
 
 import math
 
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 
-def droplet_extinction_share(cfg, fog_visibility_m):
+
+def droplet_extinction_share(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return d, the fog droplets' share of the fog/haze extinction: 1 - (V / V_fog)^2, >= 0."""
     if not math.isfinite(fog_visibility_m):
         return 0.0
-    return max(1.0 - (fog_visibility_m / cfg.fog_droplet_visibility_m) ** 2, 0.0)
+    return max(1.0 - (fog_visibility_m / air.fog_droplet_visibility_m) ** 2, 0.0)
 
 
-def lidar_ratio(cfg, fog_visibility_m):
+def lidar_ratio(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return the fog/haze lidar ratio 1 / (d / LR_fog + (1 - d) / LR_haze), sr."""
-    d = droplet_extinction_share(cfg, fog_visibility_m)
-    return 1.0 / (d / cfg.fog_lidar_ratio_sr + (1.0 - d) / cfg.haze_lidar_ratio_sr)
+    d = droplet_extinction_share(air, fog_visibility_m)
+    return 1.0 / (d / air.fog_lidar_ratio_sr + (1.0 - d) / air.haze_lidar_ratio_sr)
 
 
-def droplet_backscatter_share(cfg, fog_visibility_m):
+def droplet_backscatter_share(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return the droplets' share of the fog/haze backscatter, (d / LR_fog) x lidar ratio."""
-    d = droplet_extinction_share(cfg, fog_visibility_m)
+    d = droplet_extinction_share(air, fog_visibility_m)
     if d == 0.0:
         return 0.0
-    return d / cfg.fog_lidar_ratio_sr * lidar_ratio(cfg, fog_visibility_m)
+    return d / air.fog_lidar_ratio_sr * lidar_ratio(air, fog_visibility_m)
 
 
-def fluctuation_shape(cfg, fog_visibility_m):
+def fluctuation_shape(air: AtmosphereConfig, fog_visibility_m: float) -> float:
     """Return k of the droplets' gamma factor: fog_fluctuation_shape x V_ref / V (0 = none)."""
-    if cfg.fog_fluctuation_shape <= 0.0 or not math.isfinite(fog_visibility_m):
+    if air.fog_fluctuation_shape <= 0.0 or not math.isfinite(fog_visibility_m):
         return 0.0
-    return cfg.fog_fluctuation_shape * cfg.fog_fluctuation_reference_m / fog_visibility_m
+    return air.fog_fluctuation_shape * air.fog_fluctuation_reference_m / fog_visibility_m

@@ -28,16 +28,20 @@ ideal sensor) and ``imperfections: false`` have neither.
 """
 
 import math
+from typing import Tuple
 
 import numpy as np
 
+from ubot_lidar_sim.core.config.imperfections import ImperfectionsConfig
 
-def residuals(cfg, channels, rng):
+
+def residuals(imperfections: ImperfectionsConfig, channels: int, rng: np.random.Generator,
+              ) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Return (d_el_rad, d_az_rad, d_range_m), each (channels,), drawn from rng in that order."""
     draws = rng.standard_normal((3, channels))
-    return (draws[0] * math.radians(cfg.calibration_elevation_std_deg),
-            draws[1] * math.radians(cfg.calibration_azimuth_std_deg),
-            draws[2] * cfg.calibration_range_std_m)
+    return (draws[0] * math.radians(imperfections.calibration_elevation_std_deg),
+            draws[1] * math.radians(imperfections.calibration_azimuth_std_deg),
+            draws[2] * imperfections.calibration_range_std_m)
 
 
 def physical(cfg):
@@ -64,7 +68,7 @@ def active(cfg):
 
 def instance(cfg, channels, make_rng):
     """Return the instance's residuals (residuals() from make_rng()), or None when inactive."""
-    return residuals(cfg, channels, make_rng()) if active(cfg) else None
+    return residuals(cfg.sensor_imperfections, channels, make_rng()) if active(cfg) else None
 
 
 def fired(beams, calibration):

@@ -22,7 +22,9 @@ through the mean extinction only.
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics import soft_target
@@ -46,23 +48,24 @@ CUT_GRID = 512
 CUT_MARGIN = 0.98
 
 
-def divergence_rad(cfg):
+def divergence_rad(optics: OpticsConfig) -> float:
     """Return the full divergence sqrt(horizontal x vertical), rad: the elliptic beam's area."""
-    return math.sqrt(cfg.divergence_mrad * (cfg.divergence_v_mrad or cfg.divergence_mrad)) * 1e-3
+    vertical = optics.divergence_v_mrad or optics.divergence_mrad
+    return math.sqrt(optics.divergence_mrad * vertical) * 1e-3
 
 
-def beam_diameter_m(cfg, range_m):
+def beam_diameter_m(optics: OpticsConfig, range_m: ArrayLike) -> np.ndarray:
     """Return the beam diameter D_exit + R divergence, m, at ranges range_m, m."""
-    return cfg.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * divergence_rad(cfg)
+    return optics.exit_diameter_m + np.asarray(range_m, dtype=np.float64) * divergence_rad(optics)
 
 
-def beam_area_m2(cfg, range_m):
+def beam_area_m2(optics: OpticsConfig, range_m: ArrayLike) -> np.ndarray:
     """Return the beam cross-section pi / 4 (D_exit + R divergence)^2, m^2."""
-    d = beam_diameter_m(cfg, range_m)
+    d = beam_diameter_m(optics, range_m)
     return math.pi / 4.0 * d * d
 
 
-def beam_volume_m3(cfg, r1_m, r2_m):
+def beam_volume_m3(optics: OpticsConfig, r1_m: ArrayLike, r2_m: ArrayLike) -> np.ndarray:
     """
     Return the beam volume between ranges r1 <= r2, m^3: int A(r) dr.
 
@@ -71,11 +74,12 @@ def beam_volume_m3(cfg, r1_m, r2_m):
     """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
-    a, b = beam_diameter_m(cfg, r2), beam_diameter_m(cfg, r1)
+    a, b = beam_diameter_m(optics, r2), beam_diameter_m(optics, r1)
     return math.pi / 12.0 * (r2 - r1) * (a * a + a * b + b * b)
 
 
-def ranges_in_volume(cfg, r1_m, r2_m, u):
+def ranges_in_volume(optics: OpticsConfig, r1_m: ArrayLike, r2_m: ArrayLike, u: np.ndarray,
+                     ) -> np.ndarray:
     """
     Return ranges, m, of points uniform in the beam volume from r1 to r2 for uniforms u.
 
@@ -84,7 +88,7 @@ def ranges_in_volume(cfg, r1_m, r2_m, u):
     """
     r1 = np.asarray(r1_m, dtype=np.float64)
     r2 = np.asarray(r2_m, dtype=np.float64)
-    a, b = beam_diameter_m(cfg, r2), beam_diameter_m(cfg, r1)
+    a, b = beam_diameter_m(optics, r2), beam_diameter_m(optics, r1)
     s = a * a + a * b + b * b
     w = np.cbrt(b ** 3 + u * (a - b) * s)
     den = w * w + w * b + b * b
@@ -158,17 +162,17 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     (r^2 A(r))) at the most favourable r, a = A_r pi / 4 D^2, D lowered by CUT_MARGIN.
     """
     r1 = max(cfg.min_range_m, 1e-3)
-    if cfg.clutter_max_range_m <= r1 or float(beam_area_m2(cfg, r1)) <= 0.0:
+    if cfg.clutter_max_range_m <= r1 or float(beam_area_m2(cfg.optics, r1)) <= 0.0:
         return math.inf
     r = np.linspace(r1, cfg.clutter_max_range_m, CUT_GRID)
     gain = (radiometry.counts_per_reflectance(cfg, r)
             * (r10_max_m / cfg.range_at_10pct_m) ** 2
-            * np.exp(-two_way_alpha_per_m * r) / beam_area_m2(cfg, r))
+            * np.exp(-two_way_alpha_per_m * r) / beam_area_m2(cfg.optics, r))
     best = float(gain.max()) * particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr)
     if best <= 0.0:
         return math.inf
-    area_m2 = soft_target.weakest_detectable_counts(cfg) / best
-    if snow_optics.uses_area_law(cfg, medium):
+    area_m2 = soft_target.weakest_detectable_counts(cfg.radiometry) / best
+    if snow_optics.uses_area_law(cfg.atmosphere, medium):
         geometric = float(snow_optics.side_diameter_mm(area_m2)) * CUT_MARGIN
     else:
         geometric = 2.0 * math.sqrt(area_m2 / (math.pi * flake_area_ratio(medium))) * 1e3 \
@@ -195,17 +199,17 @@ def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw
     slope = medium.slope_per_mm
     n_cut = medium.particles_per_m3 * math.exp(-slope * cut)
     r2 = np.maximum(np.minimum(limit, cfg.clutter_max_range_m), r1)
-    count = count_rng.poisson(n_cut * beam_volume_m3(cfg, r1, r2))
+    count = count_rng.poisson(n_cut * beam_volume_m3(cfg.optics, r1, r2))
     beam = np.repeat(np.arange(limit.size, dtype=np.int64), count)
     u = draw_rng.random(beam.size)
     e = draw_rng.exponential(size=beam.size)
-    r = ranges_in_volume(cfg, r1, r2[beam], u)
+    r = ranges_in_volume(cfg.optics, r1, r2[beam], u)
     d_mm = geometric_diameter_mm(medium.particle, cut + e / slope)
-    if snow_optics.uses_area_law(cfg, medium):
+    if snow_optics.uses_area_law(cfg.atmosphere, medium):
         optical_m2 = snow_optics.side_area_m2(d_mm)
     else:
         optical_m2 = flake_area_ratio(medium) * math.pi / 4.0 * (d_mm * 1e-3) ** 2
-    share = np.minimum(optical_m2 / beam_area_m2(cfg, r), 1.0)
+    share = np.minimum(optical_m2 / beam_area_m2(cfg.optics, r), 1.0)
     rho = particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr) * share
     return beam, r, share, rho
 

@@ -7,9 +7,12 @@ with the field names of LidarConfig; the detection threshold is core/detection.p
 """
 
 import math
+from typing import Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ubot_lidar_sim.core.config.radiometry import NoiseConfig, RadiometryConfig
 from ubot_lidar_sim.core.material_ids import OTHER, WATER
 from ubot_lidar_sim.core.physics import radiometry_passes, rules
 
@@ -106,12 +109,12 @@ def ring_r10(cfg, ring=None):
 def counts_per_reflectance(cfg, range_m, ring=None):
     """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
     return _elementwise(rules.counts_per_reflectance_rows, (range_m, ring_r10(cfg, ring)),
-                        cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg))
+                        cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg.radiometry))
 
 
-def form_factor(cfg):
+def form_factor(radiometry: RadiometryConfig) -> Tuple[float, float]:
     """Return (Rov, n) of the near-field form factor 1 - exp(-(R / Rov)^n) as floats."""
-    return float(cfg.overlap_range_m), float(cfg.overlap_exponent)
+    return float(radiometry.overlap_range_m), float(radiometry.overlap_exponent)
 
 
 def uniform_r10(cfg):
@@ -152,7 +155,7 @@ def snr(signal_counts_, ambient_counts):
     return _elementwise(rules.snr_rows, (signal_counts_,), float(ambient_counts))
 
 
-def range_noise_floor_m(cfg, range_m):
+def range_noise_floor_m(noise: NoiseConfig, range_m: ArrayLike) -> np.ndarray:
     """
     Return the range-noise floor at ``range_m``, m (float64, shape of ``range_m``).
 
@@ -161,14 +164,15 @@ def range_noise_floor_m(cfg, range_m):
     linear interpolation between a datasheet's points is this package's assumption.
     """
     r = np.asarray(range_m, dtype=np.float64)
-    bands = cfg.range_noise_bands_m
+    bands = noise.range_noise_bands_m
     if not bands:
-        return np.full(r.shape, float(cfg.range_noise_std_m))
+        return np.full(r.shape, float(noise.range_noise_std_m))
     points = np.asarray(bands, dtype=np.float64).reshape(-1, 2)
     return np.interp(r, points[:, 0], points[:, 1])
 
 
-def range_noise_std(cfg, snr_, range_m):
+def range_noise_std(noise: NoiseConfig, radiometry: RadiometryConfig, snr_: ArrayLike,
+                    range_m: ArrayLike) -> np.ndarray:
     """
     Return the 1-sigma range noise for an echo of SNR ``snr_`` at ``range_m``, m.
 
@@ -177,15 +181,16 @@ def range_noise_std(cfg, snr_, range_m):
     SNR)^range_noise_snr_exponent, SNR_spec = S10 / sqrt(S10 + ambient): independent timing
     errors add in quadrature, and the floor dominates strong echoes.
     """
-    return _elementwise(rules.range_noise_std_rows, (snr_, range_noise_floor_m(cfg, range_m)),
-                        snr_at_spec(cfg), float(cfg.range_std_low_snr_m),
-                        float(cfg.range_noise_snr_exponent))
+    floor_m = range_noise_floor_m(noise, range_m)
+    return _elementwise(rules.range_noise_std_rows, (snr_, floor_m),
+                        snr_at_spec(radiometry), float(noise.range_std_low_snr_m),
+                        float(noise.range_noise_snr_exponent))
 
 
-def snr_at_spec(cfg):
+def snr_at_spec(radiometry: RadiometryConfig) -> float:
     """Return SNR_spec = S10 / sqrt(S10 + A_spec), the SNR of the 10 % target at R10."""
-    s10 = cfg.signal_at_10pct_counts
-    return s10 / math.sqrt(s10 + cfg.spec_background_counts)
+    s10 = radiometry.signal_at_10pct_counts
+    return s10 / math.sqrt(s10 + radiometry.spec_background_counts)
 
 
 def wetness_from_rain(rain_mm_h):

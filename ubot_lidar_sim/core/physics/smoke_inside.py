@@ -18,7 +18,10 @@ the nearest smoke the receiver sees fully, as a volume much deeper than the puls
 """
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
+from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import atmosphere, radiometry
@@ -29,10 +32,11 @@ from ubot_lidar_sim.core.raycast.smoke import smoke_inside
 GRID_POINTS = 256
 
 
-def extinction_per_m(cfg, eff_density):
+def extinction_per_m(optics: OpticsConfig, air: AtmosphereConfig, eff_density: ArrayLike,
+                     ) -> np.ndarray:
     """Return the smoke extinction alpha (shape of eff_density), 1/m, at the laser wavelength."""
     return np.asarray(eff_density, np.float64) * atmosphere.fog_extinction(
-        cfg, cfg.smoke_visibility_m)
+        optics, air.smoke_visibility_m)
 
 
 def optical_depth(alpha, exit_m, beam, range_m):
@@ -58,7 +62,7 @@ def attenuate(contrib, alpha, exit_m):
 
 def _strongest_range_limit(cfg, lo, hi):
     """Return the largest R (m) the argmax can take: the peak of O(R) / R^2 on [lo, hi]."""
-    r_ov, n = radiometry.form_factor(cfg)
+    r_ov, n = radiometry.form_factor(cfg.radiometry)
     if r_ov <= 0.0:
         return lo
     r = np.linspace(lo, max(hi, lo), GRID_POINTS)
@@ -111,7 +115,7 @@ def beams_in_smoke(cfg, world, weather, origins, dirs):
     eff, exit_m = smoke_inside(np.asarray(origins, np.float64), np.asarray(dirs, np.float64),
                                cells, density, cfg.smoke_cell_radius_scale,
                                cfg.smoke_density_threshold)
-    return extinction_per_m(cfg, eff), exit_m
+    return extinction_per_m(cfg.optics, cfg.atmosphere, eff), exit_m
 
 
 def inside_smoke(cfg, table, smoke, contrib, limit_m, ring, air_alpha_per_m):

@@ -12,9 +12,12 @@ become the material 'snow' while snow_depth_m > 0.
 """
 
 import math
+from typing import Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
+from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.physics.radiometry import pond_material
 # The law constants live in a module without numba (describe states them).
@@ -31,10 +34,11 @@ def snow_db_per_km(snow_type, wavelength_nm, snowfall_mm_h):
     return (slope * wavelength_nm + intercept) * s ** b if s > 0.0 else 0.0
 
 
-def snow_extinction(cfg, snowfall_mm_h, wavelength_nm=None):
+def snow_extinction(air: AtmosphereConfig, optics: OpticsConfig, snowfall_mm_h: float,
+                    wavelength_nm: Optional[float] = None) -> float:
     """Return the snow extinction coefficient at the laser (or a given) wavelength, 1/m."""
-    lam = cfg.wavelength_nm if wavelength_nm is None else wavelength_nm
-    return snow_db_per_km(cfg.snow_type, lam, snowfall_mm_h) / DB_PER_NEPER / 1000.0
+    lam = optics.wavelength_nm if wavelength_nm is None else wavelength_nm
+    return float(snow_db_per_km(air.snow_type, lam, snowfall_mm_h)) / DB_PER_NEPER / 1000.0
 
 
 def flake_slope_per_mm(snowfall_mm_h):

@@ -20,8 +20,11 @@ the ITU-R law's (particles.flake_area_ratio; it rises with the rate, 0.23 to 0.4
 """
 
 import math
+from typing import Any
 
 import numpy as np
+
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 
 #: Mitchell (1996), Table 1, aggregates of side planes, columns and bullets: A = gamma D^sigma,
 #: cgs (cm^2, cm).
@@ -35,9 +38,9 @@ AXIAL_RATIO = 0.6
 DISC_BELOW_MM = (AREA_MM2 / (math.pi / 4.0)) ** (1.0 / (2.0 - MITCHELL_SIGMA))
 
 
-def uses_area_law(cfg, medium):
+def uses_area_law(air: AtmosphereConfig, medium: Any) -> bool:
     """Return True when a medium's particles take the aggregate area law (flakes, default)."""
-    return medium.particle != 'drop' and cfg.snow_flake_optics == 'area_law'
+    return medium.particle != 'drop' and air.snow_flake_optics == 'area_law'
 
 
 def aggregate_area_m2(geometric_mm):

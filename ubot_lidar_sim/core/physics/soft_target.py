@@ -19,9 +19,12 @@ fluctuation of the backscatter); the profile itself has no random draws.
 """
 
 import math
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m  # noqa: F401
 
@@ -42,7 +45,7 @@ def soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m):
     R_j = j h (j = 1..G), h = L / STEPS_PER_PULSE, up to max_range_m; the volume is sampled at
     the cell centres (k + 0.5) h, so S(R_j) = pi beta h sum_m g_m G((j - m - 0.5) h).
     """
-    length = soft_pulse_length_m(cfg)
+    length = soft_pulse_length_m(cfg.optics, cfg.echoes)
     h = length / STEPS_PER_PULSE
     n = max(int(math.ceil(max_range_m / h)), 0)
     if n == 0 or beta_per_m_sr <= 0.0:
@@ -98,23 +101,25 @@ def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_
         peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
     if fluctuation is not None:
         peak_s = peak_s * fluctuation
-    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg, peak_s, background_counts))
+    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg.radiometry, peak_s, background_counts))
     return keep, peak_r[keep], peak_s[keep]
 
 
-def hopeless(cfg, mean_signal, background_counts=None):
+def hopeless(spec: RadiometryConfig, mean_signal: ArrayLike,
+             background_counts: Optional[float] = None) -> np.ndarray:
     """
     Return True where a mean signal S cannot be detected: S + 5 sqrt(S + A) < T.
 
     A: the scan's background (physics/sunlight.py; None: the dark's, ambient_counts).
     """
-    a = cfg.ambient_counts if background_counts is None else background_counts
+    a = spec.ambient_counts if background_counts is None else background_counts
     s = np.asarray(mean_signal, dtype=np.float64)
-    return s + 5.0 * np.sqrt(s + a) < cfg.detection_threshold_counts
+    return s + 5.0 * np.sqrt(s + a) < spec.detection_threshold_counts
 
 
-def weakest_detectable_counts(cfg, background_counts=None):
+def weakest_detectable_counts(spec: RadiometryConfig,
+                              background_counts: Optional[float] = None) -> float:
     """Return the mean signal P, counts, at the edge of hopeless(): P + 5 sqrt(P + A) = T."""
-    a = cfg.ambient_counts if background_counts is None else background_counts
-    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (cfg.detection_threshold_counts + a))) / 2.0) ** 2
+    a = spec.ambient_counts if background_counts is None else background_counts
+    x = ((-5.0 + math.sqrt(25.0 + 4.0 * (spec.detection_threshold_counts + a))) / 2.0) ** 2
     return max(x - a, 0.0)

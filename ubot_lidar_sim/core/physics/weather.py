@@ -15,6 +15,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
+from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.limits import (RAIN_ALLOWED, RAIN_MAX_MM_H, VISIBILITY_ALLOWED,
                                         VISIBILITY_MIN_M)
@@ -164,18 +165,18 @@ def weather_from(names: Mapping[str, str], **values: Any) -> Weather:
                           err.allowed) from None
 
 
-def scan_weather(cfg, weather: Optional[Weather] = None) -> Weather:
+def scan_weather(air: AtmosphereConfig, weather: Optional[Weather] = None) -> Weather:
     """
-    Return the weather a scan simulates: ``weather`` (None: clear, dry) with cfg's overrides.
+    Return the weather a scan simulates: ``weather`` (None: clear, dry) with the overrides.
 
-    cfg.rain_override_mm_h, cfg.visibility_override_m and cfg.sun_override_klx win when >= 0.
+    air.rain_override_mm_h, air.visibility_override_m and air.sun_override_klx win when >= 0.
     """
     weather = Weather() if weather is None else weather
     changes = {}
-    if cfg.rain_override_mm_h >= 0.0:
-        changes['rain_mm_h'] = cfg.rain_override_mm_h
-    if cfg.visibility_override_m >= 0.0:
-        changes['visibility_m'] = cfg.visibility_override_m
-    if cfg.sun_override_klx >= 0.0:
-        changes['sun_illuminance_klx'] = cfg.sun_override_klx
+    if air.rain_override_mm_h >= 0.0:
+        changes['rain_mm_h'] = air.rain_override_mm_h
+    if air.visibility_override_m >= 0.0:
+        changes['visibility_m'] = air.visibility_override_m
+    if air.sun_override_klx >= 0.0:
+        changes['sun_illuminance_klx'] = air.sun_override_klx
     return replace(weather, **changes) if changes else weather

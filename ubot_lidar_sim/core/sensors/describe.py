@@ -152,7 +152,7 @@ def describe_air(cfg):
     """Return the weather and near-range model of a config in plain text (for ``describe``)."""
     if not cfg.weather:
         return 'Weather off: clear air whatever the environment says.'
-    length = soft_pulse_length_m(cfg)
+    length = soft_pulse_length_m(cfg.optics, cfg.echoes)
     slope, intercept, b = snow_laws.SNOW_LAWS[cfg.snow_type]
     return (
         f'Near range: form factor 1 - exp(-(R / {cfg.overlap_range_m:g} m)^'

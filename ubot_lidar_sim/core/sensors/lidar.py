@@ -218,7 +218,7 @@ class LidarSimulator:
         """Simulate every beam of this simulator (a sweep or one column block): ScanResult."""
         self._sweep_geometry(scan_index)
         cfg, beams = self.cfg, self.beams
-        weather = scan_weather(cfg, weather)
+        weather = scan_weather(cfg.atmosphere, weather)
         n_beams, n_sub = beams.n_beams, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
         # The first cast's rays, in one pass: every sub-ray, or the centres (adaptive).

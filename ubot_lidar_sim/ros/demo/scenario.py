@@ -92,8 +92,9 @@ def rain_visibility_m(rain_mm_h, haze_visibility_m=math.inf, snow_mm_h=0.0):
     3.912 / haze. A little haze keeps the fog part the sensors derive (visibility minus the
     precipitation) from rounding below zero.
     """
-    alpha_per_m = (KOSCHMIEDER / haze_visibility_m + rain_part_550(_RAIN_MODEL, rain_mm_h)
-                   + snow_extinction(_RAIN_MODEL, snow_mm_h, 550.0))
+    alpha_per_m = (KOSCHMIEDER / haze_visibility_m
+                   + rain_part_550(_RAIN_MODEL.atmosphere, rain_mm_h)
+                   + snow_extinction(_RAIN_MODEL.atmosphere, _RAIN_MODEL.optics, snow_mm_h, 550.0))
     return KOSCHMIEDER / alpha_per_m if alpha_per_m > 0.0 else math.inf
 
 
