@@ -23,16 +23,16 @@ def block_runs(n_blocks, workers):
     return [(int(a), int(b)) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def scan_in_blocks(pool, poses, stamp_s, weather, scan_index):
+def scan_in_blocks(pool, poses, sweep):
     """
-    Return the ScanResult of one sweep of pool.cfg computed by pool (a ScanProcess).
+    Return the ScanResult of a Sweep of pool.cfg computed by pool (a ScanProcess).
 
-    poses (C + 1, 4, 4) at LidarSimulator.pose_times(stamp_s). Child k computes the k-th run
+    poses (C + 1, 4, 4) at LidarSimulator.pose_times(sweep.stamp_s). Child k computes the k-th run
     of about equal blocks (block_runs); the timings are the slowest child's.
     """
     columns = pool.block_columns
     if len(columns) == 1:
-        pool.submit_blocks(poses, stamp_s, weather, scan_index, 0, 1, 0)
+        pool.submit_blocks(poses, sweep, 0, 1, 0)
         return pool.collect_blocks(0, 0)
     n_columns = sum(cols.size for cols in columns)
     if np.shape(poses) != (n_columns + 1, 4, 4):
@@ -41,8 +41,7 @@ def scan_in_blocks(pool, poses, stamp_s, weather, scan_index):
     runs = block_runs(len(columns), pool.workers)
     spans = [columns.union(j0, j1) for j0, j1 in runs]
     for part, ((j0, j1), cols) in enumerate(zip(runs, spans)):
-        pool.submit_blocks(poses[np.concatenate([[0], 1 + cols])], stamp_s, weather,
-                           scan_index, j0, j1, part)
+        pool.submit_blocks(poses[np.concatenate([[0], 1 + cols])], sweep, j0, j1, part)
     results = [pool.collect_blocks(j0, part) for part, (j0, _) in enumerate(runs)]
     return merge_columns(results, spans, pool.cfg.channels, timing='max')[0]
 
@@ -55,21 +54,19 @@ class BlockPipeline:
         self._done = {}         # block -> ScanResult
         self._out = {}          # child -> block in progress there
 
-    def submit(self, j, poses, stamp_s, weather, scan_index, actor_poses=None):
+    def submit(self, j, poses, sweep):
         """
-        Hand in block j, its poses at block_pose_times; ScanProcessError if a child failed.
+        Hand in block j of a Sweep, its poses at block_pose_times; ScanProcessError if failed.
 
-        actor_poses: LidarSimulator.scan's, picklable (poses.SampledPath) for the children.
+        The sweep's actor_poses picklable (poses.SampledPath) for the children.
         """
         if self._pool is None:
-            self._done[j] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j, j + 1,
-                                                  actor_poses)
+            self._done[j] = self._sim.scan_blocks(poses, sweep, j, j + 1)
             return
         part = j % self._pool.workers
         if part in self._out:
             self._collect(part)
-        self._pool.submit_blocks(poses, stamp_s, weather, scan_index, j, j + 1, part,
-                                 actor_poses)
+        self._pool.submit_blocks(poses, sweep, j, j + 1, part)
         self._out[part] = j
 
     def _collect(self, part):

@@ -52,12 +52,11 @@ def _serve_requests(conn, payload_fd, block):
                 sim = LidarSimulator(request[1], world, materials)
                 reply = ('ok', None)
             else:
-                _, (how, poses), stamp_s, weather, scan_index, (j0, j1), actor_poses = request
+                _, (how, poses), sweep, (j0, j1) = request
                 if how == 'shared':
                     poses = results.load_poses(poses)
                 t0 = time.perf_counter()
-                result = sim.scan_blocks(poses, stamp_s, weather, scan_index, j0, j1,
-                                         actor_poses)
+                result = sim.scan_blocks(poses, sweep, j0, j1)
                 busy_s = time.perf_counter() - t0
                 stored = results.store(result) if results is not None else None
                 reply = ('ok', (('inline', result) if stored is None else ('shared', stored),

@@ -59,23 +59,23 @@ def compute_pool(cfg, world, materials, wait_for_start=True):
     return ScanProcess(cfg, world, materials, cfg.compute_workers, wait_for_start)
 
 
-def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
+def sweep(sim, pool, pose_at, one):
     """
-    Return sim.scan(pose_at, stamp_s, weather, scan_index), computed by pool when given.
+    Return the ScanResult of Sweep one (sim.scan_sweep), computed by pool when given.
 
     pool: a ScanProcess of sim's config, or None to compute in this process; same bytes.
     """
     if pool is None:
-        return sim.scan(pose_at, stamp_s, weather, scan_index)
-    return pool.scan(poses_at(pose_at, sim.pose_times(stamp_s)), stamp_s, weather, scan_index)
+        return sim.scan_sweep(pose_at, one)
+    return pool.scan(poses_at(pose_at, sim.pose_times(one.stamp_s)), one)
 
 
 class ScanProcess:
     """
     Compute the column blocks of ``LidarSimulator(cfg, world, materials)`` in child processes.
 
-    ``scan(poses, stamp_s, weather, scan_index)`` takes the poses (C + 1, 4, 4) at
-    ``LidarSimulator.pose_times(stamp_s)`` and returns the sweep's ScanResult;
+    ``scan(poses, sweep)`` takes the poses (C + 1, 4, 4) at
+    ``LidarSimulator.pose_times(sweep.stamp_s)`` and returns the sweep's ScanResult;
     ``submit_blocks`` / ``collect_blocks`` keep one request in progress per child. A failed
     call raises a ScanProcessError subclass and the next call starts new children; with
     wait_for_start false the blocks handed in while they start are computed here (see the
@@ -257,19 +257,18 @@ class ScanProcess:
         elif self._procs:
             self.close(kill=True)      # still starting with the old config: start again
 
-    def scan(self, poses, stamp_s, weather, scan_index):
-        """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
-        return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
+    def scan(self, poses, sweep):
+        """Return the ScanResult of a Sweep computed in the children; ScanProcessError if not."""
+        return scan_in_blocks(self, poses, sweep)
 
-    def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None,
-                      actor_poses=None):
+    def submit_blocks(self, poses, sweep, j0, j1, part=None):
         """
-        Send column blocks j0..j1 to child part (None: j0 % workers) and return at once.
+        Send column blocks j0..j1 of a Sweep to child part (None: j0 % workers); returns at once.
 
-        LidarSimulator.scan_blocks there; poses at block_pose_times(stamp_s, j0, j1). One
+        LidarSimulator.scan_blocks there; poses at block_pose_times(sweep.stamp_s, j0, j1). One
         request per child at a time: collect_blocks(j0, part) takes the result. While the
-        children start (wait_for_start false) the blocks are computed here, now. actor_poses:
-        {actor name: picklable pose_at} (poses.SampledPath), sent with the request.
+        children start (wait_for_start false) the blocks are computed here, now. The sweep's
+        actor_poses go with the request: {actor name: picklable pose_at} (poses.SampledPath).
         """
         part = j0 % self.workers if part is None else part
         if part in self._pending or part in self._here:
@@ -279,16 +278,15 @@ class ScanProcess:
         except ScanProcessStarting:
             if self._sim is None:
                 self._sim = LidarSimulator(self.cfg, self._world, self._materials)
-            self._here[part] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j0,
-                                                     j1, actor_poses)
+            self._here[part] = self._sim.scan_blocks(poses, sweep, j0, j1)
             self.in_process_blocks += 1
             self.restarting = True
             return
         self.restarting = False
         t0 = time.monotonic()
         deadline = t0 + self.scan_timeout_s()
-        self._send(part, ('blocks', self._poses(part, poses), float(stamp_s), weather,
-                          int(scan_index), (int(j0), int(j1)), actor_poses), deadline, 'a scan')
+        self._send(part, ('blocks', self._poses(part, poses), sweep, (int(j0), int(j1))),
+                   deadline, 'a scan')
         self._pending[part] = (t0, deadline)
 
     def collect_blocks(self, j0, part=None):
