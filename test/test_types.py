@@ -1,8 +1,8 @@
 """
 The type checker is clean: mypy over the modules setup.cfg's [mypy] section names.
 
-core/config and core/world (their annotated functions), and the --strict flags on the modules
-of the last [mypy-...] section. The cache (build/.mypy_cache) keeps a rerun to a few seconds.
+core/config (its annotated functions), and --strict's per-module flags on core/world and the
+modules of the other [mypy-...] sections. The cache (build/.mypy_cache) keeps a rerun to a few seconds.
 """
 
 import os

@@ -5,6 +5,7 @@ A request is a run of a sweep's column blocks (column_blocks.py), a new config o
 Results go back through the child's SharedResults block.
 """
 
+from multiprocessing.connection import Connection
 import os
 import signal
 import time
@@ -15,7 +16,7 @@ from ubot_lidar_sim.core.execution.transport import read_payload, SharedResults
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 
-def serve(conn, payload_fd, block=None):
+def serve(conn: Connection, payload_fd: int, block: tuple[int, int] | None = None) -> None:
     """
     Child main: read (cfg, world, materials), build the simulator, answer requests.
 

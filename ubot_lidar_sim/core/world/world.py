@@ -313,7 +313,7 @@ class World:
                        ignored: str | Iterable[str] = (), times: RayTimes | None = None,
                        actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque'
                        ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.uint8],
-                                  NDArray[np.uint8], NDArray[np.uint16]]:
+                                  NDArray[np.uint16], NDArray[np.uint16]]:
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 
