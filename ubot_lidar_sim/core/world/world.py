@@ -226,7 +226,7 @@ class World:
             out.add(self._names[name])
         return frozenset(out)
 
-    def trace(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
+    def trace(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike, *,
               rays32: NDArray[np.float32] | None = None, times: RayTimes | None = None,
               actor_poses: Mapping[str, PoseAt] | None = None, **settings: Any) -> Hits:
         """
