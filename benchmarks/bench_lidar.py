@@ -35,6 +35,7 @@ from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.raycast.casters import caster_factory, CASTERS
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.world.builtin import build as build_builtin
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -72,7 +73,7 @@ def time_case(name, world, materials, preset, weather, weather_label, repeats, m
     def one_scan():
         k = state['k']
         c0 = process_cpu_s(pids)
-        result = sweep(sim, pool, pose_at, k * cfg.period_s, weather, k)
+        result = sweep(sim, pool, pose_at, Sweep(k * cfg.period_s, weather, k))
         state['cpu'].append(process_cpu_s(pids) - c0)
         state['points'] = len(result.points)
         state['k'] = k + 1

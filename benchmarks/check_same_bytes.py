@@ -28,6 +28,7 @@ from ubot_lidar_sim.core.physics.weather import Weather  # noqa: E402
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg  # noqa: E402
 from ubot_lidar_sim.core.sensors.laser import LaserScanner  # noqa: E402
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator  # noqa: E402
+from ubot_lidar_sim.core.sensors.sweep import Sweep  # noqa: E402
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
@@ -79,7 +80,7 @@ def collect(workers=0):
         pose_at = BodyTwist(pose, MOVING if moving else (0.0,) * 6)
         pool = ScanProcess(cfg, world, materials, workers) if workers else None
         for k in (0, 3):
-            res = sweep(sim, pool, pose_at, k * cfg.period_s, weather, k)
+            res = sweep(sim, pool, pose_at, Sweep(k * cfg.period_s, weather, k))
             out[f'{name}_{k}_points'] = res.points
             out[f'{name}_{k}_beam'] = res.beam
             out[f'{name}_{k}_too_close'] = res.too_close

@@ -23,6 +23,7 @@ from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessExited,
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 
 CFG = LidarConfig(channels=16, horizontal_samples=360, sub_rays=1, seed=3)
 PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
@@ -36,7 +37,7 @@ def demo(demo_world, materials):
 
 
 def _scan(proc, sim, k):
-    return proc.scan(PATH(sim.pose_times(0.1 * k)), 0.1 * k, Weather(), k)
+    return proc.scan(PATH(sim.pose_times(0.1 * k)), Sweep(0.1 * k, Weather(), k))
 
 
 def _spawned_children():
@@ -129,6 +130,7 @@ import numpy as np
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.worker import ScanProcess, ScanProcessError
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.world.world import World
 world = World.load('demo')
 print('loaded', flush=True)
@@ -141,7 +143,7 @@ if sys.argv[1] == 'close_during_start':
     os.kill(proc.pids[0], signal.SIGKILL)
     for _ in range(2):          # exited, then computed here: closed while the new ones start
         try:
-            proc.scan(poses, 0.1, None, 0)
+            proc.scan(poses, Sweep(0.1))
             print('here' if proc.in_process_blocks else 'there', flush=True)
         except ScanProcessError as exc:
             print(type(exc).__name__, flush=True)

@@ -55,12 +55,12 @@ MATERIAL_CLASS = {
     'fabric': 99, 'plastic': 99, 'paper': 99, 'carpet': 49, 'tile': 49}
 
 
-def default_class(material):
+def default_class(material: str) -> int:
     """Return the class id of a material name (MATERIAL_CLASS)."""
     return MATERIAL_CLASS[material]
 
 
-def is_class_id(value):
+def is_class_id(value: object) -> bool:
     """Return True when value is an int that is a class id of CLASS_NAMES."""
     return (not isinstance(value, bool) and isinstance(value, (int, np.integer))
             and int(value) in CLASS_NAMES)

@@ -1,5 +1,6 @@
 """Typed errors of the core: each names what was wrong, the value given and what is allowed."""
 
+from collections.abc import Iterable
 import difflib
 from itertools import islice
 import reprlib
@@ -10,7 +11,7 @@ _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxother = 2, 40, 40
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxset = _BRIEF.maxdict = 4
 
 
-def shown(value):
+def shown(value: object) -> str:
     """
     Return repr(value), or an abbreviation when value is large.
 
@@ -37,7 +38,7 @@ def shown(value):
     return text if len(text) <= 100 else text[:97] + '...'
 
 
-def did_you_mean(name, choices):
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return " (did you mean 'x'?)" for the closest of choices to name, or ''."""
     close = difflib.get_close_matches(str(name), list(choices), n=1, cutoff=0.6)
     return f' (did you mean {close[0]!r}?)' if close else ''

@@ -12,6 +12,10 @@ a file's place between the check and the open is refused too.
 import errno
 import os
 import stat
+from typing import BinaryIO, Union
+
+#: A path as os.stat takes it.
+StrPath = Union[str, 'os.PathLike[str]']
 
 #: Text files: worlds, SDF, YAML, parameter files, label maps, glTF JSON.
 TEXT_MAX_BYTES = 64 << 20
@@ -27,13 +31,14 @@ class FileRefused(OSError):
     """A path that is not a regular file, or one too large to be read as one of ours."""
 
 
-def _kind(mode):
+def _kind(mode: int) -> str:
     """Return what a non-regular file mode is, in words."""
     return ('a directory' if stat.S_ISDIR(mode) else 'a FIFO' if stat.S_ISFIFO(mode)
             else 'a device' if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else 'a socket')
 
 
-def _check_stat(info, path, max_bytes):
+def _check_stat(info: os.stat_result, path: StrPath, max_bytes: int | None
+                ) -> os.stat_result:
     if not stat.S_ISREG(info.st_mode):
         raise FileRefused(errno.EINVAL, f'not a regular file ({_kind(info.st_mode)})', str(path))
     if max_bytes is not None and info.st_size > max_bytes:
@@ -42,7 +47,7 @@ def _check_stat(info, path, max_bytes):
     return info
 
 
-def check_regular_file(path, max_bytes=None):
+def check_regular_file(path: StrPath, max_bytes: int | None = None) -> os.stat_result:
     """
     Return os.stat(path) of a regular file of at most max_bytes (None: any size).
 
@@ -52,7 +57,8 @@ def check_regular_file(path, max_bytes=None):
     return _check_stat(os.stat(path), path, max_bytes)
 
 
-def open_checked(path, max_bytes, follow_links=True):
+def open_checked(path: StrPath, max_bytes: int | None, follow_links: bool = True
+                 ) -> BinaryIO:
     """
     Return path opened for reading in binary, after check_regular_file on the open descriptor.
 
@@ -70,7 +76,7 @@ def open_checked(path, max_bytes, follow_links=True):
     return os.fdopen(fd, 'rb')
 
 
-def read_checked(path, max_bytes):
+def read_checked(path: StrPath, max_bytes: int) -> bytes:
     """Return the bytes of a regular file of at most max_bytes (FileRefused / OSError)."""
     with open_checked(path, max_bytes) as f:
         data = f.read(max_bytes + 1)

@@ -31,7 +31,7 @@ DEFAULT_CASTER = 'open3d'
 GLASS_MODELS = ('opaque', 'physical')
 
 
-def glass_physical(glass):
+def glass_physical(glass: str) -> bool:
     """Return True for glass 'physical', False for 'opaque'; ConfigError for anything else."""
     if glass not in GLASS_MODELS:
         raise ConfigError('glass', glass, ' | '.join(GLASS_MODELS))

@@ -9,14 +9,17 @@ ends in ``_deg``. A constant body-frame twist moves the pose along the SE(3) exp
 T(t) = T0 exp((t - t0) xi), evaluated in closed form for many times at once.
 """
 
+from collections.abc import Callable
+
 import numba
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.errors import ConfigError
 
 
-def rotation_rpy(roll, pitch, yaw):
+def rotation_rpy(roll: float, pitch: float, yaw: float) -> NDArray[np.float64]:
     """Rotation matrix (3, 3) of fixed-axis roll about x, pitch about y, yaw about z (rad)."""
     cr, sr = np.cos(roll), np.sin(roll)
     cp, sp = np.cos(pitch), np.sin(pitch)
@@ -27,7 +30,7 @@ def rotation_rpy(roll, pitch, yaw):
         [-sp, cp * sr, cp * cr]])
 
 
-def pose_matrix(xyz, rpy_rad):
+def pose_matrix(xyz: ArrayLike, rpy_rad: ArrayLike) -> NDArray[np.float64]:
     """World-from-frame transform (4, 4) float64 from a position (m) and roll, pitch, yaw (rad)."""
     t = np.eye(4)
     t[:3, :3] = rotation_rpy(*rpy_rad)
@@ -35,12 +38,13 @@ def pose_matrix(xyz, rpy_rad):
     return t
 
 
-def pose_matrix_deg(xyz, rpy_deg):
+def pose_matrix_deg(xyz: ArrayLike, rpy_deg: ArrayLike) -> NDArray[np.float64]:
     """pose_matrix with the angles in degrees."""
     return pose_matrix(xyz, np.radians(np.asarray(rpy_deg, dtype=np.float64)))
 
 
-def poses_at(pose_at, times_s):
+def poses_at(pose_at: Callable[[NDArray[np.float64]], ArrayLike], times_s: ArrayLike
+             ) -> NDArray[np.float64]:
     """
     Return pose_at(times_s) as (N, 4, 4) float64, asking once when every time is the same.
 
@@ -54,7 +58,7 @@ def poses_at(pose_at, times_s):
     return np.asarray(pose_at(t), dtype=np.float64)
 
 
-def _skew(w):
+def _skew(w: NDArray[np.float64]) -> NDArray[np.float64]:
     """Skew matrices (N, 3, 3) of vectors (N, 3)."""
     s = np.zeros(w.shape[:-1] + (3, 3))
     s[..., 0, 1], s[..., 0, 2] = -w[..., 2], w[..., 1]
@@ -63,7 +67,7 @@ def _skew(w):
     return s
 
 
-def se3_exp(twist, dt):
+def se3_exp(twist: ArrayLike, dt: ArrayLike) -> NDArray[np.float64]:
     """
     exp(dt xi) for a body twist xi = (vx, vy, vz, wx, wy, wz) (m/s, rad/s): (N, 4, 4) for dt (N,).
 
@@ -100,12 +104,13 @@ class BodyTwist:
     scan orchestrators take. twist = (vx, vy, vz) m/s and (wx, wy, wz) rad/s, body frame.
     """
 
-    def __init__(self, pose0, twist=(0.0,) * 6, t0_s=0.0):
+    def __init__(self, pose0: ArrayLike, twist: ArrayLike = (0.0,) * 6, t0_s: float = 0.0
+                 ) -> None:
         self.pose0 = np.asarray(pose0, dtype=np.float64)
         self.twist = np.asarray(twist, dtype=np.float64)
         self.t0_s = float(t0_s)
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at absolute times (C,) s."""
         t = np.atleast_1d(np.asarray(times_s, dtype=np.float64)) - self.t0_s
         return self.pose0[None] @ se3_exp(self.twist, t)
@@ -120,11 +125,11 @@ class WorldTwist:
     (C,) s it returns world-from-frame poses (C, 4, 4). The world file's actor motion.
     """
 
-    def __init__(self, pose0, twist=(0.0,) * 6):
+    def __init__(self, pose0: ArrayLike, twist: ArrayLike = (0.0,) * 6) -> None:
         self.pose0 = np.asarray(pose0, dtype=np.float64)
         self.twist = np.asarray(twist, dtype=np.float64)
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
         t = np.atleast_1d(np.asarray(times_s, dtype=np.float64))
         turn = se3_exp(np.r_[0.0, 0.0, 0.0, self.twist[3:]], t)
@@ -146,8 +151,8 @@ class WaypointPath:
     waypoint trajectory of the dataset runner and of world actors.
     """
 
-    def __init__(self, waypoints_m, speed_m_s, name='waypoints', loop=False,
-                 speed_name='speed_m_s'):
+    def __init__(self, waypoints_m: ArrayLike, speed_m_s: float, name: str = 'waypoints',
+                 loop: bool = False, speed_name: str = 'speed_m_s') -> None:
         pts = np.asarray(waypoints_m, dtype=np.float64)
         if pts.ndim != 2 or pts.shape[0] < 2 or pts.shape[1] != 3 or \
                 not np.all(np.isfinite(pts)):
@@ -172,7 +177,7 @@ class WaypointPath:
         # One rotation per segment (W - 1 of them), taken by each time's segment.
         self._rot = np.stack([rotation_rpy(0.0, p, y) for p, y in zip(pitch, self._yaw)])
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s (compiled: waypoint_poses)."""
         t = np.ascontiguousarray(np.atleast_1d(np.asarray(times_s, dtype=np.float64)))
         out = np.empty((t.size, 4, 4))
@@ -181,7 +186,9 @@ class WaypointPath:
 
 
 @numba.njit(cache=True, nogil=True)
-def waypoint_poses(times_s, speed_m_s, loop, cum, points, rot, out):
+def waypoint_poses(times_s: NDArray[np.float64], speed_m_s: float, loop: bool,
+                   cum: NDArray[np.float64], points: NDArray[np.float64],
+                   rot: NDArray[np.float64], out: NDArray[np.float64]) -> None:
     """
     Fill out (C, 4, 4) with the poses of a WaypointPath at times_s (C,) s.
 
@@ -214,7 +221,7 @@ class SampledPath:
     poses next to it. Picklable: the poses a node looked up, sent to its compute processes.
     """
 
-    def __init__(self, times_s, poses):
+    def __init__(self, times_s: ArrayLike, poses: ArrayLike) -> None:
         self.times_s = np.asarray(times_s, dtype=np.float64).reshape(-1)
         self.poses = np.asarray(poses, dtype=np.float64).reshape(-1, 4, 4)
         if self.times_s.size == 0 or self.poses.shape[0] != self.times_s.size \
@@ -225,7 +232,7 @@ class SampledPath:
         self._quats = (matrices_to_quaternions(self.poses[:, :3, :3])
                        if self.times_s.size > 1 else None)
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
         if self._quats is None:
             n = np.size(times_s)
@@ -245,25 +252,27 @@ class SampledPath:
 class Delayed:
     """A trajectory started at start_s: pose at t = path(t - start_s). Picklable."""
 
-    def __init__(self, path, start_s):
+    def __init__(self, path: Callable[[NDArray[np.float64]], NDArray[np.float64]],
+                 start_s: float) -> None:
         self.path, self.start_s = path, float(start_s)
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
         return self.path(np.asarray(times_s, dtype=np.float64) - self.start_s)
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     """Return an array as a list for an error message, anything else as it is."""
     return np.asarray(value).tolist() if isinstance(value, np.ndarray) else value
 
 
-def twist_from_cli(vx, vy, vz, wx_deg, wy_deg, wz_deg):
+def twist_from_cli(vx: float, vy: float, vz: float, wx_deg: float, wy_deg: float,
+                   wz_deg: float) -> NDArray[np.float64]:
     """Body twist (6,) in m/s and rad/s from the CLI's m/s and deg/s."""
     return np.array([vx, vy, vz, *np.radians([wx_deg, wy_deg, wz_deg])], dtype=np.float64)
 
 
-def quaternion_to_matrix(q):
+def quaternion_to_matrix(q: ArrayLike) -> NDArray[np.float64]:
     """Return rotation matrices (..., 3, 3) of unit quaternions (..., 4) (x, y, z, w)."""
     q = np.asarray(q, dtype=np.float64)
     x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
@@ -280,12 +289,12 @@ def quaternion_to_matrix(q):
     return r
 
 
-def matrix_to_quaternion(r):
+def matrix_to_quaternion(r: ArrayLike) -> NDArray[np.float64]:
     """Return the unit quaternion (4,) (x, y, z, w), w >= 0, of a rotation matrix (3, 3)."""
     return matrices_to_quaternions(np.asarray(r, dtype=np.float64)[None])[0]
 
 
-def matrices_to_quaternions(r):
+def matrices_to_quaternions(r: ArrayLike) -> NDArray[np.float64]:
     """Return unit quaternions (N, 4) (x, y, z, w), w >= 0, of rotations (N, 3, 3); NaN: NaN."""
     r = np.asarray(r, dtype=np.float64).reshape(-1, 3, 3)
     (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = (
@@ -306,7 +315,7 @@ def matrices_to_quaternions(r):
     return np.where(q[:, 3:] < 0, -q, q)
 
 
-def slerp(q0, q1, u):
+def slerp(q0: ArrayLike, q1: ArrayLike, u: ArrayLike) -> NDArray[np.float64]:
     """Spherical interpolation of unit quaternions q0, q1 (N, 4) at fractions u (N,) -> (N, 4)."""
     dot = np.sum(q0 * q1, axis=-1)
     # q and -q are the same rotation: take the short way round.
@@ -322,7 +331,7 @@ def slerp(q0, q1, u):
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
 
 
-def to_matrix(translation, quaternion):
+def to_matrix(translation: ArrayLike, quaternion: ArrayLike) -> NDArray[np.float64]:
     """Return transforms (..., 4, 4) from translations (..., 3) and quaternions (..., 4)."""
     t = np.asarray(translation, dtype=np.float64)
     m = np.zeros(t.shape[:-1] + (4, 4))
@@ -332,7 +341,7 @@ def to_matrix(translation, quaternion):
     return m
 
 
-def invert(m):
+def invert(m: ArrayLike) -> NDArray[np.float64]:
     """Return the inverses of rigid transforms (..., 4, 4)."""
     out = np.zeros_like(m)
     rt = np.swapaxes(m[..., :3, :3], -1, -2)

@@ -6,7 +6,7 @@ import signal
 _PR_SET_PDEATHSIG = 1       # linux/prctl.h
 
 
-def die_with_parent():
+def die_with_parent() -> None:
     """In the child, before exec: SIGTERM when the parent's thread that started it ends."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)

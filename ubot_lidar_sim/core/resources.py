@@ -5,7 +5,7 @@ from pathlib import Path
 _PKG = 'ubot_lidar_sim'
 
 
-def config_dir():
+def config_dir() -> Path:
     """
     Return the directory holding materials.yaml, presets/ and worlds/.
 
@@ -24,6 +24,6 @@ def config_dir():
         f'{_PKG}: config directory with materials.yaml not found near {here}')
 
 
-def config_path(*parts):
+def config_path(*parts: str) -> Path:
     """Return the path of a file below config_dir(), e.g. presets/x.yaml."""
     return config_dir().joinpath(*parts)

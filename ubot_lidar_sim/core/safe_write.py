@@ -9,17 +9,19 @@ replaces a directory entry (a link there included) without following it. output/
 batches these steps for a run's outputs; ``write_beside`` is the one-file form (the mesh cache).
 """
 
+from collections.abc import Callable
 import os
 from pathlib import Path
 import tempfile
+from typing import BinaryIO
 
 
-def temp_prefix(path):
+def temp_prefix(path: str | Path) -> str:
     """Return the prefix of path's temporaries: '.<name>.' (every writer names them so)."""
     return f'.{Path(path).name}.'
 
 
-def fsync(path):
+def fsync(path: str | Path) -> None:
     """Flush a written file to disk (a filesystem may report a full disk only here)."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
@@ -28,7 +30,7 @@ def fsync(path):
         os.close(fd)
 
 
-def write_beside(target, write):
+def write_beside(target: str | Path, write: Callable[[BinaryIO], object]) -> None:
     """
     Write target whole or not at all: write(file object) on a fresh temporary, then rename.
 

@@ -39,7 +39,7 @@ class AliasError(yaml.MarkedYAMLError):
     """A YAML alias, or a key given twice in one mapping: both refused."""
 
 
-def _refuse_aliases(node):
+def _refuse_aliases(node: yaml.Node) -> None:
     """
     Raise AliasError on a node reached twice (an alias) or a key given twice in one mapping.
 
@@ -66,7 +66,7 @@ def _refuse_aliases(node):
             todo.extend(node.value)
 
 
-def parse(text, name=None):
+def parse(text: str, name: str | Path | None = None) -> Any:
     """Return the value of one YAML document (str); yaml.YAMLError (AliasError) if refused."""
     loader = Loader(text)
     try:
@@ -87,12 +87,12 @@ def parse(text, name=None):
         loader.dispose()
 
 
-def read_bytes(path):
+def read_bytes(path: str | Path) -> bytes:
     """Return the bytes of a regular file of at most MAX_FILE_BYTES (FileRefused / OSError)."""
     return read_checked(path, MAX_FILE_BYTES)
 
 
-def load(path):
+def load(path: str | Path) -> Any:
     """Return the YAML text file at path parsed (None when blank); OSError, yaml.YAMLError."""
     return parse(read_bytes(path).decode('utf-8'), path)
 
@@ -107,7 +107,7 @@ def read_yaml(path: str | Path, error: Callable[[str, str], Exception] | None = 
     instead of raising.
     """
     if error is None:
-        def error(where, problem):
+        def error(where: str, problem: str) -> Exception:
             return WorldError(f'{path}: {where}: {problem}')
     try:
         data = read_bytes(path)

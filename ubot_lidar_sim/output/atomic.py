@@ -18,6 +18,7 @@ component of a path is checked, output/safe_open.py). Files get the mode the uma
 open() would give them.
 """
 
+from collections.abc import Iterator
 import contextlib
 import os
 from pathlib import Path
@@ -42,7 +43,7 @@ def refuse_link(path: Union[str, Path]) -> Path:
 
 
 @contextlib.contextmanager
-def naming(path):
+def naming(path: str | Path) -> Iterator[None]:
     """Raise an OSError of the block (a full disk, ...) as WriteError naming path, the user's."""
     try:
         yield
@@ -133,7 +134,7 @@ _current = threading.local()
 
 
 @contextlib.contextmanager
-def all_or_none():
+def all_or_none() -> Iterator[None]:
     """Within it, the files atomic_write writes are renamed into place only if all succeed."""
     outer = getattr(_current, 'batch', None)
     if outer is not None:           # nested: the outer batch decides

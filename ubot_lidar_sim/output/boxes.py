@@ -25,14 +25,24 @@ box's axes in that frame: R = Rz(yaw) Ry(pitch) Rx(roll)).
   field of view (vertical_fov_up/down_deg, horizontal_fov_deg centred on +x, max_range_m).
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.poses import invert
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.raycast.geometry import KIND_BOX
 from ubot_lidar_sim.core.world.schema import MAX_ACTORS
 from ubot_lidar_sim.output.deskew import deskew_xyz, point_times
+
+if TYPE_CHECKING:       # annotations only: the world and config modules load open3d
+    from ubot_lidar_sim.core.config import LidarConfig
+    from ubot_lidar_sim.core.world.world import World
 
 STATIC_TRACK_BASE = MAX_ACTORS + 1
 POINT_MARGIN_M = 0.05      # range noise and float32 points: a hit on a face is within it
@@ -74,14 +84,15 @@ def _bounds(vertices):
     return local, hi - lo
 
 
-def shapes(world, classes=(), poses=None):
+def shapes(world: World, classes: Collection[int] = (),
+           poses: Mapping[str, PoseAt | None] | None = None) -> list[Shape]:
     """
     Return the Shapes of world's actors and its static objects of classes.
 
     poses: {actor name: pose_at} (a node's actor_frames.poses: /tf frame actors too); None:
     the actors' trajectories (a /tf frame actor is not drawn offline).
     """
-    out = []
+    out: list[Shape] = []
     for k, actor in enumerate(world.actors):
         pose_at = actor.trajectory if poses is None else poses.get(actor.name)
         if pose_at is None or not len(actor.geometry.vertices):
@@ -103,7 +114,8 @@ def shapes(world, classes=(), poses=None):
     return out
 
 
-def actor_boxes(world, poses, stamp_s, sensor_pose):
+def actor_boxes(world: World, poses: Mapping[str, PoseAt | None] | None, stamp_s: float,
+                sensor_pose: ArrayLike) -> tuple[list[Shape], NDArray[np.float64]]:
     """
     Return (Shapes, (B, 4, 4) sensor-from-box) of world's actors at stamp_s.
 
@@ -113,14 +125,15 @@ def actor_boxes(world, poses, stamp_s, sensor_pose):
     return items, box_poses(items, stamp_s, sensor_pose)
 
 
-def rpy_of(rot):
+def rpy_of(rot: NDArray[np.float64]) -> NDArray[np.float64]:
     """Return (roll, pitch, yaw) rad of rotations (..., 3, 3) = Rz(yaw) Ry(pitch) Rx(roll)."""
     return np.stack([np.arctan2(rot[..., 2, 1], rot[..., 2, 2]),
                      np.arcsin(np.clip(-rot[..., 2, 0], -1.0, 1.0)),
                      np.arctan2(rot[..., 1, 0], rot[..., 0, 0])], axis=-1)
 
 
-def box_poses(items, stamp_s, sensor_pose):
+def box_poses(items: Sequence[Shape], stamp_s: float,
+              sensor_pose: ArrayLike) -> NDArray[np.float64]:
     """Return (B, 4, 4) sensor-from-box poses at stamp_s (sensor_pose: world-from-sensor)."""
     t = np.array([float(stamp_s)])
     world = [np.eye(4) if s.pose_at is None else np.asarray(s.pose_at(t), np.float64)[0]
@@ -129,7 +142,8 @@ def box_poses(items, stamp_s, sensor_pose):
                        for w, s in zip(world, items)]).reshape(-1, 4, 4)
 
 
-def ray_occlusion(xyz, pose, size):
+def ray_occlusion(xyz: NDArray[np.float64], pose: NDArray[np.float64],
+                  size: NDArray[np.float64]) -> tuple[float, int]:
     """Return (occluded share, rays crossing the box) of rays from 0 through points xyz."""
     rng = np.linalg.norm(xyz, axis=1)
     d = (xyz / np.maximum(rng, 1e-9)[:, None]) @ pose[:3, :3]
@@ -145,7 +159,8 @@ def ray_occlusion(xyz, pose, size):
     return float(np.mean(rng[crossing] < t_in[crossing] - POINT_MARGIN_M)), n
 
 
-def truncation(pose, size, fov):
+def truncation(pose: NDArray[np.float64], size: NDArray[np.float64],
+               fov: Sequence[float]) -> float:
     """Share of a grid over the box outside fov (up_deg, down_deg, horizontal_deg, range_m)."""
     pts = (_GRID * size) @ pose[:3, :3].T + pose[:3, 3]
     up, down, horizontal, max_range = fov
@@ -156,7 +171,7 @@ def truncation(pose, size, fov):
     return float(1.0 - ok.mean())
 
 
-def box_margin_m(cfg):
+def box_margin_m(cfg: LidarConfig) -> float:
     """
     Return the margin (m) a box grows by on each face for the points of sensor config cfg.
 
@@ -171,7 +186,9 @@ def box_margin_m(cfg):
     return BOX_NOISE_SIGMAS * float(np.hypot(floor, cfg.range_std_low_snr_m))
 
 
-def in_box_openpcdet(xyz, center, size, heading):
+def in_box_openpcdet(xyz: NDArray[np.float64], center: NDArray[np.float64],
+                     size: NDArray[np.float64], heading: float
+                     ) -> NDArray[np.bool_]:
     """Return (P,) bool: points xyz (P, 3) in the level box (OPENPCDET_MARGIN_M's rule)."""
     d = np.asarray(xyz, np.float64) - center
     c, s = np.cos(heading), np.sin(heading)
@@ -181,14 +198,14 @@ def in_box_openpcdet(xyz, center, size, heading):
         & (np.abs(local_y) < size[1] / 2.0 + OPENPCDET_MARGIN_M)
 
 
-def own_points(points, item):
+def own_points(points: NDArray[np.void], item: Shape) -> NDArray[np.bool_]:
     """Return (P,) bool: the points of a Shape (its instance; static: instance 0, its class)."""
     if item.instance_id:
         return points['instance_id'] == item.instance_id
     return (points['instance_id'] == 0) & (points['class_id'] == item.class_id)
 
 
-def firing_time(points, stamp_s):
+def firing_time(points: NDArray[np.void], stamp_s: float) -> float:
     """Return the middle of the first and last firing times of points (the stamp: none)."""
     if not len(points):
         return float(stamp_s)
@@ -196,7 +213,10 @@ def firing_time(points, stamp_s):
     return 0.5 * (float(t.min()) + float(t.max()))
 
 
-def frame_boxes(items, points, stamp_s, sensor_pose_at, fov, deskew=True, margin_m=0.0):
+def frame_boxes(items: Sequence[Shape], points: NDArray[np.void], stamp_s: float,
+                sensor_pose_at: Callable[[NDArray[np.float64]], ArrayLike],
+                fov: Sequence[float], deskew: bool = True, margin_m: float = 0.0
+                ) -> NDArray[np.void]:
     """
     Return the boxes (B,) BOX_DTYPE of Shapes items in one sweep, in the written cloud's frame.
 
@@ -226,7 +246,8 @@ def frame_boxes(items, points, stamp_s, sensor_pose_at, fov, deskew=True, margin
     return out
 
 
-def box_rows(boxes, items, frame, stamp_s):
+def box_rows(boxes: NDArray[np.void], items: Sequence[Shape], frame: int, stamp_s: float
+             ) -> list[dict[str, Any]]:
     """Return JSON rows (dicts) of a frame's boxes (B,) BOX_DTYPE of Shapes items."""
     return [{'frame': int(frame), 'stamp_s': float(stamp_s), 'track_id': int(b['track_id']),
              'name': item.name, 'class_id': int(b['class_id']), 'material': int(b['material']),

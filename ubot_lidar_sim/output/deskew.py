@@ -13,29 +13,35 @@ actor's points stay where the actor was at each point's own time (deskew removes
 motion only, as KITTI's does), up to v x |time_i| from its pose at the stamp.
 """
 
+from collections.abc import Callable
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.poses import invert
 
 
-def point_times(points, stamp_s):
+def point_times(points: NDArray[np.void], stamp_s: float) -> NDArray[np.float64]:
     """Return (P,) float64 absolute firing times of full-layout points of a sweep at stamp_s."""
     return float(stamp_s) + points['time'].astype(np.float64)
 
 
-def moved_points(xyz, frm, to):
+def moved_points(xyz: NDArray[np.float64], frm: NDArray[np.float64],
+                 to: NDArray[np.float64]) -> NDArray[np.float64]:
     """Return (P, 3) points xyz moved by the rigid transforms to @ inv(frm), each (P, 4, 4)."""
     rel = to @ invert(frm)
     return np.einsum('pij,pj->pi', rel[:, :3, :3], xyz) + rel[:, :3, 3]
 
 
-def poses_of(pose_at, times):
+def poses_of(pose_at: Callable[[NDArray[np.float64]], ArrayLike],
+             times: ArrayLike) -> NDArray[np.float64]:
     """Return pose_at at times (P,), asked once per distinct time: (P, 4, 4) float64."""
     unique, inverse = np.unique(np.asarray(times, np.float64), return_inverse=True)
     return np.asarray(pose_at(unique), dtype=np.float64)[inverse.reshape(-1)]
 
 
-def deskew_xyz(points, stamp_s, sensor_pose_at):
+def deskew_xyz(points: NDArray[np.void], stamp_s: float,
+               sensor_pose_at: Callable[[NDArray[np.float64]], ArrayLike]) -> NDArray[np.float64]:
     """
     Return (P, 3) float64 x y z of full-layout points in the sensor frame at stamp_s.
 
@@ -50,7 +56,8 @@ def deskew_xyz(points, stamp_s, sensor_pose_at):
                                                                at_point.shape))
 
 
-def deskewed(points, stamp_s, sensor_pose_at):
+def deskewed(points: NDArray[np.void], stamp_s: float,
+             sensor_pose_at: Callable[[NDArray[np.float64]], ArrayLike]) -> NDArray[np.void]:
     """Return a copy of full-layout points with x y z in the sensor frame at stamp_s."""
     out = points.copy()
     xyz = deskew_xyz(points, stamp_s, sensor_pose_at)

@@ -184,7 +184,7 @@ def write_ply_result(path: Path, result: Result, cfg: Any, sensor: str) -> None:
     write_ply(path, result.points)
 
 
-def layout_points(result: ScanResult, cfg: Any):
+def layout_points(result: ScanResult, cfg: Any) -> Tuple[np.ndarray, int]:
     """
     Return (a sweep's points in cfg.point_layout, stamped as in a recording (sim_ns), height).
 

@@ -36,10 +36,12 @@ reads it with ``astype(int)``), DontCare with track id -1;
 ``tracking/evaluate_tracking.seqmap.training`` the row ``NNNN empty 000000 <frames>``.
 """
 
+from collections.abc import Iterable
 from pathlib import Path
 import zlib
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.poses import rotation_rpy
 from ubot_lidar_sim.output.boxes import MIN_BOX_POINTS
@@ -60,18 +62,18 @@ def _wrap(a):
     return (a + np.pi) % (2.0 * np.pi) - np.pi
 
 
-def to_cam(xyz):
+def to_cam(xyz: ArrayLike) -> NDArray[np.float64]:
     """Return (N, 3) camera-0 coordinates of LiDAR points (N, 3)."""
     return np.asarray(xyz, np.float64) @ TR_VELO_TO_CAM[:, :3].T
 
 
-def corners(box):
+def corners(box: np.void) -> NDArray[np.float64]:
     """Return the 8 corners, (8, 3) in the sensor frame, of one BOX_DTYPE box."""
     signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
     return (signs * box['size'] / 2.0) @ rotation_rpy(*box['rpy']).T + box['center']
 
 
-def bbox_2d(box):
+def bbox_2d(box: np.void) -> tuple[float, float, float, float]:
     """Return (left, top, right, bottom) px of a box in the image; 0 0 0 0 when not in it."""
     cam = to_cam(corners(box))
     if np.any(cam[:, 2] <= 0.1):
@@ -85,7 +87,7 @@ def bbox_2d(box):
     return (lo[0], lo[1], hi[0], hi[1])
 
 
-def label_order(boxes):
+def label_order(boxes: NDArray[np.void]) -> NDArray[np.intp]:
     """Return the indices of boxes in label order: the objects, then the DontCare boxes."""
     return np.argsort(boxes['num_points'] < MIN_BOX_POINTS, kind='stable')
 
@@ -108,19 +110,19 @@ def _line(name, values, head=''):
         str(v) if isinstance(v, int) else f'{v:.2f}' for v in values) + '\n'
 
 
-def label_lines(boxes):
+def label_lines(boxes: NDArray[np.void]) -> str:
     """Return the label_2 text of boxes (B,) BOX_DTYPE (in label_order)."""
     kinds = to_semantickitti(boxes['class_id'])
     return ''.join(_line(*_values(boxes[i], kinds[i], float(boxes[i]['truncation'])))
                    for i in label_order(boxes))
 
 
-def truncation_level(share):
+def truncation_level(share: float) -> int:
     """Return KITTI tracking's integer truncation: 0 none, 1 partly, 2 fully outside."""
     return 0 if share <= 0.0 else (2 if share >= 1.0 else 1)
 
 
-def tracking_lines(boxes, frame):
+def tracking_lines(boxes: NDArray[np.void], frame: int) -> str:
     """Return the label_02 lines of one frame's boxes: ``frame track_id type`` + 14 values."""
     kinds = to_semantickitti(boxes['class_id'])
     out = []
@@ -131,7 +133,7 @@ def tracking_lines(boxes, frame):
     return ''.join(out)
 
 
-def seqmap_line(number, frames):
+def seqmap_line(number: int, frames: int) -> str:
     """Return a TrackEval seqmap row: ``NNNN empty 000000 <frames>``."""
     return f'{number:04d} empty 000000 {frames:06d}\n'
 
@@ -150,7 +152,7 @@ def _png(width, height):
 BLACK_IMAGE = _png(*IMAGE_SIZE)
 
 
-def calib_text():
+def calib_text() -> str:
     """Return the calib/NNNNNN.txt of the virtual camera (KITTI object calib keys)."""
     rows = {'P0': P2, 'P1': P2, 'P2': P2, 'P3': P2, 'R0_rect': np.eye(3),
             'Tr_velo_to_cam': TR_VELO_TO_CAM, 'Tr_imu_to_velo': np.hstack([np.eye(3),
@@ -159,12 +161,12 @@ def calib_text():
                    for k, m in rows.items())
 
 
-def sequence_dir(root, number):
+def sequence_dir(root: str | Path, number: int) -> Path:
     """Return ROOT/kitti_object/NN."""
     return Path(root) / 'kitti_object' / f'{number:02d}'
 
 
-def write_frame(folder, k, boxes, scan):
+def write_frame(folder: str | Path, k: int, boxes: NDArray[np.void], scan: ArrayLike) -> list[str]:
     """Write training/{velodyne,label_2,calib,image_2}/kkkkkk.* under folder; return names."""
     names = [f'training/{sub}/{k:06d}.{ext}' for sub, ext in zip(
         SUBDIRS, ('bin', 'txt', 'txt', 'png'))]
@@ -177,10 +179,11 @@ def write_frame(folder, k, boxes, scan):
     return names
 
 
-def write_splits(folder, frames, split='train'):
+def write_splits(folder: str | Path, frames: Iterable[int], split: str = 'train'
+                 ) -> list[str]:
     """Write ImageSets/{train,val,test}.txt: frames in split's ('valid': val; 'every': all)."""
     (Path(folder) / 'ImageSets').mkdir(exist_ok=True)
-    names = []
+    names: list[str] = []
     for name in SPLITS:
         names.append(f'ImageSets/{name}.txt')
         chosen = split == 'every' or name == {'valid': 'val'}.get(split, split)

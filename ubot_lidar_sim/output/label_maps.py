@@ -10,6 +10,7 @@ docs/cli-and-datasets.md ("SemanticKITTI label maps") has the table.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.class_ids import CLASS_NAMES, SEMANTICKITTI
@@ -27,19 +28,19 @@ SEMANTICKITTI_LEARNING_INV = {0: 0, 1: 10, 2: 11, 3: 15, 4: 18, 5: 20, 6: 30, 7:
                               17: 72, 18: 80, 19: 81}
 
 
-def check_label_map(value, name='label_map'):
+def check_label_map(value: str, name: str = 'label_map') -> str:
     """Return value when it is a label map name (LABEL_MAPS), else raise ValueError."""
     if value not in LABEL_MAPS:
         raise ValueError(f'{name}: expected one of {", ".join(LABEL_MAPS)}, got {value!r}')
     return value
 
 
-def native_names():
+def native_names() -> dict[int, str]:
     """Return {class id: name} of every class id (SemanticKITTI's and the simulator's)."""
     return dict(CLASS_NAMES)
 
 
-def class_lut():
+def class_lut() -> NDArray[np.uint32]:
     """Return (max class id + 1,) uint32: each class id's SemanticKITTI id (0 where none)."""
     lut = np.zeros(max(CLASS_NAMES) + 1, dtype=np.uint32)
     lut[list(SEMANTICKITTI)] = list(SEMANTICKITTI)
@@ -48,12 +49,12 @@ def class_lut():
     return lut
 
 
-def to_semantickitti(class_id):
+def to_semantickitti(class_id: ArrayLike) -> NDArray[np.uint32]:
     """Return (P,) uint32 SemanticKITTI ids of class ids (P,)."""
     return class_lut()[np.asarray(class_id, dtype=np.intp)]
 
 
-def semantic_ids(points, label_map='native'):
+def semantic_ids(points: NDArray[np.void], label_map: str = 'native') -> NDArray[np.uint32]:
     """Return (P,) uint32 semantic ids of full-layout points under label_map."""
     if label_map == 'semantickitti':
         return to_semantickitti(points['class_id'])

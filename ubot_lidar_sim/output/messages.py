@@ -13,13 +13,22 @@ livox_ros_driver2's CustomMsg of a sweep, whose points stay one record array:
 message object per point. No rclpy or rosbags import.
 """
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
 import math
-from typing import Any, Callable, Mapping, NamedTuple
+from typing import Any, Callable, Mapping, NamedTuple, TYPE_CHECKING
 
 import numpy as np
 
 from ubot_lidar_sim.core.poses import matrix_to_quaternion
 from ubot_lidar_sim.core.sensors.driver_order import livox_tags
+
+if TYPE_CHECKING:       # annotations only: messages stays a light import
+    from ubot_lidar_sim.core.physics.weather import Weather
+    from ubot_lidar_sim.core.sensors.laser import LaserScanResult
+    from ubot_lidar_sim.core.sensors.terrain import TerrainResult
+    from ubot_lidar_sim.output.boxes import Shape
 
 MSG_PACKAGE = 'ubot_lidar_sim_msgs'
 #: Recordings start their simulated clock at 1 s: a stamp of 0 means 'latest' to tf2.
@@ -87,31 +96,31 @@ def build(message: Message, make: Callable[[str, dict], Any]) -> Any:
     return make(message.type_name, {k: value(v) for k, v in message.fields.items()})
 
 
-def stamp(stamp_ns) -> Message:
+def stamp(stamp_ns: int) -> Message:
     """Return the builtin_interfaces/Time of an integer time in ns (>= 0)."""
     stamp_ns = int(stamp_ns)
     return Message(TIME, {'sec': stamp_ns // 1_000_000_000, 'nanosec': stamp_ns % 1_000_000_000})
 
 
-def sim_ns(t_s) -> int:
+def sim_ns(t_s: float) -> int:
     """Return the recording time (int ns) of simulation time t_s: CLOCK_START_NS + t_s."""
     if not math.isfinite(t_s):
         raise ValueError(f'time {t_s} s is not finite')
     return CLOCK_START_NS + int(round(t_s * 1e9))
 
 
-def header(frame_id, stamp_ns) -> Message:
+def header(frame_id: str, stamp_ns: int) -> Message:
     """Return a std_msgs/Header: frame_id, stamp of int ns."""
     return Message(HEADER, {'stamp': stamp(stamp_ns), 'frame_id': frame_id})
 
 
-def points(rows) -> list:
+def points(rows: Iterable[Sequence[float]]) -> list[Message]:
     """Return the geometry_msgs/Point Messages of rows (N, 3) in m."""
     return [Message(POINT, {'x': x, 'y': y, 'z': z})
             for x, y, z in np.asarray(rows, dtype=np.float64).reshape(-1, 3).tolist()]
 
 
-def laser_scan(res, frame_id, stamp_ns) -> Message:
+def laser_scan(res: LaserScanResult, frame_id: str, stamp_ns: int) -> Message:
     """
     Return the sensor_msgs/LaserScan of a core LaserScanResult.
 
@@ -126,7 +135,7 @@ def laser_scan(res, frame_id, stamp_ns) -> Message:
         'intensities': np.asarray(res.intensities, dtype=np.float32)})
 
 
-def terrain(res, frame_id, stamp_ns) -> Message:
+def terrain(res: TerrainResult, frame_id: str, stamp_ns: int) -> Message:
     """
     Return the ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult.
 
@@ -142,7 +151,7 @@ def terrain(res, frame_id, stamp_ns) -> Message:
         'tire_hit_dist': np.asarray(res.tire_hit_dist, dtype=np.float64)})
 
 
-def environment(weather, frame_id, stamp_ns) -> Message:
+def environment(weather: Weather, frame_id: str, stamp_ns: int) -> Message:
     """
     Return the ubot_lidar_sim_msgs/Environment of a core Weather.
 
@@ -160,7 +169,8 @@ def environment(weather, frame_id, stamp_ns) -> Message:
     return Message(ENVIRONMENT, fields)
 
 
-def livox_custom_msg(points, frame_id, stamp_ns, lidar_id=0) -> Message:
+def livox_custom_msg(points: np.ndarray, frame_id: str, stamp_ns: int, lidar_id: int = 0
+                     ) -> Message:
     """
     Return the livox_ros_driver2/CustomMsg of a sweep's FULL_DTYPE points (P,).
 
@@ -205,7 +215,8 @@ def custom_msg_cdr(message: Message) -> bytes:
     return _CDR_LE + bytes(body)
 
 
-def box_markers(items, poses, frame_id, stamp_ns, lifetime_s) -> Message:
+def box_markers(items: Sequence[Shape], poses: np.ndarray, frame_id: str, stamp_ns: int,
+                lifetime_s: float) -> Message:
     """
     Return the MarkerArray of boxes: output/boxes.py Shapes items at sensor-from-box poses.
 

@@ -22,6 +22,7 @@ intensity: the remission of the SemanticKITTI export (the intensity byte / 255).
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.output.boxes import MIN_BOX_POINTS
 from ubot_lidar_sim.output.kitti_object import KITTI_TYPES
@@ -29,7 +30,7 @@ from ubot_lidar_sim.output.label_maps import to_semantickitti
 from ubot_lidar_sim.output.semantickitti import scan_arrays
 
 
-def sequence_dir(root, number):
+def sequence_dir(root: str | Path, number: int) -> Path:
     """Return ROOT/openpcdet/NN."""
     return Path(root) / 'openpcdet' / f'{number:02d}'
 
@@ -38,7 +39,7 @@ def sequence_dir(root, number):
 EMPTY_FRAME = '0.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0.0000 0 DontCare\n'
 
 
-def label_lines(boxes):
+def label_lines(boxes: NDArray[np.void]) -> str:
     """Return the labels text of boxes (B,) BOX_DTYPE: x y z dx dy dz heading n category."""
     if not len(boxes):
         return EMPTY_FRAME
@@ -50,7 +51,8 @@ def label_lines(boxes):
                    for b, k in zip(boxes, kinds))
 
 
-def write_frame(folder, k, points, boxes):
+def write_frame(folder: str | Path, k: int, points: NDArray[np.void],
+                boxes: NDArray[np.void]) -> list[str]:
     """Write points/kkkkkk.npy (full-layout points) and labels/kkkkkk.txt; return the names."""
     names = [f'points/{k:06d}.npy', f'labels/{k:06d}.txt']
     for sub in ('points', 'labels'):

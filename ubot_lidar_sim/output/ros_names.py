@@ -12,6 +12,7 @@ Frame ids follow tf2 (``BufferCore::validateFrameId``) and REP 105: not empty an
 transform from it, and no frame is its own ancestor.
 """
 
+from collections.abc import Hashable, Iterable
 import re
 
 from ubot_lidar_sim.core.errors import ConfigError
@@ -24,7 +25,7 @@ TOPIC_RULE = ("a fully qualified ROS topic name: '/' then tokens of ASCII letter
 FRAME_RULE = "a tf2 frame id: not empty and without a leading '/' (REP 105)"
 
 
-def topic_problem(name):
+def topic_problem(name: object) -> str | None:
     """Return why name is not a fully qualified topic name, or None when it is one."""
     if not isinstance(name, str) or not name:
         return 'empty or not a string'
@@ -43,7 +44,7 @@ def topic_problem(name):
     return None
 
 
-def check_topic(name, where):
+def check_topic(name: str, where: str) -> str:
     """Raise ConfigError(where, name, the rule) unless name is a fully qualified topic name."""
     problem = topic_problem(name)
     if problem is not None:
@@ -51,14 +52,14 @@ def check_topic(name, where):
     return name
 
 
-def check_frame_id(name, where):
+def check_frame_id(name: str, where: str) -> str:
     """Raise ConfigError(where, name, the rule) unless name is a valid tf2 frame id."""
     if not isinstance(name, str) or not name.strip() or name.startswith('/'):
         raise ConfigError(where, name, FRAME_RULE)
     return name
 
 
-def check_tf_tree(edges):
+def check_tf_tree(edges: Iterable[tuple[str, str, str, Hashable]]) -> None:
     """
     Raise ConfigError unless the transforms edges form a tree.
 

@@ -9,12 +9,16 @@ to the final name. The bytes depend on the messages alone (no wall clock, no ran
 equal inputs give equal files.
 """
 
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
 import contextlib
 from functools import lru_cache
 import os
 from pathlib import Path
 import shutil
 import tempfile
+from typing import Any, TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +26,11 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import is_dense
 from ubot_lidar_sim.output import messages, safe_open
 from ubot_lidar_sim.output.atomic import atomic_write, naming
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.physics.weather import Weather
+    from ubot_lidar_sim.core.sensors.laser import LaserScanResult
+    from ubot_lidar_sim.core.sensors.terrain import TerrainResult
 
 MSG_PACKAGE = messages.MSG_PACKAGE
 CLOCK_START_NS = messages.CLOCK_START_NS
@@ -35,7 +44,7 @@ CLOCK_MSG = 'rosgraph_msgs/msg/Clock'
 COMPRESSIONS = ('none', 'zstd')
 
 
-def msg_dir():
+def msg_dir() -> Path:
     """
     Return the directory of the ubot_lidar_sim_msgs .msg files.
 
@@ -55,7 +64,7 @@ def msg_dir():
 
 
 @lru_cache(maxsize=1)
-def typestore():
+def typestore() -> Any:
     """Return rosbags' ROS 2 typestore with the ubot_lidar_sim_msgs types registered."""
     from rosbags.typesys import get_types_from_msg, get_typestore, Stores
 
@@ -86,7 +95,7 @@ class BagWriter:
     Leaving the context with an exception removes everything it wrote.
     """
 
-    def __init__(self, path, compression='none'):
+    def __init__(self, path: str | Path, compression: str = 'none') -> None:
         self.path = Path(path)
         if compression not in COMPRESSIONS:
             raise ConfigError('compression', compression, ' or '.join(COMPRESSIONS))
@@ -121,7 +130,8 @@ class BagWriter:
             raise
         return self
 
-    def write(self, topic, msgtype, log_ns, msg, latched=False):
+    def write(self, topic: str, msgtype: str, log_ns: int, msg: Any, latched: bool = False
+              ) -> None:
         """Serialise msg (CDR) and write it at log time log_ns (int ns)."""
         conn = self._conns.get(topic)
         if conn is None:
@@ -134,7 +144,7 @@ class BagWriter:
             self._writer.write(conn, int(log_ns), self.store.serialize_cdr(msg, msgtype))
         self.counts[topic] += 1
 
-    def close(self):
+    def close(self) -> None:
         """Finish the file and rename it to the target (replacing an older one)."""
         writer, self._writer = self._writer, None
         try:
@@ -146,7 +156,7 @@ class BagWriter:
         finally:
             self._cleanup()
 
-    def abort(self):
+    def abort(self) -> None:
         """Drop everything written; nothing appears under the target name."""
         writer, self._writer = self._writer, None
         try:
@@ -202,7 +212,7 @@ def _make(store, name, fields):
     return store.types[name](**fields)
 
 
-def to_rosbags(message):
+def to_rosbags(message: messages.Message) -> Any:
     """
     Return the rosbags message object of an output/messages.Message.
 
@@ -212,12 +222,13 @@ def to_rosbags(message):
     return messages.build(message, lambda name, fields: _make(store, name, fields))
 
 
-def header(frame_id, stamp_ns):
+def header(frame_id: str, stamp_ns: int) -> Any:
     """Return a std_msgs/Header."""
     return to_rosbags(messages.header(frame_id, stamp_ns))
 
 
-def points_msg(array, fields, frame_id, stamp_ns, height=1):
+def points_msg(array: np.ndarray, fields: Sequence[tuple[str, int, int, int]], frame_id: str,
+               stamp_ns: int, height: int = 1) -> Any:
     """
     Return a PointCloud2 of a packed structured array (P,) (little-endian), height rows.
 
@@ -235,17 +246,18 @@ def points_msg(array, fields, frame_id, stamp_ns, height=1):
         data=array.view(np.uint8).reshape(-1), is_dense=is_dense(array))
 
 
-def scan_msg(res, frame_id, stamp_ns):
+def scan_msg(res: LaserScanResult, frame_id: str, stamp_ns: int) -> Any:
     """Return a LaserScan of a core LaserScanResult (messages.laser_scan)."""
     return to_rosbags(messages.laser_scan(res, frame_id, stamp_ns))
 
 
-def terrain_msg(res, frame_id, stamp_ns):
+def terrain_msg(res: TerrainResult, frame_id: str, stamp_ns: int) -> Any:
     """Return a ubot_lidar_sim_msgs/TerrainSensor of a core TerrainResult (messages.terrain)."""
     return to_rosbags(messages.terrain(res, frame_id, stamp_ns))
 
 
-def tf_msg(transforms, quaternion_of):
+def tf_msg(transforms: Iterable[tuple[str, str, int, np.ndarray]],
+           quaternion_of: Callable[[np.ndarray], Sequence[float]]) -> Any:
     """
     Return a tf2_msgs/TFMessage of [(parent, child, stamp_ns, parent-from-child (4, 4))].
 
@@ -266,11 +278,11 @@ def tf_msg(transforms, quaternion_of):
     return types[TF_MSG](transforms=out)
 
 
-def environment_msg(weather, frame_id, stamp_ns):
+def environment_msg(weather: Weather, frame_id: str, stamp_ns: int) -> Any:
     """Return a ubot_lidar_sim_msgs/Environment of a core Weather (messages.environment)."""
     return to_rosbags(messages.environment(weather, frame_id, stamp_ns))
 
 
-def clock_msg(stamp_ns):
+def clock_msg(stamp_ns: int) -> Any:
     """Return a rosgraph_msgs/Clock."""
     return to_rosbags(messages.Message(CLOCK_MSG, {'clock': messages.stamp(stamp_ns)}))

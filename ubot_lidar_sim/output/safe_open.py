@@ -10,12 +10,14 @@ it), and a plain file where a folder must be is a WriteError naming that file. `
 creates the missing folders the same way (mkdir relative to the parent's descriptor).
 """
 
+from collections.abc import Iterator
 import contextlib
 import errno
 import os
 from pathlib import Path
 import stat
 import threading
+from typing import TextIO
 
 
 class WriteError(OSError):
@@ -43,7 +45,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @contextlib.contextmanager
-def output_root(path):
+def output_root(path: str | Path) -> Iterator[Path]:
     """Within it, the writers check every path below path (see the module docstring)."""
     outer = getattr(_state, 'root', None)
     _state.root = Path(os.path.abspath(path))
@@ -53,7 +55,7 @@ def output_root(path):
         _state.root = outer
 
 
-def current_root():
+def current_root() -> Path | None:
     """Return the output directory of this thread's run, or None."""
     return getattr(_state, 'root', None)
 
@@ -120,12 +122,12 @@ def _check_last(root, parts, fd):
         raise LinkRefused(root.joinpath(*parts))
 
 
-def check_below(path):
+def check_below(path: str | Path) -> None:
     """Raise LinkRefused / WriteError when a component of path below the root is a link."""
     _walk(path, create=False)
 
 
-def makedirs(path):
+def makedirs(path: str | Path) -> None:
     """Create path's missing folders below the root, never through a link; else mkdir -p."""
     if _below(path)[0] is None:
         Path(path).mkdir(parents=True, exist_ok=True)
@@ -133,7 +135,7 @@ def makedirs(path):
         _walk(path, create=True)
 
 
-def require_regular(path):
+def require_regular(path: str | Path) -> None:
     """Raise WriteError when path exists and is not a regular file (a FIFO, a device, ...)."""
     try:
         st = os.lstat(path)
@@ -144,7 +146,7 @@ def require_regular(path):
                          'elsewhere)', str(path))
 
 
-def open_append(path):
+def open_append(path: str | Path) -> TextIO:
     """Open a text file for appending, created if missing, never through a link (O_NOFOLLOW)."""
     try:
         check_below(path)

@@ -31,10 +31,13 @@ NN is 00..99 (``SEQUENCES``). ``ubot_lidar_sim.json`` in the sequence directory 
 wrote it (a key), so a later run tells its own sequence from another one.
 """
 
+from collections.abc import Iterable
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output import label_maps, safe_open, semantickitti_yaml
 from ubot_lidar_sim.output.atomic import atomic_write, staged_tree
@@ -46,17 +49,18 @@ MARKER = 'ubot_lidar_sim.json'
 _NO_CAMERA = np.hstack([np.eye(3), np.zeros((3, 1))])
 
 
-def class_names():
+def class_names() -> dict[int, str]:
     """Return {class id: name} of every class id (output/label_maps.py)."""
     return label_maps.native_names()
 
 
-def label_map(kind='native', sequences=(0,)):
+def label_map(kind: str = 'native', sequences: Iterable[int] = (0,)) -> dict[str, Any]:
     """Return the semantic-kitti.yaml mapping (output/semantickitti_yaml.py)."""
     return semantickitti_yaml.data_config(kind, sequences)
 
 
-def scan_arrays(points, kind='native'):
+def scan_arrays(points: NDArray[np.void], kind: str = 'native'
+                ) -> tuple[NDArray[np.float32], NDArray[np.uint32]]:
     """Return (scan (P, 4) float32 x y z remission, label (P,) uint32) of full-layout points."""
     scan = np.empty((len(points), 4), dtype=np.float32)
     for k, name in enumerate(('x', 'y', 'z')):
@@ -68,19 +72,19 @@ def scan_arrays(points, kind='native'):
     return scan, label
 
 
-def check_number(number, name='sequence'):
+def check_number(number: int, name: str = 'sequence') -> None:
     """Raise ConfigError unless number is a SemanticKITTI sequence number, 0..99."""
     if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number < SEQUENCES:
         raise ConfigError(name, number, f'a SemanticKITTI sequence number 0-{SEQUENCES - 1} '
                           '(two digits)')
 
 
-def sequence_dir(root, number):
+def sequence_dir(root: str | Path, number: int) -> Path:
     """Return ROOT/sequences/NN."""
     return Path(root) / 'sequences' / f'{number:02d}'
 
 
-def check_free(root, number, key, name='--out'):
+def check_free(root: str | Path, number: int, key: object, name: str = '--out') -> None:
     """Raise ConfigError when ROOT/sequences/NN holds a sequence other than the one of key."""
     folder = sequence_dir(root, number)
     if not folder.exists():
@@ -108,16 +112,17 @@ class SequenceWriter:
     once per run by write_label_map (the dataset runner, the scan CLI).
     """
 
-    def __init__(self, root, number, key, kind='native'):
+    def __init__(self, root: str | Path, number: int, key: object, kind: str = 'native') -> None:
         check_number(number)
         self.root, self.number, self.key, self.kind = Path(root), number, key, kind
         self.final = sequence_dir(root, number)
         self.tmp = staged_tree(self.final)
         for sub in ('velodyne', 'labels'):
             (self.tmp / sub).mkdir()
-        self.poses, self.stamps = [], []
+        self.poses: list[NDArray[np.float64]] = []
+        self.stamps: list[float] = []
 
-    def add(self, points, sensor_pose, stamp_s):
+    def add(self, points: NDArray[np.void], sensor_pose: ArrayLike, stamp_s: float) -> None:
         """Write scan len(stamps): points (P,) full layout, world-from-sensor (4, 4), stamp."""
         k = len(self.stamps)
         scan, label = scan_arrays(points, self.kind)
@@ -126,7 +131,7 @@ class SequenceWriter:
         self.poses.append(np.asarray(sensor_pose, dtype=np.float64))
         self.stamps.append(float(stamp_s))
 
-    def files(self):
+    def files(self) -> list[str]:
         """Return the paths of the sequence's files under their final names (relative to root)."""
         names = [f'{sub}/{k:06d}.{ext}' for k in range(len(self.stamps))
                  for sub, ext in (('velodyne', 'bin'), ('labels', 'label'))]
@@ -135,7 +140,7 @@ class SequenceWriter:
                                                       MARKER]]
                       + [f'poses/{self.number:02d}.txt'])
 
-    def close(self):
+    def close(self) -> None:
         """Write poses.txt, calib.txt, times.txt and poses/NN.txt (the label map: the caller)."""
         first = np.linalg.inv(self.poses[0]) if self.poses else np.eye(4)
         rel = np.einsum('ij,njk->nik', first, np.asarray(self.poses).reshape(-1, 4, 4))
@@ -153,6 +158,7 @@ class SequenceWriter:
                      lambda tmp: Path(tmp).write_text(poses, encoding='ascii'))
 
 
-def write_label_map(root, kind='native', sequences=(0,), split='train'):
+def write_label_map(root: str | Path, kind: str = 'native', sequences: Iterable[int] = (0,),
+                    split: str = 'train') -> None:
     """Write ROOT/semantic-kitti.yaml (semantickitti_yaml.data_config) atomically."""
     semantickitti_yaml.write(root, kind, sequences, split)

@@ -21,7 +21,9 @@ the spec's split (train by default) and in no other, so a script that walks ever
 (``count.py``, ``content.py``) meets each scan once; ``every`` lists them in all three.
 """
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.class_ids import SEMANTICKITTI
@@ -38,7 +40,8 @@ def _palette(i):
     return [(i * 67 + 40) % 256, (i * 131 + 90) % 256, (i * 197 + 160) % 256]
 
 
-def data_config(label_map='native', sequences=(0,), split='train'):
+def data_config(label_map: str = 'native', sequences: Iterable[int] = (0,),
+                split: str = 'train') -> dict[str, Any]:
     """Return the semantic-kitti.yaml mapping of label_map, the sequences in split."""
     names = {i: v[0] for i, v in SEMANTICKITTI.items()}
     colors = {i: list(v[1]) for i, v in SEMANTICKITTI.items()}
@@ -57,7 +60,8 @@ def data_config(label_map='native', sequences=(0,), split='train'):
                       for k in ('train', 'valid', 'test')}}
 
 
-def write(root, label_map='native', sequences=(0,), split='train'):
+def write(root: str | Path, label_map: str = 'native', sequences: Iterable[int] = (0,),
+          split: str = 'train') -> None:
     """Write ROOT/semantic-kitti.yaml (data_config) atomically."""
     path = Path(root) / LABEL_MAP
     text = (f'# SemanticKITTI data config of ubot_lidar_sim, label_map: {label_map} '

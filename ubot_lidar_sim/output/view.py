@@ -9,12 +9,16 @@ arrays, so the CLI, the dataset directories, MCAP files and a running ROS graph
 the same options.
 """
 
+import argparse
 from collections import Counter
+from collections.abc import Callable, Sequence
 import math
 import sys
 import time
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.output import view_server
 
@@ -22,7 +26,7 @@ COLOR_BY = ('intensity', 'class', 'instance')
 WEB_PORT, GRPC_PORT = 9090, 9876
 
 
-def add_options(p, flag):
+def add_options(p: argparse.ArgumentParser, flag: bool) -> argparse.ArgumentParser:
     """Add the viewer's options (and --view itself when flag) to an argparse parser."""
     if flag:
         p.add_argument('--view', action='store_true', help="show the sweeps in Rerun's web "
@@ -38,7 +42,7 @@ def add_options(p, flag):
     return p
 
 
-def weather_text(msg):
+def weather_text(msg: Any) -> str:
     """Return the weather of an Environment message (rclpy or MCAP) in a few words."""
     vis = msg.visibility_m
     return (f'rain {msg.rain_rate_mm_h:g} mm/h, visibility '
@@ -66,7 +70,7 @@ def _hashed(ids):
     return out
 
 
-def colours(points, color_by):
+def colours(points: np.ndarray, color_by: str) -> NDArray[np.uint8]:
     """Return (N, 3) uint8 colours of a structured point array by intensity, class or instance."""
     names = points.dtype.names or ()
     if color_by == 'class' and 'class_id' in names:
@@ -92,8 +96,9 @@ class View:
 
     PATH_KEPT = 20_000      # positions of a robot's path kept (bounded however long it runs)
 
-    def __init__(self, name='ubot_lidar_sim', web_port=WEB_PORT, grpc_port=GRPC_PORT,
-                 color_by='intensity', bind=view_server.LOOPBACK):
+    def __init__(self, name: str = 'ubot_lidar_sim', web_port: int = WEB_PORT,
+                 grpc_port: int = GRPC_PORT, color_by: str = 'intensity',
+                 bind: str = view_server.LOOPBACK) -> None:
         view_server.check_ports(web_port, grpc_port, bind)
         # rerun (with pyarrow: ~1 GB of address space) loads only when a view is opened.
         import rerun as rr
@@ -113,18 +118,18 @@ class View:
         self._paths = {}
         self.logged = Counter()     # entity path -> messages logged to it
 
-    def announce(self):
+    def announce(self) -> None:
         """Print the viewer's URL on stderr."""
         print(f'viewer: {self.url} (open it in a browser on this machine; Ctrl-C ends)',
               file=sys.stderr)
 
-    def serve(self, seconds, stopped=lambda: False):
+    def serve(self, seconds: float, stopped: Callable[[], bool] = lambda: False) -> None:
         """Keep the viewer served: seconds (0: until Ctrl-C or stopped() is true)."""
         end = time.monotonic() + seconds if seconds > 0 else math.inf
         while time.monotonic() < end and not stopped():
             time.sleep(0.2)
 
-    def serve_until_ctrl_c(self, seconds, done):
+    def serve_until_ctrl_c(self, seconds: float, done: str) -> None:
         """
         Serve as serve() does, where Ctrl-C is the documented end: report it with done, a line.
 
@@ -135,12 +140,13 @@ class View:
         except KeyboardInterrupt:
             print(f'viewer ended (Ctrl-C); {done}', file=sys.stderr)
 
-    def at(self, stamp_s):
+    def at(self, stamp_s: float) -> None:
         """Put what is logged next at time stamp_s (s)."""
         rr = self.rr
         rr.set_time('sim_time', duration=float(stamp_s))
 
-    def points(self, entity, points, world_from_sensor=None):
+    def points(self, entity: str, points: np.ndarray, world_from_sensor: ArrayLike | None = None
+               ) -> int:
         """
         Log a structured point array (x, y, z, ...) in the world frame; returns the count.
 
@@ -157,7 +163,7 @@ class View:
                                                  radii=0.06))
         return len(xyz)
 
-    def pose(self, xyz, robot='robot'):
+    def pose(self, xyz: ArrayLike, robot: str = 'robot') -> None:
         """Extend the path of robot (an entity name: one per robot of a fleet) by one position."""
         rr = self.rr
         path = self._paths.setdefault(robot, [])
@@ -166,7 +172,9 @@ class View:
         self._log(f'world/{robot}_path', rr.LineStrips3D([path], colors=[PATH_RGB], radii=0.15))
         self._log(f'world/{robot}', rr.Points3D([path[-1]], colors=[ROBOT_RGB], radii=0.3))
 
-    def boxes(self, entity, centers, half_sizes, quaternions_xyzw, labels):
+    def boxes(self, entity: str, centers: ArrayLike, half_sizes: ArrayLike,
+              quaternions_xyzw: ArrayLike,
+              labels: Sequence[str]) -> None:
         """Log 3D boxes: centres and half sizes (B, 3) m in the world frame, rotations, labels."""
         rr = self.rr
         self._log(f'world/{entity}', rr.Boxes3D(
@@ -175,14 +183,14 @@ class View:
             quaternions=np.asarray(quaternions_xyzw, np.float32).reshape(-1, 4),
             labels=list(labels), colors=[[255, 140, 0]]))
 
-    def actors(self, names, xyz):
+    def actors(self, names: Sequence[str], xyz: ArrayLike) -> None:
         """Log the actors' positions, labelled with their names."""
         rr = self.rr
         self._log('world/actors', rr.Points3D(np.asarray(xyz, np.float32).reshape(-1, 3),
                                               labels=list(names), colors=[[255, 140, 0]],
                                               radii=0.4))
 
-    def weather(self, text):
+    def weather(self, text: str) -> None:
         """Log the weather in force, as text."""
         rr = self.rr
         self._log('weather', rr.TextDocument(text))

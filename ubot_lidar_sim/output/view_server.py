@@ -18,6 +18,7 @@ from pathlib import Path
 import socket
 import subprocess
 import time
+from types import ModuleType
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.processes import die_with_parent
@@ -29,7 +30,7 @@ BIND_HELP = ('address the viewer listens on (default 127.0.0.1: this machine onl
 START_TIMEOUT_S = 60.0      # the web viewer's process listens by then (seconds on a busy machine)
 
 
-def port(text):
+def port(text: str) -> int:
     """Return a TCP port of the command line (argparse type): 1-65535."""
     try:
         value = int(text)
@@ -40,7 +41,7 @@ def port(text):
     return value
 
 
-def address(text):
+def address(text: str) -> str:
     """Return an IP address of the command line (argparse type), IPv4 or IPv6."""
     try:
         return str(ipaddress.ip_address(text))
@@ -49,7 +50,7 @@ def address(text):
                                          '127.0.0.1, 0.0.0.0 or ::1') from None
 
 
-def url_host(bind):
+def url_host(bind: str) -> str:
     """Return the host of the printed URLs: bind itself, loopback for an all-interfaces bind."""
     ip = ipaddress.ip_address(bind)
     if ip.is_unspecified:
@@ -57,7 +58,7 @@ def url_host(bind):
     return f'[{bind}]' if ip.version == 6 else bind
 
 
-def check_ports(web_port, grpc_port, bind):
+def check_ports(web_port: int, grpc_port: int, bind: str) -> None:
     """Raise ConfigError naming the option when the ports are equal or cannot be listened on."""
     if web_port == grpc_port:
         raise ConfigError('--web-port', web_port, f'a port other than --grpc-port {grpc_port}')
@@ -71,7 +72,7 @@ def check_ports(web_port, grpc_port, bind):
                                   f'({exc.strerror})') from None
 
 
-def serve_grpc(rr, bind, grpc_port):
+def serve_grpc(rr: ModuleType, bind: str, grpc_port: int) -> str:
     """Serve the recording over gRPC on bind:grpc_port in this process; return its URI."""
     # rerun joins bind_ip and port as 'IP:PORT': an IPv6 address needs its brackets
     sink = rr.GrpcServerSink(bind_ip=f'[{bind}]' if ':' in bind else bind, port=grpc_port)
@@ -97,7 +98,8 @@ def _listening(host, web_port):
         return False
 
 
-def serve_web_viewer(bind, web_port, grpc_uri, timeout_s=START_TIMEOUT_S):
+def serve_web_viewer(bind: str, web_port: int, grpc_uri: str, timeout_s: float = START_TIMEOUT_S
+                     ) -> subprocess.Popen[bytes]:
     """
     Serve the web viewer on bind:web_port from a child process; return it once it listens.
 
@@ -120,7 +122,7 @@ def serve_web_viewer(bind, web_port, grpc_uri, timeout_s=START_TIMEOUT_S):
     return proc
 
 
-def stop(proc):
+def stop(proc: subprocess.Popen[bytes]) -> None:
     """End the web viewer's process (SIGTERM, then SIGKILL after 5 s)."""
     if proc.poll() is None:
         proc.terminate()

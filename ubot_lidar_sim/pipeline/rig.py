@@ -16,6 +16,7 @@ import numpy as np
 from ubot_lidar_sim.core.execution.worker import compute_pool, sweep
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.output.deskew import deskewed
 from ubot_lidar_sim.pipeline.trajectory import Mounted
@@ -137,9 +138,9 @@ class Rig:
             s, sim = self.sensors[i], self._sims[i]
             stamp, publish = sweep_times(s.cfg, s.kind, k)
             if s.kind == 'lidar_3d':
-                res = sweep(sim, self._pools[i], _on(base_at, s.mount), stamp, weather, k)
+                res = sweep(sim, self._pools[i], _on(base_at, s.mount), Sweep(stamp, weather, k))
             elif s.kind == 'laser_scan':
-                res = sim.scan(_on(base_at, s.mount), stamp, weather, scan_index=k)
+                res = sim.scan_sweep(_on(base_at, s.mount), Sweep(stamp, weather, k))
             else:
                 res = sim.sample(base_at([stamp])[0], time_s=stamp)
             yield Frame(s, k, stamp, publish, res)

@@ -14,6 +14,7 @@ from sensor_msgs.msg import LaserScan
 
 from ubot_lidar_sim.core.config import LaserScanConfig
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.output import messages
 from ubot_lidar_sim.ros.conversions import to_rclpy
 from ubot_lidar_sim.ros.diagnostics import SkipScan
@@ -70,7 +71,8 @@ class LaserScanNode(SensorNode):
             return poses
 
         actors = self.actor_frames.poses(self.scanner.sim.pose_times(stamp_s))
-        res = self.scanner.scan(pose_at, stamp_s, self.weather, self.scan_index, actors)
+        res = self.scanner.scan_sweep(pose_at, Sweep(stamp_s, self.weather, self.scan_index,
+                                                     actors))
         description = messages.laser_scan(res, cfg.frame_id, start_ns)
         ranges = description.fields['ranges']
         msg = to_rclpy(description)

@@ -23,6 +23,7 @@ from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.organised_rows import layout_cloud
 from ubot_lidar_sim.core.sensors.point_layouts import returned_count
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.output.boxes import actor_boxes
 from ubot_lidar_sim.output.messages import custom_msg_cdr, livox_custom_msg
 from ubot_lidar_sim.ros.box_markers import box_markers
@@ -135,8 +136,8 @@ class Lidar3DNode(SensorNode):
                 times = sim.block_pose_times(stamp_s, j, j + 1)
                 self.sweep_clock.await_pose(cfg.frame_id, float(times.max()))
                 poses = self.lookup_many(cfg.world_frame, cfg.frame_id, times)
-                blocks.submit(j, poses, stamp_s, weather, self.scan_index,
-                              self.actor_frames.poses(times))
+                blocks.submit(j, poses, Sweep(stamp_s, weather, self.scan_index,
+                                              self.actor_frames.poses(times)))
             results = blocks.results()
         except FAILED_CHILD as exc:
             raise _skip(exc) from None

@@ -16,6 +16,7 @@ from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last'}
@@ -41,7 +42,7 @@ PATH = BodyTwist(pose_matrix_deg([0, -12, 1.6], [0, 0, 10]),
 def _both(sim, worker, k, weather=RAIN):
     stamp = 0.1 * k
     here = sim.scan(PATH, stamp, weather, k)
-    there = worker.scan(PATH(sim.pose_times(stamp)), stamp, weather, k)
+    there = worker.scan(PATH(sim.pose_times(stamp)), Sweep(stamp, weather, k))
     return here, there
 
 
@@ -85,7 +86,7 @@ def test_a_killed_compute_process_fails_one_scan_then_restarts_with_the_same_byt
     sim = LidarSimulator(LidarConfig(**CFG), *demo)
     os.kill(worker.pid, signal.SIGKILL)
     with pytest.raises(ScanProcessError, match='exited'):
-        worker.scan(PATH(sim.pose_times(0.0)), 0.0, RAIN, 0)
+        worker.scan(PATH(sim.pose_times(0.0)), Sweep(0.0, RAIN, 0))
     _assert_same(*_both(sim, worker, 1))
 
 
@@ -93,9 +94,9 @@ def test_a_bad_request_raises_its_error_and_the_process_keeps_serving(demo, work
     # Refused in the caller (a sweep in column blocks picks each block's rows of the poses) or,
     # for a request that passes there, by the child, which keeps serving.
     with pytest.raises((ScanProcessError, ValueError), match='shape'):
-        worker.scan(np.zeros((3, 4, 4)), 0.0, RAIN, 0)
+        worker.scan(np.zeros((3, 4, 4)), Sweep(0.0, RAIN, 0))
     with pytest.raises(ScanProcessError, match='ValueError|IndexError|shape'):
-        worker.submit_blocks(np.zeros((3, 4, 4)), 0.0, RAIN, 0, 0, 1)
+        worker.submit_blocks(np.zeros((3, 4, 4)), Sweep(0.0, RAIN, 0), 0, 1)
         worker.collect_blocks(0)
     pid = worker.pid
     sim = LidarSimulator(LidarConfig(**CFG), *demo)
@@ -137,7 +138,7 @@ def test_a_killed_compute_process_of_two_fails_one_scan_then_both_restart_same_b
     try:
         os.kill(proc.pids[1], signal.SIGKILL)
         with pytest.raises(ScanProcessError, match='exited'):
-            proc.scan(PATH(sim.pose_times(0.0)), 0.0, RAIN, 0)
+            proc.scan(PATH(sim.pose_times(0.0)), Sweep(0.0, RAIN, 0))
         assert proc.pids == []
         _assert_same(*_both(sim, proc, 1))
         assert len(proc.pids) == 2
@@ -200,7 +201,7 @@ def test_a_sweep_in_column_blocks_gives_the_same_bytes_over_processes_and_block_
         # j to child j % 2, two in progress at once.
         pipeline = BlockPipeline(sim, proc)
         for j in range(5):
-            pipeline.submit(j, PATH(sim.block_pose_times(stamp, j, j + 1)), stamp, RAIN, 7)
+            pipeline.submit(j, PATH(sim.block_pose_times(stamp, j, j + 1)), Sweep(stamp, RAIN, 7))
         assert len(proc._pending) == 2
         there, union = merge_columns(pipeline.results(), sim.block_columns, cfg.channels)
         assert proc.in_process_blocks == 0 and not proc._pending

@@ -15,6 +15,7 @@ from ubot_lidar_sim.core.physics.weather_effects import atmosphere
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
@@ -298,8 +299,8 @@ def test_drops_flakes_and_fog_are_the_same_bytes_whole_or_in_blocks_computed_apa
     again = sim.scan(path, 0.0, weather, 3)
     assert whole.points.tobytes() == again.points.tobytes()
     assert np.sum(whole.points['class_id'] == PRECIPITATION_CLASS) > 100
-    parts = {j: sim.scan_blocks(path(sim.block_pose_times(0.0, j, j + 1)), 0.0, weather, 3, j,
-                                j + 1) for j in (2, 0, 1)}
+    parts = {j: sim.scan_blocks(path(sim.block_pose_times(0.0, j, j + 1)),
+                                Sweep(0.0, weather, 3), j, j + 1) for j in (2, 0, 1)}
     merged, _ = merge_columns([parts[j] for j in (2, 0, 1)],
                               [sim.block_columns[j] for j in (2, 0, 1)], cfg.channels)
     assert merged.points.tobytes() == whole.points.tobytes()

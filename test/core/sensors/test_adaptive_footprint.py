@@ -12,6 +12,7 @@ from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.footprint_rules import (
     first_hits, KEEP, PROBE, probes_agree, REFINE, refine_beams)
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows, rotate_sub_rays
 from ubot_lidar_sim.core.world.world import World
 
@@ -115,8 +116,8 @@ def test_adaptive_blocks_computed_apart_and_in_any_order_merge_into_the_sweep(
     cfg = LidarConfig(**DEMO_CFG, column_blocks=3)
     sim = LidarSimulator(cfg, world, materials)
     whole = sim.scan(PATH, 0.5, RAIN, 5)
-    parts = {j: sim.scan_blocks(PATH(sim.block_pose_times(0.5, j, j + 1)), 0.5, RAIN, 5, j,
-                                j + 1) for j in (2, 0, 1)}
+    parts = {j: sim.scan_blocks(PATH(sim.block_pose_times(0.5, j, j + 1)),
+                                Sweep(0.5, RAIN, 5), j, j + 1) for j in (2, 0, 1)}
     merged, _ = merge_columns([parts[j] for j in (2, 0, 1)],
                               [sim.block_columns[j] for j in (2, 0, 1)], cfg.channels)
     assert len(whole.points) > 2000
@@ -135,7 +136,7 @@ def test_adaptive_blocks_in_two_compute_processes_are_byte_identical_to_in_proce
         for k in range(2):
             stamp = 0.1 * k
             here = sim.scan(PATH, stamp, RAIN, k)
-            there = proc.scan(PATH(sim.pose_times(stamp)), stamp, RAIN, k)
+            there = proc.scan(PATH(sim.pose_times(stamp)), Sweep(stamp, RAIN, k))
             assert here.points.tobytes() == there.points.tobytes()
             np.testing.assert_array_equal(here.beam, there.beam)
     finally:

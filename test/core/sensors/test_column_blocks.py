@@ -10,6 +10,7 @@ from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors.column_blocks import block_columns, merge_columns
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.random_streams import scan_rng
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last', 'max_range_m': 60.0}
@@ -58,15 +59,15 @@ def test_blocks_computed_apart_and_in_any_order_merge_into_the_sweep(demo):
     cfg = LidarConfig(**CFG, column_blocks=3)
     sim = LidarSimulator(cfg, *demo)
     whole = sim.scan(PATH, 0.5, RAIN, 5)
-    parts = {j: sim.scan_blocks(PATH(sim.block_pose_times(0.5, j, j + 1)), 0.5, RAIN, 5, j,
-                                j + 1) for j in (2, 0, 1)}
+    parts = {j: sim.scan_blocks(PATH(sim.block_pose_times(0.5, j, j + 1)),
+                                Sweep(0.5, RAIN, 5), j, j + 1) for j in (2, 0, 1)}
     merged, _ = merge_columns([parts[j] for j in (2, 0, 1)],
                               [sim.block_columns[j] for j in (2, 0, 1)], cfg.channels)
     assert merged.points.tobytes() == whole.points.tobytes()
     assert np.all(np.diff(whole.beam) >= 0)                 # beam order, ring-major
     np.testing.assert_array_equal(whole.points['ring'], whole.beam // 360)
     # Two blocks of the three: the union of their columns, ring-major.
-    pair = sim.scan_blocks(PATH(sim.block_pose_times(0.5, 1, 3)), 0.5, RAIN, 5, 1, 3)
+    pair = sim.scan_blocks(PATH(sim.block_pose_times(0.5, 1, 3)), Sweep(0.5, RAIN, 5), 1, 3)
     union = np.sort(np.concatenate(sim.block_columns[1:]))
     assert pair.n_beams == 16 * union.size
     in_pair = np.isin(whole.beam % 360, union)

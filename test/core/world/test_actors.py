@@ -17,6 +17,7 @@ from ubot_lidar_sim.core.raycast.embree_caster import EmbreeCaster
 from ubot_lidar_sim.core.sensors.column_blocks import merge_columns
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.schema import MAX_ACTORS
@@ -120,7 +121,7 @@ def test_column_blocks_give_the_bytes_of_the_blocks_computed_one_by_one():
     sim = LidarSimulator(cfg, world, world.materials)
     whole = sim.scan(STILL, 0.0, scan_index=3)
     poses = STILL(sim.pose_times(0.0))
-    parts = [sim.scan_blocks(poses[np.r_[0, 1 + np.sort(cols)]], 0.0, None, 3, j, j + 1)
+    parts = [sim.scan_blocks(poses[np.r_[0, 1 + np.sort(cols)]], Sweep(0.0, None, 3), j, j + 1)
              for j, cols in enumerate(sim.block_columns)]
     assert np.any(whole.points['instance_id'] == 1)
     joined = np.sort(np.concatenate([p.points for p in parts]), order=['time', 'ring', 'range'])
@@ -322,7 +323,8 @@ def test_two_compute_processes_give_the_in_process_bytes_with_trajectory_and_fra
     try:
         blocks = BlockPipeline(sim, proc)
         for j in range(len(sim.block_columns)):
-            blocks.submit(j, STILL(sim.block_pose_times(0.0, j, j + 1)), 0.0, None, 2, frame)
+            blocks.submit(j, STILL(sim.block_pose_times(0.0, j, j + 1)),
+                          Sweep(0.0, None, 2, frame))
         there = merge_columns(blocks.results(), sim.block_columns, cfg.channels)[0]
     finally:
         proc.close()

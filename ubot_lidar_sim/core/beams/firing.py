@@ -9,11 +9,14 @@ each ring's firing offset inside its column. ``pattern_type: rosette`` (Livox) a
 of the 2D scanner come from planar_and_rosette.py in the same Beams.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
 
@@ -44,22 +47,23 @@ class Beams:
     ring_time_offset_s: np.ndarray
 
     @property
-    def n_beams(self):
+    def n_beams(self) -> int:
         """Return the number of beams B."""
         return self.dir_sensor.shape[0]
 
     @property
-    def channels(self):
+    def channels(self) -> int:
         """Return the number of rings R."""
         return self.ring_elevation_rad.shape[0]
 
     @property
-    def columns(self):
+    def columns(self) -> int:
         """Return the number of columns C (horizontal_samples)."""
         return self.column_azimuth_rad.shape[0]
 
 
-def ring_elevations_deg(channels, up_deg, down_deg, table_deg=()):
+def ring_elevations_deg(channels: int, up_deg: float, down_deg: float,
+                        table_deg: Sequence[float] = ()) -> NDArray[np.float64]:
     """
     Elevation of each ring, deg (R,): the table if given, else uniform from -down to +up.
 
@@ -72,7 +76,7 @@ def ring_elevations_deg(channels, up_deg, down_deg, table_deg=()):
     return np.linspace(-down_deg, up_deg, channels)
 
 
-def column_azimuths_rad(horizontal_samples, fov_deg):
+def column_azimuths_rad(horizontal_samples: int, fov_deg: float) -> NDArray[np.float64]:
     """
     Azimuth of each column, rad (C,), counter-clockwise from +x and centred on it.
 
@@ -88,8 +92,9 @@ def column_azimuths_rad(horizontal_samples, fov_deg):
     return -fov / 2.0 + np.arange(n) * (fov / (n - 1))
 
 
-def column_times_s(azimuth_rad, period_s, spin_direction, start_azimuth_deg, stamp_at,
-                   motion_distortion=True):
+def column_times_s(azimuth_rad: NDArray[np.float64], period_s: float, spin_direction: str,
+                   start_azimuth_deg: float, stamp_at: str, motion_distortion: bool = True
+                   ) -> NDArray[np.float64]:
     """
     Return each column's firing time relative to the header stamp, s (C,) (ColumnTimeOffset).
 
@@ -109,7 +114,7 @@ def column_times_s(azimuth_rad, period_s, spin_direction, start_azimuth_deg, sta
     return t - period_s if stamp_at == 'end' else t
 
 
-def build_beams(cfg, scan_index=0):
+def build_beams(cfg: Any, scan_index: int = 0) -> Beams:
     """
     Return the Beams of ``cfg`` (a LidarConfig, which keeps to its ray budget) for a sweep.
 
@@ -156,7 +161,8 @@ def _beams(dirs, ring_elevation_rad, column_time_s, column_azimuth_rad, ring_tim
     return beams
 
 
-def grid_beams(column_azimuth_rad, ring_elevation_rad, column_time_s):
+def grid_beams(column_azimuth_rad: NDArray[np.float64], ring_elevation_rad: NDArray[np.float64],
+               column_time_s: NDArray[np.float64]) -> Beams:
     """
     Return the Beams of a grid given by its axes: azimuths (C,), elevations (R,), rad.
 
@@ -211,7 +217,7 @@ def _rosette_beams(lines, shots, up_deg, down_deg, table_deg, rate_hz, prism_hz,
     return _beams(dirs, np.radians(el_deg), col_t, az0, line_t)
 
 
-def planar_beams(azimuth_rad, ray_time_s):
+def planar_beams(azimuth_rad: NDArray[np.float64], ray_time_s: NDArray[np.float64]) -> Beams:
     """
     Return the Beams of a 2D scan: one ring, ray k (a column) at azimuth_rad[k], elevation 0.
 

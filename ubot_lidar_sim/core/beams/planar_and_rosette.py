@@ -8,16 +8,18 @@ Pure functions over numpy arrays (no loop over beams); firing.build_beams assemb
 output into Beams. Angles in radians unless the name ends in ``_deg``; times in seconds.
 """
 
+from collections.abc import Sequence
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 PATTERN_TYPES = ('spinning', 'rosette')
 # fov / resolution that is an integer in decimal (270 / 0.1) must not gain a ray from rounding.
 _COUNT_EPS = 1e-9
 
 
-def planar_ray_count(fov_deg, resolution_deg):
+def planar_ray_count(fov_deg: float, resolution_deg: float) -> int:
     """
     Return the rays N of a 2D scan: ceil(fov / resolution), at least 1.
 
@@ -27,7 +29,8 @@ def planar_ray_count(fov_deg, resolution_deg):
     return max(1, math.ceil(fov_deg / resolution_deg - _COUNT_EPS))
 
 
-def planar_azimuths_rad(fov_deg, resolution_deg, centre_deg=0.0):
+def planar_azimuths_rad(fov_deg: float, resolution_deg: float, centre_deg: float = 0.0
+                        ) -> NDArray[np.float64]:
     """
     Return the ray azimuths (N,), counter-clockwise from +x, one resolution apart (REP 117).
 
@@ -42,7 +45,7 @@ def planar_azimuths_rad(fov_deg, resolution_deg, centre_deg=0.0):
     return start + np.arange(n) * step
 
 
-def planar_times_s(n_rays, resolution_deg, period_s):
+def planar_times_s(n_rays: int, resolution_deg: float, period_s: float) -> NDArray[np.float64]:
     """
     Return each ray's firing time after the first, s (N,): k x time_increment.
 
@@ -52,7 +55,8 @@ def planar_times_s(n_rays, resolution_deg, period_s):
     return np.arange(n_rays) * (period_s * resolution_deg / 360.0)
 
 
-def rosette_line_elevations_deg(n_lines, up_deg, down_deg, table_deg=()):
+def rosette_line_elevations_deg(n_lines: int, up_deg: float, down_deg: float,
+                                table_deg: Sequence[float] = ()) -> NDArray[np.float64]:
     """
     Return the elevation of each line's prism axis, deg (L,).
 
@@ -64,7 +68,9 @@ def rosette_line_elevations_deg(n_lines, up_deg, down_deg, table_deg=()):
     return np.full(n_lines, (up_deg - down_deg) / 2.0)
 
 
-def rosette_cone_half_angle_rad(up_deg, down_deg, line_elevations_deg):
+def rosette_cone_half_angle_rad(up_deg: float, down_deg: float,
+                                line_elevations_deg: NDArray[np.float64]
+                                ) -> float:
     """
     Return the half-angle of the cone the prisms sweep, rad.
 
@@ -77,7 +83,8 @@ def rosette_cone_half_angle_rad(up_deg, down_deg, line_elevations_deg):
     return math.radians((up_deg + down_deg) / 2.0 - spread / 2.0)
 
 
-def rosette_times_s(n_lines, shots, rate_hz):
+def rosette_times_s(n_lines: int, shots: int, rate_hz: float
+                    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return the column times (C,) and the line offsets (L,) of one frame, s.
 
@@ -89,7 +96,9 @@ def rosette_times_s(n_lines, shots, rate_hz):
     return np.arange(shots) * (n_lines * dt), np.arange(n_lines) * dt
 
 
-def risley_directions(t_s, cone_half_angle_rad, prism_hz, axis_elevation_rad, spin_hz=0.0):
+def risley_directions(t_s: NDArray[np.float64], cone_half_angle_rad: float,
+                      prism_hz: Sequence[float], axis_elevation_rad: NDArray[np.float64],
+                      spin_hz: float = 0.0) -> NDArray[np.float64]:
     """
     Return unit directions (L, C, 3) in the sensor frame of a two-prism Risley scanner.
 
@@ -124,7 +133,8 @@ def risley_directions(t_s, cone_half_angle_rad, prism_hz, axis_elevation_rad, sp
     return np.stack([x, y, z], axis=-1)
 
 
-def azimuth_elevation_rad(dirs):
+def azimuth_elevation_rad(dirs: NDArray[np.float64]
+                          ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Return the azimuth (CCW from +x) and elevation of unit directions (..., 3), rad."""
     d = np.asarray(dirs, dtype=np.float64)
     return np.arctan2(d[..., 1], d[..., 0]), np.arcsin(np.clip(d[..., 2], -1.0, 1.0))

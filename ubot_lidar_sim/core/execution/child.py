@@ -5,6 +5,7 @@ A request is a run of a sweep's column blocks (column_blocks.py), a new config o
 Results go back through the child's SharedResults block.
 """
 
+from multiprocessing.connection import Connection
 import os
 import signal
 import time
@@ -15,7 +16,7 @@ from ubot_lidar_sim.core.execution.transport import read_payload, SharedResults
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 
 
-def serve(conn, payload_fd, block=None):
+def serve(conn: Connection, payload_fd: int, block: tuple[int, int] | None = None) -> None:
     """
     Child main: read (cfg, world, materials), build the simulator, answer requests.
 
@@ -52,12 +53,11 @@ def _serve_requests(conn, payload_fd, block):
                 sim = LidarSimulator(request[1], world, materials)
                 reply = ('ok', None)
             else:
-                _, (how, poses), stamp_s, weather, scan_index, (j0, j1), actor_poses = request
+                _, (how, poses), sweep, (j0, j1) = request
                 if how == 'shared':
                     poses = results.load_poses(poses)
                 t0 = time.perf_counter()
-                result = sim.scan_blocks(poses, stamp_s, weather, scan_index, j0, j1,
-                                         actor_poses)
+                result = sim.scan_blocks(poses, sweep, j0, j1)
                 busy_s = time.perf_counter() - t0
                 stored = results.store(result) if results is not None else None
                 reply = ('ok', (('inline', result) if stored is None else ('shared', stored),

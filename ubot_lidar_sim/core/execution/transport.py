@@ -16,6 +16,8 @@ the results come back in a ``SharedResults`` block. The child inherits both desc
 nothing is left in /dev/shm when either side is killed.
 """
 
+from __future__ import annotations
+
 import mmap
 from multiprocessing import connection, reduction
 import os
@@ -24,11 +26,17 @@ import socket
 import struct
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.sensors.lidar import ScanResult
 from ubot_lidar_sim.core.sensors.point_layouts import copy_records, FULL_DTYPE
+
+#: A stored ScanResult: (points, beam rows, n_beams, stamp_s, sensor_pose, n_echoes, timing_ms).
+ResultMessage = tuple[int, int, int, float, Any, Any, dict[str, float]]
 
 
 class ChannelError(OSError):
@@ -43,7 +51,7 @@ class ChannelTimeout(ChannelError):
     """The deadline passed; the stream may hold half a message (the child must be replaced)."""
 
 
-def anonymous_file(name, n_bytes=0):
+def anonymous_file(name: str, n_bytes: int = 0) -> int:
     """
     Return the descriptor of a file without a name, with n_bytes allocated (OSError if no room).
 
@@ -65,7 +73,7 @@ def anonymous_file(name, n_bytes=0):
     return fd
 
 
-def payload_file(obj):
+def payload_file(obj: object) -> int:
     """Pickle obj into an anonymous file; return its descriptor (the caller closes it)."""
     fd = anonymous_file('ubot_lidar_sim_payload')
     try:
@@ -77,7 +85,7 @@ def payload_file(obj):
     return fd
 
 
-def read_payload(fd):
+def read_payload(fd: int) -> Any:
     """Return the object payload_file wrote to fd (mapped, so sharers' offsets do not matter)."""
     with mmap.mmap(fd, os.fstat(fd).st_size, prot=mmap.PROT_READ) as view:
         return pickle.loads(view)
@@ -104,16 +112,16 @@ class Channel:
         self.sock = sock
 
     @classmethod
-    def pair(cls):
+    def pair(cls) -> tuple[Channel, connection.Connection]:
         """Return (the parent's Channel, the child's multiprocessing Connection)."""
         parent, child = socket.socketpair()
         return cls(parent), connection.Connection(child.detach())
 
-    def fileno(self):
+    def fileno(self) -> int:
         """Return the socket's descriptor (for multiprocessing.connection.wait)."""
         return self.sock.fileno()
 
-    def send(self, obj, deadline):
+    def send(self, obj: object, deadline: float) -> None:
         """Send one message by deadline; ChannelClosed / ChannelTimeout if not."""
         data = reduction.ForkingPickler.dumps(obj)
         n = len(data)
@@ -121,14 +129,14 @@ class Channel:
         self._io(self.sock.sendall, header, deadline)
         self._io(self.sock.sendall, data, deadline)
 
-    def recv(self, deadline):
+    def recv(self, deadline: float) -> Any:
         """Receive one message by deadline; ChannelClosed / ChannelTimeout if not."""
         size, = struct.unpack('!i', self._read(4, deadline))
         if size == -1:
             size, = struct.unpack('!Q', self._read(8, deadline))
         return pickle.loads(self._read(size, deadline))
 
-    def close(self):
+    def close(self) -> None:
         """Close the parent's end (the child sees end of file)."""
         self.sock.close()
 
@@ -182,18 +190,18 @@ class SharedResults:
         self.n_bytes = n_bytes
 
     @staticmethod
-    def size_for(cfg):
+    def size_for(cfg: LidarConfig) -> int:
         """Return the bytes for the largest result of cfg: 3 returns per beam, every beam."""
         n = cfg.channels * cfg.horizontal_samples
         return max(n * (3 * (FULL_DTYPE.itemsize + 8) + 8 + 1) + 64, 4096)
 
-    def release_fd(self):
+    def release_fd(self) -> None:
         """Close the descriptor once the child has it (the mapping stays)."""
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
-    def store(self, result):
+    def store(self, result: ScanResult) -> ResultMessage | None:
         """Write result's arrays; returns the message describing them (None: too large)."""
         arrays = (result.points, result.beam, result.hit_range_m, result.too_close)
         if sum(a.nbytes for a in arrays) > self.n_bytes:
@@ -205,7 +213,7 @@ class SharedResults:
         return (len(result.points), len(result.beam), result.n_beams, result.stamp_s,
                 result.sensor_pose, result.n_echoes, result.timing_ms)
 
-    def store_poses(self, poses):
+    def store_poses(self, poses: ArrayLike) -> tuple[int, ...] | None:
         """
         Write a request's poses (C + 1, 4, 4) float64; returns the message (None: too large).
 
@@ -221,13 +229,13 @@ class SharedResults:
         np.frombuffer(self.map, np.float64, poses.size, offset)[...] = poses.reshape(-1)
         return poses.shape
 
-    def load_poses(self, shape):
+    def load_poses(self, shape: tuple[int, ...]) -> NDArray[np.float64]:
         """Return a copy of the poses store_poses wrote (shape its message)."""
         size = int(np.prod(shape))
         offset = (self.n_bytes - 8 * size) // 8 * 8
         return np.frombuffer(self.map, np.float64, size, offset).reshape(shape).copy()
 
-    def load(self, message):
+    def load(self, message: ResultMessage) -> ScanResult:
         """Return the ScanResult that store wrote (views of the block: copy before reuse)."""
         n_points, n_beam, n_beams, stamp_s, pose, n_echoes, timing = message
         views, offset = [], 0
@@ -240,7 +248,7 @@ class SharedResults:
                           n_beams=n_beams, too_close=views[3], hit_range_m=views[2],
                           n_echoes=n_echoes, timing_ms=timing)
 
-    def close(self):
+    def close(self) -> None:
         """Unmap the block and close its descriptor."""
         self.release_fd()
         try:

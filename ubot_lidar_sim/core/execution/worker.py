@@ -22,6 +22,8 @@ SIGINT (Ctrl-C reaches the whole process group; the caller shuts them down) and 
 when the caller closes its end or dies.
 """
 
+from __future__ import annotations
+
 from collections import deque
 from dataclasses import replace
 import multiprocessing
@@ -29,7 +31,11 @@ from multiprocessing.connection import wait
 import os
 import time
 
+import numpy as np
+from numpy.typing import NDArray
+
 from ubot_lidar_sim.core.beams.firing import build_beams
+from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.execution.blocks import scan_in_blocks
 from ubot_lidar_sim.core.execution.child import serve
 from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProcessExited,
@@ -37,9 +43,13 @@ from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProces
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, SharedResults)
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
-from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator, ScanResult
 from ubot_lidar_sim.core.sensors.point_layouts import concat_records
+from ubot_lidar_sim.core.sensors.sweep import Sweep
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
 
 START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building the scene
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
@@ -47,42 +57,45 @@ SCAN_TIMEOUT_MIN_S = 1.0    # later sweeps: this, or 10 x the slowest of the las
 SCAN_TIMEOUT_FACTOR = 10.0
 
 
-def uses_processes(cfg):
+def uses_processes(cfg: LidarConfig) -> bool:
     """Return True when a lidar config computes its sweeps in child processes."""
     return bool(cfg.compute_process) or cfg.compute_workers > 1
 
 
-def compute_pool(cfg, world, materials, wait_for_start=True):
+def compute_pool(cfg: LidarConfig, world: World, materials: MaterialTable,
+                 wait_for_start: bool = True) -> ScanProcess | None:
     """Return the ScanProcess of cfg (compute_workers children) or None (uses_processes)."""
     if not uses_processes(cfg):
         return None
     return ScanProcess(cfg, world, materials, cfg.compute_workers, wait_for_start)
 
 
-def sweep(sim, pool, pose_at, stamp_s, weather, scan_index):
+def sweep(sim: LidarSimulator, pool: ScanProcess | None, pose_at: PoseAt, one: Sweep
+          ) -> ScanResult:
     """
-    Return sim.scan(pose_at, stamp_s, weather, scan_index), computed by pool when given.
+    Return the ScanResult of Sweep one (sim.scan_sweep), computed by pool when given.
 
     pool: a ScanProcess of sim's config, or None to compute in this process; same bytes.
     """
     if pool is None:
-        return sim.scan(pose_at, stamp_s, weather, scan_index)
-    return pool.scan(poses_at(pose_at, sim.pose_times(stamp_s)), stamp_s, weather, scan_index)
+        return sim.scan_sweep(pose_at, one)
+    return pool.scan(poses_at(pose_at, sim.pose_times(one.stamp_s)), one)
 
 
 class ScanProcess:
     """
     Compute the column blocks of ``LidarSimulator(cfg, world, materials)`` in child processes.
 
-    ``scan(poses, stamp_s, weather, scan_index)`` takes the poses (C + 1, 4, 4) at
-    ``LidarSimulator.pose_times(stamp_s)`` and returns the sweep's ScanResult;
+    ``scan(poses, sweep)`` takes the poses (C + 1, 4, 4) at
+    ``LidarSimulator.pose_times(sweep.stamp_s)`` and returns the sweep's ScanResult;
     ``submit_blocks`` / ``collect_blocks`` keep one request in progress per child. A failed
     call raises a ScanProcessError subclass and the next call starts new children; with
     wait_for_start false the blocks handed in while they start are computed here (see the
     module). Not thread-safe: one caller thread at a time.
     """
 
-    def __init__(self, cfg, world, materials, workers=1, wait_for_start=True):
+    def __init__(self, cfg: LidarConfig, world: World, materials: MaterialTable,
+                 workers: int = 1, wait_for_start: bool = True) -> None:
         self.workers = max(1, int(workers))
         self.wait_for_start = wait_for_start
         self._world, self._materials = world, materials
@@ -108,21 +121,21 @@ class ScanProcess:
         self.block_columns = BlockPlan.of(build_beams(cfg).column_time_s, cfg.n_column_blocks)
 
     @property
-    def pid(self):
+    def pid(self) -> int | None:
         """Return the first child's process id (None when not running)."""
         return self._procs[0].pid if self._procs else None
 
     @property
-    def pids(self):
+    def pids(self) -> list[int | None]:
         """Return the process ids of the running children."""
         return [proc.pid for proc in self._procs]
 
-    def waiting(self):
+    def waiting(self) -> tuple[float, float] | None:
         """Return (s waited, s allowed) of the request in progress, None when there is none."""
         t0, limit = self._request_t0, self._limit_s
         return None if t0 is None else (time.monotonic() - t0, limit)
 
-    def scan_timeout_s(self):
+    def scan_timeout_s(self) -> float:
         """Return the deadline of the next sweep, s (see SCAN_TIMEOUT_*)."""
         durations = list(self._durations)
         if not durations:
@@ -240,7 +253,7 @@ class ScanProcess:
         if self._starting is not None:
             self._await_start(self.wait_for_start)
 
-    def set_config(self, cfg):
+    def set_config(self, cfg: LidarConfig) -> None:
         """Rebuild the children's simulators with a new config (checked by the caller)."""
         self._use_config(cfg)
         self._durations.clear()
@@ -257,19 +270,19 @@ class ScanProcess:
         elif self._procs:
             self.close(kill=True)      # still starting with the old config: start again
 
-    def scan(self, poses, stamp_s, weather, scan_index):
-        """Return the ScanResult of one sweep computed in the children; ScanProcessError if not."""
-        return scan_in_blocks(self, poses, stamp_s, weather, scan_index)
+    def scan(self, poses: NDArray[np.float64], sweep: Sweep) -> ScanResult:
+        """Return the ScanResult of a Sweep computed in the children; ScanProcessError if not."""
+        return scan_in_blocks(self, poses, sweep)
 
-    def submit_blocks(self, poses, stamp_s, weather, scan_index, j0, j1, part=None,
-                      actor_poses=None):
+    def submit_blocks(self, poses: NDArray[np.float64], sweep: Sweep, j0: int, j1: int,
+                      part: int | None = None) -> None:
         """
-        Send column blocks j0..j1 to child part (None: j0 % workers) and return at once.
+        Send column blocks j0..j1 of a Sweep to child part (None: j0 % workers); returns at once.
 
-        LidarSimulator.scan_blocks there; poses at block_pose_times(stamp_s, j0, j1). One
+        LidarSimulator.scan_blocks there; poses at block_pose_times(sweep.stamp_s, j0, j1). One
         request per child at a time: collect_blocks(j0, part) takes the result. While the
-        children start (wait_for_start false) the blocks are computed here, now. actor_poses:
-        {actor name: picklable pose_at} (poses.SampledPath), sent with the request.
+        children start (wait_for_start false) the blocks are computed here, now. The sweep's
+        actor_poses go with the request: {actor name: picklable pose_at} (poses.SampledPath).
         """
         part = j0 % self.workers if part is None else part
         if part in self._pending or part in self._here:
@@ -279,19 +292,18 @@ class ScanProcess:
         except ScanProcessStarting:
             if self._sim is None:
                 self._sim = LidarSimulator(self.cfg, self._world, self._materials)
-            self._here[part] = self._sim.scan_blocks(poses, stamp_s, weather, scan_index, j0,
-                                                     j1, actor_poses)
+            self._here[part] = self._sim.scan_blocks(poses, sweep, j0, j1)
             self.in_process_blocks += 1
             self.restarting = True
             return
         self.restarting = False
         t0 = time.monotonic()
         deadline = t0 + self.scan_timeout_s()
-        self._send(part, ('blocks', self._poses(part, poses), float(stamp_s), weather,
-                          int(scan_index), (int(j0), int(j1)), actor_poses), deadline, 'a scan')
+        self._send(part, ('blocks', self._poses(part, poses), sweep, (int(j0), int(j1))),
+                   deadline, 'a scan')
         self._pending[part] = (t0, deadline)
 
-    def collect_blocks(self, j0, part=None):
+    def collect_blocks(self, j0: int, part: int | None = None) -> ScanResult:
         """Wait for the ScanResult of the blocks submitted as j0 (ScanProcessError if failed)."""
         part = j0 % self.workers if part is None else part
         if part in self._here:
@@ -317,7 +329,7 @@ class ScanProcess:
         shape = block.store_poses(poses) if block is not None else None
         return ('inline', poses) if shape is None else ('shared', shape)
 
-    def close(self, timeout_s=2.0, kill=False):
+    def close(self, timeout_s: float = 2.0, kill: bool = False) -> None:
         """Stop the children (asks, then kills after timeout_s; kill: at once); safe twice."""
         procs, chans, blocks = self._procs, self._chans, self._blocks
         self._procs, self._chans, self._blocks = [], [], []

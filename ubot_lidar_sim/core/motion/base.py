@@ -10,6 +10,7 @@ The start pose is refused (ConfigError naming initial_pose) when the footprint o
 object there.
 """
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 import math
 
@@ -18,7 +19,7 @@ from ubot_lidar_sim.core.motion.config import footprint_outline
 from ubot_lidar_sim.core.motion.footprint import FootprintCollision
 from ubot_lidar_sim.core.motion.ground import GroundFollower
 from ubot_lidar_sim.core.motion.kinematics import (check_command, integrate, limit_target,
-                                                   ramp, wrap)
+                                                   Planar, ramp, wrap)
 from ubot_lidar_sim.core.motion.odometry import Odometry
 
 ZERO = (0.0, 0.0, 0.0)
@@ -58,7 +59,7 @@ class BaseSim:
         self.contact = False
         self._odom = Odometry(cfg.seed, cfg.odom_noise_m_per_m, cfg.odom_noise_rad_per_rad)
 
-    def command(self, cmd, t_s):
+    def command(self, cmd: Iterable[float], t_s: float) -> bool:
         """Take a twist (vx, vy, wz) received at t_s; return False (counted) when refused."""
         checked = check_command(cmd)
         if checked is None:
@@ -68,7 +69,7 @@ class BaseSim:
         self._cmd, self._cmd_t = checked, t_s
         return True
 
-    def teleport(self, pose, reset_odometry=False):
+    def teleport(self, pose: Sequence[float], reset_odometry: bool = False) -> str:
         """
         Put the base at planar pose (x, y, yaw rad) at rest; return '' or why it was refused.
 
@@ -92,13 +93,13 @@ class BaseSim:
             self._odom.reset()
         return ''
 
-    def target(self, t_s):
+    def target(self, t_s: float) -> Planar:
         """Return the velocity the base aims for at t_s (zero after the command timeout)."""
         if t_s - self._cmd_t > self.cfg.cmd_vel_timeout_s:
             return ZERO
         return limit_target(self.cfg, self._cmd)
 
-    def step(self, t_s, dt_s):
+    def step(self, t_s: float, dt_s: float) -> Step:
         """Advance dt_s to t_s; return the Step (see the module)."""
         vel = ramp(self.cfg, self.velocity, self.target(t_s), dt_s)
         moved = integrate(self.pose, self.velocity, vel, dt_s)
@@ -121,7 +122,7 @@ class BaseSim:
         self.pose, self.velocity = moved, vel
         return self.state(odom)
 
-    def state(self, odom=None):
+    def state(self, odom: Sequence[float] | None = None) -> Step:
         """Return the Step of the current state; odom: the odometry pose (default: the last)."""
         if self.cfg.follow_ground:
             z, roll, pitch = self._ground.update(self.pose)

@@ -12,6 +12,7 @@ import json
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.config.fields import parameter as _p, Validated
 from ubot_lidar_sim.core.config.shared import WorldParams
@@ -130,7 +131,7 @@ class BaseSimConfig(SensorMounts, WorldParams):
                           nonempty=True)
 
     @property
-    def material_table_file(self):
+    def material_table_file(self) -> str:
         """Return '' (the default material table): base_sim has no materials_file."""
         return ''
 
@@ -139,7 +140,7 @@ class BaseSimConfig(SensorMounts, WorldParams):
         footprint_outline(self)
 
 
-def parse_footprint(text):
+def parse_footprint(text: str) -> NDArray[np.float64]:
     """
     Return the (P, 2) float64 polygon of a Nav2 footprint string '[[x, y], [x, y], ...]'.
 
@@ -157,7 +158,7 @@ def parse_footprint(text):
     return pts
 
 
-def footprint_outline(cfg):
+def footprint_outline(cfg: BaseSimConfig) -> NDArray[np.float64]:
     """Return the footprint (P, 2) in base_frame: the polygon, or a 16-gon around the circle."""
     if cfg.footprint_polygon.strip():
         return parse_footprint(cfg.footprint_polygon)

@@ -17,9 +17,11 @@ Ground objects (``ground: true``, planes and heightfields by default) are never 
 actors are not seen (docs/nav2.md, limits).
 """
 
+from collections.abc import Sequence
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.motion.kinematics import planar_matrix, wrap
 from ubot_lidar_sim.core.motion.sweep import TriangleSweep
@@ -29,7 +31,8 @@ N_HEIGHTS = 3               # collision heights between clearance and body heigh
 ROTATION_STEP_M = 0.001     # a sub-move's rotation moves no outline point further
 
 
-def outline_samples(polygon, spacing_m=SPACING_M):
+def outline_samples(polygon: NDArray[np.float64],
+                    spacing_m: float = SPACING_M) -> NDArray[np.float64]:
     """Return (S, 2) points along the closed polygon (P, 2), vertices included."""
     nxt = np.roll(polygon, -1, axis=0)
     lengths = np.linalg.norm(nxt - polygon, axis=1)
@@ -75,7 +78,8 @@ class FootprintCollision:
         m = planar_matrix(pose)
         return pts @ m[:2, :2].T + m[:2, 2]
 
-    def allowed_fraction(self, pose_a, pose_b, ground_z=0.0):
+    def allowed_fraction(self, pose_a: Sequence[float], pose_b: Sequence[float],
+                         ground_z: float = 0.0) -> float:
         """Return the fraction (0-1) of the move pose_a -> pose_b that keeps clear of objects."""
         a = self._place(self._samples, pose_a)
         b = self._place(self._samples, pose_b)
@@ -100,7 +104,7 @@ class FootprintCollision:
                 return (k + max(0.0, t * (step + self._margin) - self._margin) / step) / n
         return np.inf
 
-    def overlaps(self, pose, ground_z=0.0):
+    def overlaps(self, pose: Sequence[float], ground_z: float = 0.0) -> bool:
         """Return True when an object crosses the outline at pose or lies inside it."""
         verts = self._place(self._poly, pose)
         centre = np.repeat(np.asarray(pose[:2], np.float64)[None], len(verts), axis=0)

@@ -9,6 +9,7 @@ roll = atan(gy / sqrt(1 + gx^2)). Contacts that miss keep the last height; no co
 keeps the last ground.
 """
 
+from collections.abc import Sequence
 import math
 
 import numpy as np
@@ -30,7 +31,7 @@ class GroundFollower:
         self.z = self.roll = self.pitch = 0.0
         self._any = any(o.ground for o in objects)
 
-    def update(self, pose, start=False):
+    def update(self, pose: Sequence[float], start: bool = False) -> tuple[float, float, float]:
         """Return (z, roll, pitch) of the ground at planar pose; start: search from far above."""
         if not self._any:
             return self.z, self.roll, self.pitch

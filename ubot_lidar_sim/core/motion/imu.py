@@ -19,9 +19,11 @@ odometry.step_rng(seed, k, STREAM_IMU). The first two steps report zero accelera
 gravity (no second difference yet).
 """
 
+from collections.abc import Sequence
 import math
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.motion.odometry import step_rng, STREAM_IMU
 from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy
@@ -31,7 +33,7 @@ GYRO_DENSITY_RAD_S_SQRT_HZ = math.radians(0.014)    # BMI088 gyroscope, typical
 ACCEL_DENSITY_M_S2_SQRT_HZ = 175e-6 * GRAVITY_M_S2  # BMI088 accelerometer, typical
 
 
-def rotation_vector(r):
+def rotation_vector(r: NDArray[np.float64]) -> NDArray[np.float64]:
     """Return the rotation vector (3,) (axis x angle, rad) of a rotation matrix (3, 3)."""
     x, y, z, w = matrix_to_quaternion(r)
     v = np.array([x, y, z])
@@ -39,7 +41,8 @@ def rotation_vector(r):
     return v * (2.0 * math.atan2(n, w) / n) if n > 0.0 else np.zeros(3)
 
 
-def noise_sigmas(rate_hz, gyro_density, accel_density):
+def noise_sigmas(rate_hz: float, gyro_density: float, accel_density: float
+                 ) -> tuple[float, float]:
     """Return (gyro rad/s, accel m/s^2) 1-sigma per sample of noise densities at rate_hz."""
     return gyro_density * math.sqrt(rate_hz), accel_density * math.sqrt(rate_hz)
 
@@ -47,12 +50,14 @@ def noise_sigmas(rate_hz, gyro_density, accel_density):
 class Imu:
     """The IMU of one base (see the module); gyro and accel sigmas per sample, seed."""
 
-    def __init__(self, seed, gyro_sigma, accel_sigma):
+    def __init__(self, seed: int, gyro_sigma: float, accel_sigma: float) -> None:
         self._seed, self._sg, self._sa = seed, gyro_sigma, accel_sigma
         self._poses = []        # the last three true poses (x, y, z, roll, pitch, yaw)
         self.step = 0
 
-    def sample(self, pose, dt_s):
+    def sample(self, pose: Sequence[float], dt_s: float
+               ) -> tuple[tuple[float, float, float, float], NDArray[np.float64],
+                          NDArray[np.float64]]:
         """Return (quaternion (w, x, y, z), angular velocity (3,), linear acceleration (3,))."""
         self._poses = (self._poses + [tuple(pose)])[-3:]
         r_now = rotation_rpy(*pose[3:])
@@ -71,6 +76,6 @@ class Imu:
         x, y, z, w = matrix_to_quaternion(r_now)
         return (w, x, y, z), omega + self._sg * noise[:3], specific + self._sa * noise[3:]
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget the past poses (a teleport is no motion)."""
         self._poses = []

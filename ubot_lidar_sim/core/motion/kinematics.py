@@ -11,14 +11,19 @@ vy, ackermann drops vy and turns wz into the steering angle wz = vx tan(delta) /
 an arc (exact for a constant twist).
 """
 
+from collections.abc import Iterable, Sequence
 import math
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
+#: A planar pose (x m, y m, yaw rad) or twist (vx m/s, vy m/s, wz rad/s).
+Planar = tuple[float, float, float]
 ABSURD = 1.0e3          # |component| above this (m/s or rad/s) is refused, never integrated
 
 
-def check_command(cmd):
+def check_command(cmd: Iterable[float]) -> Planar | None:
     """Return (vx, vy, wz) as floats, or None when a component is NaN, inf or > ABSURD."""
     try:
         v = tuple(float(c) for c in cmd)
@@ -29,7 +34,7 @@ def check_command(cmd):
     return v
 
 
-def limit_target(cfg, cmd):
+def limit_target(cfg: Any, cmd: Planar) -> Planar:
     """Return the (vx, vy, wz) the drive of cfg aims for under cmd (see the module)."""
     vx, vy, wz = cmd
     if cfg.drive != 'omni':
@@ -42,7 +47,8 @@ def limit_target(cfg, cmd):
     return vx, vy, wz
 
 
-def ackermann_yaw_rate(vx, wz, wheelbase_m, max_steering_rad):
+def ackermann_yaw_rate(vx: float, wz: float, wheelbase_m: float, max_steering_rad: float
+                       ) -> float:
     """Return the yaw rate of the steering angle wz asks for at vx, within the steering limit."""
     if vx == 0.0:
         return 0.0
@@ -51,14 +57,16 @@ def ackermann_yaw_rate(vx, wz, wheelbase_m, max_steering_rad):
     return vx * math.tan(delta) / wheelbase_m
 
 
-def ramp(cfg, vel, target, dt_s):
+def ramp(cfg: Any, vel: Sequence[float], target: Sequence[float], dt_s: float
+         ) -> tuple[float, ...]:
     """Return vel moved toward target by at most the acceleration limits times dt_s."""
     lin, ang = cfg.max_linear_accel_m_s2 * dt_s, cfg.max_angular_accel_rad_s2 * dt_s
     steps = (lin, lin, ang)
     return tuple(v + min(max(t - v, -s), s) for v, t, s in zip(vel, target, steps))
 
 
-def integrate(pose, vel0, vel1, dt_s):
+def integrate(pose: Sequence[float], vel0: Sequence[float], vel1: Sequence[float], dt_s: float
+              ) -> Planar:
     """
     Return the planar pose (x, y, yaw) after dt_s at the mean of vel0 and vel1.
 
@@ -77,12 +85,12 @@ def integrate(pose, vel0, vel1, dt_s):
     return (x + cy * fx - sy * fy, y + sy * fx + cy * fy, wrap(yaw + dth))
 
 
-def wrap(angle):
+def wrap(angle: float) -> float:
     """Return angle (rad) in [-pi, pi)."""
     return (angle + math.pi) % (2.0 * math.pi) - math.pi
 
 
-def planar_matrix(pose):
+def planar_matrix(pose: Sequence[float]) -> NDArray[np.float64]:
     """Return the 3 x 3 homogeneous matrix of a planar pose (x, y, yaw)."""
     x, y, yaw = pose
     c, s = math.cos(yaw), math.sin(yaw)

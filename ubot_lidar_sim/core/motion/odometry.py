@@ -14,31 +14,32 @@ pose, G the step's rotation into odom_frame, Q = diag(sigma^2) of the step's err
 heading error carries into the position as the odometry carries it.
 """
 
+from collections.abc import Sequence
 import math
 import zlib
 
 import numpy as np
 
-from ubot_lidar_sim.core.motion.kinematics import planar_matrix, wrap
+from ubot_lidar_sim.core.motion.kinematics import Planar, planar_matrix, wrap
 
 STREAM_ODOM = 0
 STREAM_IMU = 1
 SENSOR_ID = 'base_sim'
 
 
-def step_rng(seed, step, stream=STREAM_ODOM):
+def step_rng(seed: int, step: int, stream: int = STREAM_ODOM) -> np.random.Generator:
     """Return the Generator of one stream of one step (module docstring)."""
     key = [int(seed), zlib.crc32(SENSOR_ID.encode()), int(step), int(stream)]
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence(key)))
 
 
-def body_delta(pose_a, pose_b):
+def body_delta(pose_a: Sequence[float], pose_b: Sequence[float]) -> Planar:
     """Return (dx, dy, dyaw) of pose_b in the frame of pose_a."""
     m = np.linalg.solve(planar_matrix(pose_a), planar_matrix(pose_b))
     return float(m[0, 2]), float(m[1, 2]), wrap(pose_b[2] - pose_a[2])
 
 
-def compose(pose, delta):
+def compose(pose: Sequence[float], delta: Sequence[float]) -> Planar:
     """Return the planar pose moved by delta (dx, dy, dyaw) in its own frame."""
     x, y, yaw = pose
     dx, dy, dth = delta
@@ -49,14 +50,14 @@ def compose(pose, delta):
 class Odometry:
     """The odom -> base pose, integrated from the true steps with drift (module docstring)."""
 
-    def __init__(self, seed, noise_m_per_m, noise_rad_per_rad):
+    def __init__(self, seed: int, noise_m_per_m: float, noise_rad_per_rad: float) -> None:
         self._seed = seed
         self._km, self._kr = noise_m_per_m, noise_rad_per_rad
         self.pose = (0.0, 0.0, 0.0)
         self.step = 0
         self.covariance = np.zeros((3, 3))
 
-    def reset(self):
+    def reset(self) -> None:
         """Start again at identity with zero covariance (the step count, and its draws, go on)."""
         self.pose = (0.0, 0.0, 0.0)
         self.covariance = np.zeros((3, 3))
@@ -71,7 +72,7 @@ class Odometry:
         q = np.diag([var_xy, var_xy, var_yaw])
         self.covariance = f @ self.covariance @ f.T + g @ q @ g.T
 
-    def advance(self, true_a, true_b):
+    def advance(self, true_a: Sequence[float], true_b: Sequence[float]) -> Planar:
         """Add the step true_a -> true_b (planar poses) with its drift; return the odom pose."""
         dx, dy, dth = body_delta(true_a, true_b)
         if self._km > 0.0 or self._kr > 0.0:
@@ -85,13 +86,13 @@ class Odometry:
         self.pose = compose(self.pose, (dx, dy, dth))
         return self.pose
 
-    def world_to_odom(self, true_pose):
+    def world_to_odom(self, true_pose: Sequence[float]) -> Planar:
         """Return the planar world -> odom transform that puts odom's base at true_pose."""
         m = planar_matrix(true_pose) @ np.linalg.inv(planar_matrix(self.pose))
         return float(m[0, 2]), float(m[1, 2]), math.atan2(m[1, 0], m[0, 0])
 
 
-def world_to_parent(world_to_odom, parent_to_odom):
+def world_to_parent(world_to_odom: Sequence[float], parent_to_odom: Sequence[float]) -> Planar:
     """
     Return the planar world -> parent that keeps world -> odom when parent -> odom is given.
 

@@ -17,6 +17,7 @@ throughout: no loop over triangles, corners or edges.
 """
 
 import numpy as np
+from numpy.typing import NDArray
 
 EPS = 1e-12
 CELL_M = 0.5
@@ -116,7 +117,8 @@ class TriangleSweep:
             np.all(self._hi[cand] >= lo, axis=1) & np.all(self._lo[cand] <= hi, axis=1)
         return self._tri[cand[keep]]
 
-    def first_contact(self, poly, d, z0, z1):
+    def first_contact(self, poly: NDArray[np.float64], d: NDArray[np.float64], z0: float,
+                      z1: float) -> float:
         """Return the smallest t in [0, 1] where poly (P, 2) + t d (2,) meets a triangle (inf)."""
         d = np.asarray(d, np.float64)
         tri = self._near(np.minimum(poly.min(0), poly.min(0) + d),
@@ -134,7 +136,7 @@ class TriangleSweep:
         t = min(float(ta.min(initial=np.inf)), float(tb.min(initial=np.inf)))
         return t if t <= 1.0 else np.inf
 
-    def overlaps(self, poly, z0, z1):
+    def overlaps(self, poly: NDArray[np.float64], z0: float, z1: float) -> bool:
         """Return True when a triangle's slab part crosses poly's outline or lies inside it."""
         tri = self._near(poly.min(0), poly.max(0), z0, z1)
         if not len(tri):

@@ -152,7 +152,10 @@ def _same_actors(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def reach_spheres(rays, column, centre, radius, limit, live):
+def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
+                  centre: NDArray[np.float64], radius: NDArray[np.float64],
+                  limit: NDArray[np.float64], live: NDArray[np.bool_]
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """
     Return (ray (K,) int64, actor (K,) int64): the rays (M, 6) that reach sphere a before limit.
 
@@ -191,7 +194,8 @@ def reach_spheres(rays, column, centre, radius, limit, live):
 
 
 @numba.njit(cache=True, nogil=True)
-def rays_to_local(rays, cand, pose, out):
+def rays_to_local(rays: NDArray[np.float32], cand: NDArray[np.int64],
+                  pose: NDArray[np.float64], out: NDArray[np.float32]) -> None:
     """
     Write to out (n, 6) float32 the rays rays[cand] (n,) in their actor's frame.
 

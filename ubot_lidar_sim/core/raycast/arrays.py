@@ -5,10 +5,13 @@ The trace moves (N, 3) rows many times per scan; moving each row as one opaque i
 three column products is several times faster than fancy indexing and a reduction over axis 1.
 """
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 
-def dot3(a, b):
+def dot3(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray[np.float64]:
     """
     Row dot products (N,) of (N, 3) arrays, bitwise equal to np.sum(a * b, axis=1).
 
@@ -22,7 +25,7 @@ def dot3(a, b):
     return out
 
 
-def take_rows(a, index):
+def take_rows(a: NDArray[Any], index: ArrayLike) -> NDArray[Any]:
     """
     Return a[index] of a 2-D array (rows), a C-contiguous result.
 
@@ -34,7 +37,7 @@ def take_rows(a, index):
     return np.take(a, index, axis=0)
 
 
-def put_rows(dst, index, rows):
+def put_rows(dst: NDArray[Any], index: ArrayLike, rows: ArrayLike) -> None:
     """Set dst[index] = rows for C-contiguous 2-D arrays of one dtype (rows as opaque items)."""
     item = np.dtype((np.void, dst.dtype.itemsize * dst.shape[1]))
     dst.view(item).reshape(-1)[index] = np.ascontiguousarray(rows, dst.dtype).view(

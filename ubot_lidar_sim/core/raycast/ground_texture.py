@@ -11,6 +11,7 @@ import math
 
 import numba
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.arrays import take_rows
@@ -34,7 +35,7 @@ def _splitmix64(x):
     return x
 
 
-def cell_normal(ix, iy, salt):
+def cell_normal(ix: ArrayLike, iy: ArrayLike, salt: int) -> NDArray[np.float64]:
     """Return a fixed N(0, 1) value per integer cell (ix, iy) int64 arrays (hash + Box-Muller)."""
     ux = np.asarray(ix, np.int64).view(np.uint64)
     uy = np.asarray(iy, np.int64).view(np.uint64)
@@ -65,7 +66,7 @@ def _cells(points, cell_m):
             np.floor(points[:, 1] / cell_m).astype(np.int64))
 
 
-def ground_albedo(points, sd):
+def ground_albedo(points: NDArray[np.float64], sd: ArrayLike) -> NDArray[np.float64]:
     """Albedo multiplier (H,) float64 exp(sd z - sd^2 / 2) of the 0.1 m cell under each point."""
     return _albedo(*_cells(points, ALBEDO_CELL_M), sd)
 
@@ -230,11 +231,14 @@ class GroundTexture:
             self._caches[key] = _Cache(kind, self._boxes, table, self.MAX_CELLS)
         return self._caches[key]
 
-    def albedo(self, points, mat, sd_table):
+    def albedo(self, points: NDArray[np.float64], mat: NDArray[np.uint8], sd_table: ArrayLike
+               ) -> NDArray[np.float32]:
         """Albedo (K,) float32 of ground hits at points (K, 3) of materials mat (K,) uint8."""
         return self._cache('albedo', sd_table).lookup(points, mat)[:, 0]
 
-    def tilt(self, points, normals, dirs, mat, slope_table):
+    def tilt(self, points: NDArray[np.float64], normals: NDArray[np.float64],
+             dirs: NDArray[np.float64], mat: NDArray[np.uint8], slope_table: ArrayLike
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """
         Tilt the unit normals (K, 3) of ground hits by their cells' micro-slope angles.
 

@@ -1,9 +1,11 @@
 """The record a trace returns: every surface the rays met, flat and sorted by (ray, range)."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,14 @@ class Hits:
         return int(self.ray.shape[0])
 
 
-def take_hits(hits, rows):
+def take_hits(hits: Hits, rows: ArrayLike) -> Hits:
     """Return the rows (K,) int of hits, as a Hits."""
-    def pick(x):
+    def pick(x: object) -> NDArray[Any] | None:
         return None if x is None else np.asarray(x)[rows]
     return Hits(*(pick(getattr(hits, f)) for f in Hits.__dataclass_fields__))
 
 
-def concat_hits(parts):
+def concat_hits(parts: Sequence[tuple[Hits, NDArray[np.int64]]]) -> Hits:
     """
     Join (Hits, ray ids (H,)) parts into one Hits sorted by ray id, ray = those ids.
 
@@ -56,7 +58,7 @@ def concat_hits(parts):
     ids = np.concatenate([p[1] for p in parts])
     order = np.argsort(ids, kind='stable')
 
-    def join(name):
+    def join(name: str) -> NDArray[Any] | None:
         cols = [getattr(h, name) for h, _ in parts]
         if any(c is None for c in cols):
             return None

@@ -11,22 +11,31 @@ reference. The GIL is released while it runs.
 """
 
 import math
+from typing import Any
 
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.geometry import KIND_SPHERE
 from ubot_lidar_sim.core.raycast.quadrics import quadric_hit
 from ubot_lidar_sim.core.raycast.volumes import exit_range, free
 
+F32 = NDArray[np.float32]
+F64 = NDArray[np.float64]
+I32 = NDArray[np.int32]
+I64 = NDArray[np.int64]
+
 
 @numba.njit(cache=True, nogil=True)
-def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, dirs, limit,
-                 shapes, volumes,
-                 count, stopped, max_hits, continue_step_m, exit_step_m, continue_foliage,
-                 rec_ray, rec_slot, rec_rng, rec_obj, rec_nrm, rec_dot, next_rays,
-                 next_active, next_start):
+def finish_layer(t32: F32, obj: I32, prim: NDArray[Any], nrm32: F32, active: I64, start: F64,
+                 first: bool, cast_o: F64, origins: F64, dirs: F64, limit: F64,
+                 shapes: tuple[Any, ...], volumes: tuple[Any, ...], count: I64,
+                 stopped: NDArray[np.bool_], max_hits: int, continue_step_m: float,
+                 exit_step_m: float, continue_foliage: bool, rec_ray: I64, rec_slot: I64,
+                 rec_rng: F64, rec_obj: I32, rec_nrm: F64, rec_dot: F64, next_rays: F32,
+                 next_active: I64, next_start: F64) -> tuple[int, int]:
     """
     Finish the hits of one cast of M rays; returns (recorded K, next cast J).
 
@@ -106,8 +115,9 @@ def finish_layer(t32, obj, prim, nrm32, active, start, first, cast_o, origins, d
 
 
 @numba.njit(cache=True, nogil=True)
-def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables, with_points,
-                  with_normals):
+def assemble_hits(count: I64, ray: I64, slot: I64, rng: F64, obj: I32, normal: F64, dot: F64,
+                  origins: F64, dirs: F64, tables: tuple[NDArray[Any], ...], with_points: bool,
+                  with_normals: bool) -> tuple[NDArray[Any], ...]:
     """
     Scatter the recorded hits of every layer into the flat (ray, range)-ordered Hits columns.
 
@@ -164,7 +174,9 @@ def assemble_hits(count, ray, slot, rng, obj, normal, dot, origins, dirs, tables
 
 
 @numba.njit(cache=True, nogil=True)
-def ground_rows(ray, rng, obj, normal, dot, origins, dirs, ground_t, material_t):
+def ground_rows(ray: I64, rng: F64, obj: I32, normal: F64, dot: F64, origins: F64, dirs: F64,
+                ground_t: NDArray[Any], material_t: NDArray[np.uint8]
+                ) -> tuple[I64, F64, F64, F64, NDArray[np.uint8]]:
     """
     Select the recorded hits on ground objects for the ground texture: rows g (G,) of them.
 
@@ -199,7 +211,7 @@ def ground_rows(ray, rng, obj, normal, dot, origins, dirs, ground_t, material_t)
 
 
 @numba.njit(cache=True, nogil=True)
-def first_rays(origins, dirs):
+def first_rays(origins: F64, dirs: F64) -> tuple[F32, F64]:
     """
     Return the first cast's float32 rays (N, 6) and its float64 origins (N, 3).
 

@@ -20,8 +20,10 @@ def _dot(a0, a1, a2, b0, b1, b2):
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def quadric_hit(o0, o1, o2, d0, d1, d2, t, n0, n1, n2, sphere, c0, c1, c2, a0, a1, a2,
-                radius):
+def quadric_hit(o0: float, o1: float, o2: float, d0: float, d1: float, d2: float, t: float,
+                n0: float, n1: float, n2: float, sphere: bool, c0: float, c1: float, c2: float,
+                a0: float, a1: float, a2: float, radius: float
+                ) -> tuple[float, float, float, float]:
     """
     Move one sphere / cylinder-side hit onto the analytic surface; returns (t, n0, n1, n2).
 

@@ -11,12 +11,13 @@ the entry ranges do not depend on the culling.
 """
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 BLOCK_RAYS = 64             # rays per bounding cone
 MAX_PAIRS = 1 << 22         # (ray, cell) pairs per evaluation, bounds the temporaries
 
 
-def bounds(origins):
+def bounds(origins: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return the corners lo, hi (3,) of the box around origins (N, 3).
 
@@ -28,7 +29,10 @@ def bounds(origins):
     return lo, hi
 
 
-def cells_that_can_stop(box, cells, density, radius_scale, threshold, limit_m):
+def cells_that_can_stop(box: tuple[NDArray[np.float64], NDArray[np.float64]],
+                        cells: NDArray[np.float64], density: NDArray[np.float64],
+                        radius_scale: float, threshold: float, limit_m: ArrayLike
+                        ) -> NDArray[np.int64]:
     """
     Return the indices of the cells that may stop a ray from within box (lo, hi) within limit_m.
 
@@ -44,7 +48,10 @@ def cells_that_can_stop(box, cells, density, radius_scale, threshold, limit_m):
     return np.flatnonzero(keep)
 
 
-def _entry(o, d, od, oo, c, cc, r2, dens, threshold):
+def _entry(o: NDArray[np.float64], d: NDArray[np.float64], od: NDArray[np.float64],
+           oo: NDArray[np.float64], c: NDArray[np.float64], cc: NDArray[np.float64],
+           r2: NDArray[np.float64], dens: NDArray[np.float64],
+           threshold: float) -> NDArray[np.float64]:
     """Return the entry ranges of rays o, d (..., 1, 3), o.d, o.o (..., 1) in cells (..., k)."""
     tc = d[..., 0] * c[..., 0] + d[..., 1] * c[..., 1] + d[..., 2] * c[..., 2] - od
     oc = o[..., 0] * c[..., 0] + o[..., 1] * c[..., 1] + o[..., 2] * c[..., 2]
@@ -58,7 +65,9 @@ def _entry(o, d, od, oo, c, cc, r2, dens, threshold):
     return np.where(ok, np.maximum(tc - half, 0.0), np.inf)
 
 
-def _candidates(box, dirs, cells, radius_scale):
+def _candidates(box: tuple[NDArray[np.float64], NDArray[np.float64]], dirs: NDArray[np.float64],
+                cells: NDArray[np.float64], radius_scale: float
+                ) -> tuple[NDArray[np.int64], NDArray[np.bool_], NDArray[np.bool_]]:
     """
     Return (block ray indices (B, BLOCK_RAYS), valid mask, candidate cells (B, K) bool).
 
@@ -87,7 +96,9 @@ def _candidates(box, dirs, cells, radius_scale):
     return rays, valid, near[None, :] | (axis @ toward.T >= bound)
 
 
-def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m):
+def smoke_entry(origins: NDArray[np.float64], dirs: NDArray[np.float64],
+                cells: NDArray[np.float64], density: NDArray[np.float64], radius_scale: float,
+                threshold: float, limit_m: ArrayLike) -> NDArray[np.float64]:
     """
     Return the range (N,) at which each ray enters its nearest dense smoke cell (inf if none).
 
@@ -133,7 +144,10 @@ def smoke_entry(origins, dirs, cells, density, radius_scale, threshold, limit_m)
     return np.where(best < limit_m, best, np.inf)
 
 
-def smoke_inside(origins, dirs, cells, density, radius_scale, threshold):
+def smoke_inside(origins: NDArray[np.float64], dirs: NDArray[np.float64],
+                 cells: NDArray[np.float64] | None, density: NDArray[np.float64],
+                 radius_scale: float, threshold: float
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return the smoke cells around the rays' origins: effective density (N, J), exit range (N, J).
 

@@ -95,12 +95,12 @@ class Tracer:
         return shapes, ClosedVolumes(g, closed, ANALYTIC_EXITS).arrays, tables
 
     @property
-    def geometries(self):
+    def geometries(self) -> list[Geometry]:
         """Return the Geometry objects, in object order (a new list)."""
         return list(self._geoms)
 
     @property
-    def n_triangles(self):
+    def n_triangles(self) -> int:
         """Total number of triangles over all objects."""
         return int(sum(x.triangles.shape[0] for x in self._geoms))
 
@@ -164,7 +164,8 @@ class Tracer:
 
     def first_hits(self, origins: NDArray[np.float64], dirs: NDArray[np.float64],
                    rays32: NDArray[np.float32], limit_m: float,
-                   ignored: frozenset[int] = frozenset(), actors: ActorFrame | None = None):
+                   ignored: frozenset[int] = frozenset(), actors: ActorFrame | None = None
+                   ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.int32]]:
         """
         Return the first hit of each ray within limit_m, one cast: ray, range, object (K,).
 
@@ -244,7 +245,7 @@ class Tracer:
 
 
 @numba.njit(cache=True, nogil=True)
-def _unit_rows(d):
+def _unit_rows(d: NDArray[np.float64]) -> bool:
     """Return False when a row of d (N, 3) has a squared length over 1e-4 off 1 (NaN: True)."""
     for i in range(d.shape[0]):
         length2 = ((d[i, 0] * d[i, 0] + 0.0) + d[i, 1] * d[i, 1]) + d[i, 2] * d[i, 2]
@@ -257,7 +258,8 @@ def _unit_rows(d):
     return True
 
 
-def check_rays(origins, dirs, max_range_m):
+def check_rays(origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Validate and convert ray arrays; returns origins, dirs (N, 3) float64 and range (N,)."""
     o = np.asarray(origins, np.float64)
     d = np.asarray(dirs, np.float64)

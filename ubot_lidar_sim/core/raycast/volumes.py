@@ -12,8 +12,11 @@ it, and then the tracer casts as before. Compiled (numba): the layer kernel call
 
 import math
 
+from typing import Any
+
 import numba
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.geometry import KIND_BOX, KIND_CYLINDER, KIND_SPHERE
@@ -35,7 +38,9 @@ def _bounds(geom):
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo0, lo1, lo2, hi0, hi1, hi2):
+def segment_meets_box(o0: float, o1: float, o2: float, d0: float, d1: float, d2: float,
+                      t0: float, t1: float, lo0: float, lo1: float, lo2: float, hi0: float,
+                      hi1: float, hi2: float) -> bool:
     """Return True when the segment o + t d, t0 <= t <= t1 meets the box [lo, hi] (slab test)."""
     near, far = -np.inf, np.inf
     for oi, di, lo, hi in ((o0, d0, lo0, hi0), (o1, d1, lo1, hi1), (o2, d2, lo2, hi2)):
@@ -46,7 +51,8 @@ def segment_meets_box(o0, o1, o2, d0, d1, d2, t0, t1, lo0, lo1, lo2, hi0, hi1, h
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def exit_range(vol, ob, o0, o1, o2, d0, d1, d2):
+def exit_range(vol: tuple[NDArray[Any], ...], ob: int, o0: float, o1: float, o2: float,
+               d0: float, d1: float, d2: float) -> float:
     """
     Range along unit d from o at which a ray leaves volume ob (NaN: none found).
 
@@ -98,7 +104,9 @@ def _exit_range(kind, c0, c1, c2, f00, f10, f20, h0, f01, f11, f21, h1, f02, f12
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def free(ptr, lo, hi, ob, o0, o1, o2, d0, d1, d2, t0, t1):
+def free(ptr: NDArray[np.int64], lo: NDArray[np.float64], hi: NDArray[np.float64], ob: int,
+         o0: float, o1: float, o2: float, d0: float, d1: float, d2: float, t0: float, t1: float
+         ) -> bool:
     """
     Return True when no object overlapping volume ob can lie on o + t d, t0 <= t <= t1.
 
@@ -171,12 +179,13 @@ class ClosedVolumes:
             np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
             np.array(lo, np.float64).reshape(-1, 3), np.array(hi, np.float64).reshape(-1, 3))
 
-    def exit_range(self, obj, o, d):
+    def exit_range(self, obj: ArrayLike, o: ArrayLike, d: ArrayLike) -> NDArray[np.float64]:
         """Ranges (K,) at which rays o, d (K, 3) leave volumes obj (K,) (NaN: none found)."""
         return _exit_ranges(self.arrays, np.asarray(obj, np.int64), np.asarray(o, np.float64),
                             np.asarray(d, np.float64))
 
-    def free(self, obj, o, d, t0, t1):
+    def free(self, obj: ArrayLike, o: ArrayLike, d: ArrayLike, t0: ArrayLike, t1: ArrayLike
+             ) -> NDArray[np.bool_]:
         """(K,) bool: no object overlapping volume obj (K,) can lie on o + t d, t0..t1 (K,)."""
         return _free_rows(self.arrays, np.asarray(obj, np.int64), np.asarray(o, np.float64),
                           np.asarray(d, np.float64), np.asarray(t0, np.float64),

@@ -9,14 +9,15 @@ sensor's body: a sensor sits inside its own housing, which a real one does not s
 gpu_lidar clips below range_min).
 """
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
-from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
+from ubot_lidar_sim.core.robot.description import Part, RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.objects import WorldObject
@@ -24,7 +25,7 @@ from ubot_lidar_sim.core.world.objects import WorldObject
 SDF_GEOMETRY = ('collision', 'visual')
 
 
-def link_mesh(parts, use):
+def link_mesh(parts: Sequence[Part], use: str) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Return (vertices (V, 3), triangles (T, 3)) of a link's parts of kind use, link frame."""
     chosen = [p for p in parts if p.kind == use] or [p for p in parts if p.kind != use]
     verts, tris, offset = [], [], 0
@@ -93,7 +94,7 @@ def sensor_body_actor(description: RobotDescription, frame_id: str,
     return Actor(obj, Geometry(np.ascontiguousarray(np.concatenate(verts)), t), frame_id, None)
 
 
-def link_pose_at(world_from_link):
+def link_pose_at(world_from_link: ArrayLike) -> Callable[[ArrayLike], NDArray[np.float64]]:
     """Return a pose_at(times (n,)) -> (n, 4, 4) holding one world-from-link transform."""
     pose = np.asarray(world_from_link, np.float64)
     # A read-only view: one pose for every instant, without n copies (n may be every ray).

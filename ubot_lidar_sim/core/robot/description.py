@@ -8,6 +8,7 @@ unknown plugin or sensor type) with the reason, so that nothing is dropped silen
 from dataclasses import dataclass, field
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.errors import SimError
 
@@ -24,7 +25,7 @@ class Note:
     tag: str
     reason: str
 
-    def line(self):
+    def line(self) -> str:
         """Return the note as one line."""
         return f'{self.where}: <{self.tag}> not honoured: {self.reason}'
 
@@ -67,17 +68,17 @@ class ScanAxis:
     max_angle: float
 
     @property
-    def count(self):
+    def count(self) -> int:
         """Return the rays Gazebo casts: samples x resolution (gz-sensors Lidar.cc RangeCount)."""
         return max(1, int(self.samples * self.resolution))
 
     @property
-    def step(self):
+    def step(self) -> float:
         """Return the angle between rays, (max - min) / (count - 1) (Lidar.cc:357-361); 0 for 1."""
         n = self.count
         return (self.max_angle - self.min_angle) / (n - 1) if n > 1 else 0.0
 
-    def angles(self):
+    def angles(self) -> NDArray[np.float64]:
         """Return the ray angles min + k step, (count,) float64."""
         return self.min_angle + np.arange(self.count) * self.step
 
@@ -105,7 +106,7 @@ class RobotSensor:
     notes: tuple = ()
 
     @property
-    def planar(self):
+    def planar(self) -> bool:
         """Return True for one vertical ray (a LaserScan)."""
         return self.vertical.count == 1
 
@@ -150,14 +151,14 @@ class RobotDescription:
     notes: list = field(default_factory=list)
     files: list = field(default_factory=list)
 
-    def add_sensor(self, found):
+    def add_sensor(self, found: RobotSensor | ImuSensor | None) -> None:
         """Add a RobotSensor to sensors, an ImuSensor to imus (None: nothing)."""
         if isinstance(found, ImuSensor):
             self.imus.append(found)
         elif found is not None:
             self.sensors.append(found)
 
-    def sensor(self, name):
+    def sensor(self, name: str) -> RobotSensor:
         """Return the range sensor called name, else RobotError listing the names."""
         for s in self.sensors:
             if s.name == name:

@@ -12,10 +12,13 @@ unless the overlay names them.
 """
 
 import math
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
-from ubot_lidar_sim.core.beams.firing import grid_beams
+from ubot_lidar_sim.core.beams.firing import Beams, grid_beams
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.robot.description import RobotSensor
@@ -73,7 +76,7 @@ def sensor_config(sensor: RobotSensor, overlay: dict | None = None,
                           exc.allowed) from None
 
 
-def read_overlay(path):
+def read_overlay(path: str | Path) -> dict[str, dict[str, Any]]:
     """Return an overlay file's {sensor name: {parameter: value}} (ConfigError if not so)."""
     data = read_yaml(path) or {}
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
@@ -82,12 +85,12 @@ def read_overlay(path):
     return data
 
 
-def azimuths(sensor):
+def azimuths(sensor: RobotSensor) -> NDArray[np.float64]:
     """Return the traced azimuths, (C,) rad: min_angle + k step (gz-sensors Lidar.cc:357)."""
     return sensor.horizontal.angles()
 
 
-def beams(sensor):
+def beams(sensor: RobotSensor) -> Beams:
     """Return the Beams of a 3D sensor's Gazebo grid (all rays at one instant)."""
     az = azimuths(sensor)
     return grid_beams(az, sensor.vertical.angles(), np.zeros(len(az)))

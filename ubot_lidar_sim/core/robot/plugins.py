@@ -13,6 +13,7 @@ Wheel separation and radius matter to a dynamic base, not to base_sim's kinemati
 """
 
 import math
+from xml.etree.ElementTree import Element
 
 from ubot_lidar_sim.core.robot.description import Drive, Note
 from ubot_lidar_sim.core.robot.sensors import float_at, ros_topic, text_at
@@ -41,7 +42,7 @@ def _kind(plugin):
     return None
 
 
-def read_drive(plugin, model, where, notes):
+def read_drive(plugin: Element, model: str, where: str, notes: list[Note]) -> Drive | None:
     """Return the Drive of a base plugin element, or None (the plugin listed in notes)."""
     kind = _kind(plugin)
     filename = plugin.get('filename') or ''

@@ -9,10 +9,13 @@ geometric model, adds Gazebo's Gaussian range noise and clamps to [range_min, ra
 """
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.robot.body import body_actors, link_pose_at
+from ubot_lidar_sim.core.robot.description import RobotDescription
 from ubot_lidar_sim.core.robot.mapping import azimuths, beams, LASER, sensor_config
 from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.core.sensors.laser import LaserScanner, LaserScanResult
@@ -43,8 +46,8 @@ class RobotScanner:
         else:
             self.sim = LidarSimulator(self.cfg, world, materials, beams=beams(self.sensor))
 
-    def scan(self, world_from_model: np.ndarray, stamp_s: float = 0.0, weather=None,
-             scan_index: int = 0) -> LaserScanResult | ScanResult:
+    def scan(self, world_from_model: np.ndarray, stamp_s: float = 0.0,
+             weather: Weather | None = None, scan_index: int = 0) -> LaserScanResult | ScanResult:
         """Return the LaserScanResult or ScanResult of one scan, robot model frame posed."""
         world_from_model = np.asarray(world_from_model, np.float64)
         poses = {a.name: link_pose_at(world_from_model @ self.links[a.frame])
@@ -84,6 +87,8 @@ class RobotScanner:
         return dataclasses.replace(res, points=pts, beam=beam)
 
     @staticmethod
-    def config_only(description, name, overlay=None, params_file=None):
+    def config_only(description: RobotDescription, name: str,
+                    overlay: dict[str, Any] | None = None,
+                    params_file: str | None = None) -> tuple[str, object]:
         """Return (kind, config) of a sensor without building its scanner (no world)."""
         return sensor_config(description.sensor(name), overlay, params_file)

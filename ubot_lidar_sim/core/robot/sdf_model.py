@@ -8,6 +8,7 @@ default), the axis ``<axis><xyz>`` in the joint frame. Links' <sensor>s and the 
 <plugin>s are read; nested models, includes and world-joints are listed as not read.
 """
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,7 @@ QUIET = ('pose', 'static', 'self_collide', 'allow_auto_disable', 'enable_wind', 
          'link', 'joint', 'plugin')
 
 
-def model_path(source, model_paths=()):
+def model_path(source: str | Path, model_paths: Sequence[str] = ()) -> Path:
     """Return the SDF file of model.sdf, a model directory or a model:// URI."""
     text = str(source)
     try:
@@ -39,7 +40,8 @@ def model_path(source, model_paths=()):
         raise RobotError(str(exc)) from None
 
 
-def read_sdf_model(source, model_paths=(), budget=2_000_000):
+def read_sdf_model(source: str | Path, model_paths: Sequence[str] = (), budget: int = 2_000_000
+                   ) -> RobotDescription:
     """Return the RobotDescription of an SDF model (RobotError: one line)."""
     try:
         return _read(model_path(source, model_paths), model_paths, budget)

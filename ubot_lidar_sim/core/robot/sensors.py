@@ -18,6 +18,7 @@ Gazebo's meaning of each tag, read in gz-sensors and gazebo_ros_pkgs (commits in
 """
 
 import math
+from xml.etree.ElementTree import Element
 
 import numpy as np
 
@@ -40,7 +41,7 @@ OUTPUT_TYPES = {'sensor_msgs/LaserScan': SCAN, 'sensor_msgs/msg/LaserScan': SCAN
                 'sensor_msgs/PointCloud2': CLOUD, 'sensor_msgs/msg/PointCloud2': CLOUD}
 
 
-def text_at(el, path, default=None):
+def text_at(el: Element | None, path: str, default: str | None = None) -> str | None:
     """Return the stripped text at path below el, else default."""
     found = el.find(path) if el is not None else None
     if found is None or found.text is None or not found.text.strip():
@@ -48,7 +49,8 @@ def text_at(el, path, default=None):
     return found.text.strip()
 
 
-def float_at(el, path, where, default):
+def float_at(el: Element | None, path: str, where: str, default: float | None
+             ) -> float | None:
     """Return a finite float at path (default when absent), else RobotError naming it."""
     text = text_at(el, path)
     if text is None:
@@ -83,7 +85,7 @@ def _axis(scan, tag, where, default_samples):
     return ScanAxis(int(samples), resolution, lo, hi)
 
 
-def ros_topic(plugin, own='~/out'):
+def ros_topic(plugin: Element | None, own: str = '~/out') -> str:
     """Return a gazebo_ros plugin's topic: its own (~/out) remapped, in its <ros><namespace>."""
     name = plugin.get('name') or 'plugin'
     topic = own
@@ -102,7 +104,8 @@ def ros_topic(plugin, own='~/out'):
     return topic
 
 
-def read_sensor(el, link, where, notes):
+def read_sensor(el: Element, link: str, where: str, notes: list[Note]
+                ) -> RobotSensor | ImuSensor | None:
     """Return a RobotSensor or ImuSensor of a <sensor> element, or None (listed in notes)."""
     name, kind = el.get('name') or 'sensor', el.get('type') or ''
     where = f"{where}: sensor '{name}'"

@@ -8,12 +8,13 @@ root link's; an SDF model's root link has its own pose in it) for the given join
 (rad for revolute and continuous, m for prismatic; 0 when absent).
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.poses import pose_matrix
-from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
+from ubot_lidar_sim.core.robot.description import Joint, RobotDescription, RobotError
 
 #: The most links one description may hold (a robot arm has tens, a large mobile manipulator
 #: a few hundred); more is refused before any geometry is read.
@@ -21,13 +22,13 @@ MAX_LINKS = 10_000
 MOVING = ('revolute', 'continuous', 'prismatic')
 
 
-def check_count(n_links, source):
+def check_count(n_links: int, source: str) -> None:
     """Refuse a description of more than MAX_LINKS links."""
     if n_links > MAX_LINKS:
         raise RobotError(f'{source}: {n_links} links, at most {MAX_LINKS} allowed')
 
 
-def root_of(links, joints, source):
+def root_of(links: Collection[str], joints: Sequence[Joint], source: str) -> str:
     """Return the root link; RobotError for a cycle, two parents or an unjoined link."""
     parent = {}
     for j in joints:
@@ -56,7 +57,7 @@ def root_of(links, joints, source):
     return roots[0]
 
 
-def motion(joint, position):
+def motion(joint: Joint, position: float) -> NDArray[np.float64]:
     """Return the 4 x 4 motion of a joint at position about / along its axis."""
     if joint.type not in MOVING or position == 0.0:
         return np.eye(4)

@@ -8,6 +8,7 @@ library reads, are walked here: ``<gazebo reference="LINK">`` sensors, reference
 plugins, and every other tag listed as not honoured.
 """
 
+from collections.abc import Iterable, Mapping, Sequence
 import io
 from pathlib import Path
 from xml.etree import ElementTree
@@ -28,7 +29,7 @@ import yourdfpy
 XACRO_SUFFIXES = ('.xacro',)
 
 
-def expand(path, args):
+def expand(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, str]]) -> str:
     """Return the URDF text of a file: a .xacro expanded with args {name: value}."""
     path = Path(path)
     if path.suffix not in XACRO_SUFFIXES:
@@ -87,7 +88,8 @@ def _geometry_element(geometry):
     return geom
 
 
-def read_urdf(path, args=(), model_paths=(), budget=2_000_000):
+def read_urdf(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+              model_paths: Sequence[str] = (), budget: int = 2_000_000) -> RobotDescription:
     """Return the RobotDescription of a URDF or xacro file (RobotError: one line)."""
     path = Path(path)
     text = expand(path, args)

@@ -63,8 +63,7 @@ def ghost_hits(cast, table, hits, centre_o, centre_d, n_sub, max_range_m):
         o2 = o + r[:, None] * d + START_STEP_M * d2
         folded = folded + START_STEP_M
         limit = np.maximum(max_range_m - folded, START_STEP_M)
-        h = cast.world.trace(o2, d2, times=cast.times(beam), actor_poses=cast.actor_poses,
-                             **{**cast.settings, 'max_range_m': limit, 'with_normals': True})
+        h = cast.trace(o2, d2, None, beam, limit, replace(cast.settings, with_normals=True))
         parts.append(_ghost_rows(h, beam, folded, gain))
         k = np.asarray(h.ray, np.int64)
         s2 = table.specular_reflectance[np.asarray(h.material)]

@@ -26,6 +26,7 @@ from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, pl
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.config import replace
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 
 
 @dataclass(frozen=True, eq=False)
@@ -109,7 +110,11 @@ class LaserScanner:
         (as for LidarSimulator.scan); weather and scan_index matter to the physical model only.
         The world's actors are met at each ray's time (actor_poses: LidarSimulator.scan).
         """
-        res = self.sim.scan(pose_at, stamp_s, weather, scan_index, actor_poses)
+        return self.scan_sweep(pose_at, Sweep(stamp_s, weather, scan_index, actor_poses))
+
+    def scan_sweep(self, pose_at, sweep):
+        """Simulate the scan of a Sweep (core/sensors/sweep.py) as scan does: LaserScanResult."""
+        res = self.sim.scan_sweep(pose_at, sweep)
         r = np.full(self.n_rays, np.inf)
         r[res.beam] = res.points['range']
         intens = np.zeros(0, dtype=np.float32)
@@ -133,6 +138,6 @@ class LaserScanner:
             ranges=ranges, intensities=intens, angle_min=self.angle_min,
             angle_max=self.angle_max, angle_increment=self.angle_increment,
             time_increment=self.time_increment, scan_time=self.scan_time,
-            range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=float(stamp_s),
+            range_min=cfg.min_range_m, range_max=cfg.max_range_m, stamp_s=sweep.stamp_s,
             sensor_pose=res.sensor_pose, hit=hit, hit_xyz=xyz, timing_ms=res.timing_ms,
             class_id=np.where(hit, classes, 0).astype(CLASS_DTYPE))

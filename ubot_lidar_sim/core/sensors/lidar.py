@@ -30,9 +30,11 @@ from ubot_lidar_sim.core.sensors.point_layouts import FULL_DTYPE
 from ubot_lidar_sim.core.sensors.random_streams import (
     scan_rng, STREAM, STREAM_CALIBRATION, STREAM_CLUTTER, STREAM_FALSE_ALARM, STREAM_NOISE,
     STREAM_ROUGHNESS)
+from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
                                                       rough_ranges)
+from ubot_lidar_sim.core.world.query import TraceSettings
 
 _NO_INSTANCE = np.zeros(1, np.uint16)          # pack_points: every point the static world
 
@@ -128,13 +130,12 @@ class LidarSimulator:
         beam (N,) int: the beam of each ray cast; None: every sub-ray in sweep order (beam
         major, S per beam).
         """
-        return self._cast(stamp_s).times(beam)
+        return self._cast(Sweep(stamp_s)).times(beam)
 
-    def _cast(self, stamp_s, actor_poses=None, settings=None):
-        """Return the SweepCast of the sweep stamped stamp_s (settings: World.trace's)."""
-        return SweepCast(self.world, float(stamp_s), self._beam_late_s, self._beam_column,
-                         self.beams.column_time_s, len(self.weights), actor_poses,
-                         settings or {})
+    def _cast(self, sweep, max_range_m=np.inf, settings=TraceSettings()):
+        """Return the SweepCast of sweep (max_range_m, settings: World.trace_rays')."""
+        return SweepCast(self.world, sweep, self._beam_late_s, self._beam_column,
+                         self.beams.column_time_s, len(self.weights), max_range_m, settings)
 
     def _sweep_geometry(self, scan_index):
         """Switch to the beams of sweep scan_index (a rosette moves on; a grid stays)."""
@@ -181,44 +182,45 @@ class LidarSimulator:
         trajectories count from t = 0 s); actor_poses {actor name: pose_at} poses them
         instead (World.actor_frame).
         """
+        return self.scan_sweep(pose_at, Sweep(stamp_s, weather, scan_index, actor_poses))
+
+    def scan_sweep(self, pose_at, sweep):
+        """Simulate a Sweep (core/sensors/sweep.py) as scan does; returns a ScanResult."""
         t0 = time.perf_counter()
-        poses = poses_at(pose_at, self.pose_times(float(stamp_s)))
+        poses = poses_at(pose_at, self.pose_times(sweep.stamp_s))
         if self.blocks:
-            return self.scan_blocks(poses, stamp_s, weather, scan_index, actor_poses=actor_poses)
-        return self._scan_beams(poses, stamp_s, weather, scan_index, t0, actor_poses)
+            return self.scan_blocks(poses, sweep)
+        return self._scan_beams(poses, sweep, t0)
 
     def block_pose_times(self, stamp_s, j0, j1):
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
         cols = self.block_columns.union(j0, j1)
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
 
-    def scan_blocks(self, poses, stamp_s, weather=None, scan_index=0, j0=0, j1=None,
-                    actor_poses=None):
+    def scan_blocks(self, poses, sweep, j0=0, j1=None):
         """
-        Simulate the column blocks j0..j1 (None: all) of a sweep; their merged ScanResult.
+        Simulate the column blocks j0..j1 (None: all) of a Sweep; their merged ScanResult.
 
-        poses at block_pose_times(stamp_s, j0, j1), or (C + 1, 4, 4) at pose_times for the
+        poses at block_pose_times(sweep.stamp_s, j0, j1), or (C + 1, 4, 4) at pose_times for the
         whole sweep. The result covers the blocks' columns (sorted): beams ring-major over
         them; for all blocks it is the sweep. Without blocks: the whole sweep.
         """
         if not self.blocks:
-            return self._scan_beams(poses, stamp_s, weather, scan_index,
-                                    actor_poses=actor_poses)
+            return self._scan_beams(poses, sweep)
         j1 = len(self.blocks) if j1 is None else j1
         columns = self.block_columns[j0:j1]
         union = self.block_columns.union(j0, j1)
         results = []
         for blk, cols in zip(self.blocks[j0:j1], columns):
             rows = np.concatenate([[0], 1 + np.searchsorted(union, cols)])
-            results.append(blk._scan_beams(poses[rows], stamp_s, weather, scan_index,
-                                           actor_poses=actor_poses))
+            results.append(blk._scan_beams(poses[rows], sweep))
         return column_blocks.merge_columns(results, columns, self.beams.channels)[0]
 
-    def _scan_beams(self, poses, stamp_s, weather, scan_index, t0=None, actor_poses=None):
+    def _scan_beams(self, poses, sweep, t0=None):
         """Simulate every beam of this simulator (a sweep or one column block): ScanResult."""
-        self._sweep_geometry(scan_index)
+        self._sweep_geometry(sweep.scan_index)
         cfg, beams = self.cfg, self.beams
-        weather = scan_weather(cfg.atmosphere, weather)
+        weather = scan_weather(cfg.atmosphere, sweep.weather)
         n_beams, n_sub = beams.n_beams, len(self.weights)
         t0 = time.perf_counter() if t0 is None else t0
         # The first cast's rays, in one pass: every sub-ray, or the centres (adaptive).
@@ -228,13 +230,12 @@ class LidarSimulator:
         sensor_pose = poses[0]
         t_rays = time.perf_counter()
         if cfg.model == 'geometric':
-            actors = {'times': self.ray_times(float(stamp_s)), 'actor_poses': actor_poses}
+            actors = {'times': self.ray_times(sweep.stamp_s), 'actor_poses': sweep.actor_poses}
             ret, centre, t1 = self._geometric(origins, dirs, rays32, n_beams, actors)
             t2 = t3 = t1
         else:
             ret, centre, (t1, t2, t3) = self._physical(
-                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, scan_index, poses,
-                stamp_s, actor_poses)
+                origins, dirs, rays32, beams.ring, n_beams, n_sub, weather, sweep, poses)
         beam = ret.beam
         points = self._pack(ret, beam)
         if cfg.self_filter:     # the robot's own body (core/robot/body.py), masked as a driver
@@ -244,7 +245,7 @@ class LidarSimulator:
         timing = {'rays_ms': (t_rays - t0) * 1e3, 'trace_ms': (t1 - t_rays) * 1e3,
                   'radiometry_ms': (t2 - t1) * 1e3, 'echoes_ms': (t3 - t2) * 1e3,
                   'pack_ms': (t4 - t3) * 1e3, 'total_ms': (t4 - t0) * 1e3}
-        return ScanResult(points=points, beam=beam, stamp_s=float(stamp_s),
+        return ScanResult(points=points, beam=beam, stamp_s=sweep.stamp_s,
                           sensor_pose=sensor_pose, n_beams=n_beams, too_close=ret.too_close,
                           hit_range_m=centre, n_echoes=ret.n_echoes, timing_ms=timing)
 
@@ -282,25 +283,23 @@ class LidarSimulator:
             instance_id=instance if self.world.actors else None)
         return ret, centre, t1
 
-    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, scan_index,
-                  poses, stamp_s, actor_poses):
+    def _physical(self, origins, dirs, rays32, ring, n_beams, n_sub, weather, sweep, poses):
         """
         Run the radiometric model (docs/physics.md): (Returns, centre range (B,), times).
 
         origins, dirs, rays32: every sub-ray, or with footprint adaptive the beams' centres;
-        the world's actors are met at each ray's firing time (ray_times; actor_poses as in
-        World.trace).
+        the world's actors are met at each ray's firing time (ray_times; sweep.actor_poses).
+        weather: the sweep's, clear where it had none.
         """
         cfg, table = self.cfg, self.materials
-        cast = self._cast(stamp_s, actor_poses, {
-            'max_range_m': cfg.max_range_m, 'max_hits': cfg.max_hits_per_sub_ray,
-            'continue_step_m': cfg.continue_step_m, 'ignored': tuple(cfg.ignored_objects),
-            'smoke': weather.smoke, 'smoke_density': weather.smoke_density,
-            'smoke_radius_scale': cfg.smoke_cell_radius_scale,
-            'smoke_density_threshold': cfg.smoke_density_threshold,
-            'smoke_enabled': cfg.smoke_enabled, 'materials': table, 'with_points': False,
-            'glass': cfg.glass,
-            'with_normals': cfg.pulse_length_m > 0.0 or self._normals})
+        scan_index = sweep.scan_index
+        cast = self._cast(sweep, cfg.max_range_m, TraceSettings(
+            max_hits=cfg.max_hits_per_sub_ray, continue_step_m=cfg.continue_step_m,
+            ignored=tuple(cfg.ignored_objects), smoke=weather.smoke,
+            smoke_density=weather.smoke_density, smoke_radius_scale=cfg.smoke_cell_radius_scale,
+            smoke_density_threshold=cfg.smoke_density_threshold,
+            smoke_enabled=cfg.smoke_enabled, materials=table, with_points=False,
+            glass=cfg.glass, with_normals=cfg.pulse_length_m > 0.0 or self._normals))
         # Each beam's centre ray (B, 3): the smoke around the sensor and mirror ghosts.
         rows = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
         centre = (origins[rows], dirs[rows])

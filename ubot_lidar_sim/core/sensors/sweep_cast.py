@@ -1,47 +1,61 @@
-"""The trace of one sweep's rays: World.trace with the sweep's settings and each ray's time."""
+"""The trace of one sweep's rays: World.trace_rays with the sweep's settings and ray times."""
 
-from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.raycast.actor_casting import RayTimes
+from ubot_lidar_sim.core.raycast.hits import Hits
+from ubot_lidar_sim.core.sensors.sweep import Sweep
+from ubot_lidar_sim.core.world.query import RayBatch, TraceSettings, WorldQuery
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SweepCast:
     """
-    World.trace of the rays of one sweep (or column block) stamped stamp_s.
+    World.trace_rays of the rays of one sweep (or column block).
 
-    settings: World.trace's keyword arguments but times and rays32; late_s (B,) s each beam's
-    firing time after the stamp and column (B,) int64 its column (None: the world has no
-    actors, no times); column_time_s (C,) s; n_sub sub-rays per beam; actor_poses as in
-    World.trace.
+    late_s (B,) s each beam's firing time after the stamp and column (B,) int64 its column
+    (None: the world has no actors, no times); column_time_s (C,) s; n_sub sub-rays per beam;
+    max_range_m and settings: the trace's (query.py).
     """
 
-    world: Any
-    stamp_s: float
-    late_s: Optional[np.ndarray]
-    column: Optional[np.ndarray]
-    column_time_s: np.ndarray
+    world: WorldQuery
+    sweep: Sweep
+    late_s: NDArray[np.float64] | None
+    column: NDArray[np.int64] | None
+    column_time_s: NDArray[np.float64]
     n_sub: int
-    actor_poses: Optional[Dict] = None
-    settings: Dict = field(default_factory=dict)
+    max_range_m: float = np.inf
+    settings: TraceSettings = TraceSettings()
 
-    def times(self, beam=None):
+    def times(self, beam: NDArray[np.int64] | None = None) -> RayTimes | None:
         """
         Return the RayTimes of rays of beams beam (N,) int (None: no actors).
 
         beam None: every sub-ray in sweep order (beam major, n_sub per beam).
         """
-        if self.late_s is None:
+        if self.late_s is None or self.column is None:
             return None
         if beam is None:
             beam = np.repeat(np.arange(self.late_s.size), self.n_sub)
-        return RayTimes(self.stamp_s + self.late_s[beam], self.column[beam],
-                        self.stamp_s + np.asarray(self.column_time_s, np.float64))
+        stamp_s = self.sweep.stamp_s
+        return RayTimes(stamp_s + self.late_s[beam], self.column[beam],
+                        stamp_s + np.asarray(self.column_time_s, np.float64))
 
-    def trace(self, origins, dirs, rays32, beam=None):
-        """Return the Hits of rays (N, 3), rays32 (N, 6) of beams beam (N,) (None: every ray)."""
-        return self.world.trace(origins, dirs, rays32=rays32, times=self.times(beam),
-                                actor_poses=self.actor_poses, **self.settings)
+    def trace(self, origins: ArrayLike, dirs: ArrayLike,
+              rays32: NDArray[np.float32] | None = None, beam: NDArray[np.int64] | None = None,
+              max_range_m: ArrayLike | None = None, settings: TraceSettings | None = None
+              ) -> Hits:
+        """
+        Return the Hits of rays (N, 3), rays32 (N, 6) of beams beam (N,) (None: every ray).
+
+        max_range_m (scalar or (N,)) and settings replace the cast's when given.
+        """
+        rng = self.max_range_m if max_range_m is None else max_range_m
+        return self.world.trace_rays(RayBatch(origins, dirs, rng, rays32, self.times(beam)),
+                                     self.settings if settings is None else settings,
+                                     self.sweep)

@@ -12,11 +12,13 @@ in the actor's own frame) and a ``motion``, one of:
 Actor k (0-based, in list order) has instance id k + 1; the static world is 0.
 """
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 import math
 import re
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.errors import ConfigError
@@ -25,7 +27,7 @@ from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import build_object, WorldObject
-from ubot_lidar_sim.core.world.schema import check_actor_list, MAX_ACTORS, short
+from ubot_lidar_sim.core.world.schema import check_actor_list, Context, MAX_ACTORS, short
 from ubot_lidar_sim.core.world.shapes import boxes
 
 # A /tf frame id: ROS name tokens (a letter or _, then letters, digits, _) joined by '/'
@@ -56,7 +58,8 @@ class Actor:
         return self.obj.name
 
 
-def check_motion(motion, where, ctx, reach_m=0.0):
+def check_motion(motion: object, where: str, ctx: Context, reach_m: float = 0.0
+                 ) -> tuple[str | None, PoseAt | None]:
     """
     Check an actor's motion mapping; returns (frame, trajectory) (see Actor).
 
@@ -114,21 +117,22 @@ def check_motion(motion, where, ctx, reach_m=0.0):
                         f'expected {exc.allowed}, got {short(exc.value)}') from None
 
 
-def build_actors(data, ctx, budget, names):
+def build_actors(data: object, ctx: Context, budget: int, names: Iterable[str]) -> list[Actor]:
     """
     Build the actors of a world mapping; returns [Actor] within budget triangles.
 
     names: the static objects' names (an actor's name is unique among both).
     """
     entries = check_actor_list(data, ctx)
-    actors, used = [], 0
-    names = set(names)
+    actors: list[Actor] = []
+    used = 0
+    seen = set(names)
     for k, entry in enumerate(entries):
         obj, geom = build_object(entry, k, ctx, budget - used, section='actors')
         where = f"actors[{k}] '{obj.name}'"
-        if obj.name in names:
+        if obj.name in seen:
             raise ctx.error(f'actors[{k}].name', f"duplicate name '{obj.name}'")
-        names.add(obj.name)
+        seen.add(obj.name)
         used += obj.n_triangles
         if used > budget:
             raise ctx.error(where, f'world exceeds max_triangles ({used} actor triangles over '
@@ -141,7 +145,8 @@ def build_actors(data, ctx, budget, names):
     return actors
 
 
-def fleet_actors(frames, size_m, first, base_height_m=0.0):
+def fleet_actors(frames: Sequence[str], size_m: ArrayLike, first: int,
+                 base_height_m: float = 0.0) -> list[Actor]:
     """
     Return the Actors of a fleet's other robots: a size_m (x, y, z) box under each frame.
 

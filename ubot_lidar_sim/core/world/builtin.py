@@ -7,6 +7,7 @@ origin holds only ground (a mud patch, a puddle) so a robot can drive a loop of 
 Ground patches are planes a few millimetres above the grass so the nearest patch wins.
 """
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -21,23 +22,25 @@ def build(name: str) -> dict[str, Any]:
     return {'demo': demo, 'flat': flat}[name]()
 
 
-def flat():
+def flat() -> dict[str, Any]:
     """Return 'flat': a 200 m x 200 m grass plane at z = 0 in frame map."""
     return {'frame': 'map', 'objects': [
         {'name': 'ground', 'type': 'plane', 'size_m': [200.0, 200.0], 'material': 'grass'}]}
 
 
-def _pose(x, y, z, rpy_deg=(0.0, 0.0, 0.0)):
+def _pose(x: float, y: float, z: float, rpy_deg: Sequence[float] = (0.0, 0.0, 0.0)
+          ) -> dict[str, Any]:
     return {'xyz': [float(x), float(y), float(z)], 'rpy_deg': [float(a) for a in rpy_deg]}
 
 
-def _patch(name, material, x0, x1, y0, y1, z):
+def _patch(name: str, material: str, x0: float, x1: float, y0: float, y1: float, z: float
+           ) -> dict[str, Any]:
     """Return a ground plane over [x0, x1] x [y0, y1] lifted z metres above the grass."""
     return {'name': name, 'type': 'plane', 'material': material, 'size_m': [x1 - x0, y1 - y0],
             'pose': _pose((x0 + x1) / 2, (y0 + y1) / 2, z)}
 
 
-def _ground():
+def _ground() -> list[dict[str, Any]]:
     return [
         _patch('grass', 'grass', -32, 32, -32, 32, 0.0),
         _patch('yard_gravel', 'gravel', -7, 7, -7, 7, 0.003),
@@ -52,9 +55,9 @@ def _ground():
          for k, (x, y, r) in enumerate(PUDDLES)]
 
 
-def _crops(rng):
+def _crops(rng: np.random.Generator) -> list[dict[str, Any]]:
     """Crop rows along y on the soil field: corn (north), soybean (middle), potato (south)."""
-    out = []
+    out: list[dict[str, Any]] = []
     blocks = [('corn', 'corn_leaf', 10, 25, 0.3, (2.0, 2.4)),
               ('soybean', 'soybean_leaf', -6, 7, 0.45, (0.7, 0.9)),
               ('potato', 'potato_leaf', -25, -9, 0.55, (0.5, 0.65))]
@@ -68,11 +71,11 @@ def _crops(rng):
     return out
 
 
-def _trees_and_shrubs(rng):
-    out = []
+def _trees_and_shrubs(rng: np.random.Generator) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     sites = [(-10, -19), (-2, -20), (6, -19), (13, -18), (-6, 20), (2, 21), (10, 19)]
-    for k, (x, y) in enumerate(sites):
-        x, y = np.array([x, y]) + rng.uniform(-0.5, 0.5, 2)
+    for k, site in enumerate(sites):
+        x, y = np.array(site) + rng.uniform(-0.5, 0.5, 2)
         trunk_r, trunk_h = rng.uniform(0.18, 0.3), rng.uniform(3.0, 4.0)
         crown_r = rng.uniform(2.0, 2.7)
         # The trunk reaches into the crown, as a real stem does: a foliage ray can still hit it.
@@ -90,8 +93,9 @@ def _trees_and_shrubs(rng):
     return out
 
 
-def _buildings():
+def _buildings() -> list[dict[str, Any]]:
     wall = {'type': 'box', 'material': 'building'}
+    out: list[dict[str, Any]]
     out = [dict(wall, name='barn_wall_s', size_m=[12, 0.3, 5], pose=_pose(-22, 17.15, 2.5)),
            dict(wall, name='barn_wall_n', size_m=[12, 0.3, 5], pose=_pose(-22, 26.85, 2.5)),
            dict(wall, name='barn_wall_w', size_m=[0.3, 9.4, 5], pose=_pose(-27.85, 22, 2.5)),
@@ -110,9 +114,10 @@ def _buildings():
     return out
 
 
-def _vehicle(x=-24.0, y=-4.0):
+def _vehicle(x: float = -24.0, y: float = -4.0) -> list[dict[str, Any]]:
     """Return a parked pickup on the asphalt, nose north: body, cabin and four wheels."""
     car = {'material': 'vehicle'}
+    out: list[dict[str, Any]]
     out = [dict(car, name='vehicle_body', type='box', size_m=[1.8, 4.4, 0.9],
                 pose=_pose(x, y, 0.8)),
            dict(car, name='vehicle_cabin', type='box', size_m=[1.6, 2.2, 0.7],
@@ -123,7 +128,7 @@ def _vehicle(x=-24.0, y=-4.0):
     return out
 
 
-def demo(seed=DEMO_SEED):
+def demo(seed: int = DEMO_SEED) -> dict[str, Any]:
     """Return the demo farm yard (deterministic for a given seed)."""
     rng = np.random.default_rng(seed)
     objects = _ground() + _crops(rng) + _trees_and_shrubs(rng) + _buildings() + _vehicle()

@@ -5,45 +5,51 @@ A file's triangle count is estimated from its header or size before it is read, 
 beyond the world's max_triangles is refused without allocating it (images: ``image_size``).
 """
 
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 import struct
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 import open3d as o3d
 
 from ubot_lidar_sim.core.file_checks import check_regular_file, FileRefused, MESH_MAX_BYTES
+from ubot_lidar_sim.core.world.schema import Context
 from ubot_lidar_sim.core.world.shapes import grid
 
 _MESH_MIN_BYTES = {'.obj': (8, b'\nf '), '.stl': (90, b'endfacet')}   # bytes per face, face token
 
 
-def _quiet():
+def _quiet() -> Any:
     """Silence open3d's reader warnings: a bad file is reported as one WorldError instead."""
     return o3d.utility.VerbosityContextManager(o3d.utility.VerbosityLevel.Error)
 
 
-def read_image(path):
+def read_image(path: str | Path) -> NDArray[Any]:
     """Read an image file (PNG, ...) as a numpy array (empty if it cannot be read)."""
     with _quiet():
-        return np.asarray(o3d.io.read_image(str(path)))
+        return np.asarray(o3d.io.read_image(Path(path)))
 
 
-def image_size(path):
+def image_size(path: str | Path) -> tuple[int, int] | None:
     """Return (width, height) from a PNG or JPEG file's header, None for another file."""
     with open(path, 'rb') as f:
         head = f.read(1 << 18)
     if head[:8] == b'\x89PNG\r\n\x1a\n' and head[12:16] == b'IHDR':
-        return struct.unpack('>II', head[16:24])
+        w, h = struct.unpack('>II', head[16:24])
+        return int(w), int(h)
     pos = 2 if head[:2] == b'\xff\xd8' else len(head)     # JPEG: walk to a start of frame
     while pos + 9 <= len(head) and head[pos] == 0xFF:
         marker, length = head[pos + 1], struct.unpack('>H', head[pos + 2:pos + 4])[0]
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
             height, width = struct.unpack('>HH', head[pos + 5:pos + 9])
-            return width, height
+            return int(width), int(height)
         pos += 2 + length
     return None
 
 
-def _count_token(path, token):
+def _count_token(path: Path, token: bytes) -> int:
     """Count occurrences of a byte token in a file, streaming 8 MB at a time."""
     count, tail = 0, b'\n'
     with open(path, 'rb') as f:
@@ -55,7 +61,7 @@ def _count_token(path, token):
     return count
 
 
-def _mesh_face_estimate(path, budget):
+def _mesh_face_estimate(path: Path, budget: int) -> int | None:
     """
     Return a cheap face count of a mesh file (header, size, face lines); None: bad PLY header.
 
@@ -88,7 +94,8 @@ def _mesh_face_estimate(path, budget):
     return 0 if size // min_bytes <= budget else _count_token(path, token)
 
 
-def mesh(obj, where, ctx, budget):
+def mesh(obj: Mapping[str, Any], where: str, ctx: Context,
+         budget: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """
     Read a PLY / OBJ / STL mesh and scale it; returns vertices (object frame), triangles.
 
@@ -110,7 +117,7 @@ def mesh(obj, where, ctx, budget):
         raise ctx.error(f'{where}.file', f"'{path.name}' has about {estimate} triangles, more "
                         f'than the {budget} left of max_triangles {ctx.budget}')
     with _quiet():
-        loaded = o3d.io.read_triangle_mesh(str(path))
+        loaded = o3d.io.read_triangle_mesh(path)
     v, t = np.asarray(loaded.vertices, np.float64), np.asarray(loaded.triangles, np.int64)
     if v.shape[0] == 0:
         raise ctx.error(f'{where}.file', f"'{path.name}' cannot be read as a mesh (corrupt file)")
@@ -123,21 +130,23 @@ def mesh(obj, where, ctx, budget):
     return v * mesh_scale(obj, where, ctx), t
 
 
-def mesh_scale(obj, where, ctx):
+def mesh_scale(obj: Mapping[str, Any], where: str, ctx: Context) -> float | NDArray[np.float64]:
     """Return a mesh object's ``scale``: one number, or a positive (x, y, z) vector."""
     if isinstance(obj.get('scale', 1.0), (list, tuple)):
         return ctx.vector(obj, 'scale', where, 3, positive=True)
     return ctx.number(obj, 'scale', where, 1.0)
 
 
-def _check_grid(path, shape, where, ctx, budget):
+def _check_grid(path: Path, shape: Sequence[int], where: str, ctx: Context, budget: int
+                ) -> None:
     """Refuse a heightfield of shape (rows, columns) whose grid exceeds the budget."""
     if 2 * (shape[0] - 1) * (shape[1] - 1) > budget:
         raise ctx.error(f'{where}.file', f"'{path.name}' {tuple(shape)} needs more triangles "
                         f'than the {budget} left of max_triangles {ctx.budget}')
 
 
-def heightfield(obj, where, ctx, budget):
+def heightfield(obj: Mapping[str, Any], where: str, ctx: Context, budget: int
+                ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """
     Read a heightfield file (.npy float array or 16-bit PNG) into grid triangles (as ``mesh``).
 

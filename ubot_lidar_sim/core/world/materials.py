@@ -4,11 +4,16 @@ Material table at the laser wavelength (docs/physics.md, "Surfaces and materials
 Defaults live in config/materials.yaml; a materials_file overrides only the properties it lists.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
@@ -33,7 +38,7 @@ PROPERTIES = tuple(PROPERTY_RANGES)
 PROPERTY_DEFAULTS = {'specular_reflectance': 0.0}
 
 
-def material_index(name):
+def material_index(name: str) -> int:
     """Return the material byte of ``name``; ConfigError for an unknown name."""
     try:
         return MATERIAL_NAMES.index(name)
@@ -41,7 +46,7 @@ def material_index(name):
         raise ConfigError('material', name, 'one of ' + ', '.join(MATERIAL_NAMES)) from None
 
 
-def _read_yaml(path):
+def _read_yaml(path: str | Path) -> dict[Any, Any]:
     data = read_yaml(path, lambda where, problem: ConfigError(
         'materials_file', str(path), f'a readable YAML file ({where}: {problem})'), True)
     if data is None:
@@ -51,7 +56,7 @@ def _read_yaml(path):
     return data
 
 
-def _apply(values, data, path):
+def _apply(values: dict[str, list[float]], data: dict[Any, Any], path: str | Path) -> None:
     """Write the properties of ``data`` into ``values`` {prop: list}, checking names and ranges."""
     for mat, props in data.items():
         if mat not in MATERIAL_NAMES:
@@ -76,19 +81,19 @@ def _apply(values, data, path):
 class MaterialTable:
     """One read-only float64 array per property, one value per material byte (MATERIAL_NAMES)."""
 
-    reflectivity: np.ndarray
-    specular: np.ndarray
-    specular_width_deg: np.ndarray
-    transmission: np.ndarray
-    wet_darkening: np.ndarray
-    incidence_exponent: np.ndarray
-    micro_slope_deg: np.ndarray
-    reflectivity_sd: np.ndarray
-    roughness_m: np.ndarray
-    specular_reflectance: np.ndarray
+    reflectivity: NDArray[np.float64]
+    specular: NDArray[np.float64]
+    specular_width_deg: NDArray[np.float64]
+    transmission: NDArray[np.float64]
+    wet_darkening: NDArray[np.float64]
+    incidence_exponent: NDArray[np.float64]
+    micro_slope_deg: NDArray[np.float64]
+    reflectivity_sd: NDArray[np.float64]
+    roughness_m: NDArray[np.float64]
+    specular_reflectance: NDArray[np.float64]
 
     @classmethod
-    def load(cls, override_file=None):
+    def load(cls, override_file: str | Path | None = None) -> MaterialTable:
         """Read config/materials.yaml (all values but PROPERTY_DEFAULTS), then override_file."""
         path = config_path('materials.yaml')
         values = {p: [PROPERTY_DEFAULTS.get(p, math.nan)] * len(MATERIAL_NAMES)
@@ -103,7 +108,7 @@ class MaterialTable:
         return cls.from_values(values)
 
     @classmethod
-    def from_values(cls, values):
+    def from_values(cls, values: Mapping[str, Sequence[float]]) -> MaterialTable:
         """Build a table from {property: sequence of one float per material}."""
         arrays = {}
         for prop in PROPERTIES:
@@ -112,7 +117,7 @@ class MaterialTable:
             arrays[prop] = a
         return cls(**arrays)
 
-    def to_dict(self):
+    def to_dict(self) -> dict[str, dict[str, float]]:
         """Return {material name: {property: value}} (for describe / manifests)."""
         return {name: {p: float(getattr(self, p)[i]) for p in PROPERTIES}
                 for i, name in enumerate(MATERIAL_NAMES)}

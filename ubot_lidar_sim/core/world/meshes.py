@@ -17,6 +17,7 @@ an entry that fails is parsed again from the mesh, with one warning. Every file 
 (core/file_checks.py: a regular file, at most MESH_MAX_BYTES) before a byte of it is read.
 """
 
+from collections.abc import Mapping, Sequence
 import hashlib
 import json
 import logging
@@ -24,17 +25,22 @@ import os
 from pathlib import Path
 import re
 import struct
+from typing import Any
 
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import parse as defused_parse
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.file_checks import (check_regular_file, FileRefused, MESH_MAX_BYTES,
                                              open_checked, read_checked, TEXT_MAX_BYTES)
 from ubot_lidar_sim.core.safe_write import write_beside
 from ubot_lidar_sim.core.world import loaders
+from ubot_lidar_sim.core.world.schema import Context
 
 LOG = logging.getLogger(__name__)
+#: (part names, vertices (V, 3) m, triangles (T, 3), part offsets (P + 1,)) of a mesh file.
+Parts = tuple[list[str], NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]
 
 MESH_SUFFIXES = ('.dae', '.gltf', '.glb', '.obj', '.stl', '.ply')
 _CACHE_VERSION = b'meshes-2'
@@ -45,13 +51,13 @@ class MeshError(Exception):
     """A mesh file that cannot be used; the message is the problem (the caller names the file)."""
 
 
-def cache_dir():
+def cache_dir() -> Path:
     """Return the directory of the mesh cache (created on first write)."""
     env = os.environ.get('UBOT_LIDAR_SIM_MESH_CACHE')
     return Path(env) if env else Path.home() / '.cache' / 'ubot_lidar_sim' / 'meshes'
 
 
-def _read_file(path, max_bytes):
+def _read_file(path: Path, max_bytes: int) -> bytes:
     """Return a file's bytes after the one check (MeshError naming what it is instead)."""
     try:
         return read_checked(path, max_bytes)
@@ -59,7 +65,7 @@ def _read_file(path, max_bytes):
         raise MeshError(f'is {exc.strerror}') from None
 
 
-def _gltf_json(path):
+def _gltf_json(path: Path) -> dict[str, Any]:
     """Return the JSON object of a .gltf file or of a .glb file's first chunk."""
     glb = path.suffix.lower() == '.glb'
     data = _read_file(path, MESH_MAX_BYTES if glb else TEXT_MAX_BYTES)
@@ -78,7 +84,8 @@ def _gltf_json(path):
     return doc
 
 
-def _objects(doc, key, where='the document'):
+def _objects(doc: dict[str, Any], key: str, where: str = 'the document'
+             ) -> list[dict[str, Any]]:
     """Return doc[key] (default []) as a list of JSON objects; MeshError when it is not one."""
     items = doc.get(key, [])
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
@@ -87,7 +94,7 @@ def _objects(doc, key, where='the document'):
     return items
 
 
-def _gltf_faces(doc):
+def _gltf_faces(doc: dict[str, Any]) -> int:
     """Return the triangle count of a glTF document's primitives (from its accessors)."""
     accessors = _objects(doc, 'accessors')
     total = 0
@@ -102,9 +109,9 @@ def _gltf_faces(doc):
     return total
 
 
-def _gltf_files(path, doc):
+def _gltf_files(path: Path, doc: dict[str, Any]) -> list[Path]:
     """Return the files a glTF document's buffers and images name, each checked before use."""
-    files = []
+    files: list[Path] = []
     for item in _objects(doc, 'buffers') + _objects(doc, 'images'):
         uri = item.get('uri', '')
         if not isinstance(uri, str) or not uri or uri.startswith('data:'):
@@ -120,7 +127,7 @@ def _gltf_files(path, doc):
     return files
 
 
-def _collada_meter(path):
+def _collada_meter(path: Path) -> tuple[float, int, dict[str, str]]:
     """
     Parse a COLLADA file with defusedxml; return (<unit meter>, declared face count, names).
 
@@ -145,17 +152,17 @@ def _collada_meter(path):
     if not (np.isfinite(meter) and meter > 0):
         raise MeshError(f'has <unit meter={meter}>, expected a number > 0')
     faces = sum(int(c) for c in _COUNT.findall(_read_file(path, MESH_MAX_BYTES)))
-    names = {}
+    names: dict[str, str] = {}
     for node in root.iter():
         if node.tag.rsplit('}', 1)[-1] != 'node' or not node.get('name'):
             continue
         for inst in node:
             if inst.tag.rsplit('}', 1)[-1] == 'instance_geometry':
-                names.setdefault(inst.get('url', '').lstrip('#'), node.get('name'))
+                names.setdefault(inst.get('url', '').lstrip('#'), node.get('name', ''))
     return meter, faces, names
 
 
-def face_estimate(path, budget):
+def face_estimate(path: Path, budget: int) -> int | None:
     """
     Return a cheap upper estimate of a mesh file's triangles, from its header or declarations.
 
@@ -170,7 +177,7 @@ def face_estimate(path, budget):
     return loaders._mesh_face_estimate(path, budget)
 
 
-def _key(path):
+def _key(path: Path) -> str:
     """Return the cache key: sha256 of the file's bytes and of the files a glTF names."""
     h = hashlib.sha256(_CACHE_VERSION)
     h.update(_read_file(path, MESH_MAX_BYTES))
@@ -180,7 +187,7 @@ def _key(path):
     return h.hexdigest()
 
 
-def _read(path):
+def _read(path: Path) -> Parts:
     """
     Read a mesh with trimesh, node transforms applied: (names, vertices, triangles, offsets).
 
@@ -194,10 +201,11 @@ def _read(path):
     suffix = path.suffix.lower()
     meter, _, node_names = _collada_meter(path) if suffix == '.dae' else (1.0, 0, {})
     try:
-        loaded = trimesh.load(str(path), force='scene', process=False)
+        loaded: Any = trimesh.load(str(path), force='scene', process=False)    # a Scene
     except Exception as exc:  # noqa: B902 (any parser error is one line)
         raise MeshError(f'cannot be read as a mesh ({type(exc).__name__}: {exc})') from None
-    names, parts = [], []
+    names: list[str] = []
+    parts: list[tuple[NDArray[np.float64], NDArray[np.int64]]] = []
     for node in loaded.graph.nodes_geometry:
         transform, name = loaded.graph[node]
         geom = loaded.geometry[name]
@@ -215,9 +223,9 @@ def _read(path):
     return names, v, t, offsets
 
 
-def _validate(names, v, t, offsets):
+def _validate(names: Sequence[str], v: ArrayLike, t: ArrayLike, offsets: ArrayLike) -> None:
     """Raise MeshError unless the arrays are a usable mesh (a fresh parse or a cache entry)."""
-    v, t, offsets = np.asarray(v), np.asarray(t), np.asarray(offsets)
+    v, t, offsets = np.asarray(v), np.asarray(t), np.asarray(offsets)     # a cache entry's
     if v.ndim != 2 or v.shape[1:] != (3,) or v.dtype.kind != 'f':
         raise MeshError(f'has vertices of shape {v.shape} ({v.dtype}), expected (V, 3) floats')
     if t.ndim != 2 or t.shape[1:] != (3,) or t.dtype.kind not in 'iu' or t.shape[0] == 0:
@@ -233,7 +241,8 @@ def _validate(names, v, t, offsets):
         raise MeshError('has part offsets that do not split its triangles')
 
 
-def _save(cached, names, v, t, offsets):
+def _save(cached: Path, names: list[str], v: NDArray[np.float64], t: NDArray[np.int64],
+          offsets: NDArray[np.int64]) -> None:
     """Write one parsed mesh to the cache (safe_write's rules; a read-only cache is skipped)."""
     try:
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -243,7 +252,7 @@ def _save(cached, names, v, t, offsets):
         pass                # a read-only cache only costs the next load its parse
 
 
-def _load_cached(cached):
+def _load_cached(cached: Path) -> Parts | None:
     """
     Return the parts of a cache entry (None: no entry); MeshError when it is unusable.
 
@@ -264,7 +273,7 @@ def _load_cached(cached):
     return names, v, t, offsets
 
 
-def _parsed(path, budget):
+def _parsed(path: Path, budget: int) -> Parts:
     """Return (names, vertices, triangles, offsets) parsed from the mesh file, checked."""
     estimate = face_estimate(path, budget)
     if estimate is None:
@@ -276,7 +285,7 @@ def _parsed(path, budget):
     return parts
 
 
-def _checked(path, budget):
+def _checked(path: str | Path, budget: int) -> Parts:
     """
     Return (names, vertices, triangles, offsets) of a mesh file, cached or parsed.
 
@@ -303,7 +312,7 @@ def _checked(path, budget):
     return names, v, t, offsets
 
 
-def load_mesh(path, budget):
+def load_mesh(path: str | Path, budget: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """
     Return the triangles of a mesh file: vertices (V, 3) float64 in metres, triangles (T, 3).
 
@@ -314,10 +323,11 @@ def load_mesh(path, budget):
     return v, t
 
 
-def load_parts(path, budget):
+def load_parts(path: str | Path, budget: int
+               ) -> tuple[list[str], list[tuple[NDArray[np.float64], NDArray[np.int64]]]]:
     """Return (names, [(vertices, triangles)]) of a mesh file's parts (SDF <submesh>)."""
     names, v, t, offsets = _checked(path, budget)
-    parts = []
+    parts: list[tuple[NDArray[np.float64], NDArray[np.int64]]] = []
     for k in range(len(names)):
         tri = t[offsets[k]:offsets[k + 1]]
         used, local = np.unique(tri, return_inverse=True)
@@ -325,7 +335,8 @@ def load_parts(path, budget):
     return names, parts
 
 
-def mesh(obj, where, ctx, budget):
+def mesh(obj: Mapping[str, Any], where: str, ctx: Context,
+         budget: int) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """
     Read the file of a YAML ``mesh`` object (as loaders.mesh); COLLADA and glTF through load_mesh.
 

@@ -5,19 +5,25 @@ An object is placed by its pose (xyz, then R = Rz(yaw) Ry(pitch) Rx(roll) of rpy
 heightfield or occupancy map by its own origin, the other types by their centre (shapes.py).
 """
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.poses import rotation_rpy
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLINDER, KIND_SPHERE
 from ubot_lidar_sim.core.world.loaders import heightfield
 from ubot_lidar_sim.core.world.meshes import mesh
 from ubot_lidar_sim.core.world.occupancy import occupancy_map
-from ubot_lidar_sim.core.world.schema import check_object
+from ubot_lidar_sim.core.world.schema import check_object, Context
 from ubot_lidar_sim.core.world.shapes import boxes, CYLINDER, plane, SPHERE
 
-_FILE_TYPES = {'mesh': mesh, 'heightfield': heightfield, 'occupancy_map': occupancy_map}
+#: The builders of the file-backed types: (entry, where, ctx, budget) -> vertices, triangles.
+_FILE_TYPES: dict[str, Callable[[Mapping[str, Any], str, Context, int],
+                                tuple[NDArray[np.float64], NDArray[np.int64]]]] = {
+    'mesh': mesh, 'heightfield': heightfield, 'occupancy_map': occupancy_map}
 
 
 @dataclass(frozen=True)
@@ -33,7 +39,8 @@ class WorldObject:
     n_triangles: int
 
 
-def build_object(obj, index, ctx, budget, section='objects'):
+def build_object(obj: Any, index: int, ctx: Context, budget: int, section: str = 'objects'
+                 ) -> tuple[WorldObject, Geometry]:
     """
     Check objects[index] and build it; returns (WorldObject, Geometry) within budget.
 
@@ -42,7 +49,7 @@ def build_object(obj, index, ctx, budget, section='objects'):
     keys = check_object(obj, index, ctx, section)
     kind, where, xyz = keys.kind, keys.where, keys.xyz
     rot = rotation_rpy(*np.radians(keys.rpy_deg))
-    extra = {}
+    extra: dict[str, Any] = {}
     if kind == 'plane':
         v, t = plane(ctx.vector(obj, 'size_m', where, 2, positive=True))
     elif kind == 'box':
@@ -70,9 +77,12 @@ def build_object(obj, index, ctx, budget, section='objects'):
                        int(t.shape[0])), geometry
 
 
-def build_objects(entries, ctx, max_triangles):
+def build_objects(entries: Sequence[Any], ctx: Context, max_triangles: int
+                  ) -> tuple[list[WorldObject], list[Geometry]]:
     """Build every entry of the objects list; returns (objects, geometries), names unique."""
-    objects, geoms, used, names = [], [], 0, set()
+    objects: list[WorldObject] = []
+    geoms: list[Geometry] = []
+    used, names = 0, set()
     for index, entry in enumerate(entries):
         obj, geom = build_object(entry, index, ctx, max_triangles - used)
         if obj.name in names:

@@ -11,7 +11,12 @@ grey 8-bit map, a PGM is mapped from the file) is then turned into runs a band o
 and the triangle budget is checked as the runs accumulate.
 """
 
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, NoReturn
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.poses import rotation_rpy
 from ubot_lidar_sim.core.world.loaders import image_size, read_image
@@ -21,13 +26,16 @@ from ubot_lidar_sim.core.yaml_io import read_yaml
 
 MAX_MAP_PIXELS = 100_000_000        # 10000 x 10000: 500 m square at 5 cm
 BAND_PIXELS = 1 << 20               # pixels turned into runs at a time
+#: (magic, width, height, maxval, data offset) of a PGM file.
+PgmHeader = tuple[bytes, int, int, int, int]
 
 
-def _pgm_header(path):
+def _pgm_header(path: Path) -> PgmHeader | None:
     """Return (magic, width, height, maxval, data offset) of a PGM file; None if not one."""
     with open(path, 'rb') as f:
         data = f.read(4096)
-    tokens, pos = [], 0
+    tokens: list[bytes] = []
+    pos = 0
     while len(tokens) < 4:
         while pos < len(data) and data[pos:pos + 1].isspace():
             pos += 1
@@ -48,9 +56,10 @@ def _pgm_header(path):
     return magic, width, height, maxval, pos + 1
 
 
-def _read_pgm(path, header):
+def _read_pgm(path: Path, header: PgmHeader) -> tuple[NDArray[Any] | None, int]:
     """Return the pixels (H, W) of a PGM (mapped from the file for P5) or None, and maxval."""
     magic, width, height, maxval, offset = header
+    pixels: NDArray[Any]
     if magic == b'P2':
         pixels = np.array(path.read_bytes()[offset - 1:].split()[:width * height], np.float64)
     else:
@@ -63,11 +72,13 @@ def _read_pgm(path, header):
     return pixels.reshape(height, width), maxval
 
 
-def _runs(pixels, maxval, negate, thresh, budget, fail):
+def _runs(pixels: NDArray[Any], maxval: float, negate: int, thresh: float, budget: int,
+          fail: Callable[[int], NoReturn]) -> list[NDArray[np.int64]]:
     """Return the runs (row, first column, end column) of occupied cells, band by band."""
     rows, cols = pixels.shape[:2]
     band = max(1, BAND_PIXELS // cols)
-    found, count = [], 0
+    found: list[tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]] = []
+    count = 0
     for r in range(0, rows, band):
         grey = pixels[r:r + band].astype(np.float64) / maxval
         if grey.ndim == 3:
@@ -83,7 +94,8 @@ def _runs(pixels, maxval, negate, thresh, budget, fail):
     return [np.concatenate(parts) for parts in zip(*found)]
 
 
-def occupancy_map(obj, where, ctx, budget):
+def occupancy_map(obj: Mapping[str, Any], where: str, ctx: Context, budget: int
+                  ) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """
     Extrude the occupied cells of a Nav2 map_server map into boxes, merged along rows.
 
@@ -110,18 +122,18 @@ def occupancy_map(obj, where, ctx, budget):
     if size is not None and size[0] * size[1] > MAX_MAP_PIXELS:
         raise mctx.error('image', f"'{image.name}' is {size[0]} x {size[1]} pixels, more than "
                          f'the {MAX_MAP_PIXELS} a map may have')
+    pixels: NDArray[Any] | None = None
+    maxval = 1
     if pgm is not None:
         pixels, maxval = _read_pgm(image, pgm)
-    elif image.suffix.lower() in ('.pgm', '.pnm'):
-        pixels = None
-    else:
+    elif image.suffix.lower() not in ('.pgm', '.pnm'):
         pixels = read_image(image)
-        maxval = np.iinfo(pixels.dtype).max if pixels.size else 1
+        maxval = int(np.iinfo(pixels.dtype).max) if pixels.size else 1
         pixels = pixels if pixels.size else None
     if pixels is None:
         raise mctx.error('image', f"'{image.name}' cannot be read as a map image")
 
-    def fail(runs):
+    def fail(runs: int) -> NoReturn:
         raise mctx.error('image', f'{runs} wall runs need more triangles than the {budget} '
                          f'left of max_triangles {ctx.budget}')
     r0, c0, c1 = _runs(pixels, maxval, negate, thresh, budget, fail)

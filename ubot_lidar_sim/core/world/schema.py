@@ -5,11 +5,16 @@ Every problem raises a WorldError '<file>: <key path>: <problem>', e.g.
 ``worlds/farm.yaml: objects[3] 'barn'.size_m: expected a list of 3 numbers > 0, got [4, 2]``.
 """
 
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.class_ids import CLASS_ID_RULE, default_class, is_class_id
 from ubot_lidar_sim.core.errors import shown, WorldError
@@ -40,7 +45,7 @@ SDF_GEOMETRIES = ('visual', 'collision')
 SDF_GEOMETRY_DEFAULT = 'visual'
 
 
-def short(value):
+def short(value: object) -> str:
     """Return repr(value) cut to one short line for an error message (errors.shown)."""
     text = shown(value).replace('\n', ' ')
     return text if len(text) <= 60 else text[:57] + '...'
@@ -49,8 +54,9 @@ def short(value):
 class Context:
     """Where the values come from (file name, directory for relative paths) and the budget."""
 
-    def __init__(self, source, base_dir, max_triangles, model_paths=(),
-                 sdf_geometry=SDF_GEOMETRY_DEFAULT, sdf_missing='error'):
+    def __init__(self, source: str, base_dir: Path | None, max_triangles: int,
+                 model_paths: Sequence[str] = (), sdf_geometry: str = SDF_GEOMETRY_DEFAULT,
+                 sdf_missing: str = 'error') -> None:
         """
         Name the file (source) in errors; base_dir resolves relative paths (None: cwd).
 
@@ -60,13 +66,15 @@ class Context:
         self.source, self.base_dir, self.budget = source, base_dir, max_triangles
         self.model_paths, self.sdf_geometry = tuple(model_paths), sdf_geometry
         self.sdf_missing = sdf_missing
-        self.files = []     # every file path() returned, in order: what the world was read from
+        # every file path() returned, in order: what the world was read from
+        self.files: list[Path] = []
 
-    def error(self, where, problem):
+    def error(self, where: str, problem: str) -> WorldError:
         """Return the WorldError '<source>: <where>: <problem>'."""
         return WorldError(f'{self.source}: {where}: {problem}')
 
-    def number(self, obj, key, where, default=None, positive=True):
+    def number(self, obj: Mapping[str, Any], key: str, where: str, default: float | None = None,
+               positive: bool = True) -> float:
         """Return obj[key] as a finite float (> 0 if positive), |value| <= MAX_EXTENT_M."""
         value = obj.get(key, default)
         if isinstance(value, bool) or not isinstance(value, (int, float)) \
@@ -76,13 +84,15 @@ class Context:
         self.within_extent(abs(value), f'{where}.{key}', short(value))
         return float(value)
 
-    def within_extent(self, largest, where, what):
+    def within_extent(self, largest: float, where: str, what: str) -> None:
         """Raise '<where>: <what> is beyond ...' when largest (m) exceeds MAX_EXTENT_M."""
         if largest > MAX_EXTENT_M:
             raise self.error(where, f'{what} is beyond the {MAX_EXTENT_M:g} m a world may span '
                              '(float32 geometry)')
 
-    def vector(self, obj, key, where, n, default=None, positive=False):
+    def vector(self, obj: Mapping[str, Any], key: str, where: str, n: int,
+               default: Sequence[float] | None = None, positive: bool = False
+               ) -> NDArray[np.float64]:
         """Return obj[key] as an (n,) float64 array of finite numbers (> 0 if positive)."""
         value = obj.get(key, default)
         ok = isinstance(value, (list, tuple)) and len(value) == n and all(
@@ -95,7 +105,7 @@ class Context:
         self.within_extent(max(abs(v) for v in value), f'{where}.{key}', short(value))
         return np.asarray(value, np.float64)
 
-    def path(self, obj, where):
+    def path(self, obj: Mapping[str, Any], where: str) -> Path:
         """Return the existing regular file named by obj['file'] (relative to base_dir)."""
         value = obj.get('file')
         if not isinstance(value, str) or not value:
@@ -113,7 +123,7 @@ class Context:
         return path
 
 
-def check_world(data, ctx):
+def check_world(data: object, ctx: Context) -> tuple[str, list[Any]]:
     """Check the top level of a world file; returns (frame, list of object mappings)."""
     if not isinstance(data, dict):
         raise ctx.error('file', f'expected a mapping with frame, objects, smoke; got '
@@ -130,7 +140,7 @@ def check_world(data, ctx):
     return frame, entries
 
 
-def check_actor_list(data, ctx):
+def check_actor_list(data: object, ctx: Context) -> list[Any]:
     """Return the world's actors list (at most MAX_ACTORS entries), before any is built."""
     actors = data.get('actors', []) if isinstance(data, dict) else []
     actors = [] if actors is None else actors
@@ -156,7 +166,8 @@ class ObjectKeys:
     rpy_deg: np.ndarray             # (3,) float64 deg
 
 
-def check_object(obj, index, ctx, section='objects'):
+def check_object(obj: object, index: int, ctx: Context, section: str = 'objects'
+                 ) -> ObjectKeys:
     """
     Check the keys of objects[index] and its common values; returns ObjectKeys.
 
@@ -188,7 +199,7 @@ def check_object(obj, index, ctx, section='objects'):
     class_id = obj.get('class_id', default_class(material))
     if not is_class_id(class_id):
         raise ctx.error(f'{where}.class_id', f'{CLASS_ID_RULE}, got {short(class_id)}')
-    flags = {}
+    flags: dict[str, Any] = {}
     for key, default in (('foliage', material in FOLIAGE_MATERIALS),
                          ('ground', kind in ('plane', 'heightfield'))):
         flags[key] = obj.get(key, default)
@@ -204,11 +215,13 @@ def check_object(obj, index, ctx, section='objects'):
                       ctx.vector(pose, 'rpy_deg', f'{where}.pose', 3, [0.0, 0.0, 0.0]))
 
 
-def check_smoke(entries, ctx):
+def check_smoke(entries: object, ctx: Context
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """Check the static smoke list; returns cells (K, 4) x, y, z, radius_m and densities (K,)."""
     if not isinstance(entries, list):
         raise ctx.error('smoke', f'expected a list, got {short(entries)}')
-    cells, dens = [], []
+    cells: list[list[float]] = []
+    dens: list[float] = []
     for k, cell in enumerate(entries):
         where = f'smoke[{k}]'
         if not isinstance(cell, dict):

@@ -65,7 +65,7 @@ SPHERE = _sphere_template()
 CYLINDER = _cylinder_template()
 
 
-def plane(size_m: Sequence[float]) -> tuple[F64, I64]:
+def plane(size_m: Sequence[float] | NDArray[np.float64]) -> tuple[F64, I64]:
     """Plane of size_m (sx, sy) centred at 0 facing +z: vertices (4, 3), triangles (2, 3)."""
     sx, sy = size_m
     v = np.array([[-sx, -sy, 0], [sx, -sy, 0], [sx, sy, 0], [-sx, sy, 0]]) / 2.0

@@ -31,6 +31,8 @@ from ubot_lidar_sim.core.world.actors import Actor, build_actors
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.names import resolve_world
 from ubot_lidar_sim.core.world.objects import build_objects, WorldObject
+from ubot_lidar_sim.core.world.query import (ActorPoses, NO_ACTOR_POSES, RayBatch,
+                                             SweepActors, TraceSettings)
 from ubot_lidar_sim.core.world.schema import (check_actor_list, check_smoke, check_sun,
                                               check_world, Context, MAX_ACTORS, MAX_TRIANGLES,
                                               SDF_GEOMETRY_DEFAULT)
@@ -225,60 +227,44 @@ class World:
             out.add(self._names[name])
         return frozenset(out)
 
-    def trace(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike,
-              max_hits: int = 4, continue_step_m: float = 0.25, ignored: str | Iterable[str] = (),
-              smoke: ArrayLike | None = None, smoke_radius_scale: float = 1.0,
-              smoke_density_threshold: float = 0.05, smoke_density: ArrayLike | None = None,
-              smoke_enabled: bool = True, materials: MaterialTable | None = None,
-              reflectivity_sd: ArrayLike | None = None, micro_slope_deg: ArrayLike | None = None,
-              with_points: bool = True, with_normals: bool = True,
+    def trace(self, origins: ArrayLike, dirs: ArrayLike, max_range_m: ArrayLike, *,
               rays32: NDArray[np.float32] | None = None, times: RayTimes | None = None,
-              actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque') -> Hits:
+              actor_poses: Mapping[str, PoseAt] | None = None, **settings: Any) -> Hits:
         """
-        Trace rays through foliage and smoke; returns Hits sorted by (ray, range).
+        Keyword form of trace_rays: rays (N, 3) world frame, settings TraceSettings' fields.
 
-        origins (N, 3), dirs (N, 3) unit, world frame; max_range_m scalar or (N,). A foliage hit
-        lets the ray go on from hit + continue_step_m, up to max_hits (1-8) hits; a solid hit
-        stops it. smoke: per-scan cells (K, 4) x, y, z, radius_m with smoke_density (K,), or
-        (K, 5) with the density last; they join the world's static smoke unless smoke_enabled is
-        False. A cell whose effective density (density x (1 - (b / r)^2), b the ray's closest
-        approach, r = radius_m x smoke_radius_scale) is >= smoke_density_threshold ends the ray
-        with a smoke hit at its entry point. Texture: reflectivity_sd / micro_slope_deg (17,)
-        arrays override those of ``materials`` (a MaterialTable; default the world's).
-        with_points / with_normals False skip Hits.point / Hits.normal (left None): a caller
-        that needs neither (the LiDAR without pulse stretching) saves two passes over the hits.
-        rays32 (N, 6) float32: the first cast's rays when the caller has them (origins without
-        -0.0; sensors.sweep_passes.rotate_sub_rays), which saves a pass over the rays.
-        times (raycast.actor_casting.RayTimes of the N rays), actor_poses: when each ray meets the
-        world's actors, and where they are (World.actor_frame; None: t = 0 s). Hits.instance_id
-        names the actor hit (0: the static world). glass: 'physical' lets glass panes pass the
-        ray on as foliage does (docs/physics.md, "Glass and mirrors"), 'opaque' stops it.
+        times, actor_poses: when each ray meets the world's actors and where they are
+        (actor_frame; None: t = 0 s). Hits.instance_id names the actor hit (0: static world).
         """
-        o, d, rng = check_rays(origins, dirs, max_range_m)
-        panes = glass_physical(glass)
-        actors = self.actor_frame(o.shape[0], times, actor_poses)
+        return self.trace_rays(RayBatch(origins, dirs, max_range_m, rays32, times),
+                               TraceSettings(**settings), ActorPoses(actor_poses))
+
+    def trace_rays(self, rays: RayBatch, settings: TraceSettings,
+                   sweep: SweepActors = NO_ACTOR_POSES) -> Hits:
+        """
+        Trace rays through foliage and smoke under settings; returns Hits sorted by (ray, range).
+
+        query.py's TraceSettings say what each setting does; sweep.actor_poses pose the actors.
+        """
+        s = settings
+        o, d, rng = check_rays(rays.origins, rays.dirs, rays.max_range_m)
+        panes = glass_physical(s.glass)
+        actors = self.actor_frame(o.shape[0], rays.times, sweep.actor_poses)
+        rays32 = rays.rays32
         if rays32 is not None and (rays32.dtype != np.float32 or rays32.shape != (o.shape[0], 6)):
             raise ConfigError('rays32', f'{rays32.dtype} {rays32.shape}',
                               f'float32 ({o.shape[0]}, 6): the rays of origins and dirs')
-        if isinstance(max_hits, bool) or not isinstance(max_hits, (int, np.integer)) \
-                or not 1 <= max_hits <= 8:
-            raise ConfigError('max_hits', max_hits, 'an int in [1, 8]')
-        if not continue_step_m > 0.0:
-            raise ConfigError('continue_step_m', continue_step_m, '> 0')
-        if not smoke_radius_scale >= 0.01:
-            raise ConfigError('smoke_radius_scale', smoke_radius_scale, '>= 0.01')
-        if not 0.0 <= smoke_density_threshold <= 1.0:
-            raise ConfigError('smoke_density_threshold', smoke_density_threshold, '0-1')
         smoke_range = None
-        if smoke_enabled:
-            cells, dens = self.smoke_cells(smoke, smoke_density)
+        if s.smoke_enabled:
+            cells, dens = self.smoke_cells(s.smoke, s.smoke_density)
             if len(cells):
-                smoke_range = smoke_entry(o, d, cells, dens, smoke_radius_scale,
-                                          smoke_density_threshold, rng)
-        sd, slope = self._texture(materials, reflectivity_sd, micro_slope_deg)
-        return self._tracer.trace(o, d, rng, int(max_hits), float(continue_step_m),
-                                  self.ignored_indices(ignored), smoke_range, True, sd, slope,
-                                  bool(with_points), bool(with_normals), rays32, actors, panes)
+                smoke_range = smoke_entry(o, d, cells, dens, s.smoke_radius_scale,
+                                          s.smoke_density_threshold, rng)
+        sd, slope = self._texture(s.materials, s.reflectivity_sd, s.micro_slope_deg)
+        return self._tracer.trace(o, d, rng, int(s.max_hits), float(s.continue_step_m),
+                                  self.ignored_indices(s.ignored), smoke_range, True, sd, slope,
+                                  bool(s.with_points), bool(s.with_normals), rays32, actors,
+                                  panes)
 
     def smoke_cells(self, smoke: ArrayLike | None, smoke_density: ArrayLike | None
                     ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -328,7 +314,7 @@ class World:
                        ignored: str | Iterable[str] = (), times: RayTimes | None = None,
                        actor_poses: Mapping[str, PoseAt] | None = None, glass: str = 'opaque'
                        ) -> tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.uint8],
-                                  NDArray[np.uint8], NDArray[np.uint16]]:
+                                  NDArray[np.uint16], NDArray[np.uint16]]:
         """
         Return the first surface each of a sensor's rays meets (World.cast without texture).
 

@@ -9,7 +9,10 @@ the actor frame (Gazebo's walking skins have their root at the hips, about 1 m u
 waypoint is within schema.MAX_EXTENT_M of the origin, as a YAML actor's.
 """
 
+from xml.etree.ElementTree import Element
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.class_ids import PERSON_CLASS
 from ubot_lidar_sim.core.poses import matrices_to_quaternions, quaternion_to_matrix, slerp
@@ -28,13 +31,13 @@ PERSON_RADIUS_M, PERSON_HEIGHT_M, PERSON_DROP_M = 0.25, 1.8, 0.1
 class TimedPath:
     """World-from-actor poses (n, 4, 4) at times (n,) s along timed waypoints."""
 
-    def __init__(self, times_s, poses, loop, delay_s):
+    def __init__(self, times_s: ArrayLike, poses: ArrayLike, loop: bool, delay_s: float) -> None:
         """times_s (W,) increasing, poses (W, 4, 4); loop: wrap after the last waypoint."""
         self.times, self.loop, self.delay = np.asarray(times_s, np.float64), loop, delay_s
         self.pos = np.asarray(poses)[:, :3, 3].copy()
         self.quat = matrices_to_quaternions(np.asarray(poses)[:, :3, :3])
 
-    def __call__(self, times_s):
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """Return the poses (n, 4, 4) at times_s (n,) from the recording start."""
         t = np.atleast_1d(np.asarray(times_s, np.float64)) - self.delay
         span = self.times[-1] - self.times[0]
@@ -51,23 +54,26 @@ class TimedPath:
         return out
 
 
-def _person():
+def _person() -> Geometry:
     """Return the Geometry of a standing person in the actor frame."""
     v = CYLINDER[0] * [PERSON_RADIUS_M, PERSON_RADIUS_M, PERSON_HEIGHT_M]
     v = v - [0.0, 0.0, PERSON_DROP_M]
     return Geometry(np.ascontiguousarray(v), np.asarray(CYLINDER[1], np.int64))
 
 
-def read_actor(el, world_from, where, material='other'):
+def read_actor(el: Element, world_from: NDArray[np.float64], where: str, material: str = 'other'
+               ) -> tuple[Actor | None, str]:
     """Return the Actor of an <actor> element, or None (with why) if it has no trajectory."""
     name = el.get('name') or 'actor'
     where = f"{where}: actor '{name}'"
     base = world_from @ parse_pose(el.find('pose'), f'{where}/pose')[0]
     script = el.find('script')
     trajectories = [] if script is None else script.findall('trajectory')
-    if not trajectories:
+    if script is None or not trajectories:
         return None, f"actor '{name}': no <script><trajectory> (plugin-driven or static)"
-    times, poses, offset = [], [], 0.0
+    times: list[float] = []
+    poses: list[NDArray[np.float64]] = []
+    offset = 0.0
     for k, traj in enumerate(trajectories):
         points = traj.findall('waypoint')
         if len(points) < 2:

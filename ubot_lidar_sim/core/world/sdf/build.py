@@ -16,15 +16,20 @@ past a missing model: sdformat records a URI_LOOKUP error for an include it cann
 reads the next element (src/parser.cc:1553-1557, 1732-1734).
 """
 
+from collections.abc import Mapping, Sequence
 import copy
 from dataclasses import dataclass, field
 import logging
 from pathlib import Path
+from xml.etree.ElementTree import Element, SubElement
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.material_ids import FOLIAGE_MATERIALS
+from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
 from ubot_lidar_sim.core.world.schema import SDF_GEOMETRY_DEFAULT
@@ -50,37 +55,40 @@ GROUND_PLANE_SIZE_M = 100.0     # Gazebo's "Ground Plane" model: a 100 m x 100 m
 class SdfScene:
     """What one SDF world gives: (WorldObject, Geometry) pairs, actors, files and the report."""
 
-    parts: list = field(default_factory=list)
-    actors: list = field(default_factory=list)
-    files: list = field(default_factory=list)
-    report: list = field(default_factory=list)      # (object name, material, why)
-    ignored: set = field(default_factory=set)
-    missing: list = field(default_factory=list)     # URIs not found (missing: warn)
+    parts: list[tuple[WorldObject, Geometry]] = field(default_factory=list)
+    actors: list[Actor] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    report: list[tuple[str, str, str]] = field(default_factory=list)  # object, material, why
+    ignored: set[tuple[str, str]] = field(default_factory=set)
+    missing: list[str] = field(default_factory=list)     # URIs not found (missing: warn)
     models: int = 0
     triangles: int = 0
-    sun: object = None      # the first directional <light>'s direction (3,), world frame
+    sun: np.ndarray | None = None   # the first directional <light>'s direction (3,), world
 
 
 class _Walk:
     """The state of one world's walk: options, budget and what was built so far."""
 
-    def __init__(self, model_paths, use, mapping, default, budget, missing):
+    def __init__(self, model_paths: Sequence[str], use: str, mapping: Mapping[str, str],
+                 default: str, budget: int, missing: str) -> None:
         self.model_paths, self.use, self.mapping = tuple(model_paths), use, mapping
         self.default, self.budget, self.scene = default, budget, SdfScene()
-        self.warn, self.files = missing == 'warn', None
+        self.warn = missing == 'warn'
+        self.files = Files('.', ())       # world() makes the world file's
 
-    def skip(self, exc):
+    def skip(self, exc: SdfMissing) -> None:
         """Note a missing model or mesh; the world's end reports them all."""
         self.scene.missing.append(str(exc))
 
-    def ignore(self, el, where):
+    def ignore(self, el: Element, where: str) -> None:
         """List an element that draws nothing, once per kind, at debug level."""
         key = (where.split(':')[0], el.tag)
         if key not in self.scene.ignored:
             self.scene.ignored.add(key)
             LOG.debug('%s: <%s> ignored (draws nothing for the rays)', where, el.tag)
 
-    def add(self, name, shape, world_from, element, where):
+    def add(self, name: str, shape: Shape, world_from: NDArray[np.float64],
+            element: Element | None, where: str) -> None:
         """Add one surface: its material, its world geometry, within the budget."""
         material, why = choose(name, element, self.mapping, self.default)
         mat = material_index(material)
@@ -98,7 +106,7 @@ class _Walk:
         self.scene.files += [f for f in shape.files if f not in self.scene.files]
         self.scene.report.append((name, material, why))
 
-    def world(self, path):
+    def world(self, path: str | Path) -> SdfScene:
         """Walk the SDF file at path."""
         path = Path(path)
         self.scene.files.append(path)
@@ -138,7 +146,7 @@ class _Walk:
                         path, len(gone), ' | '.join(gone))
         return self.scene
 
-    def population(self, el, index, src):
+    def population(self, el: Element, index: int, src: Path) -> None:
         """Add the clones of a <population> as models named MODEL_clone_i at their positions."""
         where = f"{src}: population '{el.get('name', index)}'"
         model, positions = clone_positions(el, index, where)
@@ -148,14 +156,16 @@ class _Walk:
             world_from[:3, 3] = p
             self.model(model, IDENTITY, '', src, f'{base}_clone_{i}', world_from)
 
-    def include(self, el, parent, prefix, src, frames):
+    def include(self, el: Element, parent: NDArray[np.float64], prefix: str, src: Path,
+                frames: ModelFrames | None) -> None:
         """Place an <include>: its model file, name, pose (replacing the model's) and static."""
         uri = (el.findtext('uri') or '').strip()
         where = f"{src}: include '{uri}'"
         try:
             target, root = self.files.included(el, src, where)
         except SdfMissing as exc:
-            return self.skip(exc)
+            self.skip(exc)
+            return
         name = (el.findtext('name') or '').strip() or None
         pose_el = el.find('pose')
         if target == 'builtin:sun':
@@ -166,10 +176,12 @@ class _Walk:
             pose, rel = parse_pose(pose_el, f'{where}/pose')
             base = frames.frame(rel, where) if frames is not None and rel else parent
             v, t = plane([GROUND_PLANE_SIZE_M, GROUND_PLANE_SIZE_M])
-            grey = _ScriptOnly('Gazebo/Grey')
+            grey = _script_only('Gazebo/Grey')
             self.add(f'{scoped}::link::visual', Shape(v, np.asarray(t, np.int64), ground=True),
                      base @ pose, grey, where)
             return
+        if isinstance(target, str) or root is None:     # uris.BUILTIN holds those two only
+            raise SdfError(f'{where}: unknown built-in model {target}')
         if target not in self.scene.files:
             self.scene.files.append(target)
         model_el = root if root.tag == 'model' else root.find('model')
@@ -188,7 +200,9 @@ class _Walk:
             override = (frames.frame(rel, where) if frames is not None and rel else parent) @ pose
         self.model(model_el, parent, prefix, target, name, override, frames)
 
-    def model(self, el, parent, prefix, src, name, world_from, frames=None):
+    def model(self, el: Element, parent: NDArray[np.float64], prefix: str, src: Path,
+              name: str | None, world_from: NDArray[np.float64] | None,
+              frames: ModelFrames | None = None) -> None:
         """Walk one <model> (world_from: an include's pose, replacing the model's own)."""
         name = name or el.get('name') or 'model'
         scoped = prefix + name
@@ -211,7 +225,7 @@ class _Walk:
             elif isinstance(child.tag, str) and child.tag not in DRAWN:
                 self.ignore(child, where)
 
-    def link(self, el, frames, scoped, src, where):
+    def link(self, el: Element, frames: ModelFrames, scoped: str, src: Path, where: str) -> None:
         """Add the visuals or collisions of one <link>."""
         lname = el.get('name') or 'link'
         where = f"{where}: link '{lname}'"
@@ -237,18 +251,14 @@ class _Walk:
                      item, here)
 
 
-class _ScriptOnly:
-    """A stand-in element whose only content is a Gazebo material script name."""
-
-    def __init__(self, script):
-        self.script = script
-
-    def findtext(self, path, default=None):
-        """Return the script name for 'material/script/name'."""
-        return self.script if path == 'material/script/name' else default
+def _script_only(script: str) -> Element:
+    """Return a stand-in <visual> whose only content is a Gazebo material script name."""
+    visual = Element('visual')
+    SubElement(SubElement(SubElement(visual, 'material'), 'script'), 'name').text = script
+    return visual
 
 
-def _sun_direction(el, where):
+def _sun_direction(el: Element, where: str) -> np.ndarray:
     """
     Return a directional light's <direction> (default 0 0 -1) turned by its <pose>, (3,).
 
@@ -262,7 +272,8 @@ def _sun_direction(el, where):
     return parse_pose(el.find('pose'), where)[0][:3, :3] @ d
 
 
-def load_sdf(path, model_paths=(), use=SDF_GEOMETRY_DEFAULT, mapping=None, default='other',
-             budget=5_000_000, missing='error'):
+def load_sdf(path: str | Path, model_paths: Sequence[str] = (), use: str = SDF_GEOMETRY_DEFAULT,
+             mapping: Mapping[str, str] | None = None, default: str = 'other',
+             budget: int = 5_000_000, missing: str = 'error') -> SdfScene:
     """Return the SdfScene of an SDF world file (SdfError: one line: file, model, element)."""
     return _Walk(model_paths, use, mapping or {}, default, budget, missing).world(path)

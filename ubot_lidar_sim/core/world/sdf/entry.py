@@ -9,10 +9,12 @@ suffix: ``cafe.materials.yaml`` or ``cafe.world.materials.yaml``), ``material`` 
 parameters (schema.Context).
 """
 
+from typing import Any
+
 from ubot_lidar_sim.core.errors import WorldError
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
-from ubot_lidar_sim.core.world.schema import short
-from ubot_lidar_sim.core.world.sdf.build import load_sdf, MISSING
+from ubot_lidar_sim.core.world.schema import Context, short
+from ubot_lidar_sim.core.world.sdf.build import load_sdf, MISSING, SdfScene
 from ubot_lidar_sim.core.world.sdf.materials import check_mapping
 from ubot_lidar_sim.core.world.sdf.reading import SdfError
 from ubot_lidar_sim.core.yaml_io import read_yaml
@@ -21,7 +23,8 @@ SDF_SUFFIXES = ('.world', '.sdf')
 ENTRY_KEYS = ('type', 'name', 'file', 'materials', 'material', 'missing')
 
 
-def sdf_entry(entry, index, ctx, budget, direct=False):
+def sdf_entry(entry: dict[str, Any], index: int, ctx: Context, budget: int,
+              direct: bool = False) -> SdfScene:
     """
     Load the SDF world of objects[index]; returns its build.SdfScene.
 

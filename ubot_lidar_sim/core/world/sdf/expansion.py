@@ -10,7 +10,9 @@ reading.MAX_MODELS models (a tree of doubling includes: 2^k models from k small 
 in k steps). sdformat has no such limits: it recurses until the stack or memory ends.
 """
 
+from collections.abc import Iterable
 from pathlib import Path
+from xml.etree.ElementTree import Element
 
 from ubot_lidar_sim.core.world.sdf.population import clone_count
 from ubot_lidar_sim.core.world.sdf.reading import MAX_MODELS, read_xml, SdfError, SdfMissing
@@ -25,19 +27,21 @@ CONTAINERS = ('world', 'model', 'population')
 class Files:
     """The XML roots of one load's files by resolved path, and include resolution."""
 
-    def __init__(self, world_path, model_paths):
+    def __init__(self, world_path: str | Path, model_paths: Iterable[str]) -> None:
         """world_path: the SDF world file; model_paths: the model_paths parameter."""
         self.world_dir, self.model_paths = Path(world_path).parent, tuple(model_paths)
-        self._roots, self._targets = {}, {}
+        self._roots: dict[Path, Element] = {}
+        self._targets: dict[tuple[str, Path], Path | str] = {}
 
-    def root(self, path, what='model file'):
+    def root(self, path: str | Path, what: str = 'model file') -> Element:
         """Return the root element of path, read once per load."""
         key = Path(path).resolve()
         if key not in self._roots:
             self._roots[key] = read_xml(path, what)
         return self._roots[key]
 
-    def included(self, el, src, where):
+    def included(self, el: Element, src: str | Path, where: str
+                 ) -> tuple[Path | str, Element | None]:
         """Return (file Path or BUILTIN name, root element or None) of an <include>."""
         uri = (el.findtext('uri') or '').strip()
         if not uri:
@@ -55,7 +59,8 @@ class Files:
         return target, None if isinstance(target, str) else self.root(target)
 
 
-def _size(files, path, root, chain, memo):
+def _size(files: Files, path: str | Path, root: Element, chain: list[Path],
+          memo: dict[Path, tuple[int, int]]) -> tuple[int, int]:
     """Return (models, nesting depth) of the file at path; SdfError past a limit or a cycle."""
     key = Path(path).resolve()
     if key in chain:
@@ -96,6 +101,6 @@ def _size(files, path, root, chain, memo):
     return memo[key]
 
 
-def check_expansion(files, path, root):
+def check_expansion(files: Files, path: str | Path, root: Element) -> None:
     """Raise SdfError if the world at path cycles, nests too deep or has too many models."""
     _size(files, path, root, [], {})

@@ -12,9 +12,13 @@ geospatial/include/gz/common/geospatial/ImageHeightmap.hh:115; the brightest pix
 spanning size x by size y centred on ``<pos>``, the image's top row at +y).
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from xml.etree.ElementTree import Element
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.raycast.geometry import Geometry, KIND_BOX, KIND_CYLINDER, KIND_MESH, \
     KIND_SPHERE
@@ -24,6 +28,8 @@ from ubot_lidar_sim.core.world.sdf.reading import number, numbers, SdfError, Sdf
 from ubot_lidar_sim.core.world.sdf.uris import resolve
 from ubot_lidar_sim.core.world.shapes import boxes, CYLINDER, grid, plane, SPHERE
 
+#: The directories a relative URI is looked up in first (uris.resolve's base_dirs).
+Dirs = Sequence[str | Path | None]
 GEOMETRY_TYPES = ('box', 'cylinder', 'sphere', 'capsule', 'ellipsoid', 'cone', 'plane', 'mesh',
                   'heightmap')
 CONE_SEGMENTS = 48              # as the YAML cylinder's (shapes.CYLINDER)
@@ -35,15 +41,16 @@ EMPTY = ('empty',)
 class Shape:
     """Triangles of one geometry in its element's frame, with its analytic kind and the files."""
 
-    vertices: np.ndarray
-    triangles: np.ndarray
+    vertices: NDArray[np.float64]
+    triangles: NDArray[np.int64]
     kind: int = KIND_MESH
-    size: np.ndarray = field(default_factory=lambda: np.zeros(3))     # box size / (r, r, h)
+    size: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))   # box / (r, r, h)
     ground: bool = False
-    files: tuple = ()
+    files: tuple[Path, ...] = ()
 
 
-def _vector(el, tag, n, where, default=None):
+def _vector(el: Element, tag: str, n: int, where: str,
+            default: str | None = None) -> NDArray[np.float64]:
     """Return a child of n numbers > 0 as an array."""
     text = text_of(el, tag, where, default)
     v = np.asarray(numbers(text, n, f'{where}/{tag}', tag), np.float64)
@@ -52,7 +59,7 @@ def _vector(el, tag, n, where, default=None):
     return v
 
 
-def _file(el, where, base_dirs, model_paths):
+def _file(el: Element, where: str, base_dirs: Dirs, model_paths: Sequence[str]) -> Path:
     """Return the file a geometry's <uri> names (SdfMissing if it is not one)."""
     uri = text_of(el, 'uri', where)
     path = resolve(uri, base_dirs, model_paths, f'{where}/uri')
@@ -61,7 +68,7 @@ def _file(el, where, base_dirs, model_paths):
     return path
 
 
-def _cone(r, h):
+def _cone(r: float, h: float) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
     """Return (vertices, triangles) of a cone: base radius r at z = -h / 2, tip at +h / 2."""
     n = CONE_SEGMENTS
     phi = 2.0 * np.pi * np.arange(n) / n
@@ -74,7 +81,8 @@ def _cone(r, h):
     return v, t.astype(np.int64)
 
 
-def _mesh(el, where, base_dirs, model_paths, budget):
+def _mesh(el: Element, where: str, base_dirs: Dirs, model_paths: Sequence[str], budget: int
+          ) -> Shape:
     """Return the Shape of a <mesh>: its file, scale and submesh."""
     path = _file(el, where, base_dirs, model_paths)
     scale = _vector(el, 'scale', 3, where, '1 1 1')
@@ -96,7 +104,8 @@ def _mesh(el, where, base_dirs, model_paths, budget):
     return Shape(v * scale, t, files=(path,))
 
 
-def _heightmap(el, where, base_dirs, model_paths, budget):
+def _heightmap(el: Element, where: str, base_dirs: Dirs, model_paths: Sequence[str],
+               budget: int) -> Shape:
     """Return the Shape of a <heightmap> of an 8- or 16-bit PNG (its first channel)."""
     path = _file(el, where, base_dirs, model_paths)
     size_px = image_size(path)
@@ -124,7 +133,7 @@ def _heightmap(el, where, base_dirs, model_paths, budget):
     return Shape(v + pos, t, ground=True, files=(path,))
 
 
-def _plane(el, where):
+def _plane(el: Element, where: str) -> Shape:
     """Return the Shape of a finite plane of <size> facing <normal>."""
     size = _vector(el, 'size', 2, where, '1 1')
     normal = np.asarray(numbers(text_of(el, 'normal', where, '0 0 1'), 3, f'{where}/normal',
@@ -139,7 +148,8 @@ def _plane(el, where):
     return Shape(v @ rot.T, np.asarray(t, np.int64), ground=True)
 
 
-def read_geometry(geom_el, where, base_dirs, model_paths, budget):
+def read_geometry(geom_el: Element, where: str, base_dirs: Dirs, model_paths: Sequence[str],
+                  budget: int) -> Shape | None:
     """Return the Shape of a <geometry> element (None for <empty>); SdfError for another type."""
     children = [c for c in geom_el if isinstance(c.tag, str)]
     if not children:
@@ -177,7 +187,7 @@ def read_geometry(geom_el, where, base_dirs, model_paths, budget):
                    f"{', '.join(GEOMETRY_TYPES)})")
 
 
-def place(shape, world_from):
+def place(shape: Shape, world_from: NDArray[np.float64]) -> Geometry:
     """Return the world-frame Geometry of a Shape posed by world_from (4, 4)."""
     rot, p = world_from[:3, :3], world_from[:3, 3]
     v = np.ascontiguousarray(shape.vertices @ rot.T + p)

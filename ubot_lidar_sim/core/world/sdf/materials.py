@@ -10,7 +10,9 @@ the entry's ``material``). The PBR / COLLADA diffuse colour is not used:
 no published rule maps an RGB albedo to a reflectance at 905 nm (docs/worlds.md).
 """
 
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
+from xml.etree.ElementTree import Element
 
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
 from ubot_lidar_sim.core.world.sdf.name_rules import material_from_names
@@ -32,7 +34,7 @@ GAZEBO_SCRIPTS = {
 }
 
 
-def check_mapping(mapping, where):
+def check_mapping(mapping: object, where: str) -> dict[str, str]:
     """Return a checked {glob: material name} mapping (SdfError naming where otherwise)."""
     if mapping is None:
         return {}
@@ -45,7 +47,8 @@ def check_mapping(mapping, where):
     return dict(mapping)
 
 
-def choose(scoped, element, mapping, default):
+def choose(scoped: str, element: Element | None, mapping: Mapping[str, str], default: str
+           ) -> tuple[str, str]:
     """
     Return (material name, why) of a surface.
 
@@ -69,7 +72,7 @@ def choose(scoped, element, mapping, default):
                                  if script else '')
 
 
-def _pane(names, element):
+def _pane(names: list[str], element: Element | None) -> tuple[str, str] | None:
     """
     Return (glass or mirror, why) of a see-through or mirror surface, else None.
 

@@ -14,6 +14,7 @@ head noun: a bookshelf is a shelf, not a book); the names are tried from the mos
 """
 
 import re
+from xml.etree.ElementTree import Element
 
 # (material, keywords), each word a material's surface is commonly named by in public models.
 NAME_RULES = (
@@ -49,12 +50,12 @@ _KEYWORDS = {word: material for material, words in NAME_RULES for word in words}
 _CAMEL = re.compile(r'[A-Z]+(?![a-z])|[A-Z]?[a-z]+')
 
 
-def words(name):
+def words(name: str) -> list[str]:
     """Return the lower-case words of a name: 'BookShelf_01.DAE' -> ['book', 'shelf', 'dae']."""
     return [w.lower() for w in _CAMEL.findall(name)]
 
 
-def _keyword(word):
+def _keyword(word: str) -> str | None:
     """Return the material of a word (itself or without a plural s / es), or None."""
     for stem in (word, word[:-1] if word.endswith('s') else None,
                  word[:-2] if word.endswith('es') else None):
@@ -63,11 +64,11 @@ def _keyword(word):
     return None
 
 
-def _texture_names(element):
+def _texture_names(element: Element | None) -> list[str]:
     """Return the file and script names of a visual's textures, mesh and material script."""
     if element is None or not hasattr(element, 'iter'):
         return []
-    out = []
+    out: list[str] = []
     for path in ('material/pbr/metal/albedo_map', 'material/pbr/specular/albedo_map',
                  'material/script/uri', 'material/script/name', 'geometry/mesh/uri'):
         text = (element.findtext(path) or '').strip()
@@ -76,7 +77,7 @@ def _texture_names(element):
     return out
 
 
-def material_from_names(scoped, element):
+def material_from_names(scoped: str, element: Element | None) -> tuple[str | None, str]:
     """Return (material, why) named by a surface's names, or (None, '') when no rule does."""
     parts = scoped.split('::')
     names = parts[-1:] + _texture_names(element) + parts[-2::-1]

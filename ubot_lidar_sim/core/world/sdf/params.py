@@ -14,13 +14,14 @@ rest still apply (``updateParams``).
 
 import copy
 import logging
+from xml.etree.ElementTree import Element
 
 LOG = logging.getLogger(__name__)
 ACTIONS = ('add', 'modify', 'remove', 'replace')
 TAG = 'experimental:params'
 
 
-def _named(parent, tag, name):
+def _named(parent: Element, tag: str | None, name: str) -> Element | None:
     """Return the child of parent with this tag (any tag if None) and name attribute, or None."""
     for child in parent:
         if (tag is None or child.tag == tag) and child.get('name') == name:
@@ -28,18 +29,22 @@ def _named(parent, tag, name):
     return None
 
 
-def _by_id(model, tag, element_id):
+def _by_id(model: Element, tag: str | None, element_id: str
+           ) -> tuple[Element | None, Element | None]:
     """Return (parent, element) of the element tag named by the '::' path below model."""
-    parent, el = None, model
+    parent: Element | None = None
+    el: Element | None = model
     parts = element_id.split('::')
     for k, part in enumerate(parts):
-        parent, el = el, _named(el, tag if k == len(parts) - 1 else None, part)
         if el is None:
             return None, None
+        parent, el = el, _named(el, tag if k == len(parts) - 1 else None, part)
+    if el is None:
+        return None, None
     return parent, el
 
 
-def _match(parent, spec):
+def _match(parent: Element, spec: Element) -> Element | None:
     """Return the child of parent a spec element names: same tag, same name if it has one."""
     name = spec.get('name')
     for child in parent:
@@ -48,7 +53,7 @@ def _match(parent, spec):
     return None
 
 
-def _clean(spec):
+def _clean(spec: Element) -> Element:
     """Return a copy of spec without element_id and action."""
     out = copy.deepcopy(spec)
     for attr in ('element_id', 'action'):
@@ -56,7 +61,7 @@ def _clean(spec):
     return out
 
 
-def _modify(target, spec):
+def _modify(target: Element, spec: Element) -> None:
     """Set target's attributes and text from spec, and so on down its children (a stack)."""
     todo = [(target, spec)]
     while todo:
@@ -76,10 +81,10 @@ def _modify(target, spec):
                 todo.append((match, child))
 
 
-def _apply(action, parent, target, spec):
+def _apply(action: str, parent: Element | None, target: Element, spec: Element) -> None:
     """Apply one action to target (a child of parent)."""
     if action == 'remove':
-        if len(spec) == 0:
+        if len(spec) == 0 and parent is not None:
             parent.remove(target)
         for child in spec:
             match = _match(target, child)
@@ -97,7 +102,7 @@ def _apply(action, parent, target, spec):
         target.extend(list(new))
 
 
-def apply_params(model, params, where):
+def apply_params(model: Element, params: Element, where: str) -> None:
     """Apply the children of an <experimental:params> element to a <model> element in place."""
     for spec in params:
         if not isinstance(spec.tag, str):

@@ -15,9 +15,11 @@ math::Rand seed, so no one layout is Gazebo's). ``uniform`` clusters samples (a 
 the box, 10,000 draws in the cylinder) into n k-means centroids like Classic's math::Kmeans.
 """
 
+from xml.etree.ElementTree import Element
 import zlib
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.world.sdf.poses import parse_pose
 from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
@@ -32,7 +34,7 @@ MAX_SAMPLES = 20_000
 BLOCK = 1 << 20                 # point-centroid distances computed at a time
 
 
-def _int(el, tag, where):
+def _int(el: Element, tag: str, where: str) -> int:
     """Return the integer child tag of el, 1 to MAX_CLONES."""
     text = (el.findtext(tag) or '').strip()
     try:
@@ -44,25 +46,25 @@ def _int(el, tag, where):
     return value
 
 
-def _vector(el, tag, where):
+def _vector(el: Element, tag: str, where: str) -> NDArray[np.float64]:
     """Return the 3 finite numbers of el's child tag."""
     return np.asarray(numbers(el.findtext(tag) or '', 3, f'{where}/{tag}', tag, 1e6))
 
 
-def clone_count(el, where):
+def clone_count(el: Element, where: str) -> int:
     """Return how many clones a <population> makes (rows x cols for a grid)."""
     dist = el.find('distribution')
     kind = '' if dist is None else (dist.findtext('type') or '').strip()
     if kind not in DISTRIBUTIONS:
         raise SdfError(f"{where}/distribution/type: '{kind}' is not one of "
                        + ', '.join(DISTRIBUTIONS))
-    if kind == 'grid':
+    if kind == 'grid' and dist is not None:
         return (_int(dist, 'rows', f'{where}/distribution')
                 * _int(dist, 'cols', f'{where}/distribution'))
     return _int(el, 'model_count', where)
 
 
-def _kmeans(points, n, rng):
+def _kmeans(points: NDArray[np.float64], n: int, rng: np.random.Generator) -> NDArray[np.float64]:
     """Return n centroids (n, 3) of points (m, 3) by Lloyd's algorithm from n random samples."""
     centroids = points[rng.choice(len(points), size=min(n, len(points)), replace=False)]
     labels = np.full(len(points), -1)
@@ -82,7 +84,8 @@ def _kmeans(points, n, rng):
     return centroids
 
 
-def _box_offsets(kind, n, size, rng):
+def _box_offsets(kind: str, n: int, size: NDArray[np.float64],
+                 rng: np.random.Generator) -> NDArray[np.float64]:
     """Return the offsets (n, 3) of a box region from its corner."""
     if kind == 'random':
         return rng.uniform(0.0, 1.0, (n, 3)) * size
@@ -98,7 +101,8 @@ def _box_offsets(kind, n, size, rng):
     return out
 
 
-def _cylinder_offsets(kind, n, radius, length, rng):
+def _cylinder_offsets(kind: str, n: int, radius: float, length: float,
+                      rng: np.random.Generator) -> NDArray[np.float64]:
     """Return the offsets (n, 3) of a cylinder region from its base centre."""
     m = n if kind == 'random' else CYLINDER_SAMPLES
     ang, r = rng.uniform(0.0, 2.0 * np.pi, m), rng.uniform(0.0, radius, m)
@@ -106,32 +110,31 @@ def _cylinder_offsets(kind, n, radius, length, rng):
     return pts if kind == 'random' else _kmeans(pts, n, rng)
 
 
-def clone_positions(el, index, where):
+def clone_positions(el: Element, index: int, where: str) -> tuple[Element, NDArray[np.float64]]:
     """Return (model element, positions (n, 3) in the population's parent frame)."""
     model = el.find('model')
     if model is None:
         raise SdfError(f'{where}: <model> missing')
     pose = parse_pose(el.find('pose'), f'{where}/pose')[0]
-    kind = el.find('distribution').findtext('type').strip()
-    n = clone_count(el, where)
+    n = clone_count(el, where)      # a <distribution> with a known <type>, else SdfError
+    dist = el.find('distribution')
+    kind = '' if dist is None else (dist.findtext('type') or '').strip()
     rng = np.random.default_rng([index, zlib.crc32((model.get('name') or '').encode())])
     origin = pose[:3, 3].copy()
-    if kind == 'grid':
-        dist = el.find('distribution')
+    if kind == 'grid' and dist is not None:
         rows, cols = _int(dist, 'rows', where), _int(dist, 'cols', where)
         step = _vector(dist, 'step', f'{where}/distribution')
         # ParseSdf centres the grid: (cols - 1) / 2 steps back in x, (rows - 1) / 2 in y
         origin[:2] -= step[:2] * (np.array([cols, rows]) - 1) / 2.0
         j, i = np.meshgrid(np.arange(cols), np.arange(rows))
         offsets = np.stack([j.ravel() * step[0], i.ravel() * step[1], np.zeros(n)], axis=1)
-    elif el.find('box') is not None:
-        size = _vector(el.find('box'), 'size', f'{where}/box')
+    elif (box := el.find('box')) is not None:
+        size = _vector(box, 'size', f'{where}/box')
         if not np.all(size > 0):
             raise SdfError(f'{where}/box/size: expected 3 numbers > 0')
         origin -= size / 2.0
         offsets = _box_offsets(kind, n, size, rng)
-    elif el.find('cylinder') is not None:
-        cyl = el.find('cylinder')
+    elif (cyl := el.find('cylinder')) is not None:
         radius, length = (numbers(cyl.findtext(t) or '', 1, f'{where}/cylinder/{t}', t, 1e6)[0]
                           for t in ('radius', 'length'))
         if kind.startswith('linear') or not (radius > 0 and length > 0):

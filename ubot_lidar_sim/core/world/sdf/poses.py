@@ -13,17 +13,19 @@ rounded into a NaN or the identity.
 """
 
 import math
+from xml.etree.ElementTree import Element
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.poses import pose_matrix, to_matrix
 from ubot_lidar_sim.core.world.schema import MAX_EXTENT_M
 from ubot_lidar_sim.core.world.sdf.reading import numbers, SdfError
 
-IDENTITY = np.eye(4)
+IDENTITY: NDArray[np.float64] = np.eye(4)
 
 
-def parse_pose(el, where):
+def parse_pose(el: Element | None, where: str) -> tuple[NDArray[np.float64], str]:
     """Return the transform (4, 4) of a <pose> element (None: identity) and its frame name."""
     if el is None:
         return IDENTITY, ''
@@ -44,18 +46,20 @@ def parse_pose(el, where):
 class ModelFrames:
     """The frames of one model, resolved in the world frame from the model's own transform."""
 
-    def __init__(self, model_el, world_from_model, where):
+    def __init__(self, model_el: Element, world_from_model: NDArray[np.float64],
+                 where: str) -> None:
         """model_el: the <model> element; world_from_model (4, 4); where names it in errors."""
         self.where, self.model = where, world_from_model
-        self._els = {}
+        self._els: dict[str, Element] = {}
         for tag in ('link', 'frame', 'joint', 'model', 'include'):
             for el in model_el.findall(tag):
                 name = el.get('name') or (el.findtext('name') or '').strip()
                 if name:
                     self._els[name] = el
-        self._done = {'__model__': world_from_model, '': world_from_model}
+        self._done: dict[str, NDArray[np.float64]] = {'__model__': world_from_model,
+                                                      '': world_from_model}
 
-    def _link(self, name, where):
+    def _link(self, name: str, where: str) -> tuple[NDArray[np.float64], str]:
         """Return (pose (4, 4), the frame it is relative to) of the element called name."""
         if '::' in name:
             raise SdfError(f"{where}: relative_to '{name}' names a frame inside a nested model "
@@ -71,9 +75,10 @@ class ModelFrames:
             rel = (el.findtext('child') or '').strip()
         return pose, rel
 
-    def frame(self, name, where):
+    def frame(self, name: str, where: str) -> NDArray[np.float64]:
         """Return the world transform of the frame called name in this model."""
-        chain, busy = [], set()         # followed iteratively: a chain may be any length
+        chain: list[tuple[str, NDArray[np.float64]]] = []
+        busy: set[str] = set()       # followed iteratively: a chain may be any length
         while name not in self._done:
             if name in busy:
                 raise SdfError(f"{where}: the pose of '{name}' is relative to itself (a cycle)")
@@ -86,7 +91,7 @@ class ModelFrames:
             world_from = self._done[done] = world_from @ pose
         return world_from
 
-    def placed(self, el, parent, where):
+    def placed(self, el: Element, parent: NDArray[np.float64], where: str) -> NDArray[np.float64]:
         """Return the world transform of a visual / collision: pose in parent or relative_to."""
         pose, rel = parse_pose(el.find('pose'), f'{where}/pose')
         return (self.frame(rel, where) if rel else parent) @ pose

@@ -17,9 +17,12 @@ Elements are the standard library's ElementTree elements; ``text_of`` and ``numb
 text with the file, model and element named in every error.
 """
 
+from collections.abc import Callable
 import logging
+from pathlib import Path
 import re
-from xml.etree.ElementTree import TreeBuilder
+from typing import NoReturn
+from xml.etree.ElementTree import Element, TreeBuilder
 from xml.parsers import expat
 
 from ubot_lidar_sim.core.yaml_io import FileRefused, read_bytes
@@ -50,7 +53,7 @@ class _Refused(Exception):
     """A DTD or an entity declaration met by the parser."""
 
 
-def _decode(data):
+def _decode(data: bytes) -> str:
     """Return the text of XML bytes: UTF-8 (with or without BOM), else Latin-1 as declared."""
     try:
         return data.decode('utf-8-sig')
@@ -58,7 +61,7 @@ def _decode(data):
         return data.decode('latin-1')
 
 
-def _repair_comment(comment):
+def _repair_comment(comment: str) -> str:
     """Return a comment whose '--' runs (and a final '-') are split, as tinyxml2 ignores them."""
     body = comment[4:-3]
     fixed = body.replace('--', '- -').replace('--', '- -')
@@ -67,7 +70,7 @@ def _repair_comment(comment):
     return f'<!--{fixed}-->'
 
 
-def _declaration(text):
+def _declaration(text: str) -> tuple[int, int] | None:
     """Return (start, end) of the first '<?xml ...>' declaration, or None."""
     start = text.find('<?xml')
     while start >= 0 and text[start + 5:start + 6] not in ('?', ' ', '\t', '\r', '\n'):
@@ -76,7 +79,7 @@ def _declaration(text):
     return None if end < 0 else (start, end + 1)
 
 
-def _split_opaque(text):
+def _split_opaque(text: str) -> list[str]:
     """
     Return the pieces of text: plain text at even indices, comments / CDATA / PIs at odd ones.
 
@@ -103,13 +106,13 @@ def _split_opaque(text):
     return pieces + [text[pos:]]
 
 
-def _undeclared(text):
+def _undeclared(text: str) -> list[str]:
     """Return the sorted prefixes of tags that no xmlns: attribute declares."""
     used = {m.group(1) for m in _PREFIXED_TAG.finditer(text)}
     return sorted(used - {m.group(1) for m in _DECLARED.finditer(text)})
 
 
-def _without_declaration(text):
+def _without_declaration(text: str) -> tuple[str, bool]:
     """Return (text without its '<?xml ...>' declaration, whether text came before it)."""
     declaration = _declaration(text)
     if declaration is None:
@@ -119,7 +122,7 @@ def _without_declaration(text):
             bool(text[:declaration[0]].strip()))
 
 
-def lenient_text(text):
+def lenient_text(text: str) -> tuple[str, list[str]]:
     """
     Return (XML text expat reads, recoveries): tinyxml2's tolerances made explicit.
 
@@ -141,14 +144,14 @@ def lenient_text(text):
     return ''.join(pieces), recoveries
 
 
-def _refuse(what):
+def _refuse(what: str) -> Callable[..., NoReturn]:
     """Return an expat handler that raises _Refused(what)."""
-    def handler(*_):
+    def handler(*_: object) -> NoReturn:
         raise _Refused(what)
     return handler
 
 
-def parse_text(text):
+def parse_text(text: str) -> Element:
     """Return the root element of XML text parsed without namespaces; _Refused, ExpatError."""
     builder = TreeBuilder()
     parser = expat.ParserCreate()
@@ -164,7 +167,7 @@ def parse_text(text):
     return builder.close()
 
 
-def read_xml(path, what='SDF file'):
+def read_xml(path: str | Path, what: str = 'SDF file') -> Element:
     """Return the root element of an XML file read as tinyxml2 reads it (SdfError otherwise)."""
     try:
         data = read_bytes(path)
@@ -195,7 +198,7 @@ def read_xml(path, what='SDF file'):
     return root
 
 
-def text_of(el, tag, where, default=None):
+def text_of(el: Element, tag: str, where: str, default: str | None = None) -> str:
     """Return the stripped text of el's child tag (default when absent; SdfError if required)."""
     child = el.find(tag)
     if child is None or child.text is None or not child.text.strip():
@@ -205,7 +208,8 @@ def text_of(el, tag, where, default=None):
     return child.text.strip()
 
 
-def numbers(text, n, where, what, limit=float('inf')):
+def numbers(text: str, n: int, where: str, what: str, limit: float = float('inf')
+            ) -> list[float]:
     """Return n finite values, each within +-limit, of text; SdfError naming where and what."""
     parts = text.split()
     try:
@@ -219,7 +223,8 @@ def numbers(text, n, where, what, limit=float('inf')):
     return values
 
 
-def number(el, tag, where, default=None, positive=True):
+def number(el: Element, tag: str, where: str, default: float | None = None,
+           positive: bool = True) -> float:
     """Parse one finite value (> 0 if positive) from a child element of el."""
     text = text_of(el, tag, where, None if default is None else str(default))
     value = numbers(text, 1, f'{where}/{tag}', 'value')[0]

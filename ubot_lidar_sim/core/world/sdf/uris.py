@@ -15,9 +15,11 @@ standard "Ground Plane" and "Sun" need no cache (nor Classic's model://ground_pl
 model://sun a model path): they resolve to BUILTIN names the world builder knows.
 """
 
+from collections.abc import Callable, Iterable
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+from xml.etree.ElementTree import Element
 
 from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError, SdfMissing
 
@@ -32,23 +34,24 @@ BUILTIN = {'ground plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
 CLASSIC_BUILTIN = {'ground_plane': 'builtin:ground_plane', 'sun': 'builtin:sun'}
 
 
-def _env_dirs(variables):
+def _env_dirs(variables: Iterable[str]) -> list[Path]:
     """Return the directories of colon-separated environment variables, in order."""
     return [Path(d) for var in variables for d in os.environ.get(var, '').split(':') if d]
 
 
-def search_dirs(model_paths=()):
+def search_dirs(model_paths: Iterable[str | Path] = ()) -> list[Path]:
     """Return the model directories in search order: the three variables, then model_paths."""
     return _env_dirs(PATH_VARIABLES) + [Path(d) for d in model_paths if d]
 
 
-def fuel_caches():
+def fuel_caches() -> list[Path]:
     """Return the Fuel cache directories: GZ_ and IGN_FUEL_CACHE_PATH, ~/.gz/fuel, ~/.ignition."""
     dirs = _env_dirs(('GZ_FUEL_CACHE_PATH', 'IGN_FUEL_CACHE_PATH'))
     return dirs + [Path.home() / '.gz' / 'fuel', Path.home() / '.ignition' / 'fuel']
 
 
-def _relative(path, base_dirs, model_paths, uri, where):
+def _relative(path: Path, base_dirs: Iterable[str | Path | None],
+              model_paths: Iterable[str | Path], uri: str, where: str) -> Path:
     """Return the first existing of path under base_dirs, the cwd, then the resource paths."""
     dirs = [Path(d) for d in base_dirs if d is not None] + [Path.cwd()]
     dirs += _env_dirs(RESOURCE_VARIABLES) + search_dirs(model_paths)
@@ -60,7 +63,7 @@ def _relative(path, base_dirs, model_paths, uri, where):
                      f'paths ({len(dirs)} directories)')
 
 
-def _fuel(uri, where):
+def _fuel(uri: str, where: str) -> Path | str:
     """Resolve a Fuel model URL through the local cache (newest version); BUILTIN if standard."""
     parts = [unquote(p) for p in urlparse(uri).path.split('/') if p]
     if parts and parts[0] == '1.0':
@@ -87,7 +90,7 @@ def _fuel(uri, where):
                      'copy the model there)')
 
 
-def _package(pkg, rest, uri, where):
+def _package(pkg: str, rest: str, uri: str, where: str) -> Path:
     """Resolve package://PKG/rest through the ament index of AMENT_PREFIX_PATH."""
     prefixes = [Path(p) for p in os.environ.get('AMENT_PREFIX_PATH', '').split(':') if p]
     for prefix in prefixes:
@@ -97,7 +100,8 @@ def _package(pkg, rest, uri, where):
                      f'(AMENT_PREFIX_PATH: {len(prefixes)} prefixes; is ROS sourced?)')
 
 
-def resolve(uri, base_dirs, model_paths, where):
+def resolve(uri: str, base_dirs: Iterable[str | Path | None], model_paths: Iterable[str | Path],
+            where: str) -> Path | str:
     """
     Return the Path (or a BUILTIN name) a URI names; SdfMissing naming where and the URI if none.
 
@@ -137,7 +141,8 @@ def resolve(uri, base_dirs, model_paths, where):
     return _relative(path, base_dirs, model_paths, uri, where)
 
 
-def model_file(directory, where, read=read_xml):
+def model_file(directory: str | Path, where: str,
+               read: Callable[[Path, str], Element] = read_xml) -> Path:
     """
     Return the SDF file of a model directory: model.config's <sdf> (newest), else model.sdf.
 
