@@ -74,7 +74,8 @@ def test_robots_takes_1_to_the_fleet_limit_and_1_only_with_a_robot_description()
 
 def test_fleet_start_poses_are_spaced_to_the_left_of_robot_1_unless_all_are_given():
     assert launch_args.start_poses(3, '', '', '4.0') == [[0, 0, 0], [0, 4, 0], [0, 8, 0]]
-    # Robot 1 facing +y (yaw 90 deg): its left is -x.
+    # Robot 1 facing +y (yaw 90 deg): its left is -x. bound: cos(pi / 2) * 3 m is 1.8e-16 m in
+    # doubles, not 0.
     poses = launch_args.start_poses(2, '1 2 90', '', '3')
     assert poses[0] == [1, 2, 90] and poses[1] == pytest.approx([-2, 2, 90], abs=1e-12)
     assert launch_args.start_poses(2, '9 9 9', '0 0 0; 5 5 90', '4') == [[0, 0, 0], [5, 5, 90]]
