@@ -27,7 +27,8 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from ubot_lidar_sim.pipeline.fleet import robot_namespace, robot_parameters, robots_argument
-from ubot_lidar_sim.pipeline.launch_args import exit_rule
+from ubot_lidar_sim.pipeline.launch_args import exit_rule, LaunchArgumentError
+from ubot_lidar_sim.pipeline.sim_fleet import sensor_parameters
 import yaml
 
 SENSORS = (('lidar_3d', 'lidar_3d_node'), ('laser_scan', 'laser_scan_node'),
@@ -40,6 +41,8 @@ ARGUMENTS = {
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml', (), ''),
     'robots': ('1', 'robots of a fleet, 1-5: robot k in namespace robotK, seeing the others',
                (), ''),
+    'fleet': ('demo', "the fleet's bodies: demo (demo_driver robots, pipeline/fleet.py) or sim "
+              '(base_sim robots, pipeline/sim_fleet.py)', (), ''),
     'preset': ('', 'lidar_3d preset, e.g. ouster_os1_64 (config/lidar_3d.yaml: '
                'velodyne_vlp16; list: python -m ubot_lidar_sim presets)', ('lidar_3d',),
                'preset'),
@@ -76,6 +79,7 @@ ARGUMENTS = {
 }
 STRING_ARGUMENTS = {'preset', 'world_file', 'lidar_model', 'point_layout', 'trigger',
                     'frame_id', 'laser_frame_id'}
+FLEETS = {'demo': robot_parameters, 'sim': sensor_parameters}
 RVIZ_TOPICS = ('points', 'scan', 'lidar_3d/fov_markers', 'laser_scan/rays', 'terrain_sensor/rays')
 
 
@@ -96,6 +100,8 @@ def _sensors(context):
             raise FileNotFoundError(f'params_file:={given["params_file"]}: no such file')
     nodes = []
     n = robots_argument(given['robots'])     # 0, -1, abc: one line naming robots
+    if given['fleet'] not in FLEETS:
+        raise LaunchArgumentError('fleet', given['fleet'], ', '.join(FLEETS))
     for k in range(1, n + 1):       # the robots of a fleet: a few, each three nodes
         namespace = robot_namespace(k, n)
         if namespace:
@@ -105,7 +111,7 @@ def _sensors(context):
                          for arg, (_, _, nodes_set, param) in ARGUMENTS.items()
                          if name in nodes_set and given[arg] != ''}
             if n > 1:
-                overrides.update(robot_parameters(k, n)[name])
+                overrides.update(FLEETS[given['fleet']](k, n)[name])
             layers = [os.path.join(share, 'config', f'{name}.yaml')] + ([user] if user else [])
             nodes.append(Node(package='ubot_lidar_sim', executable=executable, name=name,
                               namespace=namespace or given['namespace'], output='screen',

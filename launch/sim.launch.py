@@ -15,8 +15,9 @@ Nav2's navigation_launch.py runs beside it unchanged (config/nav2_params_example
 node is required: when one exits, the launch shuts down, with exit code 1 when a node exited
 with a non-zero code (a refused parameter). An argument that cannot be used ends the launch
 with exit code 1 and one line naming it and what is allowed (pipeline/launch_args.py).
-robots:=N other than 1 is refused: base_sim drives one robot (a fleet of sensors on demo
-drivers is demo.launch.py robots:=N).
+robots:=N (1-5) starts N base_sims and their sensors, robot k in namespace robotK with its
+frames under robotK/, one /clock (robot 1's base_sim, waiting for every robot's sensors), each
+robot's sensors seeing the others (pipeline/sim_fleet.py); robot:=FILE takes robots:=1 only.
 """
 
 import os
@@ -31,7 +32,9 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from ubot_lidar_sim.pipeline import launch_args
+from ubot_lidar_sim.pipeline.fleet import robot_namespace
 from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
+from ubot_lidar_sim.pipeline.sim_fleet import base_parameters, INITIALPOSE_REMAP
 
 ARGUMENTS = {
     'world_file': ('demo', "world YAML path, or 'demo' / 'flat', for the base and the sensors"),
@@ -47,7 +50,12 @@ ARGUMENTS = {
     'cmd_vel_stamped': ('', "base_sim's cmd_vel type at start: true TwistStamped, false Twist "
                         "(empty: Nav2's default on $ROS_DISTRO, true from Kilted on); base_sim "
                         "then follows its publishers' type (cmd_vel_follow_type)"),
-    'robots': ('1', 'robots: 1 (sim.launch.py runs one base_sim; other counts are refused)'),
+    'robots': ('1', 'robots, 1-5: with 2 or more robot k in namespace robotK, frames under '
+               "robotK/, one /clock, each robot's sensors seeing the others (1 with robot:=)"),
+    'robot_spacing_m': ('4.0', 'robots:=N: robot k starts (k - 1) robot_spacing_m '
+                        "to the left of robot 1's initial_pose"),
+    'initial_poses': ('', "robots:=N: every start pose, 'x y yaw_deg; x y yaw_deg; ...' "
+                      '(wins over initial_pose and robot_spacing_m)'),
     'params_file': ('', 'your parameter YAML, layered over config/<node>.yaml'),
     'rviz': ('false', 'start rviz2 with config/ubot_lidar_sim.rviz'),
     'robot': ('', 'a robot description (.urdf, .urdf.xacro, model.sdf, a model directory or '
@@ -55,27 +63,29 @@ ARGUMENTS = {
               '(docs/robots.md)'),
     'robot_args': ('', "xacro arguments of robot, 'name:=value name:=value'"),
 }
+# robot_spacing_m's default is pipeline/sim_fleet.py SPACING_M.
 # Passed on to sensors.launch.py as they are.
-SENSOR_ARGUMENTS = ('world_file', 'use_sim_time', 'preset', 'params_file', 'rviz')
+SENSOR_ARGUMENTS = ('world_file', 'use_sim_time', 'preset', 'params_file', 'rviz', 'robots')
 
 
 def _base(context):
-    """Return base_sim with its parameter layers."""
+    """Return the base_sims (one per robot) with their parameter layers."""
     given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     share = get_package_share_directory('ubot_lidar_sim')
     layers = [os.path.join(share, 'config', 'base_sim.yaml')]
     if given['params_file']:
         layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
-    launch_args.single_robot(given['robots'])
+    n = launch_args.fleet_robots(given['robots'], given['robot'])
+    poses = [None] * n      # one robot, no pose given: config/base_sim.yaml's or params_file's
+    if n > 1 or given['initial_pose'] or given['initial_poses']:
+        poses = launch_args.start_poses(n, given['initial_pose'], given['initial_poses'],
+                                        given['robot_spacing_m'])
     # The distro's cmd_vel type sits under params_file: a user's YAML still decides.
     layers.insert(1, {'cmd_vel_stamped': launch_args.distro_cmd_vel_stamped(
         os.environ.get('ROS_DISTRO'))})
     sim_time = launch_args.boolean('use_sim_time', given['use_sim_time'])
     values = {'world_file': ParameterValue(given['world_file'], value_type=str),
-              'use_sim_time': sim_time, 'publish_clock': sim_time,
               'real_time_factor': launch_args.real_time_factor(given['real_time_factor'])}
-    if given['initial_pose']:
-        values['initial_pose'] = launch_args.initial_pose(given['initial_pose'])
     if given['drive']:
         values['drive'] = launch_args.drive(given['drive'])
     if given['cmd_vel_stamped']:
@@ -84,8 +94,12 @@ def _base(context):
     if given['robot']:
         values.update(robot_launch(given['robot'], given['robot_args']).base)
     return [Node(package='ubot_lidar_sim', executable='base_sim_node', name='base_sim',
-                 output='screen', parameters=layers + [values],
-                 on_exit=launch_args.exit_rule('base_sim', [Shutdown(reason='base_sim exited')]))]
+                 namespace=robot_namespace(k, n) or None, output='screen',
+                 parameters=layers + [{**values,
+                                       **base_parameters(k, n, poses[k - 1], sim_time)}],
+                 remappings=[INITIALPOSE_REMAP] if n > 1 else [],
+                 on_exit=launch_args.exit_rule('base_sim', [Shutdown(reason='base_sim exited')]))
+            for k in range(1, n + 1)]
 
 
 def _robot(context):
@@ -113,4 +127,4 @@ def generate_launch_description():
                PythonLaunchDescriptionSource(sensors),
                condition=LaunchConfigurationEquals('robot', ''),
                launch_arguments=[(name, LaunchConfiguration(name))
-                                 for name in SENSOR_ARGUMENTS])])
+                                 for name in SENSOR_ARGUMENTS] + [('fleet', 'sim')])])

@@ -7,6 +7,8 @@ import pytest
 
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.pipeline import launch_args
+from ubot_lidar_sim.pipeline.fleet import MAX_ROBOTS
+from ubot_lidar_sim.pipeline.sim_fleet import SPACING_M
 
 ROOT = Path(__file__).resolve().parents[2]
 SIM = ROOT / 'launch' / 'sim.launch.py'
@@ -27,6 +29,7 @@ def test_sim_launch_declares_the_contract_arguments():
     args = _constant(_tree(), 'ARGUMENTS')
     assert {'world_file', 'use_sim_time', 'real_time_factor', 'preset'} <= set(args)
     assert args['use_sim_time'][0] == 'true'
+    assert float(args['robot_spacing_m'][0]) == SPACING_M
 
 
 def test_sim_launch_starts_base_sim_and_includes_the_three_sensors():
@@ -50,13 +53,36 @@ def test_argument_errors_name_the_argument_the_value_and_what_is_allowed():
              'real_time_factor': ('fast', launch_args.real_time_factor, "'max'"),
              'use_sim_time': ('yes', lambda t: launch_args.boolean('use_sim_time', t),
                               'true or false'),
-             'robots': ('2', launch_args.single_robot, 'demo.launch.py robots:=N')}
+             'robots': ('6', launch_args.fleet_robots, 'an int 1-5')}
     for name, (value, parse, allowed) in cases.items():
         with pytest.raises(launch_args.LaunchArgumentError) as err:
             parse(value)
         line = str(err.value)
         assert line.startswith(f'{name}:={value!r} refused') and allowed in line, line
         assert '\n' not in line
+
+
+def test_robots_takes_1_to_the_fleet_limit_and_1_only_with_a_robot_description():
+    assert [launch_args.fleet_robots(str(n)) for n in range(1, MAX_ROBOTS + 1)] == \
+        list(range(1, MAX_ROBOTS + 1))
+    assert launch_args.fleet_robots('1', 'my_robot.urdf') == 1
+    for text, robot in (('0', ''), (str(MAX_ROBOTS + 1), ''), ('two', ''),
+                        ('2', 'my_robot.urdf')):
+        with pytest.raises(launch_args.LaunchArgumentError, match='robots:=.* 1 with robot:='):
+            launch_args.fleet_robots(text, robot)
+
+
+def test_fleet_start_poses_are_spaced_to_the_left_of_robot_1_unless_all_are_given():
+    assert launch_args.start_poses(3, '', '', '4.0') == [[0, 0, 0], [0, 4, 0], [0, 8, 0]]
+    # Robot 1 facing +y (yaw 90 deg): its left is -x. bound: cos(pi / 2) * 3 m is 1.8e-16 m in
+    # doubles, not 0.
+    poses = launch_args.start_poses(2, '1 2 90', '', '3')
+    assert poses[0] == [1, 2, 90] and poses[1] == pytest.approx([-2, 2, 90], abs=1e-12)
+    assert launch_args.start_poses(2, '9 9 9', '0 0 0; 5 5 90', '4') == [[0, 0, 0], [5, 5, 90]]
+    with pytest.raises(launch_args.LaunchArgumentError, match='initial_poses.*2 poses'):
+        launch_args.start_poses(2, '', '0 0 0', '4')
+    with pytest.raises(launch_args.LaunchArgumentError, match='robot_spacing_m'):
+        launch_args.start_poses(2, '', '', '0')
 
 
 def test_initial_pose_takes_a_yaml_list_or_three_numbers_separated_by_spaces():

@@ -12,6 +12,8 @@ ros/run.py) raises the same way, so CI sees the failure; a clean exit shuts the 
 import math
 
 from ubot_lidar_sim.core.motion.config import DRIVES
+from ubot_lidar_sim.pipeline import sim_fleet
+from ubot_lidar_sim.pipeline.fleet import MAX_ROBOTS
 import yaml
 
 
@@ -75,13 +77,40 @@ def distro_cmd_vel_stamped(distro):
     return (distro or '').strip().lower() not in ('humble', 'iron', 'jazzy')
 
 
-def single_robot(text):
-    """Refuse robots:=N other than 1 for sim.launch.py (its base_sim drives one robot)."""
-    if str(text).strip() != '1':
-        raise LaunchArgumentError(
-            'robots', text, '1: sim.launch.py runs one base_sim; a fleet of sensors on demo '
-            'drivers is demo.launch.py robots:=N')
-    return 1
+def fleet_robots(text, robot=''):
+    """Return the robot count of sim.launch.py robots:=TEXT (1..MAX_ROBOTS; robot:=FILE: 1)."""
+    allowed = (f'an int 1-{MAX_ROBOTS} (pipeline/fleet.py), 1 with robot:=FILE (a robot '
+               "description's sensors are not fleet-aware)")
+    try:
+        n = int(str(text).strip())
+    except ValueError:
+        raise LaunchArgumentError('robots', text, allowed) from None
+    if not 1 <= n <= MAX_ROBOTS or (robot and n != 1):
+        raise LaunchArgumentError('robots', text, allowed)
+    return n
+
+
+def start_poses(n, pose_text, poses_text, spacing_text):
+    """
+    Return n start poses [x, y, yaw_deg] of initial_pose, initial_poses and robot_spacing_m.
+
+    initial_poses ('x y yaw; x y yaw; ...', one per robot) wins; else robot 1 at initial_pose
+    (empty: [0, 0, 0]) and the others robot_spacing_m apart to its left (pipeline/sim_fleet.py).
+    """
+    if poses_text.strip():
+        poses = [initial_pose(p) for p in poses_text.split(';') if p.strip()]
+        if len(poses) != n:
+            raise LaunchArgumentError('initial_poses', poses_text,
+                                      f"{n} poses 'x y yaw_deg' separated by ';' (robots:={n})")
+        return poses
+    try:
+        spacing = float(spacing_text)
+    except ValueError:
+        spacing = math.nan
+    if not 0.5 <= spacing <= 1000.0:
+        raise LaunchArgumentError('robot_spacing_m', spacing_text, 'a number 0.5-1000 (m)')
+    first = initial_pose(pose_text) if pose_text.strip() else (0.0, 0.0, 0.0)
+    return sim_fleet.start_poses(n, first, spacing)
 
 
 def exit_rule(name, on_clean_exit):
