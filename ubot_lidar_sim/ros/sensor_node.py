@@ -75,8 +75,8 @@ class SensorNode(PoseQueries, Node):
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
                                                    len(world.actors), cfg.fleet_base_height_m))
-        robot = node_robot(self, getattr(cfg, 'robot_description', ''),
-                           getattr(cfg, 'robot_args', ''), cfg.model_paths)
+        robot = self.params.robot or node_robot(self, getattr(cfg, 'robot_description', ''),
+                                                getattr(cfg, 'robot_args', ''), cfg.model_paths)
         if robot is not None:   # its own robot's body: groups of links posed by /tf
             world = world.with_actors(sensor_body_actors(robot, cfg.frame_id, cfg.sdf_geometry))
         self.world, self.materials = world, materials

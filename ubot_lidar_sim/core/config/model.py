@@ -27,6 +27,10 @@ class ModelShared(Validated):
                                 'class self. Empty = none.', read_only=True)
     robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",
                          read_only=True)
+    robot_sensor: str = _p('', 'A <sensor name> of robot_description whose Gazebo values '
+                           '(frame, rate, rays, range limits, noise; docs/robots.md) are '
+                           "this node's defaults; parameters given win. Empty = none.",
+                           read_only=True)
     self_filter: bool = _p(False, "Drop the returns of the sensor's own robot (class self): no "
                            "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',

@@ -58,6 +58,16 @@ def gazebo_params(sensor: RobotSensor) -> dict:
             'max_rays_per_scan': max(h.count * v.count, 1)}
 
 
+def robot_sensor_params(description, name: str, kind: str) -> dict:
+    """Return the Gazebo values of sensor name for a node of kind (ConfigError: another kind)."""
+    sensor = description.sensor(name)
+    if sensor_kind(sensor) != kind:
+        names = [s.name for s in description.sensors if sensor_kind(s) == kind]
+        raise ConfigError('robot_sensor', name, f"a {kind} sensor of {description.source} "
+                          f"({', '.join(names) or 'none'}); '{name}' is a {sensor_kind(sensor)}")
+    return gazebo_params(sensor)
+
+
 def sensor_config(sensor: RobotSensor, overlay: dict | None = None,
                   params_file: str | None = None) -> tuple[str, object]:
     """Return (kind, config) of a robot sensor: Gazebo's values < params file < overlay."""
