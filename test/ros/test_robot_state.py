@@ -13,7 +13,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from ros_helpers import closing_factory, static_transform, wall_world
-from sensor_msgs.msg import JointState, LaserScan
+from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
@@ -23,7 +23,7 @@ from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.qos import latched_qos
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'core'))
-from robot_files import urdf  # noqa: E402  (the descriptions of the core tests)
+from robot_files import urdf  # noqa: E402, I100  (the descriptions of the core tests)
 
 R_WHEEL_M = 0.1
 WHEELS = """
@@ -182,3 +182,22 @@ def test_a_laser_node_takes_its_sensor_and_body_from_robot_description_on_the_to
         assert np.allclose(r[ahead], 4.9 / np.cos(ang[ahead]), atol=1e-3)
     finally:
         rig.close()
+
+
+def test_a_robots_imu_tags_set_base_sims_imu_topic_frame_rate_and_noise(rig):
+    # What robot_nodes gives base_sim for an <imu> of update_rate 10 and stddev 0.02 rad/s
+    # on a 50 Hz base: every 5th step, on its topic and in its frame, sigma^2 as covariance.
+    r = rig(boxes_world([]), {'imu_topic': 'imu/data', 'imu_frame': 'imu_link',
+                              'imu_rate_hz': 10.0, 'imu_gyro_stddev_rad_s': 0.02,
+                              'imu_accel_stddev_m_s2': 0.1})
+    got = []
+    r.probe.create_subscription(Imu, 'imu/data', got.append, qos_profile_sensor_data)
+    assert r.spin_until(lambda: len(got) >= 6), 'no imu/data'
+    stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in got])
+    # bound: stamps are whole 20 ms steps; each sample is the first step at or after the next
+    # 0.1 s mark, so 0.1 s apart (a late timer tick still lands on the step grid: +-1 step)
+    assert np.all(np.abs(np.diff(stamps) - 0.1) <= 0.02 + 1e-6)
+    assert {m.header.frame_id for m in got} == {'imu_link'}
+    # bound: float64 0.02^2 and 0.1^2 carried as float64 exactly
+    assert got[-1].angular_velocity_covariance[0] == pytest.approx(0.02 ** 2, rel=1e-12)
+    assert got[-1].linear_acceleration_covariance[8] == pytest.approx(0.1 ** 2, rel=1e-12)

@@ -74,7 +74,7 @@ class RobotStateOutput:
         return [_tf(stamp, p, c, m) for p, c, m in fixed_transforms(self.robot)]
 
     def forget(self):
-        """A teleport: the wheels do not turn for it."""
+        """Forget the last pose (a teleport): the wheels do not turn for it."""
         if self.wheels is not None:
             self.wheels.forget()
 

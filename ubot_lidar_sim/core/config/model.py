@@ -22,7 +22,7 @@ class ModelShared(Validated):
     motion_distortion: bool = _p(True, 'Rolling scan: each column fires at its own time.')
     robot_description: str = _p('', 'The robot the sensor is on (.urdf, .urdf.xacro, model.sdf, '
                                 'a model directory or model://NAME; or topic / topic:NAME, the '
-                                "URDF text robot_state_publisher latches, waited for: "
+                                'URDF text robot_state_publisher latches, waited for: '
                                 'docs/robots.md): its other links, posed by /tf, are cast with '
                                 'class self. Empty = none.', read_only=True)
     robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",

@@ -84,7 +84,7 @@ def read_drive(plugin, model, where, notes):
         if limit is not None:
             values['max_steering_deg'] = math.degrees(limit)
     if plugin.find('odom_publish_frequency') is not None:
-        own.append(Note(here, 'odom_publish_frequency', 'odometry at base_sim\'s rate_hz'))
+        own.append(Note(here, 'odom_publish_frequency', "odometry at base_sim's rate_hz"))
     wheels = _wheels(plugin, float_at(plugin, 'wheel_radius', here, 0.2),
                      float_at(plugin, 'wheel_separation', here, 1.0), here,
                      kind == 'ackermann')
