@@ -187,16 +187,17 @@ def test_a_laser_node_takes_its_sensor_and_body_from_robot_description_on_the_to
 def test_a_robots_imu_tags_set_base_sims_imu_topic_frame_rate_and_noise(rig):
     # What robot_nodes gives base_sim for an <imu> of update_rate 10 and stddev 0.02 rad/s
     # on a 50 Hz base: every 5th step, on its topic and in its frame, sigma^2 as covariance.
+    # publish_clock: the steps are exactly 20 ms of simulated time (a wall timer's are not)
     r = rig(boxes_world([]), {'imu_topic': 'imu/data', 'imu_frame': 'imu_link',
                               'imu_rate_hz': 10.0, 'imu_gyro_stddev_rad_s': 0.02,
-                              'imu_accel_stddev_m_s2': 0.1})
+                              'imu_accel_stddev_m_s2': 0.1, 'publish_clock': True})
     got = []
     r.probe.create_subscription(Imu, 'imu/data', got.append, qos_profile_sensor_data)
     assert r.spin_until(lambda: len(got) >= 6), 'no imu/data'
     stamps = np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in got])
-    # bound: stamps are whole 20 ms steps; each sample is the first step at or after the next
-    # 0.1 s mark, so 0.1 s apart (a late timer tick still lands on the step grid: +-1 step)
-    assert np.all(np.abs(np.diff(stamps) - 0.1) <= 0.02 + 1e-6)
+    # bound: stamps are whole 20 ms steps in integer ns; every 5th step, 0.1 s apart, up to
+    # the float64 seconds of sec + nanosec (1e-9)
+    assert np.all(np.abs(np.diff(stamps) - 0.1) <= 1e-6)
     assert {m.header.frame_id for m in got} == {'imu_link'}
     # bound: float64 0.02^2 and 0.1^2 carried as float64 exactly
     assert got[-1].angular_velocity_covariance[0] == pytest.approx(0.02 ** 2, rel=1e-12)
