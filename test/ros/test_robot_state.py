@@ -82,6 +82,27 @@ def test_driving_1_m_turns_each_wheel_by_1_over_r_on_joint_states(rig, tmp_path)
     assert last.velocity[0] == pytest.approx(0.0, abs=1e-9)     # standing
 
 
+def test_base_sim_waits_for_robot_description_on_the_topic_and_drives_its_wheels(rig,
+                                                                               tmp_path):
+    _, text = _robot(tmp_path)
+    # A publisher of its own on the rig's domain latches the URDF before base_sim starts.
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=20 + os.getpid() % 60)
+    try:
+        rsp = rclpy.create_node('robot_state_publisher', context=ctx)
+        rsp.create_publisher(String, '/robot_description', latched_qos(1)).publish(
+            String(data=text))
+        r = rig(boxes_world([]), {'robot_description': 'topic'})
+        assert r.node.robot_state.robot.name == 'bot'
+        states = []
+        r.probe.create_subscription(JointState, 'joint_states', states.append,
+                                    qos_profile_sensor_data)
+        assert r.spin_until(lambda: states), 'no /joint_states'
+        assert list(states[-1].name) == ['left_wheel_joint', 'right_wheel_joint']
+    finally:
+        rclpy.shutdown(context=ctx)
+
+
 def test_base_sim_publishes_the_joints_as_robot_state_publisher_would(rig, tmp_path):
     path, _ = _robot(tmp_path)
     r = rig(boxes_world([]), {'robot_description': str(path)})
