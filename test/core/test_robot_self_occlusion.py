@@ -136,7 +136,7 @@ def test_a_moving_joint_on_tf_moves_the_blanked_sector(robot, ring_world, materi
     ahead = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
     assert moved.sum() == 23
     assert np.all(res.class_id[moved] == SELF_CLASS)
-    # bound as above: the face at 0.45 m in the turned direction, one float32 cast
+    # bound: as above, the face at 0.45 m in the turned direction, one float32 cast
     assert np.allclose(res.ranges[moved], 0.45 / np.cos(ang[moved] - turn), atol=1e-4)
     assert not np.any(res.class_id[ahead] == SELF_CLASS)
     assert not np.any(res.class_id[~moved & (np.abs(ang - turn) > HALF_SECTOR

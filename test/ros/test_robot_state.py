@@ -73,13 +73,14 @@ def test_driving_1_m_turns_each_wheel_by_1_over_r_on_joint_states(rig, tmp_path)
     # latency (< 0.2 s on busy cores) and the 6 cm braking distance keep it within 0.95-1.1 m
     assert 0.95 <= x <= 1.1
     last = states[-1]
-    # The wheels integrate the same true poses as odom (no drift configured): straight ahead,
-    # each rolls x, so it turns x / r rad; float64 sums of ~100 steps (< 1e-12 rad)
+    # bound: the wheels integrate the same true poses as odom (no drift configured): straight
+    # ahead each rolls x, so it turns x / r rad; float64 sums of ~100 steps (< 1e-12 rad)
     assert last.position[0] == pytest.approx(x / R_WHEEL_M, abs=1e-9)
     assert last.position[1] == pytest.approx(x / R_WHEEL_M, abs=1e-9)
     # 1 m driven: 1 / r = 10 rad, within the stop's spread of x above (0.95-1.1 m)
     assert 9.5 <= last.position[0] <= 11.0
-    assert last.velocity[0] == pytest.approx(0.0, abs=1e-9)     # standing
+    # bound: standing, the steps' poses are equal: 0 exactly; 1e-9 rad/s is float64 slack
+    assert last.velocity[0] == pytest.approx(0.0, abs=1e-9)
 
 
 def test_base_sim_waits_for_robot_description_on_the_topic_and_drives_its_wheels(rig,
@@ -118,6 +119,7 @@ def test_base_sim_publishes_the_joints_as_robot_state_publisher_would(rig, tmp_p
     fixed = {(t.header.frame_id, t.child_frame_id): t for t in statics[-1].transforms}
     # the fixed joint base_link -> laser_link (0.3 m up) and the sensor's own gz_frame_id
     assert set(fixed) == {('base_link', 'laser_link'), ('laser_link', 'laser_frame')}
+    # bound: the joint origin's 0.3 through float64 matrices: approx's default rel 1e-6
     assert fixed['base_link', 'laser_link'].transform.translation.z == pytest.approx(0.3)
     assert r.spin_until(mast), 'no mast transform at the published joint position'
     t = mast()[-1]
@@ -183,6 +185,7 @@ def test_a_laser_node_takes_its_sensor_and_body_from_robot_description_on_the_to
         # step pi / 360, range 0.12 .. 12 m, 10 Hz, in its gz_frame_id
         assert (cfg.frame_id, cfg.rate_hz, cfg.min_range_m, cfg.max_range_m) == (
             'laser_frame', 10.0, 0.12, 12.0)
+        # bound: degrees of pi / 360 in float64: approx's default rel 1e-6
         assert cfg.resolution_deg == pytest.approx(0.5)
         assert cfg.noise_enabled is False       # a parameter given wins over the tags
         frames = {a.frame: a.obj.class_id for a in rig.node.world.actors}
@@ -194,12 +197,14 @@ def test_a_laser_node_takes_its_sensor_and_body_from_robot_description_on_the_to
         ang = scan.angle_min + np.arange(len(scan.ranges)) * scan.angle_increment
         r = np.asarray(scan.ranges)
         half = math.atan2(0.05, 0.45) - math.radians(0.6)   # the mast's face, a ray inside
-        # the mast turned 40 deg on /tf: its face at 0.45 m in that direction (float32 casts,
-        # 1e-4 m as the core test); straight ahead the wall at 4.9 m
+        # the mast turned 40 deg on /tf: its face at 0.45 m in that direction
         moved = np.abs(ang - turn) < half
         assert moved.sum() >= 20
+        # bound: float32 casts, 1e-4 m as the core test
         assert np.allclose(r[moved], 0.45 / np.cos(ang[moved] - turn), atol=1e-4)
         ahead = np.abs(ang) < half
+        # bound: the wall at 4.9 m: f32_hit_bound_m at 5 m < 1e-4 m, the node's azimuths from
+        # degrees < 1e-9 rad x 5 m; 1e-3 m holds them with margin
         assert np.allclose(r[ahead], 4.9 / np.cos(ang[ahead]), atol=1e-3)
     finally:
         rig.close()
