@@ -83,8 +83,7 @@ def test_driving_1_m_turns_each_wheel_by_1_over_r_on_joint_states(rig, tmp_path)
     assert last.velocity[0] == pytest.approx(0.0, abs=1e-9)
 
 
-def test_base_sim_waits_for_robot_description_on_the_topic_and_drives_its_wheels(rig,
-                                                                               tmp_path):
+def test_base_sim_waits_for_the_description_on_the_topic_and_drives_its_wheels(rig, tmp_path):
     _, text = _robot(tmp_path)
     # A publisher of its own on the rig's domain latches the URDF before base_sim starts.
     ctx = rclpy.Context()
