@@ -6,14 +6,15 @@ A VLP-16 and a 2D laser on a robot whose body has 2,000 triangles.
 The robot (written here): a base link whose collision is a 500-section cylinder (2,000
 triangles, trimesh), a 16 x 1800 gpu_ray VLP-16 on a mast and a 720-ray gpu_lidar laser at the
 front, in the demo world. Each sensor is scanned by core/robot/scanner.RobotScanner with its
-body cast (self-occlusion) and without; median ms over repeats, geometric model as Gazebo's.
+body cast (self-occlusion) and without, the two taking turns; median ms over repeats and the
+median of the paired ratios, with the 1-minute load average; geometric model as Gazebo's.
 
 Usage: python benchmarks/bench_robot.py [--repeats 20]
 """
 
 import argparse
+import os
 from pathlib import Path
-import statistics
 import sys
 import tempfile
 import time
@@ -29,7 +30,7 @@ from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
 COLUMNS = ('case', 'sensor', 'rays', 'body_triangles', 'self_occlusion_ms_median',
-           'no_self_occlusion_ms_median', 'ratio')
+           'no_self_occlusion_ms_median', 'ratio', 'load_1min')
 
 ROBOT = """<robot name="benchbot">
  <link name="base_link"><collision><origin xyz="0 0 0.3"/><geometry>
@@ -54,15 +55,26 @@ ROBOT = """<robot name="benchbot">
 </robot>"""
 
 
-def _median_ms(scanner, pose, repeats):
-    """Return the median wall time of one scan, ms."""
-    scanner.scan(pose)      # warm-up: kernels, scenes
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        scanner.scan(pose)
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+def _paired_ms(scanners, pose, repeats):
+    """
+    Return (median ms with, median ms without, median ratio) of interleaved scans.
+
+    The two scanners take turns, so that both see the same load (2 busy cores drift by tens
+    of per cent within a minute); the ratio is the median of the per-pair ratios.
+    """
+    for scanner in scanners:
+        scanner.scan(pose)      # warm-up: kernels, scenes
+    pairs = []
+    for k in range(repeats):
+        ms = []
+        for scanner in (scanners if k % 2 == 0 else scanners[::-1]):
+            t0 = time.perf_counter()
+            scanner.scan(pose)
+            ms.append((time.perf_counter() - t0) * 1e3)
+        pairs.append(ms if k % 2 == 0 else ms[::-1])
+    a = np.asarray(pairs)
+    return (float(np.median(a[:, 0])), float(np.median(a[:, 1])),
+            float(np.median(a[:, 0] / a[:, 1])))
 
 
 def run(repeats=20):
@@ -77,17 +89,17 @@ def run(repeats=20):
     pose = np.eye(4)
     rows = []
     for name in ('vlp16', 'laser'):
-        ms = {}
-        for occlusion in (True, False):
-            scanner = RobotScanner(desc, name, world, materials, self_occlusion=occlusion)
-            ms[occlusion] = _median_ms(scanner, pose, repeats)
+        scanners = [RobotScanner(desc, name, world, materials, self_occlusion=occlusion)
+                    for occlusion in (True, False)]
+        load = os.getloadavg()[0]
+        with_ms, without_ms, ratio = _paired_ms(scanners, pose, repeats)
         s = desc.sensor(name)
         rows.append({'case': 'robot_self_occlusion', 'sensor': name,
                      'rays': s.horizontal.count * s.vertical.count,
                      'body_triangles': len(body.faces),
-                     'self_occlusion_ms_median': round(ms[True], 2),
-                     'no_self_occlusion_ms_median': round(ms[False], 2),
-                     'ratio': round(ms[True] / ms[False], 3)})
+                     'self_occlusion_ms_median': round(with_ms, 2),
+                     'no_self_occlusion_ms_median': round(without_ms, 2),
+                     'ratio': round(ratio, 3), 'load_1min': round(load, 1)})
     return rows
 
 

@@ -4,7 +4,7 @@ import json
 
 from ubot_lidar_sim.core.config import applicable_names
 from ubot_lidar_sim.core.robot.load import load_robot, parse_args
-from ubot_lidar_sim.core.robot.mapping import sensor_config
+from ubot_lidar_sim.core.robot.mapping import imu_params, sensor_config
 from ubot_lidar_sim.output.files import jsonable
 
 
@@ -35,14 +35,21 @@ def describe_robot(args):
                      'update_rate_hz': i.update_rate_hz,
                      'angular_velocity_stddev': i.angular_velocity_stddev,
                      'linear_acceleration_stddev': i.linear_acceleration_stddev,
-                     'became': 'listed only: this base_sim has no IMU output'}
-                    for i in desc.imus],
+                     **_imu_became(desc, k, i)} for k, i in enumerate(desc.imus)],
            'base': None if desc.drive is None else {
                'plugin': desc.drive.plugin, 'drive': desc.drive.drive, 'topic': desc.drive.topic,
                'base_sim': desc.drive.values,
                'not_honoured': [n.line() for n in desc.drive.notes]},
            'not_honoured': [n.line() for n in desc.notes]}
     return json.dumps(jsonable(out), indent=2)
+
+
+def _imu_became(desc, k, imu):
+    """Return {'became': ..., 'base_sim': parameters, 'not_honoured': notes} of imu k."""
+    if k:
+        return {'became': 'not started: base_sim has one IMU, the first'}
+    values, notes = imu_params(desc, imu)
+    return {'became': "base_sim's IMU", 'base_sim': values, 'not_honoured': notes}
 
 
 def command(args, checked=None):

@@ -5,8 +5,8 @@ No rclpy: plain values the launch file turns into launch_ros Nodes, as pipeline/
 Each range sensor becomes a laser_scan_node or lidar_3d_node named after it, its Gazebo values
 (core/robot/mapping.py) as parameters, its output remapped to the sensor's topic. base_sim gets
 the drive plugin's kinematics and limits, the root link as base_frame, the footprint of the root
-link's collision geometry (its convex hull seen from above) and the mounts of the first 3D LiDAR
-and the first 2D laser (base_sim publishes those two static transforms).
+link's collision geometry (its convex hull seen from above), the description itself (base_sim
+publishes its joints on /tf_static and /tf and its wheels' /joint_states) and the first IMU.
 """
 
 from dataclasses import dataclass, field
@@ -18,7 +18,7 @@ from scipy.spatial import ConvexHull
 
 from ubot_lidar_sim.core.robot.body import link_mesh
 from ubot_lidar_sim.core.robot.load import load_robot, parse_args
-from ubot_lidar_sim.core.robot.mapping import gazebo_params, LASER, sensor_kind
+from ubot_lidar_sim.core.robot.mapping import gazebo_params, imu_params, LASER, sensor_kind
 from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.output.boxes import rpy_of
 
@@ -97,7 +97,12 @@ def robot_launch(robot, args_text='', model_paths=(), overlay=None):
     if extra:
         out.notes.append(f"sensors {', '.join(extra)}: base_sim publishes one lidar and one "
                          'laser mount; run robot_state_publisher for the other frames')
-    out.notes += [f"imu '{i.name}': this base_sim has no IMU output; not started"
-                  for i in desc.imus]
+    out.base.update(robot_description=str(robot), robot_args=args_text)
+    if desc.imus:       # the first IMU becomes base_sim's (its topic, frame, rate, noise)
+        values, notes = imu_params(desc, desc.imus[0])
+        out.base.update(values)
+        out.notes += notes
+    out.notes += [f"imu '{i.name}': base_sim has one IMU ('{desc.imus[0].name}'); not "
+                  'started' for i in desc.imus[1:]]
     out.notes += [n.line() for n in desc.notes]
     return out

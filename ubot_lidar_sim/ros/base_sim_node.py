@@ -41,7 +41,7 @@ from tf2_msgs.msg import TFMessage
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.motion.base import BaseSim
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
-from ubot_lidar_sim.core.motion.imu import Imu as ImuModel, noise_sigmas
+from ubot_lidar_sim.core.motion.imu import config_sigmas, Imu as ImuModel, RateGate
 from ubot_lidar_sim.core.motion.odometry import world_to_parent
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.ros.base_messages import imu_msg, odometry_msg
@@ -50,6 +50,7 @@ from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.rclpy_compat import RCLError
+from ubot_lidar_sim.ros.robot_state import RobotStateOutput
 from ubot_lidar_sim.ros.run import run_node, tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import TimerSchedule
 from ubot_lidar_sim.ros.sim_pacing import Pacer, SensorWatch
@@ -81,13 +82,14 @@ class BaseSimNode(Node):
         self._schedule = TimerSchedule(1.0 / cfg.rate_hz)   # a jump, told from a stall
         self._contact = None
         self._odom_pub = self.create_publisher(Odometry, 'odom', 10)
-        self._imu_pub, self.imu_sigmas = None, noise_sigmas(
-            cfg.rate_hz, cfg.imu_gyro_noise_density, cfg.imu_accel_noise_density)
+        self._imu_pub, self.imu_sigmas = None, config_sigmas(cfg)
+        self._imu_gate = RateGate(cfg.imu_rate_hz)      # a robot's IMU <update_rate>
         if cfg.imu_enabled:
-            self._imu_pub = self.create_publisher(ImuMsg, 'imu', qos_profile_sensor_data)
+            self._imu_pub = self.create_publisher(ImuMsg, cfg.imu_topic, qos_profile_sensor_data)
             self.imu = ImuModel(cfg.seed, *self.imu_sigmas)
         self._tf_pub = self.create_publisher(TFMessage, '/tf', QoSProfile(depth=100))
         self._static_pub = self.create_publisher(TFMessage, '/tf_static', latched_qos(1))
+        self.robot_state = RobotStateOutput.of(self, cfg, self._tf_pub)    # robot_description
         self._collision_pub = self.create_publisher(Bool, '~/collision', latched_qos(1))
         self._diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self._localized = None          # (x, y, yaw) localization_frame -> odom_frame
@@ -141,6 +143,8 @@ class BaseSimNode(Node):
             why = self.base.teleport((p.x, p.y, yaw), reset_odometry)
             if not why and self._imu_pub is not None:
                 self.imu.reset()
+            if not why and self.robot_state is not None:
+                self.robot_state.forget()
         self.teleports.append((source, (p.x, p.y, yaw), reset_odometry, why))
         if why:
             self.get_logger().warning(f'{source} refused: {why}')
@@ -218,7 +222,8 @@ class BaseSimNode(Node):
         cfg = self.config
         stamp = Time(nanoseconds=now_ns).to_msg()
         if self._contact is None:
-            self._static_pub.publish(TFMessage(transforms=sensor_statics(
+            statics = self.robot_state.statics(stamp) if self.robot_state else []
+            self._static_pub.publish(TFMessage(transforms=statics or sensor_statics(
                 stamp, cfg.base_frame,
                 ((cfg.lidar_pose, cfg.lidar_frame), (cfg.laser_pose, cfg.laser_frame)))))
         _, _, z, roll, pitch, _ = step.pose
@@ -239,9 +244,13 @@ class BaseSimNode(Node):
                       rpy_quaternion(0.0, 0.0, wyaw))] + chain))
         self._odom_pub.publish(odometry_msg(stamp, cfg.odom_frame, cfg.base_frame, step,
                                             base_q))
+        if self.robot_state is not None:
+            self.robot_state.publish(stamp, step.pose, dt_s)
         if self._imu_pub is not None:
-            self._imu_pub.publish(imu_msg(stamp, cfg.base_frame, self.imu.sample(
-                step.pose, dt_s), *self.imu_sigmas))
+            sample = self.imu.sample(step.pose, dt_s)
+            if self._imu_gate.due(now_ns * 1e-9):
+                self._imu_pub.publish(imu_msg(stamp, cfg.imu_frame or cfg.base_frame, sample,
+                                              *self.imu_sigmas))
         if step.contact != self._contact:
             self._contact = step.contact
             self._collision_pub.publish(Bool(data=step.contact))

@@ -29,8 +29,10 @@ from ubot_lidar_sim.core.config.mapping import NODE_OF
 from ubot_lidar_sim.core.config.presets import load_preset
 from ubot_lidar_sim.core.errors import ConfigError, did_you_mean, SimError
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
+from ubot_lidar_sim.core.robot.mapping import robot_sensor_params
 from ubot_lidar_sim.ros.demo.scenario import DemoDriverConfig
 from ubot_lidar_sim.ros.rclpy_compat import declare_typed, parameter_overrides
+from ubot_lidar_sim.ros.robot_description import node_robot
 
 _SCALAR_TYPES = {
     bool: Parameter.Type.BOOL, int: Parameter.Type.INTEGER,
@@ -164,6 +166,9 @@ class ConfigParameters:
                     raise ConfigError(key, value, f'a {config_cls.__name__} parameter '
                                       f'(from preset {preset!r})')
                 defaults[key] = value
+        self.robot = None       # the RobotDescription of robot_sensor, read once here
+        if 'robot_sensor' in self._fields:
+            defaults.update(self._robot_defaults(config_cls.preset_node))
         for name in namespaced:
             defaults[name] = namespaced_name(node.get_namespace(), defaults[name])
         for name, f in self._fields.items():
@@ -177,6 +182,18 @@ class ConfigParameters:
         node.add_pre_set_parameters_callback(self._typed)
         node.add_on_set_parameters_callback(self._on_set)
         node.add_post_set_parameters_callback(self._post_set)
+
+    def _robot_defaults(self, kind):
+        """Return robot_sensor's Gazebo values (docs/robots.md), the description read once."""
+        sensor = self._declare(self._fields['robot_sensor'], '')
+        if not sensor:
+            return {}
+        source, args, paths = (self._declare(self._fields[n], self._fields[n].default)
+                               for n in ('robot_description', 'robot_args', 'model_paths'))
+        if not source:
+            raise ConfigError('robot_sensor', sensor, 'empty without robot_description')
+        self.robot = node_robot(self._node, source, args, paths)
+        return robot_sensor_params(self.robot, sensor, kind)
 
     def _declare(self, f, default, read_only=None):
         """Declare field f with default (overrides win, ints coerced for float fields)."""

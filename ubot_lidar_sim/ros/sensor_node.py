@@ -21,8 +21,7 @@ from rclpy.node import Node
 
 from ubot_lidar_sim.core.config import flat_fields
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.robot.body import sensor_body_actor
-from ubot_lidar_sim.core.robot.load import load_robot, parse_args
+from ubot_lidar_sim.core.robot.body import sensor_body_actors
 from ubot_lidar_sim.core.world.actors import fleet_actors
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.actor_frames import ActorFrames
@@ -31,6 +30,7 @@ from ubot_lidar_sim.ros.intake import Intake, TF_CACHE_S
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.pose_queries import PoseQueries, TF_MAX_AGE_S, TF_MAX_GAP_S
 from ubot_lidar_sim.ros.qos import output_qos
+from ubot_lidar_sim.ros.robot_description import node_robot
 from ubot_lidar_sim.ros.run import tolerate_destroyed
 from ubot_lidar_sim.ros.schedule import ClockWatch
 from ubot_lidar_sim.ros.services import EXPIRE_POLL_S, SAMPLE_TIMEOUT_S, SampleRequests
@@ -75,10 +75,10 @@ class SensorNode(PoseQueries, Node):
         if cfg.fleet_frames:        # the other robots of the fleet: actors on their frames
             world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
                                                    len(world.actors), cfg.fleet_base_height_m))
-        if getattr(cfg, 'robot_description', ''):   # its own robot's body, in its frame
-            body = sensor_body_actor(load_robot(cfg.robot_description, parse_args(
-                cfg.robot_args), cfg.model_paths), cfg.frame_id, cfg.sdf_geometry)
-            world = world.with_actors([body]) if body is not None else world
+        robot = self.params.robot or node_robot(self, getattr(cfg, 'robot_description', ''),
+                                                getattr(cfg, 'robot_args', ''), cfg.model_paths)
+        if robot is not None:   # its own robot's body: groups of links posed by /tf
+            world = world.with_actors(sensor_body_actors(robot, cfg.frame_id, cfg.sdf_geometry))
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from robot_files import CLASSIC_RAY, urdf
+from robot_files import CLASSIC_RAY, SDF_MODEL, stl_box, urdf
 
 from ubot_lidar_sim.cli import main
 
@@ -21,6 +21,20 @@ def test_describe_robot_lists_sensor_what_it_became_and_tags_not_honoured(tmp_pa
     assert any('always_on' in line for line in s['not_honoured'])
     assert any('libsomething_unknown.so' in line for line in out['not_honoured'])
     assert out['base']['base_sim']['max_linear_accel_m_s2'] == 1.0
+
+
+def test_describe_robot_says_the_imu_became_base_sims_imu(tmp_path, capsys):
+    model = tmp_path / 'sdfbot'
+    (model / 'meshes').mkdir(parents=True)
+    (model / 'model.sdf').write_text(SDF_MODEL.replace('model://sdfbot/', ''))
+    (model / 'meshes' / 'body.stl').write_text(stl_box())
+    assert main(['describe', '--robot', str(model)]) == 0
+    (imu,) = json.loads(capsys.readouterr().out)['imus']
+    assert imu['became'] == "base_sim's IMU"
+    assert imu['base_sim'] == {'imu_enabled': True, 'imu_topic': 'imu',
+                               'imu_frame': 'lidar_link', 'imu_rate_hz': 100.0,
+                               'imu_gyro_stddev_rad_s': 0.002, 'imu_accel_stddev_m_s2': 0.0}
+    assert any('no lever-arm acceleration' in line for line in imu['not_honoured'])
 
 
 def test_scan_robot_writes_the_laserscan_fields(tmp_path):

@@ -28,4 +28,10 @@ def test_diff_drive_sdf_model_gives_its_sensor_node_and_base_limits(tmp_path):
     assert base.laser_pose == (0.3, 0.0, 0.2, 0.0, 0.0, 0.0)
     corners = sorted(map(tuple, json.loads(base.footprint_polygon)))
     assert corners == [(-0.5, -0.25), (-0.5, 0.25), (0.5, -0.25), (0.5, 0.25)]
-    assert any("imu 'imu_sensor'" in n for n in launch.notes)
+    # the imu sensor becomes base_sim's IMU: its topic, link frame, 100 Hz, stddev 0.002 rad/s
+    # on x (the largest axis; y and z have none), no accelerometer noise
+    assert (base.imu_topic, base.imu_frame, base.imu_rate_hz) == ('imu', 'lidar_link', 100.0)
+    assert (base.imu_gyro_stddev_rad_s, base.imu_accel_stddev_m_s2) == (0.002, 0.0)
+    # mounted 0.3 m ahead and 0.2 m above the chassis: sqrt(0.13) = 0.361 m, no lever arm
+    assert any("imu 'imu_sensor': 0.361 m from chassis" in n for n in launch.notes)
+    assert base.robot_description == launch.nodes[0].parameters['robot_description']

@@ -8,7 +8,7 @@ from robot_files import urdf, VELODYNE
 from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
-from ubot_lidar_sim.core.robot.body import link_pose_at, sensor_body_actor
+from ubot_lidar_sim.core.robot.body import link_pose_at, sensor_body_actors
 from ubot_lidar_sim.core.robot.load import load_robot
 from ubot_lidar_sim.core.robot.scanner import RobotScanner
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
@@ -87,34 +87,60 @@ def test_turning_the_mast_joint_moves_the_sector(robot, ring_world, materials):
     assert not np.any(res.class_id[ahead] == SELF_CLASS)
 
 
-def test_a_nodes_body_is_rigid_in_its_frame_and_blanks_the_same_sector(robot, ring_world,
-                                                                       materials):
-    # robot_description on a node: the other links, in frame_id, posed by /tf of frame_id.
-    body = sensor_body_actor(robot, 'laser_frame', 'collision')
-    assert body.frame == 'laser_frame'
-    assert body.obj.class_id == SELF_CLASS
-    assert body.geometry.triangles.shape == (24, 3)     # base box + mast; the laser's own not
-    v = body.geometry.vertices
-    mast = v[v[:, 0] > 0.3]
-    # bound: float64 sums of the joint and box offsets (a few ulps, < 1e-15 m; float32 would be
-    # 3e-8 relative): inside approx's default rel 1e-6
-    assert mast[:, 0].min() == pytest.approx(0.45) and mast[:, 0].max() == pytest.approx(0.55)
-    scanner = RobotScanner(robot, 'front_laser', ring_world, materials,
+def _node_like_scan(robot, world, materials, mast_turn):
+    """Scan as a node does: the body's actors posed as /tf poses their frames (mast turned)."""
+    actors = {a.frame: a for a in sensor_body_actors(robot, 'laser_frame', 'collision')}
+    scanner = RobotScanner(robot, 'front_laser', world, materials,
                            {'front_laser': {'noise_enabled': False}}, self_occlusion=False)
     sensor = np.eye(4)
     sensor[2, 3] = 0.3
-    node_like = LaserScanner(scanner.cfg, ring_world.with_actors([body]), materials,
+    # /tf of the mast: base_link -> mast = the joint origin (0, 0, 0.3) x a turn about z
+    c, s = math.cos(mast_turn), math.sin(mast_turn)
+    mast = np.array([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0.3], [0, 0, 0, 1]])
+    node_like = LaserScanner(scanner.cfg, world.with_actors(list(actors.values())), materials,
                              azimuth_rad=scanner.sim.azimuth_rad)
-    res = node_like.scan(link_pose_at(sensor), 0.0, None, 0,
-                         {body.name: link_pose_at(sensor)})
+    poses = {actors['laser_frame'].name: link_pose_at(sensor),
+             actors['mast'].name: link_pose_at(mast)}
+    return node_like.scan(link_pose_at(sensor), 0.0, None, 0, poses), actors
+
+
+def test_a_nodes_body_groups_follow_the_joints_and_blank_the_same_sector(robot, ring_world,
+                                                                         materials):
+    # robot_description on a node: the links fixed to the laser in its frame, the mast (behind
+    # a revolute joint) in its own link frame, each posed by /tf.
+    res, actors = _node_like_scan(robot, ring_world, materials, 0.0)
+    body, mast = actors['laser_frame'], actors['mast']
+    assert body.obj.class_id == mast.obj.class_id == SELF_CLASS
+    assert body.geometry.triangles.shape == (12, 3)     # the base box; the laser's own not
+    assert mast.geometry.triangles.shape == (12, 3)
+    v = mast.geometry.vertices
+    # bound: float64 sums of the box offsets (a few ulps): inside approx's default rel 1e-6
+    assert v[:, 0].min() == pytest.approx(0.45) and v[:, 0].max() == pytest.approx(0.55)
     reference = _scan(robot, ring_world, materials)
     assert np.array_equal(res.class_id == SELF_CLASS, reference.class_id == SELF_CLASS)
     # the same rays and surfaces, the body's vertices composed in another order: float32 casts
     # (open3d), each within f32_hit_bound_m of the exact range, so within twice that of each
     # other: the ring's worst ray is at 45 deg on a wall corner (6.93 m, cos 45 deg, the face's
-    # far vertex 7.4 m away), 3.9e-5 m (was 1e-5 m, under that bound)
+    # far vertex 7.4 m away)
     assert np.allclose(res.ranges, reference.ranges, rtol=0,
                        atol=2.0 * f32_hit_bound_m(6.93, math.cos(math.pi / 4), 7.5))
+
+
+def test_a_moving_joint_on_tf_moves_the_blanked_sector(robot, ring_world, materials):
+    # The mast's joint turned by 40 deg on /tf: the mast stands 0.5 m from the laser's axis
+    # (the joint's axis through the laser), so its sector turns by the same 40 deg.
+    turn = math.radians(40.0)
+    res, _ = _node_like_scan(robot, ring_world, materials, turn)
+    ang = _angles(res)
+    moved = np.abs(ang - turn) < HALF_SECTOR - math.radians(0.6)
+    ahead = np.abs(ang) < HALF_SECTOR - math.radians(0.6)
+    assert moved.sum() == 23
+    assert np.all(res.class_id[moved] == SELF_CLASS)
+    # bound: as above, the face at 0.45 m in the turned direction, one float32 cast
+    assert np.allclose(res.ranges[moved], 0.45 / np.cos(ang[moved] - turn), atol=1e-4)
+    assert not np.any(res.class_id[ahead] == SELF_CLASS)
+    assert not np.any(res.class_id[~moved & (np.abs(ang - turn) > HALF_SECTOR
+                                             + math.radians(0.6))] == SELF_CLASS)
 
 
 def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):

@@ -24,11 +24,16 @@ class ModelShared(Validated):
 
     motion_distortion: bool = _p(True, 'Rolling scan: each column fires at its own time.')
     robot_description: str = _p('', 'The robot the sensor is on (.urdf, .urdf.xacro, model.sdf, '
-                                'a model directory or model://NAME; docs/robots.md): its other '
-                                'links, rigid in frame_id, are cast with class self. Empty = '
-                                'none.', read_only=True)
+                                'a model directory or model://NAME; or topic / topic:NAME, the '
+                                'URDF text robot_state_publisher latches, waited for: '
+                                'docs/robots.md): its other links, posed by /tf, are cast with '
+                                'class self. Empty = none.', read_only=True)
     robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",
                          read_only=True)
+    robot_sensor: str = _p('', 'A <sensor name> of robot_description whose Gazebo values '
+                           '(frame, rate, rays, range limits, noise; docs/robots.md) are '
+                           "this node's defaults; parameters given win. Empty = none.",
+                           read_only=True)
     self_filter: bool = _p(False, "Drop the returns of the sensor's own robot (class self): no "
                            "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',

@@ -126,6 +126,29 @@ class BaseSimConfig(SensorMounts, WorldParams):
     imu_accel_noise_density: float = _p(ACCEL_DENSITY_M_S2_SQRT_HZ, 'IMU acceleration white '
                                         'noise density (Bosch BMI088: 175 ug/sqrt(Hz)).',
                                         'm/s^2/sqrt(Hz)', min=0.0, max=10.0, read_only=True)
+    imu_topic: str = _p('imu', "Topic of the IMU (a robot description's <topic>).",
+                        read_only=True, nonempty=True)
+    imu_frame: str = _p('', 'frame_id of the IMU messages; empty = base_frame.', read_only=True)
+    imu_rate_hz: float = _p(0.0, 'IMU publishing rate (at most one per step); 0 = every step.',
+                            'Hz', min=0.0, max=10000.0, read_only=True)
+    imu_gyro_stddev_rad_s: float = _p(-1.0, 'IMU angular-rate noise per sample (a Gazebo '
+                                      '<noise> stddev); negative = from the density.', 'rad/s',
+                                      min=-1.0, max=10.0, read_only=True)
+    imu_accel_stddev_m_s2: float = _p(-1.0, 'IMU acceleration noise per sample (a Gazebo '
+                                      '<noise> stddev); negative = from the density.', 'm/s^2',
+                                      min=-1.0, max=100.0, read_only=True)
+    robot_description: str = _p('', 'The robot (a URDF, xacro or SDF file; topic / topic:NAME '
+                                "for robot_state_publisher's text, waited for): its wheels' "
+                                '/joint_states and, with publish_robot_state, its joints on '
+                                '/tf_static and /tf (docs/robots.md). Empty = none.',
+                                read_only=True)
+    robot_args: str = _p('', "xacro arguments of robot_description, 'name:=value ...'.",
+                         read_only=True)
+    publish_robot_state: bool = _p(True, 'With robot_description: publish its fixed joints on '
+                                   '/tf_static and its moving ones on /tf (from /joint_states, '
+                                   'the wheels from the motion, else 0), as '
+                                   'robot_state_publisher does; false where one runs.',
+                                   read_only=True)
     lidar_frame: str = _p('lidar_3d', 'Frame of the 3D LiDAR.', read_only=True, nonempty=True)
     laser_frame: str = _p('laser', 'Frame of the 2D laser scanner.', read_only=True,
                           nonempty=True)

@@ -47,6 +47,38 @@ def noise_sigmas(rate_hz: float, gyro_density: float, accel_density: float
     return gyro_density * math.sqrt(rate_hz), accel_density * math.sqrt(rate_hz)
 
 
+def config_sigmas(cfg):
+    """
+    Return a BaseSimConfig's IMU sigmas per sample: its stddevs, else from the densities.
+
+    A stddev given (>= 0, a Gazebo <noise> stddev, which gz-sensors draws per sample) is the
+    sigma of every step's sample, whatever rate_hz; the published samples keep it.
+    """
+    gyro, accel = noise_sigmas(cfg.rate_hz, cfg.imu_gyro_noise_density,
+                               cfg.imu_accel_noise_density)
+    return (cfg.imu_gyro_stddev_rad_s if cfg.imu_gyro_stddev_rad_s >= 0 else gyro,
+            cfg.imu_accel_stddev_m_s2 if cfg.imu_accel_stddev_m_s2 >= 0 else accel)
+
+
+class RateGate:
+    """Say which steps publish at rate_hz (0: every step): due(t) once per period, on time."""
+
+    def __init__(self, rate_hz):
+        self._period = 1.0 / rate_hz if rate_hz > 0 else 0.0
+        self._next = None
+
+    def due(self, t_s):
+        """Return True when a sample is due at t_s (s); the next one is a period later."""
+        if self._period == 0.0:
+            return True
+        if self._next is not None and t_s < self._next - 1e-9:
+            return False
+        # on a grid of periods from the first sample: a late step does not shift the rest
+        base = t_s if self._next is None else self._next
+        self._next = base + self._period * (1 + max(0, math.floor((t_s - base) / self._period)))
+        return True
+
+
 class Imu:
     """The IMU of one base (see the module); gyro and accel sigmas per sample, seed."""
 

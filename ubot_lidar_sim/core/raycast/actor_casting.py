@@ -82,13 +82,16 @@ class ActorCasting:
                 and hi <= last[3] and np.array_equal(last[1], t_c)):
             return ActorFrame(index, poses, last[4], last[5], times)
         offsets = sorted({lo, 0.0, hi})
-        at_times = np.concatenate([t_c + dt for dt in offsets])     # one call per actor
+        # One call per actor at the distinct times: a sensor whose rays fire at one instant
+        # (Gazebo's model, a robot's body) asks for one pose, not one per column.
+        at_times, back = np.unique(np.concatenate([t_c + dt for dt in offsets]),
+                                   return_inverse=True)
         n_c = t_c.size
         centres = np.empty((len(chosen), n_c, 3))
         radii = np.empty((len(chosen), n_c))
         for a, (k, pose_at) in enumerate(chosen):     # a few actors, not a loop over rays
             local = np.append(self._centre[k], 1.0)
-            at = (np.asarray(pose_at(at_times), np.float64) @ local)[:, :3].reshape(
+            at = (np.asarray(pose_at(at_times), np.float64) @ local)[back, :3].reshape(
                 len(offsets), n_c, 3)
             centres[a] = at[offsets.index(0.0)]
             radii[a] = self._radius[k] + np.linalg.norm(at - centres[a], axis=2).max(axis=0)

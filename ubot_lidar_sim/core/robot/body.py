@@ -3,8 +3,10 @@ The robot's own body as world actors: one per link, posed by the link's frame, c
 
 Each link's collision geometry (or its visuals with ``sdf_geometry: visual``; a link with only
 one kind uses that one, as the world loader does) is merged into one mesh in the link frame,
-an Actor with ``frame`` = the link name: a node poses it from /tf (robot_state_publisher or
-base_sim), offline ``link_pose_at`` does. The link that carries a sensor is left out of that
+an Actor with ``frame`` = the link name: offline ``link_pose_at`` poses it. A node casts the
+links joined by fixed joints as one actor and poses each such group by its head link's frame
+from /tf (robot_state_publisher, or base_sim from the description): the body follows the
+joints. The link that carries a sensor is left out of that
 sensor's body: a sensor sits inside its own housing, which a real one does not see (and Gazebo's
 gpu_lidar clips below range_min).
 """
@@ -18,7 +20,7 @@ from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.robot.description import Part, RobotDescription, RobotError
-from ubot_lidar_sim.core.robot.tree import link_poses
+from ubot_lidar_sim.core.robot.tree import link_poses, MOVING
 from ubot_lidar_sim.core.world.actors import Actor
 from ubot_lidar_sim.core.world.objects import WorldObject
 
@@ -55,43 +57,72 @@ def body_actors(description: RobotDescription, use: str = 'collision',
     return out
 
 
-def sensor_body_actor(description: RobotDescription, frame_id: str,
-                      use: str = 'visual') -> Actor | None:
+def rigid_heads(description: RobotDescription) -> dict[str, str]:
     """
-    Return the robot's body as one actor rigid in a sensor's frame_id (None: no geometry).
+    Return {link: head}: the link nearest the root that fixed joints join it to.
 
-    For a node, whose /tf holds its own frame: every link at its zero joint position, but
-    frame_id's link and the links of the sensors that publish in frame_id, merged into one
-    mesh in that frame. frame_id is a link, or a sensor's own frame (its link x its <pose>).
+    The links of one head move together: /tf moves them by the head's frame alone (a moving
+    joint's child, or the root). A floating or planar joint is rigid here, as its motion is.
+    """
+    parent = {j.child: j for j in description.joints}
+    out = {}
+    for link in description.links:       # a loop over links, not over rays
+        head = link
+        while head in parent and parent[head].type not in MOVING:
+            head = parent[head].parent
+        out[link] = head
+    return out
+
+
+def sensor_body_actors(description: RobotDescription, frame_id: str,
+                       use: str = 'visual') -> list[Actor]:
+    """
+    Return the robot's body as a node's actors, each rigid in a frame that /tf gives.
+
+    The links rigidly joined to frame_id's link (fixed joints) are one actor in frame_id (but
+    frame_id's link and the links of the sensors that publish in frame_id: a sensor sits in
+    its housing); every other group of rigidly joined links is one actor in its head link's
+    frame (rigid_heads), which /tf moves as its joint turns (robot_state_publisher, or base_sim
+    from the description). frame_id is a link, or a sensor's own frame (its link x <pose>).
     """
     poses = link_poses(description)
     mounts = {s.frame_id: (s.link, poses[s.link] @ s.link_from_sensor)
               for s in description.sensors}
     if frame_id in poses:
-        frame = poses[frame_id]
+        frame, link = poses[frame_id], frame_id
     elif frame_id in mounts:
-        frame = mounts[frame_id][1]
+        link, frame = mounts[frame_id]
     else:
         raise RobotError(f"{description.source}: frame_id '{frame_id}' is neither a link nor "
                          'the frame of a sensor of the robot (allowed: '
                          f"{', '.join(sorted(set(poses) | set(mounts)))})")
-    skip = {frame_id} | {link for f, (link, _) in mounts.items() if f == frame_id}
-    verts, tris, offset = [], [], 0
-    inv = np.linalg.inv(frame)
-    for link, parts in description.links.items():   # a loop over links, not over rays
-        v, t = link_mesh(parts, use)
-        if link in skip or not len(t):
+    skip = {link} | {ln for f, (ln, _) in mounts.items() if f == frame_id}
+    heads = rigid_heads(description)
+    own = heads[link]
+    groups: dict[str, list[str]] = {}
+    for ln, head in heads.items():
+        if ln not in skip:
+            groups.setdefault(head, []).append(ln)
+    out = []
+    for head, links in groups.items():      # a loop over rigid groups, not over rays
+        inv = np.linalg.inv(frame if head == own else poses[head])
+        verts, tris, offset = [], [], 0
+        for ln in links:
+            v, t = link_mesh(description.links[ln], use)
+            if not len(t):
+                continue
+            m = inv @ poses[ln]
+            verts.append(v @ m[:3, :3].T + m[:3, 3])
+            tris.append(t + offset)
+            offset += len(v)
+        if not tris:
             continue
-        m = inv @ poses[link]
-        verts.append(v @ m[:3, :3].T + m[:3, 3])
-        tris.append(t + offset)
-        offset += len(v)
-    if not tris:
-        return None
-    t = np.concatenate(tris)
-    obj = WorldObject(f'{description.name}::self', 'robot', OTHER, SELF_CLASS, False, False,
-                      len(t))
-    return Actor(obj, Geometry(np.ascontiguousarray(np.concatenate(verts)), t), frame_id, None)
+        t = np.concatenate(tris)
+        name = f'{description.name}::' + ('self' if head == own else head)
+        obj = WorldObject(name, 'robot', OTHER, SELF_CLASS, False, False, len(t))
+        out.append(Actor(obj, Geometry(np.ascontiguousarray(np.concatenate(verts)), t),
+                         frame_id if head == own else head, None))
+    return out
 
 
 def link_pose_at(world_from_link: ArrayLike) -> Callable[[ArrayLike], NDArray[np.float64]]:

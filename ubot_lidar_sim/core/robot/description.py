@@ -122,6 +122,7 @@ class ImuSensor:
     update_rate_hz: float
     angular_velocity_stddev: float
     linear_acceleration_stddev: float
+    link_from_sensor: np.ndarray = field(default_factory=lambda: np.eye(4))
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ class Drive:
     values: dict            # base_sim parameter names -> values
     topic: str
     notes: tuple = ()
+    wheels: object = None   # core.motion.wheels.Wheels: the joints /joint_states names
 
 
 @dataclass

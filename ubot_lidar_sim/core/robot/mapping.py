@@ -23,6 +23,7 @@ from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.robot.description import RobotSensor
 from ubot_lidar_sim.core.robot.sensors import SCAN
+from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.core.yaml_io import read_yaml
 
 LASER, LIDAR = 'laser_scan', 'lidar_3d'
@@ -59,6 +60,42 @@ def gazebo_params(sensor: RobotSensor) -> dict:
             'vertical_fov_down_deg': max(-float(el.min()), 0.0),
             'elevations_deg': [float(x) for x in el],
             'max_rays_per_scan': max(h.count * v.count, 1)}
+
+
+def robot_sensor_params(description, name: str, kind: str) -> dict:
+    """Return the Gazebo values of sensor name for a node of kind (ConfigError: another kind)."""
+    sensor = description.sensor(name)
+    if sensor_kind(sensor) != kind:
+        names = [s.name for s in description.sensors if sensor_kind(s) == kind]
+        raise ConfigError('robot_sensor', name, f'a {kind} sensor of {description.source} '
+                          f"({', '.join(names) or 'none'}); '{name}' is a {sensor_kind(sensor)}")
+    return gazebo_params(sensor)
+
+
+def imu_params(description, imu) -> tuple[dict, list[str]]:
+    """
+    Return (base_sim parameters, notes) of an imu sensor: base_sim's IMU becomes it.
+
+    Its <topic> (or plugin topic), frame, update_rate (0: every base_sim step) and per-sample
+    noise stddevs (gz-sensors draws <noise> per sample: core/robot/sensors.py _imu). base_sim
+    measures the base's motion at base_frame's origin in its axes: a mount rotated from the
+    root link is published in base_frame (the measurement's own axes), an offset one without
+    the lever arm's accelerations; both are noted.
+    """
+    root_from_imu = (np.linalg.inv(link_poses(description)[description.root])
+                     @ link_poses(description)[imu.link] @ imu.link_from_sensor)
+    frame, notes = imu.frame_id, []
+    if not np.allclose(root_from_imu[:3, :3], np.eye(3), atol=1e-9):
+        frame = description.root
+        notes.append(f"imu '{imu.name}': mounted rotated from {description.root}; published "
+                     f'in {description.root}, the axes base_sim measures in')
+    if np.linalg.norm(root_from_imu[:3, 3]) > 1e-9:
+        notes.append(f"imu '{imu.name}': {np.linalg.norm(root_from_imu[:3, 3]):.3f} m from "
+                     f'{description.root}: measured at its origin (no lever-arm acceleration)')
+    return {'imu_enabled': True, 'imu_topic': imu.topic, 'imu_frame': frame,
+            'imu_rate_hz': imu.update_rate_hz,
+            'imu_gyro_stddev_rad_s': imu.angular_velocity_stddev,
+            'imu_accel_stddev_m_s2': imu.linear_acceleration_stddev}, notes
 
 
 def sensor_config(sensor: RobotSensor, overlay: dict | None = None,

@@ -9,13 +9,19 @@ A model's base plugin -> base_sim's kinematics and limits (core/motion/config.py
 - gazebo_ros_diff_drive (Gazebo classic): max_wheel_acceleration (m/s^2 at the wheel rim, so the
   linear acceleration limit); it has no speed limit (gazebo_plugins/src/gazebo_ros_diff_drive.cpp
   :257-258); topic cmd_vel of its node.
-Wheel separation and radius matter to a dynamic base, not to base_sim's kinematic one: listed.
+The wheel joints, radius and separation (and an Ackermann base's steering joints, wheel base and
+kingpin width) give base_sim's /joint_states (core/motion/wheels.py), with gz-sim's defaults
+where a tag is absent: DiffDrive wheel_separation 1.0, wheel_radius 0.2 (DiffDrive.cc:109-112),
+AckermannSteering also kingpin_width 0.8, wheel_base 1.0 (AckermannSteering.cc:144-156; gz-sim
+commit 93bbf3e); gazebo_ros_diff_drive wheel_separation 0.34, wheel_diameter 0.15
+(gazebo_plugins/src/gazebo_ros_diff_drive.cpp:310, 326, ros2 branch d52f7c4).
 """
 
 import math
 from xml.etree.ElementTree import Element
 
-from ubot_lidar_sim.core.robot.description import Drive, Note
+from ubot_lidar_sim.core.motion.wheels import Wheels
+from ubot_lidar_sim.core.robot.description import Drive, Note, RobotError
 from ubot_lidar_sim.core.robot.sensors import float_at, ros_topic, text_at
 
 GZ_DIFF = ('gz-sim-diff-drive-system', 'ignition-gazebo-diff-drive-system',
@@ -59,10 +65,11 @@ def read_drive(plugin: Element, model: str, where: str, notes: list[Note]) -> Dr
         if accel > 0:
             values['max_linear_accel_m_s2'] = accel
         topic = ros_topic(plugin, 'cmd_vel')     # its node subscribes cmd_vel, remapped
-        for tag in ('wheel_separation', 'wheel_diameter', 'max_wheel_torque'):
-            if plugin.find(tag) is not None:
-                own.append(Note(here, tag, "base_sim's base is kinematic (no wheels)"))
-        return Drive(filename, 'diff', values, topic, tuple(own))
+        if plugin.find('max_wheel_torque') is not None:
+            own.append(Note(here, 'max_wheel_torque', "base_sim's base is kinematic"))
+        wheels = _wheels(plugin, float_at(plugin, 'wheel_diameter', here, 0.15) / 2.0,
+                         float_at(plugin, 'wheel_separation', here, 0.34), here)
+        return Drive(filename, 'diff', values, topic, tuple(own), wheels)
     values['drive'] = kind
     for tag, name in LIMITS:
         value = float_at(plugin, tag, here, None)
@@ -77,9 +84,28 @@ def read_drive(plugin: Element, model: str, where: str, notes: list[Note]) -> Dr
         limit = float_at(plugin, 'steering_limit', here, None)
         if limit is not None:
             values['max_steering_deg'] = math.degrees(limit)
-    for tag in ('wheel_separation', 'wheel_radius', 'kingpin_width', 'odom_publish_frequency'):
-        if plugin.find(tag) is not None:
-            own.append(Note(here, tag, "base_sim's base is kinematic (no wheels); odometry at "
-                            'its rate_hz'))
+    if plugin.find('odom_publish_frequency') is not None:
+        own.append(Note(here, 'odom_publish_frequency', "odometry at base_sim's rate_hz"))
+    wheels = _wheels(plugin, float_at(plugin, 'wheel_radius', here, 0.2),
+                     float_at(plugin, 'wheel_separation', here, 1.0), here,
+                     kind == 'ackermann')
     topic = text_at(plugin, 'topic', f'/model/{model}/cmd_vel')
-    return Drive(filename, kind, values, topic, tuple(own))
+    return Drive(filename, kind, values, topic, tuple(own), wheels)
+
+
+def _wheels(plugin, radius, separation, here, ackermann=False):
+    """Return the plugin's Wheels (None without left or right joints); RobotError if bad."""
+    left = tuple(el.text.strip() for el in plugin.findall('left_joint') if el.text)
+    right = tuple(el.text.strip() for el in plugin.findall('right_joint') if el.text)
+    if not left or not right:
+        return None
+    if not radius > 0:
+        raise RobotError(f'{here}: wheel radius {radius:g} m, allowed > 0')
+    steering = ()
+    if ackermann:
+        steering = (text_at(plugin, 'left_steering_joint'),
+                    text_at(plugin, 'right_steering_joint'))
+        steering = () if None in steering else steering
+    return Wheels(left, right, radius, separation, steering,
+                  float_at(plugin, 'wheel_base', here, 1.0),
+                  float_at(plugin, 'kingpin_width', here, 0.8))

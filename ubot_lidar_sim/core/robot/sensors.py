@@ -218,7 +218,14 @@ def _plugin(plugin, values, where, notes):
 
 
 def _imu(el, name, link, where, notes):
-    """Return the ImuSensor of an imu <sensor> (its topic, frame, rate and noise stddevs)."""
+    """
+    Return the ImuSensor of an imu <sensor>: topic, frame, rate, mount and noise stddevs.
+
+    gz-sensors adds to each axis, every sample, a Gaussian draw of <noise>'s mean and stddev
+    (plus a bias drawn once): src/ImuSensor.cc:237-250 and src/GaussianNoiseModel.cc:111-142
+    (commit 9ba02f2). The stddev is per sample; the largest of the three axes is kept, and the
+    mean and bias terms are listed as not honoured.
+    """
     topic, frame = text_at(el, 'topic'), text_at(el, 'frame_id') or text_at(el, 'gz_frame_id')
     for plugin in el.findall('plugin'):
         if plugin.get('filename') == IMU_PLUGIN:
@@ -227,11 +234,29 @@ def _imu(el, name, link, where, notes):
         else:
             notes.append(Note(where, f"plugin filename='{plugin.get('filename')}'",
                               'unknown imu plugin'))
+    try:
+        mount, _ = parse_pose(el.find('pose'), f'{where}/pose')
+    except SdfError as exc:
+        raise RobotError(str(exc)) from None
     std = {}
     for part in ('angular_velocity', 'linear_acceleration'):
-        values = [float_at(el, f'imu/{part}/{axis}/noise/stddev', where, 0.0)
-                  for axis in ('x', 'y', 'z')]
+        values = []
+        for axis in ('x', 'y', 'z'):
+            noise = el.find(f'imu/{part}/{axis}/noise')
+            values.append(float_at(noise, 'stddev', f'{where}/imu/{part}/{axis}/noise', 0.0))
+            for tag in ('mean', 'bias_mean', 'bias_stddev', 'dynamic_bias_stddev',
+                        'precision'):
+                if noise is not None and float_at(noise, tag, where, 0.0) != 0.0:
+                    notes.append(Note(where, f'imu/{part}/{axis}/noise/{tag}',
+                                      'only the white noise stddev is applied'))
+        if any(v < 0 for v in values):
+            raise RobotError(f'{where}/imu/{part}: noise stddev {min(values):g}, allowed >= 0')
+        if len(set(values)) > 1:
+            notes.append(Note(where, f'imu/{part}/*/noise/stddev', 'one stddev for the three '
+                              f'axes: the largest, {max(values):g}'))
         std[part] = float(np.max(values))
-    return ImuSensor(name, link, topic or name, frame or link,
-                     float_at(el, 'update_rate', where, 0.0), std['angular_velocity'],
-                     std['linear_acceleration'])
+    rate = float_at(el, 'update_rate', where, 0.0)
+    if rate < 0:
+        raise RobotError(f'{where}/update_rate: got {rate:g}, allowed >= 0')
+    return ImuSensor(name, link, topic or name, frame or link, rate, std['angular_velocity'],
+                     std['linear_acceleration'], mount)

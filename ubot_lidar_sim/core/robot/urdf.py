@@ -23,6 +23,7 @@ from ubot_lidar_sim.core.robot.sensors import read_sensor
 from ubot_lidar_sim.core.robot.tree import check_count, MAX_LINKS, root_of
 from ubot_lidar_sim.core.world.sdf.geometry import read_geometry
 from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
+from ubot_lidar_sim.core.yaml_io import MAX_FILE_BYTES
 import xacro
 import yourdfpy
 
@@ -92,7 +93,19 @@ def read_urdf(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, st
               model_paths: Sequence[str] = (), budget: int = 2_000_000) -> RobotDescription:
     """Return the RobotDescription of a URDF or xacro file (RobotError: one line)."""
     path = Path(path)
-    text = expand(path, args)
+    return read_urdf_text(expand(path, args), path, path.parent, model_paths, budget)
+
+
+def read_urdf_text(text, source, base_dir, model_paths=(), budget=2_000_000):
+    """
+    Return the RobotDescription of URDF text (RobotError: one line naming source).
+
+    source names it in errors (a file, or the /robot_description topic, whose text
+    robot_state_publisher publishes expanded); base_dir holds its relative mesh paths.
+    """
+    path = Path(source) if not isinstance(source, Path) else source
+    if len(text.encode()) > MAX_FILE_BYTES:
+        raise RobotError(f'{source}: {len(text.encode())} bytes, at most {MAX_FILE_BYTES}')
     try:
         root = fromstring(text)
     except Exception as exc:  # noqa: B902 (ParseError and defusedxml's refusals)
@@ -105,7 +118,7 @@ def read_urdf(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, st
                                    load_meshes=False, load_collision_meshes=False).robot
     except Exception as exc:  # noqa: B902 (yourdfpy's URDFError and lxml's errors)
         raise RobotError(f"{path}: URDF: {' '.join(str(exc).split())}") from None
-    desc = RobotDescription(robot.name, str(path), '', files=[path])
+    desc = RobotDescription(robot.name, str(path), '', files=[path] if path.is_file() else [])
     for link in robot.links:
         desc.links[link.name] = []
     for j in robot.joints:
@@ -124,7 +137,7 @@ def read_urdf(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, st
                     continue
                 try:
                     shape = read_geometry(_geometry_element(item.geometry), where,
-                                          (path.parent,), model_paths, budget - used)
+                                          (Path(base_dir),), model_paths, budget - used)
                 except SdfError as exc:
                     raise RobotError(str(exc)) from None
                 if shape is None:
