@@ -11,6 +11,7 @@ The CLI (``scan --params``) and the runner (``run --params``) both read files he
 """
 
 from os import PathLike
+from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from ubot_lidar_sim.core import yaml_io
@@ -36,7 +37,7 @@ def load_blocks(path: Path_) -> Blocks:
     (aliases refused) propagate; a file of the wrong shape raises ConfigError naming it. An
     empty file has no blocks.
     """
-    doc = yaml_io.load(path)
+    doc = yaml_io.load(Path(path))
     if doc is None:
         return []
     if not isinstance(doc, dict):

@@ -21,12 +21,24 @@ gravity (no second difference yet).
 
 from collections.abc import Sequence
 import math
+from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.motion.odometry import step_rng, STREAM_IMU
 from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy
+
+
+class ImuNoiseConfig(Protocol):
+    """The IMU noise fields of a BaseSimConfig (motion/config imports this module)."""
+
+    rate_hz: float
+    imu_gyro_noise_density: float
+    imu_accel_noise_density: float
+    imu_gyro_stddev_rad_s: float
+    imu_accel_stddev_m_s2: float
+
 
 GRAVITY_M_S2 = 9.80665                      # standard gravity (CGPM 1901)
 GYRO_DENSITY_RAD_S_SQRT_HZ = math.radians(0.014)    # BMI088 gyroscope, typical
@@ -47,7 +59,7 @@ def noise_sigmas(rate_hz: float, gyro_density: float, accel_density: float
     return gyro_density * math.sqrt(rate_hz), accel_density * math.sqrt(rate_hz)
 
 
-def config_sigmas(cfg):
+def config_sigmas(cfg: ImuNoiseConfig) -> tuple[float, float]:
     """
     Return a BaseSimConfig's IMU sigmas per sample: its stddevs, else from the densities.
 
@@ -63,11 +75,11 @@ def config_sigmas(cfg):
 class RateGate:
     """Say which steps publish at rate_hz (0: every step): due(t) once per period, on time."""
 
-    def __init__(self, rate_hz):
+    def __init__(self, rate_hz: float) -> None:
         self._period = 1.0 / rate_hz if rate_hz > 0 else 0.0
         self._next = None
 
-    def due(self, t_s):
+    def due(self, t_s: float) -> bool:
         """Return True when a sample is due at t_s (s); the next one is a period later."""
         if self._period == 0.0:
             return True

@@ -13,6 +13,7 @@ wheel base and k the kingpin width (AckermannSteering.cc:864-866); a step withou
 them. Velocities are the step's angle change over dt. A teleport (``forget``) turns no wheel.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 import math
 
@@ -34,7 +35,7 @@ class Wheels:
     kingpin_width_m: float = 0.8
 
     @property
-    def names(self):
+    def names(self) -> tuple[str, ...]:
         """Return every joint name, left wheels, right wheels, then the steering joints."""
         return tuple(self.left) + tuple(self.right) + tuple(self.steering)
 
@@ -42,17 +43,17 @@ class Wheels:
 class WheelOdometer:
     """Joint positions (rad) and velocities (rad/s) of Wheels from a base's true poses."""
 
-    def __init__(self, wheels: Wheels):
+    def __init__(self, wheels: Wheels) -> None:
         self.wheels = wheels
         self.position = np.zeros(len(wheels.names))
         self.velocity = np.zeros(len(wheels.names))
         self._last = None       # (x, y, yaw) of the last step
 
-    def forget(self):
+    def forget(self) -> None:
         """Forget the last pose (a teleport): the next step turns no wheel."""
         self._last = None
 
-    def step(self, pose, dt_s):
+    def step(self, pose: Sequence[float], dt_s: float) -> None:
         """Advance by one step ending at pose (x, y, z, roll, pitch, yaw; m, rad) over dt_s."""
         x, y, yaw = float(pose[0]), float(pose[1]), float(pose[5])
         last, self._last = self._last, (x, y, yaw)

@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from ubot_lidar_sim.core.beams.firing import Beams, grid_beams
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.robot.description import RobotSensor
+from ubot_lidar_sim.core.robot.description import RobotDescription, RobotSensor
 from ubot_lidar_sim.core.robot.sensors import SCAN
 from ubot_lidar_sim.core.robot.tree import link_poses
 from ubot_lidar_sim.core.yaml_io import read_yaml
@@ -62,7 +62,7 @@ def gazebo_params(sensor: RobotSensor) -> dict:
             'max_rays_per_scan': max(h.count * v.count, 1)}
 
 
-def robot_sensor_params(description, name: str, kind: str) -> dict:
+def robot_sensor_params(description: RobotDescription, name: str, kind: str) -> dict:
     """Return the Gazebo values of sensor name for a node of kind (ConfigError: another kind)."""
     sensor = description.sensor(name)
     if sensor_kind(sensor) != kind:
@@ -72,7 +72,7 @@ def robot_sensor_params(description, name: str, kind: str) -> dict:
     return gazebo_params(sensor)
 
 
-def imu_params(description, imu) -> tuple[dict, list[str]]:
+def imu_params(description: RobotDescription, imu: RobotSensor) -> tuple[dict, list[str]]:
     """
     Return (base_sim parameters, notes) of an imu sensor: base_sim's IMU becomes it.
 

@@ -96,7 +96,8 @@ def read_urdf(path: str | Path, args: Mapping[str, str] | Iterable[tuple[str, st
     return read_urdf_text(expand(path, args), path, path.parent, model_paths, budget)
 
 
-def read_urdf_text(text, source, base_dir, model_paths=(), budget=2_000_000):
+def read_urdf_text(text: str, source: str | Path, base_dir: str | Path,
+                   model_paths: Sequence[str] = (), budget: int = 2_000_000) -> RobotDescription:
     """
     Return the RobotDescription of URDF text (RobotError: one line naming source).
 

@@ -238,7 +238,8 @@ def check_smoke(entries: object, ctx: Context
     return np.asarray(cells, np.float64).reshape(-1, 4), np.asarray(dens, np.float64)
 
 
-def check_sun(data, ctx, scenes=()):
+def check_sun(data: Mapping[str, Any], ctx: Context, scenes: Sequence[Any] = ()
+              ) -> NDArray[np.float64] | None:
     """
     Return the world's sun direction: None (no sun) or the unit (3,) vector light travels.
 
@@ -249,7 +250,7 @@ def check_sun(data, ctx, scenes=()):
     entry = data.get('sun')
     if entry is None:
         sun = next((s.sun for s in scenes if s.sun is not None), None)
-        return None if sun is None else sun / np.linalg.norm(sun)
+        return None if sun is None else np.asarray(sun / np.linalg.norm(sun), np.float64)
     if not isinstance(entry, dict):
         raise ctx.error('sun', f'expected a mapping, got {short(entry)}')
     unknown = sorted(set(entry) - set(SUN_KEYS))

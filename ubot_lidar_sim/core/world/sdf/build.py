@@ -269,7 +269,7 @@ def _sun_direction(el: Element, where: str) -> np.ndarray:
                            'direction'))
     if not np.linalg.norm(d) > 0.0:
         raise SdfError(f'{where}/direction: a zero vector')
-    return parse_pose(el.find('pose'), where)[0][:3, :3] @ d
+    return np.asarray(parse_pose(el.find('pose'), where)[0][:3, :3] @ d, np.float64)
 
 
 def load_sdf(path: str | Path, model_paths: Sequence[str] = (), use: str = SDF_GEOMETRY_DEFAULT,
