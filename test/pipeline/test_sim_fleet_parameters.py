@@ -1,8 +1,6 @@
 """sim.launch.py's fleet (issue 50): each robot's base_sim and sensor parameters."""
 
-import dataclasses
-
-from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, TerrainConfig
+from ubot_lidar_sim.core.config import flat_fields, LaserScanConfig, LidarConfig, TerrainConfig
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.pipeline.fleet import MAX_ROBOTS
 from ubot_lidar_sim.pipeline.sim_fleet import robot_nodes, SENSOR_TOPICS, start_poses
@@ -20,7 +18,7 @@ def _fleet(n, sim_time=True):
 def test_every_value_is_a_parameter_its_config_accepts():
     for nodes in _fleet(MAX_ROBOTS).values():
         for name, (_, params) in nodes.items():
-            fields = {f.name for f in dataclasses.fields(CONFIGS[name])}
+            fields = {f.name for f in flat_fields(CONFIGS[name])}
             values = {k: v for k, v in params.items() if k != 'use_sim_time'}
             assert set(values) <= fields, name
             CONFIGS[name](**{k: tuple(v) if isinstance(v, list) else v

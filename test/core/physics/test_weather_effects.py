@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.config import flat_fields, LidarConfig
 from ubot_lidar_sim.core.physics import weather_effects
 from ubot_lidar_sim.core.physics.atmosphere import KOSCHMIEDER, Medium
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -15,7 +15,7 @@ from ubot_lidar_sim.core.physics.weather_effects import (atmosphere, clutter_str
 
 def test_every_effect_reads_weather_fields_and_config_parameters_that_exist():
     weather_names = {f.name for f in fields(Weather)}
-    config_names = {f.name for f in fields(LidarConfig)}
+    config_names = {f.name for f in flat_fields(LidarConfig)}
     for effect in effects():
         assert set(effect.weather_fields) <= weather_names, effect.name
         assert set(effect.parameters) <= config_names, effect.name
