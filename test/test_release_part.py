@@ -6,6 +6,7 @@ it by what it imports or starts. The rest never import rclpy: the rule finds no 
 core/ (test/test_layers.py keeps it below the ros layer).
 """
 
+import ast
 import os
 from pathlib import Path
 import subprocess
@@ -54,6 +55,16 @@ def test_core_never_reaches_ros_so_its_tests_are_release_independent_by_imports(
     assert [p.name for p in core if reasons(p)] == []
     plain = TEST_DIR / 'core' / 'test_lidar.py'
     assert not depends_on_release(str(plain))
+
+
+def test_every_test_listed_as_release_specific_is_in_the_part_jazzy_re_runs():
+    # test/ros/test_ros_release.py RELEASE_SPECIFIC: the tests whose expectation or code path
+    # differs by release; read without importing it (it imports rclpy).
+    tree = ast.parse((TEST_DIR / 'ros' / 'test_ros_release.py').read_text())
+    listed = next(ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and getattr(n.targets[0], 'id', '') == 'RELEASE_SPECIFIC')
+    assert len(listed) >= 4
+    assert [rel for rel in listed if not depends_on_release(str(TEST_DIR / rel))] == []
 
 
 def test_the_marker_is_set_on_collection_by_the_rule(request):
