@@ -30,8 +30,9 @@ _IMPORT = re.compile(r'^\s*(?:from\s+([A-Za-z_][\w.]*)\s+import\s+([\w ,()]+)|'
                      r'import\s+([A-Za-z_][\w.]*))', re.M)
 #: Source text that starts a ROS process: a node executable (setup.py console_scripts), the
 #: ros2 command, a launch file, node_argv (test/reliability/rel_helpers.py), the CLI's run.
-_PROCESS = re.compile(r"\b(?:lidar_3d|laser_scan|terrain_sensor|demo_driver|base_sim)_node\b|"
-                      r"['\"]ros2['\"]|\.launch\.py\b|\bnode_argv\(|['\"]run['\"]")
+_QUOTE = '[\'"]'
+_PROCESS = re.compile(r'\b(?:lidar_3d|laser_scan|terrain_sensor|demo_driver|base_sim)_node\b|'
+                      rf'{_QUOTE}ros2{_QUOTE}|\.launch\.py\b|\bnode_argv\(|{_QUOTE}run{_QUOTE}')
 
 
 def is_ros_module(dotted):
