@@ -2,6 +2,7 @@
 
 import os
 import pathlib
+import signal
 import sys
 
 import pytest
@@ -10,6 +11,12 @@ from release_part import depends_on_release, MARKER
 # Every ROS process a test starts (in-process rclpy or a subprocess) inherits this: no multicast
 # leaves through a network interface. A value the user set wins.
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored (bash
+# does so to asynchronous commands) and passes it to every process a test starts, so the Ctrl-C
+# tests would see no Ctrl-C: take Python's default handler back (an exec resets it to default).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
