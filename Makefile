@@ -2,6 +2,8 @@
 # ROS_DISTRO=jazzy (make build|test|demo|bench ROS_DISTRO=jazzy) builds and tests against the ROS 2
 # Jazzy wheels in their own .venv-jazzy, build-jazzy/ and install-jazzy/ (scripts/distro.sh); the
 # default is Kilted. A ROS_DISTRO given on make's command line reaches the scripts' environment.
+# TEST_PART=release_dependent: make test runs only the tests that depend on the ROS release
+# (test/release_part.py), as .ci/run does on Jazzy.
 SHELL := /bin/bash
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 DEMO_SECONDS ?= 30

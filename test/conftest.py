@@ -2,13 +2,21 @@
 
 import os
 import pathlib
+import signal
 import sys
 
 import pytest
+from release_part import depends_on_release, MARKER
 
 # Every ROS process a test starts (in-process rclpy or a subprocess) inherits this: no multicast
 # leaves through a network interface. A value the user set wins.
 os.environ.setdefault('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+
+# A suite started in the background of a non-interactive shell inherits SIGINT ignored (bash
+# does so to asynchronous commands) and passes it to every process a test starts, so the Ctrl-C
+# tests would see no Ctrl-C: take Python's default handler back (an exec resets it to default).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -18,8 +26,16 @@ if str(ROOT) not in sys.path:
 def pytest_configure(config):
     """Register the markers used by the suite."""
     for marker in ('flake8', 'linter', 'pep257', 'ros: needs rclpy and DDS',
-                   'soak: long reliability run (make soak)'):
+                   'soak: long reliability run (make soak)',
+                   f'{MARKER}: depends on the ROS release (test/release_part.py; set by rule)'):
         config.addinivalue_line('markers', marker)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of every release-dependent module (the part .ci/run re-runs on Jazzy)."""
+    for item in items:
+        if depends_on_release(str(item.path)):
+            item.add_marker(MARKER)
 
 
 # Shared read-only fixtures. A test that changes its world or table builds its own.

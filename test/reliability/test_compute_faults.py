@@ -354,6 +354,9 @@ def test_a_node_whose_world_file_is_a_fifo_exits_2_at_once(procs, domain, tmp_pa
     params = write_params(tmp_path, 'fifo', {'lidar_3d': {'world_file': str(tmp_path
                                                                             / 'world.yaml')}})
     proc = procs(node_argv('lidar_3d_node', params), domain, 'lidar_3d_node')
-    code, _ = proc.stop(None, timeout_s=20.0)
+    # Opening a FIFO without a writer blocks for ever: any wait tells that from an exit. 120 s
+    # is the node's start on a loaded machine (its imports alone took more than 20 s in a
+    # Jazzy suite at load 25 on 2 cores, the stderr still empty), as for the children above.
+    code, _ = proc.stop(None, timeout_s=120.0)
     lines = proc.stderr().strip().splitlines()
     assert code == 2 and len(lines) == 1 and 'not a regular file' in lines[0], lines

@@ -1,8 +1,11 @@
 """The compute process: the same sweep bytes as in process, restart after a crash, clean stop."""
 
 import os
+from pathlib import Path
 import pickle
 import signal
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -21,6 +24,7 @@ from ubot_lidar_sim.core.sensors.sweep import Sweep
 CFG = {'channels': 16, 'horizontal_samples': 360, 'sub_rays': 7, 'seed': 3,
        'return_mode': 'dual_strongest_last'}
 RAIN = Weather(rain_mm_h=20.0, visibility_m=1500.0)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope='module')
@@ -209,3 +213,36 @@ def test_a_sweep_in_column_blocks_gives_the_same_bytes_over_processes_and_block_
         _assert_same(here, there)
     finally:
         proc.close()
+
+
+_LOADED_KERNELS = """
+import sys
+from numba.core.dispatcher import Dispatcher
+from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.execution.worker import ScanProcess
+from ubot_lidar_sim.core.world.world import World
+
+
+def loaded():
+    mods = [m for name, m in list(sys.modules.items()) if name.startswith('ubot_lidar_sim')]
+    return sum(1 for mod in mods for value in vars(mod).values()
+               if isinstance(value, Dispatcher) and value.overloads)
+
+
+world = World.load('flat')
+cfg = LidarConfig(channels=8, horizontal_samples=90, sub_rays=1, compute_process=True)
+print(loaded(), flush=True)
+ScanProcess(cfg, world, world.materials, wait_for_start=False).close(kill=True)
+print(loaded(), flush=True)
+"""
+
+
+def test_a_pool_that_computes_here_while_it_restarts_loads_its_kernels_when_it_is_made():
+    # A node's pool (wait_for_start false) computes here after a child fails; its first sweep
+    # here must not load the numba kernels then (seconds late after its stamp). Before the
+    # pool is made, this process has loaded none.
+    out = subprocess.run([sys.executable, '-c', _LOADED_KERNELS], capture_output=True,
+                         text=True, timeout=300, cwd=str(ROOT))
+    assert out.returncode == 0, out.stderr[-2000:]
+    before, after = (int(n) for n in out.stdout.split())
+    assert before == 0 and after > 0, (before, after)

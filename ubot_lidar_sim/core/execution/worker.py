@@ -12,7 +12,10 @@ says when a config asks for children.
 
 While the children start (the first time, or after a failure) and the caller does not wait for
 them (``wait_for_start`` false: a node keeps publishing), the pool computes the blocks handed
-in itself, with the same bytes, and counts them in ``in_process_blocks``.
+in itself, with the same bytes, and counts them in ``in_process_blocks``. Such a pool builds
+its own simulator and loads its numba kernels while its first children start: a caller whose
+children compute every sweep never loads them itself, and the first sweep it computes after a
+failure would load them then (seconds on 2 busy cores), published that late after its stamp.
 
 No fault of a child blocks the caller beyond a deadline (transport.py): a child that exits is
 reported at once, one that does not answer in time (stopped, hung) is killed, and either way
@@ -42,6 +45,7 @@ from ubot_lidar_sim.core.execution.failures import (ScanProcessError, ScanProces
                                                     ScanProcessHung, ScanProcessStarting)
 from ubot_lidar_sim.core.execution.transport import (Channel, ChannelClosed, ChannelTimeout,
                                                      InheritedFd, payload_file, SharedResults)
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import poses_at
 from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
@@ -55,6 +59,8 @@ START_TIMEOUT_S = 60.0      # importing open3d, reading the world and building t
 SCAN_TIMEOUT_S = 60.0       # the first sweep of a config
 SCAN_TIMEOUT_MIN_S = 1.0    # later sweeps: this, or 10 x the slowest of the last 20 if longer
 SCAN_TIMEOUT_FACTOR = 10.0
+# Clear air and rain reach the kernels of both weather paths (as core/sensors/warm_up.py does).
+WARM_WEATHERS = (Weather(), Weather(rain_mm_h=5.0, visibility_m=2000.0))
 
 
 def uses_processes(cfg: LidarConfig) -> bool:
@@ -113,12 +119,22 @@ class ScanProcess:
         self.restarting = False        # the last block handed in was computed here
         self._use_config(cfg)
         self._spawn()
+        if not wait_for_start:
+            self._warm_here()           # while the children start (see the module)
         self._await_start(True)
 
     def _use_config(self, cfg):
         self.cfg = cfg
         self._sim = None               # this process's simulator, built when first needed
         self.block_columns = BlockPlan.of(build_beams(cfg).column_time_s, cfg.n_column_blocks)
+
+    def _warm_here(self) -> None:
+        """Build this process's simulator and run its first column block once per weather."""
+        sim = self._sim = LidarSimulator(self.cfg, self._world, self._materials)
+        times = sim.block_pose_times(0.0, 0, 1) if sim.blocks else sim.pose_times(0.0)
+        poses = np.broadcast_to(np.eye(4), (len(times), 4, 4)).copy()
+        for weather in WARM_WEATHERS:
+            sim.scan_blocks(poses, Sweep(0.0, weather, 0), 0, 1 if sim.blocks else None)
 
     @property
     def pid(self) -> int | None:
