@@ -135,6 +135,24 @@ def test_a_dark_wall_reads_longer_than_a_bright_one_by_the_walk_of_its_signal(tm
     assert walk == pytest.approx({0.05: 0.00415, 0.5: 0.00173}[rho], abs=1e-5)
 
 
+def test_an_echo_walked_past_max_range_is_not_returned(tmp_path):
+    # The 5 % wall 10 m ahead walks 4.15 mm (test above). The receiver gates the walked time:
+    # with max_range_m 2 mm beyond the wall the echo is dropped, with 10 mm beyond it is kept.
+    (tmp_path / 'w.yaml').write_text(WALL)
+    (tmp_path / 'm.yaml').write_text(
+        'other: {reflectivity: 0.05, incidence_exponent: 1.0, specular: 0.0}\n')
+    mats = MaterialTable.load(str(tmp_path / 'm.yaml'))
+    wall_world = World.load(str(tmp_path / 'w.yaml'), mats)
+    counts = []
+    for beyond_m in (0.002, 0.010):
+        cfg = LidarConfig(**dict(BASE, horizontal_samples=1, horizontal_fov_deg=0.01,
+                                 range_walk_m=0.011, max_range_m=10.0 + beyond_m))
+        pts = LidarSimulator(cfg, wall_world, mats).scan(BodyTwist(np.eye(4)), 0.0, None).points
+        assert np.all(pts['range'] <= np.float32(cfg.max_range_m))
+        counts.append(pts.size)
+    assert counts == [0, 1]
+
+
 def test_describe_states_the_imperfections_or_that_they_are_off():
     from ubot_lidar_sim.core.sensors.describe import describe_models
     text = describe_models(LidarConfig())['imperfections']

@@ -312,8 +312,9 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
     exactly (n_echoes, 2) standard normals in one call (beam then range order; also with
     noise off): draw 0 the shot noise sigma sqrt(P + ambient), draw 1 the range noise
     (radiometry.range_noise_std at the echo range). Detected when S' >= T and min_range_m <=
-    range <= max_range_m; an emitted point's range adds the range walk of its S'
-    (imperfections.range_walk_m).
+    range; a detected echo's range adds the range walk of its S' (imperfections.range_walk_m)
+    and it is returned when that walked range <= max_range_m (the receiver gates the walked
+    time).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor. background_counts: the scan's background A of the shot
     noise, one value or one per beam (B,) (physics/sunlight.py; None: in the dark,
@@ -343,6 +344,11 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
         float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
         radiometry.snr_at_spec(cfg.radiometry), radiometry.range_noise_floor_m(cfg.noise, r_e),
         float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
+    # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py); the
+    # receiver gates the walked time, so an echo walked past max_range_m is not returned.
+    r_d = r_d + imperfections.range_walk_m(cfg, s_meas[d])
+    inside = r_d <= cfg.max_range_m
+    d, r_d = d[inside], r_d[inside]
 
     flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d],
                                  cfg.dual_second_strongest_when_last)
@@ -353,9 +359,8 @@ def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_cou
         cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg.radiometry),
         float(cfg.saturation_counts))
     return_index, return_count = _return_numbering(pb)
-    # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py).
     return Returns(
-        beam=pb, range_m=r_d[emit] + imperfections.range_walk_m(cfg, s_meas[p]),
+        beam=pb, range_m=r_d[emit],
         reflectivity=refl, signal=signal,
         intensity=intensity, class_id=class_id[p], material=material[p],
         return_index=return_index, return_count=return_count, return_flags=flags[emit],
