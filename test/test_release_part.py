@@ -53,7 +53,7 @@ def test_core_never_reaches_ros_so_its_tests_are_release_independent_by_imports(
     core = sorted((PACKAGE / 'core').rglob('*.py'))
     assert len(core) > 60
     assert [p.name for p in core if reasons(p)] == []
-    plain = TEST_DIR / 'core' / 'test_lidar.py'
+    plain = TEST_DIR / 'core' / 'sensors' / 'test_lidar.py'
     assert not depends_on_release(str(plain))
 
 
