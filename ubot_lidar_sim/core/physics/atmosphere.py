@@ -16,7 +16,7 @@ import math
 from typing import Optional, Tuple, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.optics import OpticsConfig
@@ -24,6 +24,7 @@ from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
 from ubot_lidar_sim.core.physics.weather import Weather
 
 _LOG = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ def rain_extinction(air: AtmosphereConfig, rain_mm_h: ArrayLike) -> Union[float,
     return np.where(r > 0, out, 0.0) if out.ndim else float(out if r > 0 else 0.0)
 
 
-def kim_q(visibility_km):
+def kim_q(visibility_km: float) -> float:
     """Return the Kim, McArthur & Korevaar (2001) exponent q for a visibility in km."""
     v = float(visibility_km)
     if v > 50.0:
@@ -68,7 +69,7 @@ def rain_part_550(air: AtmosphereConfig, rain_mm_h: float) -> float:
     return float(rain_extinction(air, rain_mm_h))
 
 
-def fog_residual_550(visibility_m, precipitation_550_per_m=0.0):
+def fog_residual_550(visibility_m: float, precipitation_550_per_m: float = 0.0) -> float:
     """
     Return the fog/haze part of the 550 nm extinction, 3.912 / V minus its precipitation, 1/m.
 
@@ -177,7 +178,7 @@ class Atmosphere:
         """Return the medium called name (an empty one when the scan has none)."""
         return next((m for m in self.media if m.name == name), Medium(name))
 
-    def two_way_transmission(self, range_m):
+    def two_way_transmission(self, range_m: ArrayLike) -> NDArray[np.float64]:
         """Return exp(-2 alpha R) (shape of range_m, m): the loss out to R and back."""
         return np.exp(-2.0 * self.alpha * np.asarray(range_m, dtype=np.float64))
 
@@ -190,7 +191,9 @@ def _sum(values):
     return total
 
 
-def rain_medium(cfg, weather: Weather) -> Medium:
+# The media laws take the whole config: weather_effects.py's registry calls every medium(cfg,
+# weather) alike (rain reads cfg.atmosphere, fog and snow cfg.atmosphere and cfg.optics).
+def rain_medium(cfg: SensorView, weather: Weather) -> Medium:
     """Return the rain Medium: Carbonneau extinction, lidar-ratio backscatter, drop density."""
     rain = weather.rain_mm_h
     alpha = float(rain_extinction(cfg.atmosphere, rain))
@@ -201,7 +204,8 @@ def rain_medium(cfg, weather: Weather) -> Medium:
                   'drop')
 
 
-def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> Medium:
+def fog_medium(cfg: SensorView, weather: Weather,
+               precipitation_550_per_m: float = 0.0) -> Medium:
     """Return the fog/haze Medium: what the visibility holds beyond the precipitation."""
     residual = fog_residual_550(weather.visibility_m, precipitation_550_per_m)
     alpha = fog_extinction(cfg.optics, weather.visibility_m, precipitation_550_per_m)
@@ -213,7 +217,7 @@ def fog_medium(cfg, weather: Weather, precipitation_550_per_m: float = 0.0) -> M
                   fluctuation_shape=fog_microphysics.fluctuation_shape(cfg.atmosphere, fog_vis))
 
 
-def snow_medium(cfg, weather: Weather) -> Medium:
+def snow_medium(cfg: SensorView, weather: Weather) -> Medium:
     """Return the snow Medium: ITU-R extinction, faceted-ice lidar ratio, Gunn-Marshall flakes."""
     rate = weather.snowfall_rate_mm_h
     alpha = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate)

@@ -19,13 +19,15 @@ from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.echoes import Contributions
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
 
 #: The fog factors' stream without one of its own: this many jumps ahead of the clutter stream
 #: (the granular media use the first jumps).
 FOG_JUMPS = 64
 
 
-def clutter(cfg, atm: Optional[Atmosphere], n_beams: int, beam_limit_range_m: np.ndarray,
+def clutter(cfg: SensorView, atm: Optional[Atmosphere], n_beams: int,
+            beam_limit_range_m: np.ndarray,
             beam_ring: np.ndarray, rng: np.random.Generator,
             streams: Optional[Dict[str, np.random.Generator]] = None,
             surfaces: Optional[Contributions] = None) -> Contributions:

@@ -6,10 +6,13 @@ per beam, draws the noise, detects against the threshold and applies the return 
 sorted keys and bincounts: no Python loop over beams, hits or echoes.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
@@ -20,6 +23,12 @@ from ubot_lidar_sim.core.physics import radiometry_passes
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.footprint import perpendicular_basis
 from ubot_lidar_sim.core.physics.return_selection import select_returns
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
+    from ubot_lidar_sim.core.raycast.hits import Hits
+    from ubot_lidar_sim.core.world.materials import MaterialTable
 
 
 @dataclass(frozen=True, eq=False)
@@ -51,8 +60,11 @@ class Contributions:
         return self.beam.shape[0]
 
     @classmethod
-    def build(cls, beam, range_m, power_counts, rho_app, stretch=None, material=0, class_id=0,
-              is_ground=None, roughness_m=None):
+    def build(cls, beam: ArrayLike, range_m: ArrayLike, power_counts: ArrayLike,
+              rho_app: ArrayLike, stretch: Optional[ArrayLike] = None,
+              material: ArrayLike = 0, class_id: ArrayLike = 0,
+              is_ground: Optional[ArrayLike] = None,
+              roughness_m: Optional[ArrayLike] = None) -> Contributions:
         """Build from array-likes, broadcasting scalars and fixing dtypes."""
         beam = np.asarray(beam, dtype=np.int64).reshape(-1)
         m = beam.shape[0]
@@ -68,12 +80,12 @@ class Contributions:
                    arr(is_ground, bool), arr(roughness_m, np.float64))
 
     @classmethod
-    def empty(cls):
+    def empty(cls) -> Contributions:
         """Return zero contributions."""
         return cls.build(np.zeros(0, np.int64), 0.0, 0.0, 0.0)
 
     @classmethod
-    def concat(cls, *parts):
+    def concat(cls, *parts: Optional[Contributions]) -> Contributions:
         """Concatenate contributions; optional fields survive only if every part has them."""
         parts = [p for p in parts if p is not None]
         if not parts:
@@ -145,8 +157,12 @@ def _range_order_fix(ray, r):
     return rows, rows[np.lexsort((r[rows], ray[rows]))]
 
 
-def contributions_from_hits(cfg, table, hits, weights, ring_of_beam, atm=None, wetness=0.0,
-                            puddle_depth_m=0.0, ray_dirs=None, snow_depth_m=0.0):
+def contributions_from_hits(cfg: SensorView, table: MaterialTable, hits: Hits,
+                            weights: ArrayLike, ring_of_beam: ArrayLike,
+                            atm: Optional[Atmosphere] = None, wetness: float = 0.0,
+                            puddle_depth_m: float = 0.0,
+                            ray_dirs: Optional[NDArray[np.float64]] = None,
+                            snow_depth_m: float = 0.0) -> Contributions:
     """
     Turn sub-ray hits into Contributions (the per-hit part of ProcessBeam).
 
@@ -299,7 +315,9 @@ def _return_numbering(pb):
             np.repeat(run, run).astype(np.uint8))
 
 
-def process_beams(cfg, contrib, n_beams, noise_rng, ring_of_beam, background_counts=None):
+def process_beams(cfg: SensorView, contrib: Contributions, n_beams: int,
+                  noise_rng: np.random.Generator, ring_of_beam: ArrayLike,
+                  background_counts: Optional[ArrayLike] = None) -> Returns:
     """
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
 

@@ -22,14 +22,17 @@ import math
 
 import numba
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.labels import FALSE_ALARM_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import radiometry
+from ubot_lidar_sim.core.physics.echoes import Returns
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FALSE_ALARM, FLAG_FIRST,
                                                           FLAG_LAST, FLAG_STRONGEST)
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
 
 #: Below this expected number of false points in a sweep none is drawn (the stream is not used):
 #: in the dark the OS1 expects 1e-58 per bin, a sweep of 1e5 beams x 1e3 bins 1e-50 points.
@@ -37,7 +40,8 @@ NEGLIGIBLE_EXPECTED = 1e-12
 
 
 @numba.njit(cache=True, nogil=True)
-def per_bin_probability(threshold, background):
+def per_bin_probability(threshold: float,
+                        background: NDArray[np.float64]) -> NDArray[np.float64]:
     """Return p (N,) = erfc(T / sqrt(2 A)) / 2 for backgrounds A (N,) counts (0 where A <= 0)."""
     out = np.empty(background.shape[0])
     for i in range(background.shape[0]):
@@ -47,19 +51,20 @@ def per_bin_probability(threshold, background):
     return out
 
 
-def bins_per_beam(cfg):
+def bins_per_beam(cfg: SensorView) -> int:
     """Return n, the independent range bins of one beam: (max - min range) / min_separation_m."""
     return max(1, int((cfg.max_range_m - cfg.min_range_m) // cfg.min_separation_m))
 
 
-def beam_probability(cfg, background):
+def beam_probability(cfg: SensorView, background: ArrayLike) -> NDArray[np.float64]:
     """Return q = 1 - (1 - p)^n per background value (shape of ``background``, counts)."""
     a = np.atleast_1d(np.asarray(background, dtype=np.float64))
     p = per_bin_probability(float(cfg.detection_threshold_counts), a)
     return -np.expm1(bins_per_beam(cfg) * np.log1p(-p))
 
 
-def with_false_alarms(cfg, ret, background, ring_of_beam, rng):
+def with_false_alarms(cfg: SensorView, ret: Returns, background: ArrayLike,
+                      ring_of_beam: ArrayLike, rng: np.random.Generator) -> Returns:
     """
     Return Returns ret with the false alarms of its beams without a return, in beam order.
 

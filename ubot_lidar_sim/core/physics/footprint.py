@@ -6,13 +6,16 @@ footprint with 1 or 7 sub-rays, each carrying a share of the pulse energy.
 """
 
 import math
+from typing import Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.errors import ScanError
 
 
-def sub_ray_pattern(sub_rays, divergence_mrad):
+def sub_ray_pattern(sub_rays: int, divergence_mrad: float,
+                    ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return the sub-ray pattern: offsets (S, 2) rad and weights (S,).
 
@@ -35,7 +38,7 @@ def sub_ray_pattern(sub_rays, divergence_mrad):
     return offsets, weights
 
 
-def perpendicular_basis(dirs):
+def perpendicular_basis(dirs: ArrayLike) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Two unit vectors orthogonal to each unit direction: u horizontal, v = d x u ((N, 3) each).
 
@@ -53,7 +56,7 @@ def perpendicular_basis(dirs):
     return u, v
 
 
-def sub_ray_directions(dirs, offsets):
+def sub_ray_directions(dirs: ArrayLike, offsets: ArrayLike) -> NDArray[np.float64]:
     """
     Sub-ray unit directions (B * S, 3); sub-ray k of beam b at row b * S + k.
 

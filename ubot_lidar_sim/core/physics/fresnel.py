@@ -16,13 +16,22 @@ window glass (M. Rubin, "Optical properties of soda lime silica glasses", Solar 
 the value of the pane's specular_reflectance (R = 0.04 per face).
 """
 
+from __future__ import annotations
+
+from typing import Tuple, TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.world.materials import MaterialTable
 
 #: Refractive index of soda-lime glass at 905 nm (Rubin 1985, rounded as R_s uses it).
 N_GLASS = 1.5
 
 
-def face_reflectances(cos_i, n=N_GLASS):
+def face_reflectances(cos_i: ArrayLike, n: float = N_GLASS) -> Tuple[
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Return (R_s, R_p, cos_t) of one air-glass face at incidence cosines cos_i (any shape)."""
     cos_i = np.clip(np.abs(np.asarray(cos_i, dtype=np.float64)), 0.0, 1.0)
     cos_t = np.sqrt(1.0 - (1.0 - cos_i * cos_i) / (n * n))
@@ -31,13 +40,14 @@ def face_reflectances(cos_i, n=N_GLASS):
     return r_s, r_p, cos_t
 
 
-def slab_faces(cos_i, n=N_GLASS):
+def slab_faces(cos_i: ArrayLike, n: float = N_GLASS) -> NDArray[np.float64]:
     """Return F(theta): the unpolarised transmission of a slab's two faces (no absorption)."""
     r_s, r_p, _ = face_reflectances(cos_i, n)
     return 0.5 * ((1.0 - r_s) / (1.0 + r_s) + (1.0 - r_p) / (1.0 + r_p))
 
 
-def pane_transmission(t0, cos_i, n=N_GLASS):
+def pane_transmission(t0: ArrayLike, cos_i: ArrayLike,
+                      n: float = N_GLASS) -> NDArray[np.float64]:
     """Return t(theta) of a pane passing t0 at normal incidence, at incidence cosines cos_i."""
     t0 = np.asarray(t0, dtype=np.float64)
     tau = np.minimum(t0 / slab_faces(1.0, n), 1.0)
@@ -45,7 +55,8 @@ def pane_transmission(t0, cos_i, n=N_GLASS):
     return slab_faces(cos_i, n) * tau ** (1.0 / cos_t)
 
 
-def pane_log_gain(table, material, cos_i):
+def pane_log_gain(table: MaterialTable, material: ArrayLike,
+                  cos_i: ArrayLike) -> NDArray[np.float64]:
     """
     Return log(t(theta) / t0) per hit (H,): 0 except on panes (glass-like, t0 and R_s > 0).
 

@@ -28,11 +28,28 @@ ideal sensor) and ``imperfections: false`` have neither.
 """
 
 import math
-from typing import Tuple
+from typing import Callable, Optional, Protocol, Tuple
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.imperfections import ImperfectionsConfig
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+
+#: Per-ring (d_el_rad, d_az_rad, d_range_m), each (channels,): an instance's residuals.
+Calibration = Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+class FiringBeams(Protocol):
+    """What fired() reads of the sensor's Beams (core/beams/firing.py, a layer above)."""
+
+    @property
+    def dir_sensor(self) -> NDArray[np.float64]:
+        """Return the nominal unit directions (B, 3) in the sensor frame."""
+
+    @property
+    def ring(self) -> NDArray[np.integer]:
+        """Return each beam's laser index, shape (B,)."""
 
 
 def residuals(imperfections: ImperfectionsConfig, channels: int, rng: np.random.Generator,
@@ -44,12 +61,14 @@ def residuals(imperfections: ImperfectionsConfig, channels: int, rng: np.random.
             draws[2] * imperfections.calibration_range_std_m)
 
 
-def physical(cfg):
+# physical, range_walk_m, active and instance read the sensor's model and the imperfections'
+# part (range_walk_m also the radiometry's threshold): the whole config.
+def physical(cfg: SensorView) -> bool:
     """Return True in the physical model (their only model) with imperfections on."""
     return getattr(cfg, 'model', 'physical') == 'physical' and bool(cfg.imperfections)
 
 
-def range_walk_m(cfg, signal_counts):
+def range_walk_m(cfg: SensorView, signal_counts: ArrayLike) -> NDArray[np.float64]:
     """Return the range walk (N,) m of echoes of measured signal (N,) counts (0 when off)."""
     s = np.asarray(signal_counts, np.float64)
     if not physical(cfg) or cfg.range_walk_m <= 0.0:
@@ -59,33 +78,36 @@ def range_walk_m(cfg, signal_counts):
     return cfg.range_walk_m * (1.0 - np.sqrt(np.minimum(x, 1.0)))
 
 
-def active(cfg):
+def active(cfg: SensorView) -> bool:
     """Return True when the physical model has a calibration residual to apply."""
     return physical(cfg) and (
         cfg.calibration_elevation_std_deg > 0.0 or cfg.calibration_azimuth_std_deg > 0.0
         or cfg.calibration_range_std_m > 0.0)
 
 
-def instance(cfg, channels, make_rng):
+def instance(cfg: SensorView, channels: int,
+             make_rng: Callable[[], np.random.Generator]) -> Optional[Calibration]:
     """Return the instance's residuals (residuals() from make_rng()), or None when inactive."""
     return residuals(cfg.sensor_imperfections, channels, make_rng()) if active(cfg) else None
 
 
-def fired(beams, calibration):
+def fired(beams: FiringBeams, calibration: Optional[Calibration]) -> NDArray[np.float64]:
     """Return the directions (B, 3) the beams fire along: dir_sensor without residuals."""
     if calibration is None:
         return beams.dir_sensor
     return fired_directions(beams.dir_sensor, beams.ring, calibration[0], calibration[1])
 
 
-def reported_range(range_m, beams, beam, calibration):
+def reported_range(range_m: NDArray[np.float64], beams: FiringBeams, beam: ArrayLike,
+                   calibration: Optional[Calibration]) -> NDArray[np.float64]:
     """Return the points' ranges (P,) plus their laser's range residual (unchanged without)."""
     if calibration is None:
         return range_m
     return range_m + calibration[2][beams.ring[np.asarray(beam, np.int64)]]
 
 
-def fired_directions(dir_sensor, ring, d_el_rad, d_az_rad):
+def fired_directions(dir_sensor: ArrayLike, ring: ArrayLike, d_el_rad: NDArray[np.float64],
+                     d_az_rad: NDArray[np.float64]) -> NDArray[np.float64]:
     """
     Return the unit directions (B, 3) the lasers fire along.
 

@@ -19,15 +19,22 @@ exponential: the rest of their diameter above the cut is again exponential); the
 through the mean extinction only.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Tuple, TYPE_CHECKING
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.optics import OpticsConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics import soft_target
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+
+if TYPE_CHECKING:       # annotations only: atmosphere.py imports this module
+    from ubot_lidar_sim.core.physics.atmosphere import Medium
 
 #: Marshall & Palmer (1948): N0 of raindrops, m^-3 mm^-1.
 MP_N0 = 8000.0
@@ -98,7 +105,7 @@ def ranges_in_volume(optics: OpticsConfig, r1_m: ArrayLike, r2_m: ArrayLike, u: 
     return r1 + u * (r2 - r1) * ratio
 
 
-def geometric_diameter_mm(kind, melted_mm):
+def geometric_diameter_mm(kind: str, melted_mm: ArrayLike) -> NDArray[np.float64]:
     """
     Return the geometric (maximum) diameter, mm, of particles of a melted diameter, mm.
 
@@ -111,7 +118,7 @@ def geometric_diameter_mm(kind, melted_mm):
     return np.maximum((d ** 3 / BRANDES_RHO) ** (1.0 / FLAKE_MASS_EXP), ICE_DIAMETER_FACTOR * d)
 
 
-def melted_diameter_mm(kind, geometric_mm):
+def melted_diameter_mm(kind: str, geometric_mm: ArrayLike) -> NDArray[np.float64]:
     """Return the melted diameter, mm, of a geometric diameter (inverse of the above)."""
     g = np.asarray(geometric_mm, dtype=np.float64)
     if kind == 'drop':
@@ -119,7 +126,7 @@ def melted_diameter_mm(kind, geometric_mm):
     return np.minimum(np.cbrt(BRANDES_RHO * g ** FLAKE_MASS_EXP), g / ICE_DIAMETER_FACTOR)
 
 
-def flake_area_ratio(medium):
+def flake_area_ratio(medium: Medium) -> float:
     """
     Return the area ratio A_r of a medium's particles: optical / disc cross-section (<= 1).
 
@@ -148,12 +155,15 @@ def _lower_incomplete_gamma(k, x):
     return float(x ** k * math.exp(-x) * terms.sum())
 
 
-def particle_reflectance(lidar_ratio_sr):
+def particle_reflectance(lidar_ratio_sr: float) -> float:
     """Return 2 pi / S: the Lambertian reflectance of a particle over its own cross-section."""
     return 2.0 * math.pi / lidar_ratio_sr
 
 
-def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
+# detectable_cut_mm and sample read the sensor's min_range_m, the optics, the radiometry with
+# the per-ring table (counts_per_reflectance) and the atmosphere: the whole config.
+def detectable_cut_mm(cfg: SensorView, medium: Medium, two_way_alpha_per_m: float,
+                      r10_max_m: float) -> float:
     """
     Return the smallest melted diameter, mm, of a particle that can be detected (inf: none).
 
@@ -180,7 +190,10 @@ def detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m):
     return float(melted_diameter_mm(medium.particle, geometric))
 
 
-def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw_rng):
+def sample(cfg: SensorView, medium: Medium, limit_m: ArrayLike, two_way_alpha_per_m: float,
+           r10_max_m: float, count_rng: np.random.Generator, draw_rng: np.random.Generator,
+           ) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64],
+                      NDArray[np.float64]]:
     """
     Draw one medium's detectable particles in every beam: (beam, range_m, share, rho) (K,).
 
@@ -214,7 +227,9 @@ def sample(cfg, medium, limit_m, two_way_alpha_per_m, r10_max_m, count_rng, draw
     return beam, r, share, rho
 
 
-def shadow_factor(p_beam, p_range, p_share, c_beam, c_range):
+def shadow_factor(p_beam: NDArray[np.int64], p_range: NDArray[np.float64],
+                  p_share: NDArray[np.float64], c_beam: ArrayLike,
+                  c_range: ArrayLike) -> NDArray[np.float64]:
     """
     Return the two-way shadow of particles on contributions: prod (1 - f)^2 (M,).
 

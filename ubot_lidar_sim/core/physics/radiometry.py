@@ -6,21 +6,29 @@ wetness and the pond rule. Functions take numpy arrays (any broadcastable shape)
 with the field names of LidarConfig; the detection threshold is core/detection.py.
 """
 
+from __future__ import annotations
+
 import math
-from typing import Tuple
+from typing import Optional, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.radiometry import NoiseConfig, RadiometryConfig
 from ubot_lidar_sim.core.material_ids import OTHER, WATER
 from ubot_lidar_sim.core.physics import radiometry_passes, rules
+from ubot_lidar_sim.core.physics.radiometry_passes import SurfaceTables
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.world.materials import MaterialTable
 
 # Rain rate at which a surface is 1 - 1/e wet (steady state), mm/h: see wetness_from_rain.
 WETTING_RAIN_MM_H = 1.0
 
 
-def backscatter(table, material, cos, wetness, albedo=1.0):
+def backscatter(table: MaterialTable, material: ArrayLike, cos: ArrayLike, wetness: ArrayLike,
+                albedo: ArrayLike = 1.0) -> NDArray[np.float64]:
     """
     Lambertian-equivalent backscatter rho_bs (docs/physics.md, "Surfaces and materials").
 
@@ -57,7 +65,7 @@ def _elementwise(rows, arrays, *scalars):
     return out.reshape(shape)[()]
 
 
-def valid_materials(table, material):
+def valid_materials(table: MaterialTable, material: ArrayLike) -> NDArray[np.integer]:
     """Return material indices with the bytes out of the table's range turned to 'other'."""
     m = np.asarray(material)
     n_mat = table.reflectivity.shape[0]
@@ -67,7 +75,7 @@ def valid_materials(table, material):
     return m
 
 
-def surface_tables(table):
+def surface_tables(table: MaterialTable) -> SurfaceTables:
     """
     Return the per-material arrays of the backscatter kernels (physics/radiometry_passes.py).
 
@@ -80,7 +88,7 @@ def surface_tables(table):
             width, (table.specular != 0.0) | ~(width > 0.0))
 
 
-def pass_cover(table):
+def pass_cover(table: MaterialTable) -> NDArray[np.float64]:
     """
     Return the share of a pass-through hit's footprint that returns, per material (M,).
 
@@ -90,7 +98,10 @@ def pass_cover(table):
     return np.where(table.specular_reflectance > 0.0, 1.0, 1.0 - table.transmission)
 
 
-def ring_r10(cfg, ring=None):
+# ring_r10, counts_per_reflectance and uniform_r10 read the radiometry's range_at_10pct_m and
+# signal with the sensor's per-ring table ring_range_at_10pct_m: the whole config.
+def ring_r10(cfg: SensorView, ring: Optional[ArrayLike] = None,
+             ) -> Union[float, NDArray[np.float64]]:
     """
     Return range_at_10pct_m per ring, m (shape of ``ring``; a float without ``ring``).
 
@@ -106,7 +117,8 @@ def ring_r10(cfg, ring=None):
     return np.where(ok, table[np.clip(r, 0, table.size - 1)], cfg.range_at_10pct_m)
 
 
-def counts_per_reflectance(cfg, range_m, ring=None):
+def counts_per_reflectance(cfg: SensorView, range_m: ArrayLike,
+                           ring: Optional[ArrayLike] = None) -> NDArray[np.float64]:
     """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
     return _elementwise(rules.counts_per_reflectance_rows, (range_m, ring_r10(cfg, ring)),
                         cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg.radiometry))
@@ -117,12 +129,12 @@ def form_factor(radiometry: RadiometryConfig) -> Tuple[float, float]:
     return float(radiometry.overlap_range_m), float(radiometry.overlap_exponent)
 
 
-def uniform_r10(cfg):
+def uniform_r10(cfg: SensorView) -> bool:
     """Return True when every ring has range_at_10pct_m (no ring_range_at_10pct_m table)."""
     return len(cfg.ring_range_at_10pct_m) == 0
 
 
-def reflectivity_byte(rho):
+def reflectivity_byte(rho: ArrayLike) -> NDArray[np.uint8]:
     """
     Return the calibrated reflectivity byte (uint8, shape of ``rho``).
 
@@ -132,7 +144,8 @@ def reflectivity_byte(rho):
     return _elementwise(rules.reflectivity_byte_rows, (rho,))
 
 
-def pulse_stretch_factor(pulse_length_m, range_m, cos, beta_rad):
+def pulse_stretch_factor(pulse_length_m: float, range_m: ArrayLike, cos: ArrayLike,
+                         beta_rad: ArrayLike) -> NDArray[np.float64]:
     """
     Return the peak factor L / sqrt(L^2 + dR^2), dR = R tan(theta) beta (1 when L or beta = 0).
 
@@ -150,7 +163,7 @@ def pulse_stretch_factor(pulse_length_m, range_m, cos, beta_rad):
     return np.where(np.isfinite(dr), factor, 0.0)
 
 
-def snr(signal_counts_, ambient_counts):
+def snr(signal_counts_: ArrayLike, ambient_counts: float) -> NDArray[np.float64]:
     """Return the shot-noise SNR S / sqrt(S + ambient)."""
     return _elementwise(rules.snr_rows, (signal_counts_,), float(ambient_counts))
 
@@ -193,7 +206,7 @@ def snr_at_spec(radiometry: RadiometryConfig) -> float:
     return s10 / math.sqrt(s10 + radiometry.spec_background_counts)
 
 
-def wetness_from_rain(rain_mm_h):
+def wetness_from_rain(rain_mm_h: ArrayLike) -> NDArray[np.float64]:
     """
     Return the steady-state surface wetness 1 - exp(-R / 1 mm/h), 0-1 (0 without rain).
 
@@ -204,14 +217,16 @@ def wetness_from_rain(rain_mm_h):
     return -np.expm1(-r / WETTING_RAIN_MM_H)
 
 
-def surface_wetness(weather_wetness, rain_mm_h):
+def surface_wetness(weather_wetness: float, rain_mm_h: float) -> float:
     """Return the wetness to use: the given one (clipped to 1) or, when negative, from the rain."""
     if weather_wetness < 0.0:
         return float(wetness_from_rain(rain_mm_h))
     return min(float(weather_wetness), 1.0)
 
 
-def pond_material(material, ground, puddle_depth_m, pond_threshold_m):
+def pond_material(material: ArrayLike, ground: ArrayLike,
+                  puddle_depth_m: Union[float, NDArray[np.float64]],
+                  pond_threshold_m: float) -> NDArray[np.uint8]:
     """
     Return materials with ground hits turned into water where a puddle is deep enough.
 
@@ -226,6 +241,6 @@ def pond_material(material, ground, puddle_depth_m, pond_threshold_m):
     return np.where(flooded, np.uint8(WATER), m).astype(np.uint8)
 
 
-def rough_range_sigma_m(roughness_m, cos):
+def rough_range_sigma_m(roughness_m: ArrayLike, cos: ArrayLike) -> NDArray[np.float64]:
     """Return the ground-relief range sigma RoughnessM |cos|^-1.5, m (cos floored at 0.01)."""
     return _elementwise(rules.rough_range_sigma_rows, (roughness_m, cos))

@@ -13,16 +13,25 @@ test/core/physics/test_radiometry_passes.py holds the numpy code each kernel rep
 """
 
 import math
+from typing import Tuple
 
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.physics import rules
 
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+#: The surface tables of backscatter_rows (radiometry.surface_tables): five (M,) float arrays
+#: (wet darkening, reflectivity, exponent, specular, width) and the lobe flags (M,) bool.
+SurfaceTables = Tuple[F64, F64, F64, F64, F64, NDArray[np.bool_]]
+
 
 @numba.njit(cache=True, nogil=True)
-def form_echoes(beam, r, pw, st, air, gap_m):
+def form_echoes(beam: I64, r: F64, pw: F64, st: F64, air: NDArray[np.bool_],
+                gap_m: float) -> Tuple[I64, F64, F64, F64, I64]:
     """
     Chain sorted contributions into echoes; returns (start, energy, r_e, peak, big).
 
@@ -81,7 +90,8 @@ def form_echoes(beam, r, pw, st, air, gap_m):
 
 
 @numba.njit(cache=True, nogil=True)
-def first_max_flags(beam, strength, first_flag, strongest_flag, last_flag, second_flag):
+def first_max_flags(beam: I64, strength: F64, first_flag: int, strongest_flag: int,
+                    last_flag: int, second_flag: int) -> NDArray[np.uint8]:
     """
     Return flags (D,) uint8 of detected echoes in (beam, range) order.
 
@@ -113,8 +123,9 @@ def first_max_flags(beam, strength, first_flag, strongest_flag, last_flag, secon
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, exponent, specular,
-                     width, lobe):
+def backscatter_rows(m: NDArray[np.integer], cos: F64, albedo: F64, wetness: F64,
+                     wet_darkening: F64, reflectivity: F64, exponent: F64, specular: F64,
+                     width: F64, lobe: NDArray[np.bool_]) -> F64:
     """
     Backscatter rho_bs (H,) of hits: rules.backscatter per hit (radiometry.backscatter).
 
@@ -133,8 +144,11 @@ def backscatter_rows(m, cos, albedo, wetness, wet_darkening, reflectivity, expon
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, cover, two_alpha,
-              r10, s10_per_rho, overlap_m, overlap_n, weights, pane_gain):
+def hit_power(ray: I64, r: F64, m: NDArray[np.integer], cos: F64, albedo: F64,
+              foliage: NDArray[np.bool_], wetness: float, surface: SurfaceTables,
+              transmission: F64, cover: F64, two_alpha: float, r10: F64, s10_per_rho: float,
+              overlap_m: float, overlap_n: float, weights: F64,
+              pane_gain: F64) -> Tuple[F64, F64]:
     """
     Apparent reflectance and mean signal of hits in (ray, range) order: (rho_app, power).
 
@@ -187,8 +201,10 @@ def hit_power(ray, r, m, cos, albedo, foliage, wetness, surface, transmission, c
 
 
 @numba.njit(cache=True, nogil=True)
-def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range_m,
-                  max_range_m, snr_spec, floor_m, low_snr_m, exponent, too_close):
+def detect_echoes(peak: F64, r_e: F64, e_beam: I64, draws: F64, noise: bool, ambient: F64,
+                  threshold: float, min_range_m: float, max_range_m: float, snr_spec: float,
+                  floor_m: F64, low_snr_m: float, exponent: float,
+                  too_close: NDArray[np.bool_]) -> Tuple[F64, I64, F64]:
     """
     Measure and detect echoes: (s_meas (E,), rows d (D,) in the window, their ranges (D,)).
 
@@ -227,8 +243,9 @@ def detect_echoes(peak, r_e, e_beam, draws, noise, ambient, threshold, min_range
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def emitted_values(p, pb, r_e, peak, energy, s_meas, r10, s10_per_rho, overlap_m, overlap_n,
-                   saturation):
+def emitted_values(p: I64, pb: I64, r_e: F64, peak: F64, energy: F64, s_meas: F64, r10: F64,
+                   s10_per_rho: float, overlap_m: float, overlap_n: float,
+                   saturation: float) -> Tuple[F64, NDArray[np.uint16], NDArray[np.uint8]]:
     """
     Reflectivity (K,), signal (K,) uint16 and intensity byte (K,) of the emitted echoes p (K,).
 

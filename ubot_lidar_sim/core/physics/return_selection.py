@@ -13,7 +13,10 @@ is also the last return, then the second-strongest return is provided"; the Hesa
 manual, section 3.1.2.3, states the same rule for its "Last and Strongest" mode).
 """
 
+from typing import Tuple
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.limits import RETURN_MODES
 from ubot_lidar_sim.core.physics import radiometry_passes
@@ -35,7 +38,8 @@ assert tuple(_EMIT) == RETURN_MODES, 'core/limits.py lists the modes of _EMIT'
 
 
 def select_returns(mode: str, beam: np.ndarray, strength: np.ndarray,
-                   second_when_last: bool = False):
+                   second_when_last: bool = False,
+                   ) -> Tuple[NDArray[np.uint8], NDArray[np.bool_]]:
     """
     Return flags (D,) uint8 of detected echoes and the mask (D,) of those mode emits.
 

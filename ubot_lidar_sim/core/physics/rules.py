@@ -14,6 +14,7 @@ import math
 
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 
@@ -22,8 +23,9 @@ MIN_RANGE_FLOOR_M = 1e-3
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def backscatter(c, albedo, wetness, wet_darkening, reflectivity, exponent, specular, width,
-                lobe):
+def backscatter(c: float, albedo: float, wetness: float, wet_darkening: float,
+                reflectivity: float, exponent: float, specular: float, width: float,
+                lobe: bool) -> float:
     """
     Lambertian-equivalent backscatter rho_bs of one hit (all floats; lobe a bool).
 
@@ -44,7 +46,8 @@ def backscatter(c, albedo, wetness, wet_darkening, reflectivity, exponent, specu
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def counts_per_reflectance(range_m, r10_m, s10_per_rho, overlap_m, overlap_n):
+def counts_per_reflectance(range_m: float, r10_m: float, s10_per_rho: float, overlap_m: float,
+                           overlap_n: float) -> float:
     """
     Signal of a rho = 1 target at range_m: S10 / 0.1 (R10 / R)^2 (1 - exp(-(R / Rov)^n)).
 
@@ -61,14 +64,15 @@ def counts_per_reflectance(range_m, r10_m, s10_per_rho, overlap_m, overlap_n):
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def snr(signal, ambient):
+def snr(signal: float, ambient: float) -> float:
     """Return the shot-noise SNR S / sqrt(S + ambient), S floored at 0."""
     s = max(signal, 0.0)
     return s / math.sqrt(max(s + ambient, 1e-12))
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def range_noise_std(snr_, snr_spec, floor_m, low_snr_m, exponent):
+def range_noise_std(snr_: float, snr_spec: float, floor_m: float, low_snr_m: float,
+                    exponent: float) -> float:
     """
     Return the 1-sigma range noise at SNR snr_, m: floor_m and the low-SNR term in quadrature.
 
@@ -82,7 +86,7 @@ def range_noise_std(snr_, snr_spec, floor_m, low_snr_m, exponent):
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def reflectivity_byte(rho):
+def reflectivity_byte(rho: float) -> float:
     """
     Return the calibrated reflectivity byte of rho (1 = 100 %) as a float 0-255.
 
@@ -98,7 +102,7 @@ def reflectivity_byte(rho):
 
 
 @numba.njit(cache=True, nogil=True, inline='always')
-def rough_range_sigma_m(roughness_m, cos):
+def rough_range_sigma_m(roughness_m: float, cos: float) -> float:
     """Return the ground-relief range sigma RoughnessM |cos|^-1.5, m (|cos| floored at 0.01)."""
     c = max(abs(cos), 0.01)
     return roughness_m * (1.0 / (c * math.sqrt(c)))       # within a few ulp of pow(c, -1.5)
@@ -108,7 +112,9 @@ def rough_range_sigma_m(roughness_m, cos):
 # numba ufuncs with signatures would compile, or load, all of them at import, ~0.1 s each).
 
 @numba.njit(cache=True, nogil=True)
-def counts_per_reflectance_rows(range_m, r10_m, s10_per_rho, overlap_m, overlap_n):
+def counts_per_reflectance_rows(range_m: NDArray[np.float64], r10_m: NDArray[np.float64],
+                                s10_per_rho: float, overlap_m: float,
+                                overlap_n: float) -> NDArray[np.float64]:
     """Apply counts_per_reflectance to rows (N,) of range_m and r10_m."""
     out = np.empty(range_m.shape[0])
     for i in range(out.shape[0]):
@@ -117,7 +123,7 @@ def counts_per_reflectance_rows(range_m, r10_m, s10_per_rho, overlap_m, overlap_
 
 
 @numba.njit(cache=True, nogil=True)
-def snr_rows(signal, ambient):
+def snr_rows(signal: NDArray[np.float64], ambient: float) -> NDArray[np.float64]:
     """Apply snr to rows (N,) of signal."""
     out = np.empty(signal.shape[0])
     for i in range(out.shape[0]):
@@ -126,7 +132,9 @@ def snr_rows(signal, ambient):
 
 
 @numba.njit(cache=True, nogil=True)
-def range_noise_std_rows(snr_, floor_m, snr_spec, low_snr_m, exponent):
+def range_noise_std_rows(snr_: NDArray[np.float64], floor_m: NDArray[np.float64],
+                         snr_spec: float, low_snr_m: float,
+                         exponent: float) -> NDArray[np.float64]:
     """Apply range_noise_std to rows (N,) of snr_ and of floor_m (each row's floor)."""
     out = np.empty(snr_.shape[0])
     for i in range(out.shape[0]):
@@ -135,7 +143,7 @@ def range_noise_std_rows(snr_, floor_m, snr_spec, low_snr_m, exponent):
 
 
 @numba.njit(cache=True, nogil=True)
-def reflectivity_byte_rows(rho):
+def reflectivity_byte_rows(rho: NDArray[np.float64]) -> NDArray[np.uint8]:
     """Apply reflectivity_byte to rows (N,) of rho; (N,) uint8."""
     out = np.empty(rho.shape[0], np.uint8)
     for i in range(out.shape[0]):
@@ -144,7 +152,8 @@ def reflectivity_byte_rows(rho):
 
 
 @numba.njit(cache=True, nogil=True)
-def rough_range_sigma_rows(roughness_m, cos):
+def rough_range_sigma_rows(roughness_m: NDArray[np.float64],
+                           cos: NDArray[np.float64]) -> NDArray[np.float64]:
     """Apply rough_range_sigma_m to rows (N,) of roughness_m and cos."""
     out = np.empty(cos.shape[0])
     for i in range(out.shape[0]):

@@ -17,8 +17,12 @@ alpha_air R) over min_range_m <= R <= min(max X_j, the nearest solid hit), O the
 the nearest smoke the receiver sees fully, as a volume much deeper than the pulse returns.
 """
 
+from __future__ import annotations
+
+from typing import Tuple, TYPE_CHECKING
+
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.optics import OpticsConfig
@@ -26,7 +30,16 @@ from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import atmosphere, radiometry
 from ubot_lidar_sim.core.physics.echoes import Contributions
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.raycast.smoke import smoke_inside
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    from ubot_lidar_sim.core.world.world import World
+
+#: Each beam's smoke extinction alpha (B, J), 1/m, and exit range exit_m (B, J), m.
+Smoke = Tuple[NDArray[np.float64], NDArray[np.float64]]
 
 #: Points of the range grid on which a beam's strongest smoke echo is found.
 GRID_POINTS = 256
@@ -39,7 +52,8 @@ def extinction_per_m(optics: OpticsConfig, air: AtmosphereConfig, eff_density: A
         optics, air.smoke_visibility_m)
 
 
-def optical_depth(alpha, exit_m, beam, range_m):
+def optical_depth(alpha: NDArray[np.float64], exit_m: NDArray[np.float64], beam: ArrayLike,
+                  range_m: ArrayLike) -> NDArray[np.float64]:
     """
     Return tau (M,) = sum_j alpha[beam, j] min(range, exit_m[beam, j]) of rows beam, range (M,).
 
@@ -49,7 +63,8 @@ def optical_depth(alpha, exit_m, beam, range_m):
     return np.sum(a * np.minimum(np.asarray(range_m, np.float64)[:, None], x), axis=1)
 
 
-def attenuate(contrib, alpha, exit_m):
+def attenuate(contrib: Contributions, alpha: NDArray[np.float64],
+              exit_m: NDArray[np.float64]) -> Contributions:
     """Return contrib with each power and rho_app times exp(-2 tau(range)) of its beam."""
     if alpha.shape[1] == 0 or len(contrib) == 0:
         return contrib
@@ -71,7 +86,11 @@ def _strongest_range_limit(cfg, lo, hi):
     return float(r[min(int(np.argmax(g)) + 1, r.size - 1)])
 
 
-def volume_echo(cfg, table, alpha, exit_m, limit_m, ring, air_alpha_per_m=0.0):
+# volume_echo and inside_smoke read the sensor's min_range_m and the radiometry with the per-ring
+# table (radiometry.counts_per_reflectance): the whole config.
+def volume_echo(cfg: SensorView, table: MaterialTable, alpha: NDArray[np.float64],
+                exit_m: NDArray[np.float64], limit_m: NDArray[np.float64], ring: ArrayLike,
+                air_alpha_per_m: float = 0.0) -> Contributions:
     """
     Return the smoke echo of every beam that starts inside smoke, as Contributions.
 
@@ -102,7 +121,8 @@ def volume_echo(cfg, table, alpha, exit_m, limit_m, ring, air_alpha_per_m=0.0):
                                material=OTHER, class_id=SMOKE_CLASS)
 
 
-def beams_in_smoke(cfg, world, weather, origins, dirs):
+def beams_in_smoke(cfg: SensorView, world: World, weather: Weather, origins: NDArray[np.float64],
+                   dirs: NDArray[np.float64]) -> Smoke:
     """
     Return alpha, exit_m (B, J) of beams with centre rays origins, dirs (B, 3) (J = 0: none).
 
@@ -118,7 +138,9 @@ def beams_in_smoke(cfg, world, weather, origins, dirs):
     return extinction_per_m(cfg.optics, cfg.atmosphere, eff), exit_m
 
 
-def inside_smoke(cfg, table, smoke, contrib, limit_m, ring, air_alpha_per_m):
+def inside_smoke(cfg: SensorView, table: MaterialTable, smoke: Smoke, contrib: Contributions,
+                 limit_m: NDArray[np.float64], ring: ArrayLike,
+                 air_alpha_per_m: float) -> Contributions:
     """Return contrib attenuated by the smoke (alpha, exit_m) = smoke, with its volume echo."""
     alpha, exit_m = smoke
     if alpha.shape[1] == 0:

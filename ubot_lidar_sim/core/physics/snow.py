@@ -12,9 +12,10 @@ become the material 'snow' while snow_depth_m > 0.
 """
 
 import math
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.optics import OpticsConfig
@@ -27,7 +28,7 @@ from ubot_lidar_sim.core.physics.snow_laws import (  # noqa: F401
 DB_PER_NEPER = 10.0 * math.log10(math.e)
 
 
-def snow_db_per_km(snow_type, wavelength_nm, snowfall_mm_h):
+def snow_db_per_km(snow_type: str, wavelength_nm: float, snowfall_mm_h: float) -> float:
     """Return the ITU-R snow attenuation a(lambda) S^b, dB/km (S <= 0: 0)."""
     slope, intercept, b = SNOW_LAWS[snow_type]
     s = float(snowfall_mm_h)
@@ -41,12 +42,12 @@ def snow_extinction(air: AtmosphereConfig, optics: OpticsConfig, snowfall_mm_h: 
     return float(snow_db_per_km(air.snow_type, lam, snowfall_mm_h)) / DB_PER_NEPER / 1000.0
 
 
-def flake_slope_per_mm(snowfall_mm_h):
+def flake_slope_per_mm(snowfall_mm_h: float) -> float:
     """Return the Gunn-Marshall slope Lambda = 2.55 S^-0.48, 1/mm (melted diameter)."""
     return GM_LAMBDA * snowfall_mm_h ** GM_LAMBDA_EXP
 
 
-def flakes_per_m3(snowfall_mm_h):
+def flakes_per_m3(snowfall_mm_h: float) -> float:
     """Return the Gunn-Marshall flake number density N0 / Lambda, 1/m^3 (0 without snow)."""
     if snowfall_mm_h <= 0.0:
         return 0.0
@@ -56,7 +57,8 @@ def flakes_per_m3(snowfall_mm_h):
 SNOW = MATERIAL_NAMES.index('snow')
 
 
-def snow_material(material, ground, snow_depth_m):
+def snow_material(material: ArrayLike, ground: ArrayLike,
+                  snow_depth_m: float) -> NDArray[np.uint8]:
     """
     Return materials with ground hits turned into snow while snow_depth_m > 0 (a new uint8 array).
 
@@ -68,7 +70,9 @@ def snow_material(material, ground, snow_depth_m):
     return m
 
 
-def ground_material(material, ground, puddle_depth_m, pond_threshold_m, snow_depth_m):
+def ground_material(material: ArrayLike, ground: ArrayLike,
+                    puddle_depth_m: Union[float, NDArray[np.float64]], pond_threshold_m: float,
+                    snow_depth_m: float) -> NDArray[np.uint8]:
     """
     Return hits' materials under the weather (a new uint8 array): the one rule for ground hits.
 

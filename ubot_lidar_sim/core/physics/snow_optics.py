@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 
@@ -43,24 +44,24 @@ def uses_area_law(air: AtmosphereConfig, medium: Any) -> bool:
     return medium.particle != 'drop' and air.snow_flake_optics == 'area_law'
 
 
-def aggregate_area_m2(geometric_mm):
+def aggregate_area_m2(geometric_mm: ArrayLike) -> NDArray[np.float64]:
     """Return a flake's optical area, m^2: min(Mitchell's gamma D^sigma, its disc)."""
     d = np.asarray(geometric_mm, dtype=np.float64)
     return np.minimum(AREA_MM2 * d ** MITCHELL_SIGMA, math.pi / 4.0 * d * d) * 1e-6
 
 
-def aggregate_diameter_mm(area_m2):
+def aggregate_diameter_mm(area_m2: ArrayLike) -> NDArray[np.float64]:
     """Return the geometric diameter, mm, of a flake of optical area area_m2 (the inverse)."""
     a = np.asarray(area_m2, dtype=np.float64) * 1e6
     disc = np.sqrt(a / (math.pi / 4.0))
     return np.where(disc < DISC_BELOW_MM, disc, (a / AREA_MM2) ** (1.0 / MITCHELL_SIGMA))
 
 
-def side_area_m2(geometric_mm):
+def side_area_m2(geometric_mm: ArrayLike) -> NDArray[np.float64]:
     """Return a falling flake's optical area seen along the horizontal, m^2: 0.6 x the above."""
     return AXIAL_RATIO * aggregate_area_m2(geometric_mm)
 
 
-def side_diameter_mm(area_m2):
+def side_diameter_mm(area_m2: ArrayLike) -> NDArray[np.float64]:
     """Return the geometric diameter, mm, of a flake of side-view area area_m2 (the inverse)."""
     return aggregate_diameter_mm(np.asarray(area_m2, dtype=np.float64) / AXIAL_RATIO)

@@ -19,26 +19,30 @@ fluctuation of the backscatter); the profile itself has no random draws.
 """
 
 import math
-from typing import Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
-from numpy.typing import ArrayLike
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m  # noqa: F401
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
 
 #: Grid steps per pulse length L (the pulse covers 2 L, 16 samples: the peak to < 1 %).
 STEPS_PER_PULSE = 8
 
 
-def pulse_shape(pulse_length_m, steps=STEPS_PER_PULSE):
+def pulse_shape(pulse_length_m: float, steps: int = STEPS_PER_PULSE) -> NDArray[np.float64]:
     """Return the midpoint samples g (2 steps,) of sin^2(pi x / (2 L)) on [0, 2 L]; sum g h = L."""
     x = (np.arange(2 * steps) + 0.5) / (2 * steps)
     return np.sin(math.pi * x) ** 2
 
 
-def soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m):
+# soft_profile and soft_returns read the optics, the echoes (pulse length), the radiometry with
+# the sensor's per-ring table and min_range_m: the whole config.
+def soft_profile(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, max_range_m: float,
+                 ) -> Tuple[NDArray[np.floating[Any]], NDArray[np.float64]]:
     """
     Return the range grid R (G,) m and the soft signal S(R) (G,) counts at R10 = range_at_10pct_m.
 
@@ -56,7 +60,9 @@ def soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m):
     return (np.arange(n) + 1) * h, s
 
 
-def beam_peaks(cfg, grid_m, profile, limit_m, min_range_m):
+def beam_peaks(cfg: SensorView, grid_m: NDArray[np.floating[Any]], profile: NDArray[np.float64],
+               limit_m: ArrayLike, min_range_m: float,
+               ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
     Return each beam's soft peak: range (B,) m and signal (B,) counts at R10 (0: none).
 
@@ -83,8 +89,11 @@ def beam_peaks(cfg, grid_m, profile, limit_m, min_range_m):
     return peak_r, peak_s
 
 
-def soft_returns(cfg, beta_per_m_sr, alpha_per_m, limit_m, beam_ring, max_range_m,
-                 fluctuation=None, background_counts=None):
+def soft_returns(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, limit_m: ArrayLike,
+                 beam_ring: ArrayLike, max_range_m: float,
+                 fluctuation: Optional[NDArray[np.float64]] = None,
+                 background_counts: Optional[float] = None,
+                 ) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
     """
     Return the soft echo of every beam that can be detected: beam (M,), range (M,), power (M,).
 

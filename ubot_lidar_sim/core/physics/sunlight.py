@@ -22,13 +22,24 @@ solar_counts_per_klx E g with g = rho max(0, cos theta_s) / 0.1 on its first sol
 g = SKY_DIFFUSE_FRACTION / 0.1 into the sky. Without a direction every beam has g = 1.
 """
 
+from __future__ import annotations
+
 import math
+from typing import Optional, TYPE_CHECKING, Union
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.detection import normal_ppf
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.false_alarms import per_bin_probability
+from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.weather import Weather
+
+if TYPE_CHECKING:       # annotations only
+    from ubot_lidar_sim.core.raycast.hits import Hits
+    from ubot_lidar_sim.core.world.materials import MaterialTable
+    from ubot_lidar_sim.core.world.world import World
 
 #: Reflectance of the datasheet's target the solar response holds for (the 10 % target of the
 #: 100 klx range figures, e.g. the Ouster OS1 datasheet's "10% reflective lambertian target").
@@ -39,18 +50,20 @@ SPEC_TARGET_REFLECTANCE = 0.1
 SKY_DIFFUSE_FRACTION = 0.165
 
 
-def background_counts(cfg, sun_klx):
+def background_counts(cfg: SensorView, sun_klx: float) -> float:
     """Return the background A(E) = ambient_counts + solar_counts_per_klx x E, counts."""
     return float(cfg.ambient_counts + cfg.solar_counts_per_klx * sun_klx)
 
 
-def false_alarm_probability(cfg, sun_klx):
+def false_alarm_probability(cfg: SensorView, sun_klx: float) -> float:
     """Return Phi(-T / sqrt(A(E))): a sample without echo crossing the threshold T."""
     return float(per_bin_probability(float(cfg.detection_threshold_counts),
                                      np.array([background_counts(cfg, sun_klx)]))[0])
 
 
-def beam_background(cfg, weather, world, table, hits, beam_dirs, n_sub, solid):
+def beam_background(cfg: SensorView, weather: Weather, world: World, table: MaterialTable,
+                    hits: Hits, beam_dirs: NDArray[np.float64], n_sub: int,
+                    solid: ArrayLike) -> Union[float, NDArray[np.float64]]:
     """
     Return each beam's background A (B,) counts, or the scan's one value without a direction.
 
@@ -83,7 +96,8 @@ def beam_background(cfg, weather, world, table, hits, beam_dirs, n_sub, solid):
     return cfg.ambient_counts + cfg.solar_counts_per_klx * sun_klx * g
 
 
-def required_signal(cfg, sun_klx, probability=None):
+def required_signal(cfg: SensorView, sun_klx: float,
+                    probability: Optional[float] = None) -> float:
     """
     Return the mean signal P detected with ``probability`` (default detection_at_spec), counts.
 
@@ -95,7 +109,8 @@ def required_signal(cfg, sun_klx, probability=None):
     return u * u - a
 
 
-def detection_range_m(cfg, reflectance, sun_klx, probability=None):
+def detection_range_m(cfg: SensorView, reflectance: float, sun_klx: float,
+                      probability: Optional[float] = None) -> float:
     """
     Return the farthest range (m) where a target is detected with ``probability``, to 1 mm.
 
@@ -109,8 +124,9 @@ def detection_range_m(cfg, reflectance, sun_klx, probability=None):
     return float(r[np.flatnonzero(ok)[-1]]) if ok.any() else 0.0
 
 
-def solar_response_from_false_alarm(signal_at_10pct_counts, detection_at_spec, false_alarm,
-                                    spec_sun_klx, ambient_counts):
+def solar_response_from_false_alarm(signal_at_10pct_counts: float, detection_at_spec: float,
+                                    false_alarm: float, spec_sun_klx: float,
+                                    ambient_counts: float) -> float:
     """
     Return solar_counts_per_klx so that the spec's light gives the datasheet's false alarms.
 
