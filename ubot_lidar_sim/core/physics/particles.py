@@ -19,10 +19,8 @@ exponential: the rest of their diameter above the cut is again exponential); the
 through the mean extinction only.
 """
 
-from __future__ import annotations
-
 import math
-from typing import Tuple, TYPE_CHECKING
+from typing import Protocol, Tuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -33,8 +31,30 @@ from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics import soft_target
 from ubot_lidar_sim.core.physics.sensor_view import SensorView
 
-if TYPE_CHECKING:       # annotations only: atmosphere.py imports this module
-    from ubot_lidar_sim.core.physics.atmosphere import Medium
+
+class ParticleMedium(Protocol):
+    """What the particle laws read of an atmosphere.Medium (which imports this module)."""
+
+    @property
+    def alpha_per_m(self) -> float:
+        """Return the extinction coefficient, 1/m."""
+
+    @property
+    def beta_per_m_sr(self) -> float:
+        """Return the backscatter coefficient, 1/(m sr)."""
+
+    @property
+    def particles_per_m3(self) -> float:
+        """Return the number density, 1/m^3."""
+
+    @property
+    def slope_per_mm(self) -> float:
+        """Return the size distribution's slope Lambda, 1/mm (melted diameter)."""
+
+    @property
+    def particle(self) -> str:
+        """Return the particle kind: 'drop', 'dry' or 'wet' (snow)."""
+
 
 #: Marshall & Palmer (1948): N0 of raindrops, m^-3 mm^-1.
 MP_N0 = 8000.0
@@ -126,7 +146,7 @@ def melted_diameter_mm(kind: str, geometric_mm: ArrayLike) -> NDArray[np.float64
     return np.minimum(np.cbrt(BRANDES_RHO * g ** FLAKE_MASS_EXP), g / ICE_DIAMETER_FACTOR)
 
 
-def flake_area_ratio(medium: Medium) -> float:
+def flake_area_ratio(medium: ParticleMedium) -> float:
     """
     Return the area ratio A_r of a medium's particles: optical / disc cross-section (<= 1).
 
@@ -162,7 +182,7 @@ def particle_reflectance(lidar_ratio_sr: float) -> float:
 
 # detectable_cut_mm and sample read the sensor's min_range_m, the optics, the radiometry with
 # the per-ring table (counts_per_reflectance) and the atmosphere: the whole config.
-def detectable_cut_mm(cfg: SensorView, medium: Medium, two_way_alpha_per_m: float,
+def detectable_cut_mm(cfg: SensorView, medium: ParticleMedium, two_way_alpha_per_m: float,
                       r10_max_m: float) -> float:
     """
     Return the smallest melted diameter, mm, of a particle that can be detected (inf: none).
@@ -190,8 +210,9 @@ def detectable_cut_mm(cfg: SensorView, medium: Medium, two_way_alpha_per_m: floa
     return float(melted_diameter_mm(medium.particle, geometric))
 
 
-def sample(cfg: SensorView, medium: Medium, limit_m: ArrayLike, two_way_alpha_per_m: float,
-           r10_max_m: float, count_rng: np.random.Generator, draw_rng: np.random.Generator,
+def sample(cfg: SensorView, medium: ParticleMedium, limit_m: ArrayLike,
+           two_way_alpha_per_m: float, r10_max_m: float, count_rng: np.random.Generator,
+           draw_rng: np.random.Generator,
            ) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64],
                       NDArray[np.float64]]:
     """
