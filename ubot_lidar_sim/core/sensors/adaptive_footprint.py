@@ -14,16 +14,22 @@ docs/physics.md, "Adaptive footprint", and benchmarks/footprint_fidelity.py comp
 """
 
 from dataclasses import replace
+from typing import Optional, Tuple
 
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
-from ubot_lidar_sim.core.raycast.hits import concat_hits, take_hits
+from ubot_lidar_sim.core.config.lidar import LidarConfig
+from ubot_lidar_sim.core.physics.echoes import Contributions
+from ubot_lidar_sim.core.raycast.hits import concat_hits, Hits, take_hits
 from ubot_lidar_sim.core.sensors.footprint_rules import (
     COS_FLOOR, DENSE_FACTOR, first_hits, GRAZING_FRACTION, neighbour_table, PROBE, PROBE_SUBS,
     probes_agree, REFINE, refine_beams, STEP_FRACTION)
+from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
 from ubot_lidar_sim.core.sensors.sweep_passes import rotate_rows
+from ubot_lidar_sim.core.world.materials import MaterialTable
 
 
 class AdaptiveFootprint:
@@ -46,7 +52,10 @@ class AdaptiveFootprint:
         self.neighbours, self.coef, self.residual, self.edge, self.dense = neighbour_table(
             beams, along_rings, DENSE_FACTOR * self.offset_rad)
 
-    def trace(self, cast, origins, dirs, rays32, poses, cfg, materials, with_dirs):
+    def trace(self, cast: SweepCast, origins: NDArray[np.float64], dirs: NDArray[np.float64],
+              rays32: NDArray[np.float32], poses: NDArray[np.float64], cfg: LidarConfig,
+              materials: MaterialTable, with_dirs: bool,
+              ) -> Tuple[Hits, Optional[NDArray[np.float64]], NDArray[np.bool_]]:
         """
         Trace the centres (origins, dirs (B, 3), rays32 (B, 6)), then the refined beams' rest.
 
@@ -173,7 +182,8 @@ class AdaptiveFootprint:
         albedo[rows] = mean
         return replace(centre, albedo=albedo)
 
-    def full_footprint(self, contrib, refined):
+    def full_footprint(self, contrib: Contributions,
+                       refined: NDArray[np.bool_]) -> Contributions:
         """Give the contributions of unrefined beams the footprint's whole power (a copy)."""
         power = contrib.power_counts.copy()
         one = ~refined[contrib.beam]
@@ -188,7 +198,10 @@ def _every_sub_ray(beams, s):
 
 
 @numba.njit(cache=True, nogil=True, error_model='numpy')
-def plane_points(o_sub, d_sub, origins, dirs, beams, r, per_beam):
+def plane_points(o_sub: NDArray[np.float64], d_sub: NDArray[np.float64],
+                 origins: NDArray[np.float64], dirs: NDArray[np.float64],
+                 beams: NDArray[np.int64], r: NDArray[np.float64],
+                 per_beam: int) -> NDArray[np.float64]:
     """
     Return where sub-rays meet the horizontal plane through their beam's centre hit (M, 3).
 

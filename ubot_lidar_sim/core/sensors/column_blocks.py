@@ -12,11 +12,16 @@ blocks were computed.
 """
 
 from dataclasses import replace
+from typing import Any, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.beams.firing import Beams
 from ubot_lidar_sim.core.sensors.point_layouts import concat_records, take_records
+
+#: The result type merge_columns merges (lidar.ScanResult, which imports this module).
+Result = TypeVar('Result', bound=Any)
 
 
 class BlockPlan(tuple):
@@ -28,23 +33,23 @@ class BlockPlan(tuple):
     """
 
     @classmethod
-    def of(cls, column_time_s, n_blocks=1):
+    def of(cls, column_time_s: ArrayLike, n_blocks: int = 1) -> 'BlockPlan':
         """Return the plan of n_blocks blocks by firing time (block_columns); 1: one block."""
         if n_blocks > 1:
             return cls(block_columns(column_time_s, n_blocks))
         return cls([np.arange(np.size(column_time_s))])
 
-    def union(self, j0=0, j1=None):
+    def union(self, j0: int = 0, j1: Optional[int] = None) -> NDArray[np.int64]:
         """Return the sorted columns (int64) of blocks j0..j1 (None: to the last)."""
         return column_union(self[j0:j1])
 
 
-def column_union(columns):
+def column_union(columns: Sequence[NDArray[np.int64]]) -> NDArray[np.int64]:
     """Return the sorted union of disjoint column sets (a list of int arrays)."""
     return np.sort(np.concatenate(columns))
 
 
-def block_columns(column_time_s, n_blocks):
+def block_columns(column_time_s: ArrayLike, n_blocks: int) -> List[NDArray[np.int64]]:
     """
     Cut the columns into n_blocks sets by firing time; a list of sorted int64 index arrays.
 
@@ -58,7 +63,7 @@ def block_columns(column_time_s, n_blocks):
     return [np.sort(order[a:b]) for a, b in zip(cuts[:-1], cuts[1:])]
 
 
-def column_beams(beams, columns):
+def column_beams(beams: Beams, columns: ArrayLike) -> Beams:
     """
     Return the Beams of the given columns (sorted indices) of a grid, ring-major.
 
@@ -80,7 +85,8 @@ def column_beams(beams, columns):
     return block
 
 
-def merge_columns(results, columns, channels, timing='sum'):
+def merge_columns(results: Sequence[Result], columns: Sequence[NDArray[np.int64]],
+                  channels: int, timing: str = 'sum') -> Tuple[Result, NDArray[np.int64]]:
     """
     Merge the ScanResults of disjoint column sets of one sweep into that of their union.
 

@@ -4,7 +4,7 @@ import math
 from typing import Dict
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
-from ubot_lidar_sim.core.config import replace
+from ubot_lidar_sim.core.config import LaserScanConfig, LidarConfig, replace
 from ubot_lidar_sim.core.physics import snow_laws
 from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m
 from ubot_lidar_sim.core.sensors.random_streams import describe_streams
@@ -90,7 +90,7 @@ def _imperfections_text(cfg) -> str:
             f'ln {cfg.range_walk_dynamic_range:g})), 0 above {cfg.range_walk_dynamic_range:g} T.')
 
 
-def describe_models(cfg) -> Dict[str, str]:
+def describe_models(cfg: LidarConfig) -> Dict[str, str]:
     """
     Return plain-text descriptions of the models with this config's numbers.
 
@@ -148,7 +148,7 @@ def describe_models(cfg) -> Dict[str, str]:
                               'clutter medium from a jump of its Poisson stream' + blocks}
 
 
-def describe_air(cfg):
+def describe_air(cfg: LidarConfig) -> str:
     """Return the weather and near-range model of a config in plain text (for ``describe``)."""
     if not cfg.weather:
         return 'Weather off: clear air whatever the environment says.'
@@ -189,7 +189,7 @@ def describe_air(cfg):
         + (' (enabled).' if cfg.smoke_enabled else ' (disabled).'))
 
 
-def describe_laser(cfg):
+def describe_laser(cfg: LaserScanConfig) -> Dict[str, str]:
     """Return the plain-text models of a LaserScanConfig (the CLI's ``describe``)."""
     planar = cfg.pattern
     n = planar.n_rays

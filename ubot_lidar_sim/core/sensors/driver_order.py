@@ -28,11 +28,19 @@ Each vendor driver's own conventions for the fields it publishes (docs/driver-co
   lasers of one firing keep their order).
 """
 
+from __future__ import annotations
+
+from typing import Optional, Tuple, TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import labels
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_LAST, FLAG_SECOND_STRONGEST,
                                                           FLAG_STRONGEST)
+
+if TYPE_CHECKING:       # annotations only: the layouts stay a light import
+    from ubot_lidar_sim.core.config.lidar import LidarConfig
 
 VENDORS = ('hesai', 'velodyne', 'robosense')
 #: Nebula's ReturnType values (nebula_common/include/nebula_common/nebula_common.hpp).
@@ -46,13 +54,14 @@ VELODYNE_DISTANCE_UNIT_M = 0.002
 LIVOX_DUST, LIVOX_RAIN_FOG = 0b01 << 2, 0b10 << 2
 
 
-def vendor_of(preset):
+def vendor_of(preset: str) -> str:
     """Return the Nebula decoder family of a preset name (velodyne_*, robosense_*; else hesai)."""
     head = str(preset).split('_', 1)[0]
     return head if head in VENDORS else 'hesai'
 
 
-def nebula_angles(x, y, z, vendor='hesai'):
+def nebula_angles(x: ArrayLike, y: ArrayLike, z: ArrayLike, vendor: str = 'hesai',
+                  ) -> Tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Return (azimuth in [0, 2 pi), elevation) float32 as vendor's Nebula decoder writes them."""
     x, y, z = (np.asarray(v, np.float64) for v in (x, y, z))
     az = np.arctan2(x, y) if vendor == 'hesai' else np.arctan2(-y, x)
@@ -62,7 +71,7 @@ def nebula_angles(x, y, z, vendor='hesai'):
     return az, (np.sin(el) if vendor == 'velodyne' else el).astype(np.float32)
 
 
-def dual_partners(points):
+def dual_partners(points: NDArray[np.void]) -> NDArray[np.int64]:
     """
     Return (P,) int64: the index of the other echo of each point's beam, -1 when it has none.
 
@@ -81,7 +90,8 @@ def dual_partners(points):
     return partner
 
 
-def velodyne_return_types(points, return_mode, channels=16):
+def velodyne_return_types(points: NDArray[np.void], return_mode: str,
+                          channels: int = 16) -> NDArray[np.uint8]:
     """
     Return (P,) uint8 Nebula Velodyne return_type of full-layout points under return_mode.
 
@@ -109,12 +119,13 @@ def velodyne_return_types(points, return_mode, channels=16):
                     IDENTICAL).astype(np.uint8)
 
 
-def intensity_bytes(intensity):
+def intensity_bytes(intensity: ArrayLike) -> NDArray[np.uint8]:
     """Return (P,) uint8: the intensity field as a driver's byte (rounded, clipped to 0-255)."""
     return np.clip(np.rint(intensity), 0, 255).astype(np.uint8)
 
 
-def robosense_return_types(flags, return_mode, paired=None):
+def robosense_return_types(flags: ArrayLike, return_mode: str,
+                           paired: Optional[NDArray[np.void]] = None) -> NDArray[np.uint8]:
     """
     Return (P,) uint8 Nebula RoboSense return_type of points' return_flags under return_mode.
 
@@ -145,7 +156,7 @@ def robosense_return_types(flags, return_mode, paired=None):
     return out
 
 
-def livox_tags(class_id):
+def livox_tags(class_id: ArrayLike) -> NDArray[np.uint8]:
     """Return (P,) uint8 Livox tags of points' class ids (clutter 20 rain/fog, smoke 21 dust)."""
     class_id = np.asarray(class_id)
     tag = np.zeros(class_id.shape, np.uint8)
@@ -154,7 +165,7 @@ def livox_tags(class_id):
     return tag
 
 
-def firing_order(points):
+def firing_order(points: NDArray[np.void]) -> NDArray[np.intp]:
     """Return the indices (P,) that put a sweep's points in firing order (stable by time)."""
     return np.argsort(points['time'], kind='stable')
 
@@ -167,7 +178,7 @@ def firing_order(points):
 FIRING_ORDER_LAYOUTS = ('velodyne', 'autoware', 'livox')
 
 
-def driver_points(points, cfg):
+def driver_points(points: NDArray[np.void], cfg: LidarConfig) -> NDArray[np.void]:
     """Return full-layout points in the order cfg.point_layout's driver publishes them."""
     if cfg.point_layout not in FIRING_ORDER_LAYOUTS or len(points) < 2:
         return points

@@ -12,11 +12,18 @@ that no block needs another block's data. adaptive_footprint.py traces what thes
 """
 
 import math
+from typing import Tuple
 
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
+from ubot_lidar_sim.core.beams.firing import Beams
+
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+Bools = NDArray[np.bool_]
 
 #: A range step that departs from the neighbours' plane by at least this fraction of
 #: min_separation_m refines the beam. Below it the step's sub-rays merge into one echo in both
@@ -51,7 +58,8 @@ COS_FLOOR = 0.05
 DENSE_FACTOR = 4.0
 
 
-def neighbour_table(beams, along_rings=True, dense_rad=0.0):
+def neighbour_table(beams: Beams, along_rings: bool = True, dense_rad: float = 0.0,
+                    ) -> Tuple[I64, F64, F64, Bools, Bools]:
     """
     Return each beam's reference beams and plane coefficients: neighbours, coef, residual, ...
 
@@ -139,7 +147,8 @@ def _column_links(beams, along_rings):
 
 
 @numba.njit(cache=True, nogil=True)
-def first_hits(n_beams, ray, range_m, cos):
+def first_hits(n_beams: int, ray: I64, range_m: F64,
+               cos: F64) -> Tuple[I64, I64, F64, F64, F64]:
     """
     Return each beam's centre-ray layers: first row, count, first and last range, first |cos|.
 
@@ -177,8 +186,10 @@ def _off_plane(r, alpha, beta, rp, rn, tol):
 
 
 @numba.njit(cache=True, nogil=True)
-def refine_beams(start, count, r_first, r_last, cos, obj, material, neighbours, coef,
-                 residual, edge, dense, step_m, grazing_m, offset_rad, cos_floor):
+def refine_beams(start: I64, count: I64, r_first: F64, r_last: F64, cos: F64,
+                 obj: NDArray[np.int32], material: NDArray[np.uint8], neighbours: I64,
+                 coef: F64, residual: F64, edge: Bools, dense: Bools, step_m: float,
+                 grazing_m: float, offset_rad: float, cos_floor: float) -> NDArray[np.int8]:
     """
     Return each beam's verdict (B,) int8: KEEP (one ray), REFINE (every sub-ray) or PROBE.
 
@@ -248,8 +259,10 @@ def refine_beams(start, count, r_first, r_last, cos, obj, material, neighbours, 
 
 
 @numba.njit(cache=True, nogil=True)
-def probes_agree(n_probe, ray, range_m, obj, material, probe, start, count, r_first, cos,
-                 c_obj, c_mat, step_m, offset_rad, per_beam):
+def probes_agree(n_probe: int, ray: I64, range_m: F64, obj: NDArray[np.int32],
+                 material: NDArray[np.uint8], probe: I64, start: I64, count: I64,
+                 r_first: F64, cos: F64, c_obj: NDArray[np.int32], c_mat: NDArray[np.uint8],
+                 step_m: float, offset_rad: float, per_beam: int) -> Bools:
     """
     Return agree (P,) bool: each probed beam's probe rays met what its centre met.
 

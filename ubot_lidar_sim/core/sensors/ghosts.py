@@ -10,15 +10,27 @@ mirror is large against a footprint). Ghost hits get class labels.GHOST_CLASS, a
 the return flag return_selection.FLAG_GHOST.
 """
 
+from __future__ import annotations
+
 from dataclasses import replace
+from typing import Optional, Tuple, TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
+from ubot_lidar_sim.core.config.lidar import LidarConfig
 from ubot_lidar_sim.core.labels import GHOST_CLASS
 from ubot_lidar_sim.core.physics import echoes
+from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.return_selection import FLAG_GHOST
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.raycast.hits import Hits
+from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
+from ubot_lidar_sim.core.world.materials import MaterialTable
+
+if TYPE_CHECKING:       # annotations only: the world module loads open3d
+    from ubot_lidar_sim.core.world.world import World
 
 #: Reflections followed per beam (a ghost of a ghost at most).
 MAX_BOUNCES = 2
@@ -41,7 +53,10 @@ def _ghost_rows(h, beam, folded, gain):
                 h.albedo, h.smoke, h.obj, h.instance_id), gain[k]
 
 
-def ghost_hits(cast, table, hits, centre_o, centre_d, n_sub, max_range_m):
+def ghost_hits(cast: SweepCast, table: MaterialTable, hits: Hits,
+               centre_o: NDArray[np.float64], centre_d: NDArray[np.float64], n_sub: int,
+               max_range_m: float,
+               ) -> Tuple[Optional[Hits], Optional[NDArray[np.float64]]]:
     """
     Return (ghost Hits sorted by (beam, range) with ray = beam, gain (G,) = prod R_s^2).
 
@@ -84,7 +99,10 @@ def ghost_hits(cast, table, hits, centre_o, centre_d, n_sub, max_range_m):
                 ), gain[order]
 
 
-def ghost_contributions(cfg, table, ghosts, gain, ring, centre_d, atm, weather):
+def ghost_contributions(cfg: LidarConfig, table: MaterialTable, ghosts: Hits,
+                        gain: NDArray[np.float64], ring: ArrayLike,
+                        centre_d: NDArray[np.float64], atm: Optional[Atmosphere],
+                        weather: Weather) -> echoes.Contributions:
     """Return the Contributions of ghost Hits (ray = beam) with their power times gain."""
     c = echoes.contributions_from_hits(
         cfg, table, ghosts, np.ones(1), ring, atm=atm, wetness=weather.wetness,
@@ -93,7 +111,7 @@ def ghost_contributions(cfg, table, ghosts, gain, ring, centre_d, atm, weather):
     return replace(c, power_counts=c.power_counts * gain, rho_app=c.rho_app * gain)
 
 
-def flag_ghosts(ret):
+def flag_ghosts(ret: echoes.Returns) -> echoes.Returns:
     """Return Returns ret with FLAG_GHOST set on the points of class GHOST_CLASS."""
     ghost = np.asarray(ret.class_id) == GHOST_CLASS
     if not ghost.any():
@@ -102,13 +120,17 @@ def flag_ghosts(ret):
                                               ret.return_flags).astype(np.uint8))
 
 
-def possible(cfg, world, table):
+def possible(cfg: LidarConfig, world: World, table: MaterialTable) -> bool:
     """Return True when the physical model may meet a mirror-like surface in world."""
     return cfg.model == 'physical' and any(
         table.specular_reflectance[o.material] > 0.0 for o in world.objects)
 
 
-def with_ghosts(cast, cfg, table, hits, contrib, centre, n_sub, ring, atm, weather):
+def with_ghosts(cast: SweepCast, cfg: LidarConfig, table: MaterialTable, hits: Hits,
+                contrib: echoes.Contributions,
+                centre: Tuple[NDArray[np.float64], NDArray[np.float64]], n_sub: int,
+                ring: ArrayLike, atm: Optional[Atmosphere],
+                weather: Weather) -> echoes.Contributions:
     """Return contrib with the ghosts of the sweep's hits; centre = (origins, dirs) (B, 3)."""
     if hits.normal is None:             # no mirror in the world (possible() is False)
         return contrib

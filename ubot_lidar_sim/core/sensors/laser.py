@@ -18,6 +18,7 @@ physical: LidarSimulator with the radiometric model of docs/physics.md on these 
 
 from dataclasses import dataclass, field
 import math
+from typing import Mapping, Optional
 
 import numpy as np
 
@@ -25,6 +26,8 @@ from ubot_lidar_sim.core.beams.firing import planar_beams
 from ubot_lidar_sim.core.beams.planar_and_rosette import planar_azimuths_rad, planar_times_s
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.config import replace
+from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.sensors.sweep import Sweep
 
@@ -98,11 +101,13 @@ class LaserScanner:
                                   beams=planar_beams(self.azimuth_rad, self.ray_time_s))
 
     @property
-    def n_rays(self):
+    def n_rays(self) -> int:
         """Return the number of rays (len(ranges))."""
         return len(self.azimuth_rad)
 
-    def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
+    def scan(self, pose_at: PoseAt, stamp_s: float, weather: Optional[Weather] = None,
+             scan_index: int = 0,
+             actor_poses: Optional[Mapping[str, PoseAt]] = None) -> LaserScanResult:
         """
         Simulate one scan stamped at its first ray; returns a LaserScanResult.
 
@@ -112,7 +117,7 @@ class LaserScanner:
         """
         return self.scan_sweep(pose_at, Sweep(stamp_s, weather, scan_index, actor_poses))
 
-    def scan_sweep(self, pose_at, sweep):
+    def scan_sweep(self, pose_at: PoseAt, sweep: Sweep) -> LaserScanResult:
         """Simulate the scan of a Sweep (core/sensors/sweep.py) as scan does: LaserScanResult."""
         res = self.sim.scan_sweep(pose_at, sweep)
         r = np.full(self.n_rays, np.inf)

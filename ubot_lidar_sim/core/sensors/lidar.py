@@ -9,9 +9,10 @@ skew of a spinning LiDAR. Randomness comes from the streams of random_streams.py
 
 from dataclasses import dataclass, field, replace
 import time
-from typing import Dict
+from typing import Dict, Mapping, Optional, Tuple
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.labels import SELF_CLASS
@@ -22,7 +23,10 @@ from ubot_lidar_sim.core.physics.clutter import clutter
 from ubot_lidar_sim.core.physics.footprint import sub_ray_directions, sub_ray_pattern
 from ubot_lidar_sim.core.physics.return_selection import FLAG_FIRST, FLAG_LAST, FLAG_STRONGEST
 from ubot_lidar_sim.core.physics.weather import scan_weather
+from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import poses_at
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
+from ubot_lidar_sim.core.raycast.ray_times import RayTimes
 from ubot_lidar_sim.core.sensors import column_blocks, ghosts
 from ubot_lidar_sim.core.sensors.adaptive_footprint import AdaptiveFootprint
 from ubot_lidar_sim.core.sensors.column_blocks import BlockPlan
@@ -123,7 +127,8 @@ class LidarSimulator:
             self._adaptive = AdaptiveFootprint(beams, self._sub_planes, self.offsets,
                                                self.weights, along_rings=self._repeats)
 
-    def ray_times(self, stamp_s, beam=None):
+    def ray_times(self, stamp_s: float,
+                  beam: Optional[NDArray[np.int64]] = None) -> Optional[RayTimes]:
         """
         Return the RayTimes of a cast of the sweep stamped stamp_s (None: no actors).
 
@@ -142,11 +147,12 @@ class LidarSimulator:
         if not self._repeats and scan_index != self._scan_index:
             self._use_beams(build_beams(self.cfg, scan_index), scan_index)
 
-    def pose_times(self, stamp_s):
+    def pose_times(self, stamp_s: float) -> NDArray[np.float64]:
         """Return the times (C + 1,) s at which a sweep stamped stamp_s needs its pose."""
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s])
 
-    def rays(self, pose_at, stamp_s):
+    def rays(self, pose_at: PoseAt, stamp_s: float,
+             ) -> Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
         """
         World origins and unit directions (B * S, 3) of every sub-ray, and the stamp pose.
 
@@ -172,7 +178,9 @@ class LidarSimulator:
         return rotate_sub_rays(dx, dy, dz, np.ascontiguousarray(poses[1:]), 0,
                                self.beams.n_beams * dx.shape[2], rays32)
 
-    def scan(self, pose_at, stamp_s, weather=None, scan_index=0, actor_poses=None):
+    def scan(self, pose_at: PoseAt, stamp_s: float, weather: Optional[Weather] = None,
+             scan_index: int = 0,
+             actor_poses: Optional[Mapping[str, PoseAt]] = None) -> ScanResult:
         """
         Simulate the sweep whose header stamp is stamp_s (s); returns a ScanResult.
 
@@ -184,7 +192,7 @@ class LidarSimulator:
         """
         return self.scan_sweep(pose_at, Sweep(stamp_s, weather, scan_index, actor_poses))
 
-    def scan_sweep(self, pose_at, sweep):
+    def scan_sweep(self, pose_at: PoseAt, sweep: Sweep) -> ScanResult:
         """Simulate a Sweep (core/sensors/sweep.py) as scan does; returns a ScanResult."""
         t0 = time.perf_counter()
         poses = poses_at(pose_at, self.pose_times(sweep.stamp_s))
@@ -192,12 +200,14 @@ class LidarSimulator:
             return self.scan_blocks(poses, sweep)
         return self._scan_beams(poses, sweep, t0)
 
-    def block_pose_times(self, stamp_s, j0, j1):
+    def block_pose_times(self, stamp_s: float, j0: int,
+                         j1: Optional[int]) -> NDArray[np.float64]:
         """Return the times (1 + columns,) s of blocks j0..j1's poses: the stamp, then columns."""
         cols = self.block_columns.union(j0, j1)
         return np.concatenate([[stamp_s], stamp_s + self.beams.column_time_s[cols]])
 
-    def scan_blocks(self, poses, sweep, j0=0, j1=None):
+    def scan_blocks(self, poses: NDArray[np.float64], sweep: Sweep, j0: int = 0,
+                    j1: Optional[int] = None) -> ScanResult:
         """
         Simulate the column blocks j0..j1 (None: all) of a Sweep; their merged ScanResult.
 

@@ -15,12 +15,22 @@ field); its second cloud (RANGE2, another topic) is not simulated: a cell keeps 
 echo flagged strongest.
 """
 
+from __future__ import annotations
+
+from typing import Tuple, TYPE_CHECKING
+
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.beams.firing import build_beams
 from ubot_lidar_sim.core.physics.return_selection import FLAG_STRONGEST
 from ubot_lidar_sim.core.sensors.driver_order import driver_points
 from ubot_lidar_sim.core.sensors.point_layouts import configured_layout, FULL_DTYPE
+
+if TYPE_CHECKING:       # annotations only: the recorders import this module, not the simulator
+    from ubot_lidar_sim.core.beams.firing import Beams
+    from ubot_lidar_sim.core.config.lidar import LidarConfig
+    from ubot_lidar_sim.core.sensors.lidar import ScanResult
 
 #: The layouts whose driver publishes an organised cloud (rows x columns).
 ORGANISED_LAYOUTS = ('ouster',)
@@ -36,7 +46,8 @@ def _one_per_beam(points, beam):
     return order[first]
 
 
-def ouster_rows(points, beam, beams):
+def ouster_rows(points: NDArray[np.void], beam: NDArray[np.int64],
+                beams: Beams) -> NDArray[np.void]:
     """
     Return FULL_DTYPE cells (R * C,) of a sweep, row-major as ouster-ros's organised cloud.
 
@@ -66,7 +77,8 @@ def ouster_rows(points, beam, beams):
     return cells
 
 
-def driver_cloud(points, beam, cfg):
+def driver_cloud(points: NDArray[np.void], beam: NDArray[np.int64],
+                 cfg: LidarConfig) -> Tuple[NDArray[np.void], int]:
     """
     Return (FULL_DTYPE points (N,) as cfg.point_layout's driver publishes them, height).
 
@@ -80,7 +92,8 @@ def driver_cloud(points, beam, cfg):
     return ouster_rows(points, beam, beams), beams.ring_elevation_rad.size
 
 
-def layout_cloud(result, cfg, stamp_ns):
+def layout_cloud(result: ScanResult, cfg: LidarConfig,
+                 stamp_ns: int) -> Tuple[NDArray[np.void], NDArray[np.void], int]:
     """
     Return (cloud in cfg.point_layout, its FULL_DTYPE points (the labels' order), height).
 

@@ -6,7 +6,9 @@ livox or autoware one. ``point_fields`` gives the PointField list of any such dt
 tuples (no rclpy), which ros/conversions.py and the rosbag writer turn into messages.
 """
 
-from typing import Dict, List, Tuple
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Sequence, Tuple, TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +18,9 @@ from ubot_lidar_sim.core.physics.return_selection import (
 from ubot_lidar_sim.core.sensors.driver_order import (driver_points, intensity_bytes, livox_tags,
                                                       nebula_angles, robosense_return_types,
                                                       velodyne_return_types, vendor_of)
+
+if TYPE_CHECKING:       # annotations only: the layouts stay a light import
+    from ubot_lidar_sim.core.config.lidar import LidarConfig
 
 FULL_DTYPE = np.dtype([
     ('x', '<f4'), ('y', '<f4'), ('z', '<f4'), ('intensity', '<f4'), ('ring', '<u2'),
@@ -65,7 +70,7 @@ POINT_FIELD_DATATYPES: Dict[np.dtype, int] = {
 NUMPY_OF_DATATYPE: Dict[int, np.dtype] = {v: k for k, v in POINT_FIELD_DATATYPES.items()}
 
 
-def concat_records(arrays) -> np.ndarray:
+def concat_records(arrays: Sequence[np.ndarray]) -> np.ndarray:
     """
     Return np.concatenate(arrays) of record arrays (P_i,) of one packed dtype, copied as bytes.
 
@@ -94,12 +99,12 @@ def copy_records(dst: np.ndarray, src: np.ndarray) -> None:
     dst.view(np.uint8)[...] = np.ascontiguousarray(src).view(np.uint8)
 
 
-def is_dense(cloud):
+def is_dense(cloud: np.ndarray) -> bool:
     """Return True unless a point of the cloud has a NaN x, y or z (PointCloud2 is_dense)."""
     return returned_count(cloud) == len(cloud)
 
 
-def returned_count(cloud):
+def returned_count(cloud: np.ndarray) -> int:
     """Return the points of a cloud that are returns: not the NaN cells of an organised one."""
     return len(cloud) - int(np.count_nonzero(np.isnan(cloud['x'])))
 
@@ -114,7 +119,7 @@ def point_fields(dtype: np.dtype) -> List[Tuple[str, int, int, int]]:
     return fields
 
 
-def return_type_table(return_mode=None) -> np.ndarray:
+def return_type_table(return_mode: Optional[str] = None) -> np.ndarray:
     """
     Return the (8,) uint8 Nebula ReturnType of each (return_flags & 7) under return_mode.
 
@@ -142,7 +147,7 @@ def return_type_table(return_mode=None) -> np.ndarray:
     return table
 
 
-def configured_layout(points: np.ndarray, cfg, stamp_ns: int) -> np.ndarray:
+def configured_layout(points: np.ndarray, cfg: LidarConfig, stamp_ns: int) -> np.ndarray:
     """
     Return FULL_DTYPE points (P,) in a LidarConfig's point_layout (its ambient, return mode).
 
@@ -155,7 +160,8 @@ def configured_layout(points: np.ndarray, cfg, stamp_ns: int) -> np.ndarray:
 
 
 def to_layout(points: np.ndarray, layout: str, ambient_counts: float = 0.0,
-              stamp_ns: int = 0, return_mode=None, vendor=('hesai', 0)) -> np.ndarray:
+              stamp_ns: int = 0, return_mode: Optional[str] = None,
+              vendor: Tuple[str, int] = ('hesai', 0)) -> np.ndarray:
     """
     Convert FULL_DTYPE points (P,) to the 'full', 'velodyne', 'ouster', 'livox' or 'autoware' one.
 

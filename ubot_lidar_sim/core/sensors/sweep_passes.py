@@ -8,15 +8,22 @@ so they give the bits of the numpy code they replace (test/core/sensors/test_swe
 it); the ground relief is within a few ulp of it.
 """
 
+from typing import Optional, Tuple
+
 import numba
 import numpy as np
+from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.physics import rules
 
+F64 = NDArray[np.float64]
+I64 = NDArray[np.int64]
+
 
 @numba.njit(cache=True, nogil=True)
-def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
+def rotate_sub_rays(dx: F64, dy: F64, dz: F64, poses: F64, lo: int, hi: int,
+                    rays32: Optional[NDArray[np.float32]] = None) -> Tuple[F64, F64]:
     """
     World origins and unit directions (hi - lo, 3) float64 of flat sub-rays lo..hi of rings.
 
@@ -50,7 +57,8 @@ def rotate_sub_rays(dx, dy, dz, poses, lo, hi, rays32=None):
 
 
 @numba.njit(cache=True, nogil=True)
-def rotate_rows(dx, dy, dz, poses, beams, subs, rays32):
+def rotate_rows(dx: F64, dy: F64, dz: F64, poses: F64, beams: I64, subs: I64,
+                rays32: NDArray[np.float32]) -> Tuple[F64, F64]:
     """
     World origins and directions (M, 3) of sub-ray subs[m] of beam beams[m] (M,) int64 each.
 
@@ -74,7 +82,8 @@ def rotate_rows(dx, dy, dz, poses, beams, subs, rays32):
 
 
 @numba.njit(cache=True, nogil=True)
-def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
+def min_per_beam(n_beams: int, beam: I64, values: F64, mask: NDArray[np.bool_], ray: I64,
+                 n_sub: int) -> F64:
     """
     Minimum (B,) of values (H,) per beam (H,) int (inf where none), over rows where mask (H,).
 
@@ -93,9 +102,13 @@ def min_per_beam(n_beams, beam, values, mask, ray, n_sub):
 
 
 @numba.njit(cache=True, nogil=True)
-def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s, beam, range_m,
-                intensity, reflectivity, signal, return_index, return_count, return_flags,
-                material, class_id, instance_id):
+def pack_points(pts: NDArray[np.void], dir_sensor: F64, ring: NDArray[np.integer],
+                column: NDArray[np.integer], column_time_s: F64, ring_time_offset_s: F64,
+                beam: I64, range_m: F64, intensity: NDArray[np.uint8], reflectivity: F64,
+                signal: NDArray[np.uint16], return_index: NDArray[np.uint8],
+                return_count: NDArray[np.uint8], return_flags: NDArray[np.uint8],
+                material: NDArray[np.uint8], class_id: NDArray[np.uint16],
+                instance_id: NDArray[np.uint16]) -> None:
     """
     Fill the point records pts (P,) of output.layouts.FULL_DTYPE from the Returns columns.
 
@@ -125,7 +138,8 @@ def pack_points(pts, dir_sensor, ring, column, column_time_s, ring_time_offset_s
 
 
 @numba.njit(cache=True, nogil=True)
-def rough_ranges(range_m, ground, material, cos, roughness_m, z, beam):
+def rough_ranges(range_m: F64, ground: NDArray[np.bool_], material: NDArray[np.uint8],
+                 cos: F64, roughness_m: F64, z: F64, beam: I64) -> F64:
     """
     Return a copy of range_m (H,) with the ground-relief noise on the ground hits.
 

@@ -11,9 +11,13 @@ tire_positions_m when cfg.tire_frames_fallback, else its ray is disabled.
 
 from dataclasses import dataclass
 
+from typing import Mapping, Optional
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.raycast.ray_times import one_instant
 
 N_RAYS = 5
@@ -46,8 +50,10 @@ class TerrainSensor:
         self.cfg = cfg
         self.world = world
 
-    def sample(self, base_pose, vehicle_center_to_front_m=None, tire_radii_m=None,
-               tire_centres_base=None, time_s=0.0, actor_poses=None):
+    def sample(self, base_pose: ArrayLike, vehicle_center_to_front_m: Optional[float] = None,
+               tire_radii_m: Optional[ArrayLike] = None,
+               tire_centres_base: Optional[ArrayLike] = None, time_s: float = 0.0,
+               actor_poses: Optional[Mapping[str, PoseAt]] = None) -> TerrainResult:
         """
         Trace the rays from the world-from-base pose (4, 4); returns a TerrainResult.
 

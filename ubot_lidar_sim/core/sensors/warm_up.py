@@ -21,7 +21,7 @@ from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
 
 
-def run_every_kernel():
+def run_every_kernel() -> None:
     """Run one small sweep per code path (multi-hit, pulse stretching, single ray, cast)."""
     materials = MaterialTable.load()
     world = World.load('demo', materials)
