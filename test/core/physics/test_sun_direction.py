@@ -50,8 +50,8 @@ def _backgrounds(cfg, world):
     o = np.zeros((2, 3))
     d = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
     hits = world.trace(o, d, 200.0, with_normals=True)
-    return sunlight.beam_background(cfg, SUN, world, MaterialTable.load(None), hits, d, 1,
-                                    ~np.asarray(hits.foliage, bool))
+    return sunlight.beam_background(cfg.radiometry, SUN, world, MaterialTable.load(None), hits,
+                                    d, 1, ~np.asarray(hits.foliage, bool))
 
 
 def test_a_world_sun_entry_is_a_unit_direction_and_a_zero_one_is_refused_in_one_line():

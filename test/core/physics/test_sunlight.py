@@ -38,7 +38,8 @@ def test_the_os1_solar_response_comes_from_its_datasheet_false_positive_rate(os1
     assert os1.detection_threshold_counts == pytest.approx(100.0 - Z90 * math.sqrt(475.4),
                                                            abs=0.01)
     # bound: the response's rounding moves A by 0.05 counts, the false alarms by < 1 %
-    assert sunlight.false_alarm_probability(os1, 100.0) == pytest.approx(1e-4, rel=0.01)
+    spec_rate = sunlight.false_alarm_probability(os1.radiometry, 100.0)
+    assert spec_rate == pytest.approx(1e-4, rel=0.01)
 
 
 def test_false_alarms_rise_with_the_sun_as_shot_noise_says(os1):
@@ -46,9 +47,10 @@ def test_false_alarms_rise_with_the_sun_as_shot_noise_says(os1):
     for klx in (0.0, 10.0, 50.0, 100.0):
         a = 20.0 + os1.solar_counts_per_klx * klx
         # bound: the reference Phi(-T / sqrt(A)) by erfc, to 1e-12 relative
-        assert sunlight.false_alarm_probability(os1, klx) == pytest.approx(
+        assert sunlight.false_alarm_probability(os1.radiometry, klx) == pytest.approx(
             0.5 * math.erfc(t / math.sqrt(2.0 * a)), rel=1e-12)
-    rates = [sunlight.false_alarm_probability(os1, k) for k in (0.0, 10.0, 50.0, 100.0, 150.0)]
+    rates = [sunlight.false_alarm_probability(os1.radiometry, k)
+             for k in (0.0, 10.0, 50.0, 100.0, 150.0)]
     assert all(b > a for a, b in zip(rates, rates[1:]))
 
 

@@ -30,6 +30,7 @@ from typing import Optional, TYPE_CHECKING, Union
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.detection import normal_ppf
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.false_alarms import per_bin_probability
@@ -50,20 +51,20 @@ SPEC_TARGET_REFLECTANCE = 0.1
 SKY_DIFFUSE_FRACTION = 0.165
 
 
-def background_counts(cfg: SensorView, sun_klx: float) -> float:
+def background_counts(spec: RadiometryConfig, sun_klx: float) -> float:
     """Return the background A(E) = ambient_counts + solar_counts_per_klx x E, counts."""
-    return float(cfg.ambient_counts + cfg.solar_counts_per_klx * sun_klx)
+    return float(spec.ambient_counts + spec.solar_counts_per_klx * sun_klx)
 
 
-def false_alarm_probability(cfg: SensorView, sun_klx: float) -> float:
+def false_alarm_probability(spec: RadiometryConfig, sun_klx: float) -> float:
     """Return Phi(-T / sqrt(A(E))): a sample without echo crossing the threshold T."""
-    return float(per_bin_probability(float(cfg.detection_threshold_counts),
-                                     np.array([background_counts(cfg, sun_klx)]))[0])
+    return float(per_bin_probability(float(spec.detection_threshold_counts),
+                                     np.array([background_counts(spec, sun_klx)]))[0])
 
 
-def beam_background(cfg: SensorView, weather: Weather, world: World, table: MaterialTable,
-                    hits: Hits, beam_dirs: NDArray[np.float64], n_sub: int,
-                    solid: ArrayLike) -> Union[float, NDArray[np.float64]]:
+def beam_background(spec: RadiometryConfig, weather: Weather, world: World,
+                    table: MaterialTable, hits: Hits, beam_dirs: NDArray[np.float64],
+                    n_sub: int, solid: ArrayLike) -> Union[float, NDArray[np.float64]]:
     """
     Return each beam's background A (B,) counts, or the scan's one value without a direction.
 
@@ -76,7 +77,7 @@ def beam_background(cfg: SensorView, weather: Weather, world: World, table: Mate
     """
     sun_klx, sun_direction = weather.sun_illuminance_klx, world.sun_direction
     if sun_direction is None or not sun_klx > 0.0:
-        return background_counts(cfg, sun_klx)
+        return background_counts(spec, sun_klx)
     n_beams = beam_dirs.shape[0]
     g = np.full(n_beams, SKY_DIFFUSE_FRACTION / SPEC_TARGET_REFLECTANCE)
     ray = np.asarray(hits.ray, np.int64)
@@ -93,22 +94,24 @@ def beam_background(cfg: SensorView, weather: Weather, world: World, table: Mate
         cos_sun = np.maximum(0.0, -(n @ np.asarray(sun_direction, np.float64)))
         rho = table.reflectivity[np.asarray(hits.material)[rows]]
         g[beam] = rho * cos_sun / SPEC_TARGET_REFLECTANCE
-    return cfg.ambient_counts + cfg.solar_counts_per_klx * sun_klx * g
+    return spec.ambient_counts + spec.solar_counts_per_klx * sun_klx * g
 
 
-def required_signal(cfg: SensorView, sun_klx: float,
+def required_signal(spec: RadiometryConfig, sun_klx: float,
                     probability: Optional[float] = None) -> float:
     """
     Return the mean signal P detected with ``probability`` (default detection_at_spec), counts.
 
     P - T = z sqrt(P + A): with u = sqrt(P + A), u = (z + sqrt(z^2 + 4 (A + T))) / 2.
     """
-    z = normal_ppf(cfg.detection_at_spec if probability is None else probability)
-    a, t = background_counts(cfg, sun_klx), cfg.detection_threshold_counts
+    z = normal_ppf(spec.detection_at_spec if probability is None else probability)
+    a, t = background_counts(spec, sun_klx), spec.detection_threshold_counts
     u = 0.5 * (z + math.sqrt(z * z + 4.0 * (a + t)))
     return u * u - a
 
 
+# The whole config: the signal law (radiometry.counts_per_reflectance) reads the radiometry with
+# the sensor's per-ring table.
 def detection_range_m(cfg: SensorView, reflectance: float, sun_klx: float,
                       probability: Optional[float] = None) -> float:
     """
@@ -118,7 +121,7 @@ def detection_range_m(cfg: SensorView, reflectance: float, sun_klx: float,
     signal law of docs/physics.md ("Signal", form factor included) on a 1 mm grid up to
     max(10 x range_at_10pct_m, 1 km).
     """
-    need = required_signal(cfg, sun_klx, probability)
+    need = required_signal(cfg.radiometry, sun_klx, probability)
     r = np.arange(1e-3, max(10.0 * cfg.range_at_10pct_m, 1000.0), 1e-3)
     ok = reflectance * radiometry.counts_per_reflectance(cfg, r) >= need
     return float(r[np.flatnonzero(ok)[-1]]) if ok.any() else 0.0

@@ -66,7 +66,7 @@ def atmosphere(cfg: Any, weather: Weather) -> Atmosphere:
                   else effect.medium(cfg, weather))
         explained += medium.alpha_550_per_m
         media.append(medium)
-    sun = sunlight.background_counts(cfg, weather.sun_illuminance_klx)
+    sun = sunlight.background_counts(cfg.radiometry, weather.sun_illuminance_klx)
     return Atmosphere(tuple(media), background_counts=sun)
 
 

@@ -349,8 +349,8 @@ class LidarSimulator:
         contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
                                             atm.alpha if atm.active else 0.0)
         t2 = time.perf_counter()
-        a = sunlight.beam_background(cfg, weather, self.world, table, hits, centre[1], n_sub,
-                                     solid)
+        a = sunlight.beam_background(cfg.radiometry, weather, self.world, table, hits,
+                                     centre[1], n_sub, solid)
         ret = false_alarms.with_false_alarms(cfg, ghosts.flag_ghosts(echoes.process_beams(
             cfg, contrib, n_beams, self._rng(scan_index, STREAM_NOISE), ring, a)), a, ring,
             self._rng(scan_index, STREAM_FALSE_ALARM))
