@@ -64,17 +64,17 @@ def test_volume_starts_at_the_sensor_so_the_profile_rises_over_the_first_two_pul
 def test_peak_is_taken_between_blanking_and_the_nearest_solid_hit():
     cfg = LidarConfig(overlap_range_m=8.0, min_separation_m=0.75, min_range_m=0.1)
     grid, prof = st.soft_profile(cfg, 4e-3, 0.08, 10.0)
-    free_r, free_s = st.beam_peaks(cfg, grid, prof, [np.inf], 0.1)
+    free_r, free_s = st.beam_peaks(grid, prof, [np.inf], 0.1)
     # A wall at 0.5 m: the peak is the profile at the last grid point before it.
-    wall_r, wall_s = st.beam_peaks(cfg, grid, prof, [0.5], 0.1)
+    wall_r, wall_s = st.beam_peaks(grid, prof, [0.5], 0.1)
     last = np.flatnonzero(grid <= 0.5)[-1]
     assert wall_r[0] == grid[last] and wall_s[0] == prof[last]
     assert free_s[0] == prof.max() and free_r[0] == grid[np.argmax(prof)]
     # Blanked beyond the wall: no soft return at all.
-    none_r, none_s = st.beam_peaks(cfg, grid, prof, [0.5], 0.8)
+    none_r, none_s = st.beam_peaks(grid, prof, [0.5], 0.8)
     assert none_s[0] == 0.0 and none_r[0] == 0.0
     # Blanking past the free peak moves the peak to the first unblanked grid point.
-    late_r, late_s = st.beam_peaks(cfg, grid, prof, [np.inf], 3.0)
+    late_r, late_s = st.beam_peaks(grid, prof, [np.inf], 3.0)
     first = np.flatnonzero(grid >= 3.0)[0]
     assert late_r[0] == grid[first] and late_s[0] == prof[first]
 

@@ -60,7 +60,7 @@ def soft_profile(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, max_
     return (np.arange(n) + 1) * h, s
 
 
-def beam_peaks(cfg: SensorView, grid_m: NDArray[np.floating[Any]], profile: NDArray[np.float64],
+def beam_peaks(grid_m: NDArray[np.floating[Any]], profile: NDArray[np.float64],
                limit_m: ArrayLike, min_range_m: float,
                ) -> Tuple[NDArray[np.float64], NDArray[np.float64]]:
     """
@@ -104,7 +104,7 @@ def soft_returns(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, limi
     without a grid point between min_range_m and their nearest solid hit.
     """
     grid, prof = soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m)
-    peak_r, peak_s = beam_peaks(cfg, grid, prof, limit_m, cfg.min_range_m)
+    peak_r, peak_s = beam_peaks(grid, prof, limit_m, cfg.min_range_m)
     ring = np.asarray(beam_ring)
     if not radiometry.uniform_r10(cfg):
         peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
