@@ -121,21 +121,21 @@ def volume_echo(cfg: SensorView, table: MaterialTable, alpha: NDArray[np.float64
                                material=OTHER, class_id=SMOKE_CLASS)
 
 
-def beams_in_smoke(cfg: SensorView, world: World, weather: Weather, origins: NDArray[np.float64],
-                   dirs: NDArray[np.float64]) -> Smoke:
+def beams_in_smoke(optics: OpticsConfig, air: AtmosphereConfig, world: World, weather: Weather,
+                   origins: NDArray[np.float64], dirs: NDArray[np.float64]) -> Smoke:
     """
     Return alpha, exit_m (B, J) of beams with centre rays origins, dirs (B, 3) (J = 0: none).
 
     The cells are the world's smoke with the weather's (World.smoke_cells); none when
     smoke_enabled is false.
     """
-    if not cfg.smoke_enabled:
+    if not air.smoke_enabled:
         return np.zeros((origins.shape[0], 0)), np.zeros((origins.shape[0], 0))
     cells, density = world.smoke_cells(weather.smoke, weather.smoke_density)
     eff, exit_m = smoke_inside(np.asarray(origins, np.float64), np.asarray(dirs, np.float64),
-                               cells, density, cfg.smoke_cell_radius_scale,
-                               cfg.smoke_density_threshold)
-    return extinction_per_m(cfg.optics, cfg.atmosphere, eff), exit_m
+                               cells, density, air.smoke_cell_radius_scale,
+                               air.smoke_density_threshold)
+    return extinction_per_m(optics, air, eff), exit_m
 
 
 def inside_smoke(cfg: SensorView, table: MaterialTable, smoke: Smoke, contrib: Contributions,

@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
-from ubot_lidar_sim.core.config.lidar import LidarConfig
+from ubot_lidar_sim.core.config.optics import EchoesConfig
 from ubot_lidar_sim.core.physics.echoes import Contributions
 from ubot_lidar_sim.core.raycast.hits import concat_hits, Hits, take_hits
 from ubot_lidar_sim.core.sensors.footprint_rules import (
@@ -53,7 +53,7 @@ class AdaptiveFootprint:
             beams, along_rings, DENSE_FACTOR * self.offset_rad)
 
     def trace(self, cast: SweepCast, origins: NDArray[np.float64], dirs: NDArray[np.float64],
-              rays32: NDArray[np.float32], poses: NDArray[np.float64], cfg: LidarConfig,
+              rays32: NDArray[np.float32], poses: NDArray[np.float64], echoes: EchoesConfig,
               materials: MaterialTable, with_dirs: bool,
               ) -> Tuple[Hits, Optional[NDArray[np.float64]], NDArray[np.bool_]]:
         """
@@ -62,6 +62,7 @@ class AdaptiveFootprint:
         cast: the sweep's SweepCast (its trace; its world's ground_albedo for the footprint's
         mean). Beams that refine_beams marks PROBE trace two sub-rays first (PROBE_SUBS: above
         and below the centre) and are refined only when those disagree with the centre.
+        echoes: its min_separation_m scales the refine rules' step and grazing depths.
         Returns (Hits with ray = beam x S + sub-ray, as the exhaustive trace numbers them;
         world directions (B x S, 3) of the traced sub-rays (other rows undefined) when
         with_dirs, else None; refined (B,) bool).
@@ -72,10 +73,10 @@ class AdaptiveFootprint:
         c_layers = (np.asarray(centre.obj, np.int32), np.asarray(centre.material, np.uint8))
         first = first_hits(n_beams, c_ray, np.asarray(centre.range_m, np.float64),
                            np.asarray(centre.cos_inc, np.float64))
-        step_m = STEP_FRACTION * cfg.min_separation_m
+        step_m = STEP_FRACTION * echoes.min_separation_m
         state = refine_beams(*first, *c_layers, self.neighbours, self.coef, self.residual,
                              self.edge, self.dense, step_m,
-                             GRAZING_FRACTION * cfg.min_separation_m, self.offset_rad,
+                             GRAZING_FRACTION * echoes.min_separation_m, self.offset_rad,
                              COS_FLOOR)
         refined = state == REFINE
         parts = [None] + self._trace_rest(cast, poses, state, first, c_layers, step_m, refined)

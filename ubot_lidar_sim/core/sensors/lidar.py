@@ -313,13 +313,14 @@ class LidarSimulator:
         # Each beam's centre ray (B, 3): the smoke around the sensor and mirror ghosts.
         rows = slice(None) if origins.shape[0] == n_beams else slice(None, None, n_sub)
         centre = (origins[rows], dirs[rows])
-        smoke = smoke_inside.beams_in_smoke(cfg, self.world, weather, *centre)
+        smoke = smoke_inside.beams_in_smoke(cfg.optics, cfg.atmosphere, self.world, weather,
+                                            *centre)
         refined = None
         if self._adaptive is None:
             hits = cast.trace(origins, dirs, rays32)
         else:
             hits, dirs, refined = self._adaptive.trace(
-                cast, origins, dirs, rays32, poses, cfg, table, cfg.pulse_length_m > 0.0)
+                cast, origins, dirs, rays32, poses, cfg.echoes, table, cfg.pulse_length_m > 0.0)
         t1 = time.perf_counter()
 
         hit_beam = np.asarray(hits.ray) // n_sub
