@@ -52,8 +52,8 @@ def extinction_per_m(optics: OpticsConfig, air: AtmosphereConfig, eff_density: A
         optics, air.smoke_visibility_m)
 
 
-def optical_depth(alpha: NDArray[np.float64], exit_m: NDArray[np.float64], beam: ArrayLike,
-                  range_m: ArrayLike) -> NDArray[np.float64]:
+def optical_depth(alpha: NDArray[np.float64], exit_m: NDArray[np.float64],
+                  beam: NDArray[np.integer], range_m: ArrayLike) -> NDArray[np.float64]:
     """
     Return tau (M,) = sum_j alpha[beam, j] min(range, exit_m[beam, j]) of rows beam, range (M,).
 

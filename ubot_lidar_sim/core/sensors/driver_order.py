@@ -125,7 +125,7 @@ def intensity_bytes(intensity: ArrayLike) -> NDArray[np.uint8]:
 
 
 def robosense_return_types(flags: ArrayLike, return_mode: str,
-                           paired: Optional[NDArray[np.void]] = None) -> NDArray[np.uint8]:
+                           paired: Optional[ArrayLike] = None) -> NDArray[np.uint8]:
     """
     Return (P,) uint8 Nebula RoboSense return_type of points' return_flags under return_mode.
 
