@@ -10,15 +10,16 @@ tire_positions_m when cfg.tire_frames_fallback, else its ray is disabled.
 """
 
 from dataclasses import dataclass
-
-from typing import Mapping, Optional
+from typing import Mapping, Optional, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 from ubot_lidar_sim.core.raycast.ray_times import one_instant
+
+if TYPE_CHECKING:       # actor_casting loads numba, which describe must not
+    from ubot_lidar_sim.core.raycast.actor_casting import PoseAt
 
 N_RAYS = 5
 
@@ -53,7 +54,7 @@ class TerrainSensor:
     def sample(self, base_pose: ArrayLike, vehicle_center_to_front_m: Optional[float] = None,
                tire_radii_m: Optional[ArrayLike] = None,
                tire_centres_base: Optional[ArrayLike] = None, time_s: float = 0.0,
-               actor_poses: Optional[Mapping[str, PoseAt]] = None) -> TerrainResult:
+               actor_poses: Optional[Mapping[str, 'PoseAt']] = None) -> TerrainResult:
         """
         Trace the rays from the world-from-base pose (4, 4); returns a TerrainResult.
 
