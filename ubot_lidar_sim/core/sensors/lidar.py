@@ -36,7 +36,7 @@ from ubot_lidar_sim.core.sensors.random_streams import (
     STREAM_ROUGHNESS)
 from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.sensors.sweep_cast import SweepCast
-from ubot_lidar_sim.core.sensors.sweep_passes import (min_per_beam, pack_points, rotate_sub_rays,
+from ubot_lidar_sim.core.sensors.sweep_passes import (beam_minimum, pack_points, rotate_sub_rays,
                                                       rough_ranges)
 from ubot_lidar_sim.core.world.query import TraceSettings
 
@@ -338,7 +338,7 @@ class LidarSimulator:
         solid = ~np.asarray(hits.foliage, bool) | (radiometry.pond_material(
             hits.material, hits.ground, weather.puddle_depth_m, cfg.pond_threshold_m)
             == radiometry.WATER)
-        limit = _min_per_beam(n_beams, hit_beam, hits.range_m, solid)
+        limit = beam_minimum(n_beams, hit_beam, hits.range_m, solid)
         if atm.active:
             clutter_rng = self._rng(scan_index, STREAM_CLUTTER)
             # Flakes and the fog's fluctuation draw from their own streams: each leaves the
@@ -357,7 +357,7 @@ class LidarSimulator:
             self._rng(scan_index, STREAM_FALSE_ALARM))
         t3 = time.perf_counter()
 
-        centre = _min_per_beam(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
+        centre = beam_minimum(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
         return ret, centre, (t1, t2, t3)
 
     def _roughen(self, hits, hit_beam, weather, scan_index):
@@ -394,16 +394,3 @@ class LidarSimulator:
                     ret.return_count, ret.return_flags, ret.material, ret.class_id,
                     _NO_INSTANCE if ret.instance_id is None else ret.instance_id)
         return pts
-
-
-def _min_per_beam(n_beams, beam, values, mask=None, centre_of=None):
-    """
-    Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all).
-
-    centre_of (ray (H,), S): only the rows of each beam's centre sub-ray (ray % S == 0).
-    """
-    beam = np.asarray(beam, np.int64)
-    mask = np.ones(1, bool) if mask is None else np.asarray(mask, bool)    # (1,): every row
-    ray, n_sub = (beam, 1) if centre_of is None else (np.asarray(centre_of[0], np.int64),
-                                                      int(centre_of[1]))
-    return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask, ray, n_sub)

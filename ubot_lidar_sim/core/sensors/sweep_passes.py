@@ -101,6 +101,22 @@ def min_per_beam(n_beams: int, beam: I64, values: F64, mask: NDArray[np.bool_], 
     return out
 
 
+def beam_minimum(n_beams: int, beam: np.ndarray, values: np.ndarray,
+                 mask: Optional[np.ndarray] = None,
+                 centre_of: Optional[Tuple[np.ndarray, int]] = None) -> F64:
+    """
+    Minimum of values (H,) per beam (B,), inf where none; over the rows of mask (None: all).
+
+    centre_of (ray (H,), S): only the rows of each beam's centre sub-ray (ray % S == 0).
+    Prepares the arrays of min_per_beam (a mask of (1,) takes every row).
+    """
+    beam = np.asarray(beam, np.int64)
+    mask = np.ones(1, bool) if mask is None else np.asarray(mask, bool)
+    ray, n_sub = (beam, 1) if centre_of is None else (np.asarray(centre_of[0], np.int64),
+                                                      int(centre_of[1]))
+    return min_per_beam(n_beams, beam, np.asarray(values, np.float64), mask, ray, n_sub)
+
+
 @numba.njit(cache=True, nogil=True)
 def pack_points(pts: NDArray[np.void], dir_sensor: F64, ring: NDArray[np.integer],
                 column: NDArray[np.integer], column_time_s: F64, ring_time_offset_s: F64,
