@@ -11,6 +11,7 @@ import time
 
 from base_sim_rig import BaseRig, boxes_world, twist
 import pytest
+from sensor_msgs.msg import LaserScan
 
 PATH = ((0.0, 0.0), (2.0, 0.0), (4.0, 1.8), (6.0, 0.0), (9.0, 0.0))
 BOXES = [(4.0, 0.0, 1.0, 1.0), (6.5, 2.0, 1.0, 1.0)]
@@ -151,3 +152,34 @@ def test_at_a_factor_beyond_the_machine_simulated_time_waits_and_no_sweep_is_los
     assert stamps[0] <= 200_000_000, stamps[0]
     values = {v.key: v.value for v in r.node.diagnostics().status[0].values}
     assert float(values['real_time_factor_reached']) < 1000.0
+
+
+def _stamp_s(msg):
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+def test_simulated_time_waits_past_sync_timeout_s_for_a_sensors_first_message():
+    # A sensor's first sweep comes after its world loads and its kernels compile: seconds on a
+    # loaded machine. Until a sync topic's first message, the wait is sync_start_timeout_s,
+    # not sync_timeout_s (0.2 s here); after it, sync_timeout_s again.
+    r = BaseRig(boxes_world(BOXES), {'publish_clock': True, 'real_time_factor': 0.0,
+                                     'use_sim_time': True, 'sync_topics': ['/scan'],
+                                     'sync_timeout_s': 0.2, 'sync_start_timeout_s': 60.0})
+    try:
+        scan = r.probe.create_publisher(LaserScan, 'scan', 10)
+        r.spin_for(2.0)     # ten sync timeouts of wall time without a message on /scan
+        # bound: without a stamp the lag allowed is sync_lag_s (0.25 s), plus one 50 Hz step.
+        waited_s = _stamp_s(r.odom[-1])
+        assert waited_s <= 0.25 + 0.02, waited_s
+        values = {v.key: v.value for v in r.node.diagnostics().status[0].values}
+        assert values['sync_timeouts'] == '0'
+        msg = LaserScan()
+        msg.header.stamp = r.odom[-1].header.stamp
+        scan.publish(msg)
+        # One message, then silence: after sync_timeout_s the clock runs on without /scan.
+        assert r.spin_until(lambda: _stamp_s(r.odom[-1]) > waited_s + 1.0, 30.0), \
+            _stamp_s(r.odom[-1])
+        values = {v.key: v.value for v in r.node.diagnostics().status[0].values}
+        assert int(values['sync_timeouts']) >= 1
+    finally:
+        r.close()

@@ -17,7 +17,10 @@ a period behind it: 1.5 periods.
 
 Simulated time does not start before every sync topic has a publisher, or for at most
 sync_start_timeout_s (the sensors load their world and compile their kernels first), so the
-first sweep is due at the first simulated period.
+first sweep is due at the first simulated period. A topic whose first message has not come is
+waited for up to sync_start_timeout_s too, not sync_timeout_s: a sensor computes its first
+sweep while its kernels compile, which takes seconds on a loaded machine, and giving up on it
+would let simulated time run ahead of its first sweep.
 
 The watch reads only the header stamp, from the serialized message (raw subscription: a
 PointCloud2 is never deserialized): CDR's 4-byte encapsulation header, then the stamp's int32
@@ -97,6 +100,10 @@ class SensorWatch:
                 return topic
         return None
 
+    def has_published(self, topic):
+        """Return whether topic's first message has come."""
+        return topic in self.stamps
+
     def give_up(self, topic):
         """Stop waiting for topic until its next message (its sensor timed out)."""
         self._given_up.add(topic)
@@ -124,9 +131,10 @@ class Pacer:
             due = self._wall0 + (sim_s - self._sim0) / self.rtf
             if self._stop.wait(max(0.0, due - time.monotonic())):
                 return False
-        limit = time.monotonic() + self._timeout
+        start = time.monotonic()
         while (topic := self._watch.behind(sim_s)) is not None:
-            if time.monotonic() > limit:
+            limit = self._timeout if self._watch.has_published(topic) else self._start_timeout
+            if time.monotonic() - start > limit:
                 self.sync_timeouts += 1
                 self._watch.give_up(topic)
                 break

@@ -85,6 +85,23 @@ def test_new_config_in_the_compute_process_gives_the_new_config_bytes(demo, work
     assert np.all(there.points['return_index'] == 1)
 
 
+def test_sets_during_a_sweeps_blocks_leave_them_whole_and_the_next_sweep_takes_the_last(
+        demo, worker):
+    # A node's parameter sets (10 per second in a test of the node) arrive while its children
+    # compute blocks: the blocks in flight finish with the old config, and the children take
+    # the last set before their next blocks.
+    old, new = LidarConfig(**CFG), LidarConfig(**{**CFG, 'return_mode': 'first', 'seed': 9})
+    stamp = 0.4
+    poses = PATH(LidarSimulator(old, *demo).pose_times(stamp))
+    worker.submit_blocks(poses, Sweep(stamp, RAIN, 4), 0, 1)
+    for k in range(40):
+        worker.set_config(new if k % 2 else old)
+    in_flight = worker.collect_blocks(0)
+    expected = LidarSimulator(old, *demo).scan_blocks(poses, Sweep(stamp, RAIN, 4), 0, 1)
+    assert in_flight.points.tobytes() == expected.points.tobytes()
+    _assert_same(*_both(LidarSimulator(new, *demo), worker, 5))
+
+
 def test_a_killed_compute_process_fails_one_scan_then_restarts_with_the_same_bytes(
         demo, worker):
     sim = LidarSimulator(LidarConfig(**CFG), *demo)

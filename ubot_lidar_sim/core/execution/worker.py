@@ -110,6 +110,7 @@ class ScanProcess:
         self._starting = None          # (deadline, payload fd, children ready) while starting
         self._pending = {}             # child -> (t0, deadline) of its submitted blocks
         self._here = {}                # child -> ScanResult computed here while they start
+        self._stale = set()            # children whose simulator predates set_config's cfg
         self._durations = deque(maxlen=20)
         self._request_t0 = None
         self._limit_s = START_TIMEOUT_S    # the deadline of what is in progress, s
@@ -270,21 +271,30 @@ class ScanProcess:
             self._await_start(self.wait_for_start)
 
     def set_config(self, cfg: LidarConfig) -> None:
-        """Rebuild the children's simulators with a new config (checked by the caller)."""
+        """
+        Take a new config (checked by the caller); returns at once.
+
+        Each child rebuilds its simulator before its next blocks (_reconfigure): a burst of
+        parameter sets costs one rebuild per child per sweep, not a round trip per set, so a
+        node answers its sets while its children are busy.
+        """
         self._use_config(cfg)
         self._durations.clear()
         if self._procs and self._starting is None:
-            self._request_t0, self._limit_s = time.monotonic(), SCAN_TIMEOUT_S
-            deadline = self._request_t0 + SCAN_TIMEOUT_S
-            try:
-                for part in range(self.workers):
-                    self._send(part, ('config', cfg), deadline, 'reconfiguration')
-                for part in range(self.workers):
-                    self._reply(part, deadline, 'reconfiguration')
-            finally:
-                self._request_t0 = None
+            self._stale = set(range(self.workers))
         elif self._procs:
             self.close(kill=True)      # still starting with the old config: start again
+
+    def _reconfigure(self, part):
+        """Send child part the config of the last set_config; wait for its rebuild."""
+        self._request_t0, self._limit_s = time.monotonic(), SCAN_TIMEOUT_S
+        deadline = self._request_t0 + SCAN_TIMEOUT_S
+        try:
+            self._send(part, ('config', self.cfg), deadline, 'reconfiguration')
+            self._reply(part, deadline, 'reconfiguration')
+        finally:
+            self._request_t0 = None
+        self._stale.discard(part)
 
     def scan(self, poses: NDArray[np.float64], sweep: Sweep) -> ScanResult:
         """Return the ScanResult of a Sweep computed in the children; ScanProcessError if not."""
@@ -313,6 +323,8 @@ class ScanProcess:
             self.restarting = True
             return
         self.restarting = False
+        if part in self._stale:
+            self._reconfigure(part)
         t0 = time.monotonic()
         deadline = t0 + self.scan_timeout_s()
         self._send(part, ('blocks', self._poses(part, poses), sweep, (int(j0), int(j1))),
@@ -350,6 +362,7 @@ class ScanProcess:
         procs, chans, blocks = self._procs, self._chans, self._blocks
         self._procs, self._chans, self._blocks = [], [], []
         self._pending.clear()
+        self._stale.clear()            # new children start from self.cfg
         if self._starting is not None:
             os.close(self._starting[1])
             self._starting = None

@@ -111,7 +111,8 @@ class BaseSimConfig(SensorMounts, WorldParams):
                                max=600.0, read_only=True)
     sync_start_timeout_s: float = _p(30.0, 'With publish_clock: wall time simulated '
                                      'time waits at start for every sync topic to have a '
-                                     'publisher.', 's', min=0.0, max=3600.0, read_only=True)
+                                     'publisher, and for its first message.', 's',
+                                     min=0.0, max=3600.0, read_only=True)
     odom_noise_m_per_m: float = _p(0.0, 'Odometry position drift: 1-sigma error after 1 m, '
                                    'growing with the square root of the distance.', 'm',
                                    min=0.0, max=1.0, read_only=True)

@@ -42,14 +42,19 @@ def backscatter(table: MaterialTable, material: ArrayLike, cos: ArrayLike, wetne
     albedo = np.asarray(albedo, dtype=np.float64)
     shape = np.broadcast_shapes(m.shape, cos.shape, w.shape, albedo.shape)
 
-    def rows(x):
-        """Return x as (H,) rows of the broadcast shape, or (1,) when one value is for all."""
-        return x.reshape(1) if x.size == 1 else np.broadcast_to(x, shape).reshape(-1)
+    def rows(x, dtype=np.float64, one_for_all=False):
+        """Return x as writeable C rows: (H,) of the broadcast shape, or (1,) for one value."""
+        x = x.reshape(1) if one_for_all and x.size == 1 else \
+            np.broadcast_to(x, shape).reshape(-1)
+        # One argument type whatever the caller passed (uint8 or int64 bytes, a broadcast
+        # view, a read-only array): numba compiles one signature per type, and a signature
+        # the build's cache lacks compiles inside a node's sweep (seconds, +30 MB of RSS).
+        return np.require(x, dtype=dtype, requirements=['C', 'W'])
 
     # One compiled pass over the hits.
     out = radiometry_passes.backscatter_rows(
-        np.broadcast_to(m, shape).reshape(-1), np.broadcast_to(cos, shape).reshape(-1),
-        rows(albedo), rows(w), *surface_tables(table))
+        rows(m, np.int64), rows(cos), rows(albedo, one_for_all=True),
+        rows(w, one_for_all=True), *surface_tables(table))
     return out.reshape(shape)
 
 

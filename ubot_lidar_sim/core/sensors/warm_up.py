@@ -14,6 +14,7 @@ only prints "Exception ignored", and the run went on to exit 0. From a warm cach
 import numpy as np
 
 from ubot_lidar_sim.core.config import LidarConfig
+from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
@@ -32,6 +33,9 @@ def run_every_kernel() -> None:
                       {'sub_rays': 1, 'pulse_length_m': 1.0, 'noise_enabled': False}):
         cfg = LidarConfig(channels=4, horizontal_samples=90, **overrides)
         LidarSimulator(cfg, world, materials).scan(pose, 0.0, rain, 0)
+    # The echo of a smoke volume around the sensor (physics/smoke_inside.py): backscatter of
+    # one material, reached only once a sensor is inside smoke.
+    radiometry.backscatter(materials, 0, 1.0, 0.0)
     # A direct cast and trace with strided rays (the 2D scanner's origins are a view).
     rays = np.zeros((8, 4, 4))
     rays[:, :3, 3] = [12.0, 0.0, 1.0]
