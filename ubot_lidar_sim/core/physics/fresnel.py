@@ -1,5 +1,5 @@
 """
-Fresnel's equations for specular surfaces: panes, water, metals (docs/physics.md, "Glass and mirrors").
+Fresnel's equations for panes, water and metals (docs/physics.md, "Glass and mirrors").
 
 Each material's optics are its properties (config/materials.yaml): specular_reflectance R0 (what
 it reflects as a mirror ray at normal incidence), transmission t0 (what a pane passes there) and
@@ -98,17 +98,15 @@ def specular_share(table: MaterialTable, material: ArrayLike,
     out = table.specular_reflectance[material].astype(np.float64)
     n = table.refractive_index[material]
     pane = table.panes[material]
-    for rows, law in ((pane, pane_reflectance), (~pane, None)):
-        k = np.flatnonzero(rows & (n > 0.0) & (out > 0.0))
-        if k.size == 0:
-            continue
-        if law is None:
-            shape = surface_reflectance(cos_i[k], n[k]) / surface_reflectance(1.0, n[k])
-        else:
-            t0 = table.transmission[material[k]]
-            shape = law(t0, cos_i[k], n[k]) / law(t0, 1.0, n[k])
-        out[k] = np.minimum(out[k] * shape, 1.0)
-    return out
+    dielectric = (n > 0.0) & (out > 0.0)
+    k = np.flatnonzero(dielectric & pane)
+    if k.size:
+        t0 = table.transmission[material[k]]
+        out[k] *= pane_reflectance(t0, cos_i[k], n[k]) / pane_reflectance(t0, 1.0, n[k])
+    k = np.flatnonzero(dielectric & ~pane)
+    if k.size:
+        out[k] *= surface_reflectance(cos_i[k], n[k]) / surface_reflectance(1.0, n[k])
+    return np.minimum(out, 1.0)
 
 
 def pane_log_gain(table: MaterialTable, material: ArrayLike,
