@@ -75,7 +75,10 @@ def pane_reflectance(t0: ArrayLike, cos_i: ArrayLike,
     """Return what a pane passing t0 reflects at incidence cosines cos_i (both faces, bulk)."""
     r_s, r_p, cos_t = face_reflectances(cos_i, n)
     bulk2 = bulk_transmittance(t0, n) ** (2.0 / cos_t)
-    return 0.5 * sum(r + (1.0 - r) ** 2 * r * bulk2 / (1.0 - r * r * bulk2) for r in (r_s, r_p))
+
+    def one(r: NDArray[np.float64]) -> NDArray[np.float64]:
+        return r + (1.0 - r) ** 2 * r * bulk2 / (1.0 - r * r * bulk2)
+    return 0.5 * (one(r_s) + one(r_p))
 
 
 def surface_reflectance(cos_i: ArrayLike, n: ArrayLike) -> NDArray[np.float64]:
