@@ -214,3 +214,21 @@ def test_an_sdf_transparency_named_tinted_is_tinted_glass():
     vis = ElementTree.fromstring('<visual><transparency>0.4</transparency></visual>')
     assert choose('shop::tinted_front::v', vis, {}, 'other')[0] == 'tinted_glass'
     assert choose('shop::front::v', vis, {}, 'other')[0] == 'glass'
+
+
+def test_a_materials_file_makes_any_material_a_pane_by_its_properties(tmp_path):
+    # An acrylic sheet (n 1.49) given to 'plastic': it passes the beam as glass does.
+    f = tmp_path / 'acrylic.yaml'
+    f.write_text('plastic: {transmission: 0.9, specular_reflectance: 0.08, '
+                 'refractive_index: 1.49}\n')
+    materials = MaterialTable.load(f)
+    assert materials.panes[material_index('plastic')]
+    world = World.from_dict({'frame': 'map', 'objects': [
+        {'name': 'sheet', 'type': 'box', 'size_m': [0.01, 4, 4], 'pose': {'xyz': [5, 0, 0]},
+         'material': 'plastic'},
+        {'name': 'wall', 'type': 'box', 'size_m': [0.02, 40, 40], 'pose': {'xyz': [10, 0, 0]},
+         'material': 'other'}]}, materials=materials)
+    for glass, face_x in (('physical', 9.99), ('opaque', 4.995)):
+        _, pts = _beam(world, materials, np.eye(4), model='geometric', glass=glass)
+        # bound: float32 range near 10 m, ten ulp (1e-5 m)
+        assert pts['range'] == pytest.approx([face_x], abs=1e-5)
