@@ -52,7 +52,8 @@ MATERIAL_CLASS = {
     'water': 49, 'corn_leaf': 70, 'soybean_leaf': 70, 'tree_foliage': 70, 'bark': 71,
     'shrub': 70, 'building': 50, 'metal_bin': 99, 'vehicle': 10, 'mud': 72,
     'potato_leaf': 70, 'snow': 49, 'glass': 50, 'mirror': 99, 'wood': 99, 'metal': 99,
-    'fabric': 99, 'plastic': 99, 'paper': 99, 'carpet': 49, 'tile': 49}
+    'fabric': 99, 'plastic': 99, 'paper': 99, 'carpet': 49, 'tile': 49,
+    'tinted_glass': 50, 'polished_metal': 99}
 
 
 def default_class(material: str) -> int:

@@ -104,8 +104,8 @@ def test_an_opaque_pane_hides_the_wall_and_returns_only_its_own_specular_glint(t
     assert pts.size == (1 if theta_deg == 0.0 else 0)
 
 
-def _door_scan(glass):
-    """Return a geometric 2D scan of a wall 3 m ahead whose 1 m wide door is a glass pane."""
+def _door_scan(glass, pane='glass'):
+    """Return a geometric 2D scan of a wall 3 m ahead whose 1 m wide door is a pane."""
     materials = MaterialTable.load(None)
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'left', 'type': 'box', 'size_m': [0.2, 3, 2], 'pose': {'xyz': [3.1, 2, 1]},
@@ -113,7 +113,7 @@ def _door_scan(glass):
         {'name': 'right', 'type': 'box', 'size_m': [0.2, 3, 2], 'pose': {'xyz': [3.1, -2, 1]},
          'material': 'concrete'},
         {'name': 'door', 'type': 'box', 'size_m': [0.01, 1, 2], 'pose': {'xyz': [3.005, 0, 1]},
-         'material': 'glass'},
+         'material': pane},
         {'name': 'back', 'type': 'box', 'size_m': [0.2, 20, 2], 'pose': {'xyz': [8.1, 0, 1]},
          'material': 'concrete'}]}, materials=materials)
     cfg = LaserScanConfig(fov_deg=60.0, resolution_deg=1.0, glass=glass)
@@ -124,11 +124,13 @@ def _door_scan(glass):
     return angle, scan.ranges.astype(np.float64)
 
 
-def test_a_glass_door_is_a_wall_when_opaque_and_open_to_the_room_behind_when_physical():
+@pytest.mark.parametrize('pane', ['glass', 'tinted_glass'])
+def test_a_glass_door_is_a_wall_when_opaque_and_open_to_the_room_behind_when_physical(pane):
     # A costmap marks each reading's end point: the door's cells (x = 3 m, |y| < 0.5 m) are
     # marked with opaque glass and free (the back wall 8 m away marked) with physical glass.
+    # A tinted pane is a pane too (MaterialTable.panes): the same for the 2D scanner.
     for glass, door_x in (('opaque', 3.0), ('physical', 8.0)):
-        angle, ranges = _door_scan(glass)
+        angle, ranges = _door_scan(glass, pane)
         through = np.abs(3.0 * np.tan(angle)) < 0.45            # rays through the door
         assert through.sum() >= 15                              # about -8.5 .. 8.5 deg
         # bound: float32 ranges of float32 triangle casts, 1e-4 m
@@ -155,13 +157,15 @@ def test_sdf_transparency_and_glass_or_mirror_names_map_onto_the_pane_materials(
                   {'window': 'concrete'}, 'other')[0] == 'concrete'
 
 
-def test_the_terrain_sensor_body_ray_passes_a_glass_door_when_physical_and_stops_when_opaque():
+@pytest.mark.parametrize('pane', ['glass', 'tinted_glass'])
+def test_the_terrain_sensor_body_ray_passes_a_glass_door_when_physical_and_stops_when_opaque(
+        pane):
     from ubot_lidar_sim.core.config import TerrainConfig
     from ubot_lidar_sim.core.poses import pose_matrix_deg
     from ubot_lidar_sim.core.sensors.terrain import TerrainSensor
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'door', 'type': 'box', 'size_m': [0.02, 2, 3], 'pose': {'xyz': [2.01, 0, 1.5]},
-         'material': 'glass'},
+         'material': pane},
         {'name': 'wall', 'type': 'box', 'size_m': [0.2, 10, 3], 'pose': {'xyz': [4.1, 0, 1.5]},
          'material': 'concrete'}]}, materials=MaterialTable.load(None))
     pose = pose_matrix_deg([0, 0, 1.0], [0, 0, 0])

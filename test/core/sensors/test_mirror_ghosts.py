@@ -6,6 +6,9 @@ about z (its front face 5 m - 5 mm x sqrt 2 = 4.99293 m ahead) and goes on along
 whose near face is 4 m away: the sensor reports that wall along +x at 4.99293 + 4 = 8.99293 m
 with R_s^2 = 0.9^2 of its reflectance 0.3 (0.243), class ghost and FLAG_GHOST. The mirror
 itself returns its diffuse 0.02 cos 45 deg = 0.01414 (its specular lobe is 45 deg off).
+A polished-metal panel in its place folds the beam the same way with its own reflectance: the
+wall at 0.3 x 0.75^2 = 0.16875 (a metal's R does not change with incidence), the panel's diffuse
+0.14 cos 45 deg = 0.09899.
 """
 
 import math
@@ -30,11 +33,11 @@ CFG = {'channels': 1, 'vertical_fov_up_deg': 0.0, 'vertical_fov_down_deg': 0.0,
 MIRROR_M = 5.0 - 0.005 * math.sqrt(2.0)
 
 
-def _points(**overrides):
+def _points(material='mirror', **overrides):
     materials = MaterialTable.load(None)
     world = World.from_dict({'frame': 'map', 'objects': [
         {'name': 'mirror', 'type': 'box', 'size_m': [0.01, 2, 2],
-         'pose': {'xyz': [5, 0, 0], 'rpy_deg': [0, 0, 45]}, 'material': 'mirror'},
+         'pose': {'xyz': [5, 0, 0], 'rpy_deg': [0, 0, 45]}, 'material': material},
         {'name': 'wall', 'type': 'box', 'size_m': [10, 0.02, 4], 'pose': {'xyz': [5, -4.01, 0]},
          'material': 'other'}]}, materials=materials)
     return LidarSimulator(LidarConfig(**{**CFG, **overrides}), world, materials).scan(
@@ -77,3 +80,18 @@ def test_the_geometric_model_has_no_ghosts():
     pts = _points(model='geometric')
     # bound: one float32 cast, f32_hit_bound_m(5 m, cos 45 deg, 6 m lever) 1.5e-5 m < 1e-4 m
     assert pts.size == 1 and pts['range'][0] == pytest.approx(MIRROR_M, abs=1e-4)
+
+
+def test_a_polished_metal_panel_at_45_deg_folds_the_beam_with_its_own_reflectance():
+    pts = _points('polished_metal')
+    assert pts.size == 2
+    panel, ghost = pts[np.argsort(pts['range'])]
+    # bounds as in the mirror's test above (1e-4 m ranges, 1e-4 relative reflectivities)
+    assert panel['range'] == pytest.approx(MIRROR_M, abs=1e-4)
+    assert panel['reflectivity'] == pytest.approx(0.14 * math.cos(math.radians(45)), rel=1e-4)
+    assert panel['class_id'] == MATERIAL_CLASS['polished_metal']
+    assert ghost['range'] == pytest.approx(MIRROR_M + 4.0, abs=1e-4)
+    assert ghost['reflectivity'] == pytest.approx(0.3 * 0.75 ** 2, rel=1e-4)
+    assert ghost['class_id'] == GHOST_CLASS and ghost['return_flags'] & FLAG_GHOST
+    kept = pts[(pts['return_flags'] & FLAG_GHOST) == 0]
+    assert kept.size == 1 and kept['range'][0] < 5.0

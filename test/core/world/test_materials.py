@@ -9,21 +9,23 @@ from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.world.materials import material_index, MaterialTable, PROPERTIES
 
 
-def test_table_has_27_materials_in_contract_order():
-    assert len(MATERIAL_NAMES) == 27
+def test_table_has_29_materials_in_contract_order_appended_only():
+    assert len(MATERIAL_NAMES) == 29
     assert MATERIAL_NAMES[0] == 'other' and MATERIAL_NAMES[6] == 'water'
     assert MATERIAL_NAMES[16] == 'potato_leaf' and MATERIAL_NAMES[17] == 'snow'
     assert MATERIAL_NAMES[18:20] == ('glass', 'mirror')
-    assert MATERIAL_NAMES[20:] == ('wood', 'metal', 'fabric', 'plastic', 'paper', 'carpet', 'tile')
+    assert MATERIAL_NAMES[20:27] == ('wood', 'metal', 'fabric', 'plastic', 'paper', 'carpet',
+                                     'tile')
+    assert MATERIAL_NAMES[27:] == ('tinted_glass', 'polished_metal')
     assert material_index('metal_bin') == 13
     assert set(FOLIAGE_MATERIALS) <= set(MATERIAL_NAMES)
 
 
-def test_every_property_is_an_array_of_27_read_only_floats():
+def test_every_property_is_an_array_of_29_read_only_floats():
     table = MaterialTable.load()
     for prop in PROPERTIES:
         arr = getattr(table, prop)
-        assert arr.shape == (27,) and arr.dtype == np.float64
+        assert arr.shape == (29,) and arr.dtype == np.float64
         assert not arr.flags.writeable
 
 
@@ -45,9 +47,12 @@ def test_water_is_specular_with_low_diffuse_reflectance():
 def test_yaml_cites_a_source_for_every_value():
     lines = config_path('materials.yaml').read_text().splitlines()
     values = [ln for ln in lines if re.match(r'  [a-z_]+: ', ln)]     # a comment may go on
-    # Nine properties per material; specular_reflectance where it is not the default 0.
+    # Nine properties per material; specular_reflectance and refractive_index where they are
+    # not the default 0 (the specular materials).
     spec = [ln for ln in values if ln.lstrip().startswith('specular_reflectance:')]
-    assert len(values) == 27 * 9 + len(spec) and len(spec) == 2
+    index = [ln for ln in values if ln.lstrip().startswith('refractive_index:')]
+    assert len(values) == 29 * 9 + len(spec) + len(index) and len(spec) == 5
+    assert len(index) == 5
     assert all('# [' in ln for ln in values)
 
 
@@ -55,11 +60,15 @@ def test_glass_and_mirror_carry_their_fresnel_and_metal_reflectances():
     t = MaterialTable.load()
     glass, mirror = material_index('glass'), material_index('mirror')
     r = ((1.5 - 1.0) / (1.5 + 1.0)) ** 2                 # 0.04 per face at n = 1.5
-    # bound: the table's three decimals of 2R / (1 + R) = 0.0769
-    assert t.specular_reflectance[glass] == pytest.approx(2.0 * r / (1.0 + r), abs=5e-4)
+    tau2 = (0.83 / ((1.0 - r) / (1.0 + r))) ** 2         # the bulk's, out and back
+    # bound: the table's three decimals of R + (1 - R)^2 R tau^2 / (1 - R^2 tau^2) = 0.0698
+    assert t.specular_reflectance[glass] == pytest.approx(
+        r + (1.0 - r) ** 2 * r * tau2 / (1.0 - r * r * tau2), abs=5e-4)
     assert t.specular_reflectance[mirror] == 0.9 and t.transmission[mirror] == 0.0
     assert 0.8 <= t.transmission[glass] <= 0.85 and t.reflectivity[glass] == 0.0
-    assert np.all(np.delete(t.specular_reflectance, [glass, mirror]) == 0.0)
+    specular = [material_index(x) for x in ('glass', 'mirror', 'water', 'tinted_glass',
+                                            'polished_metal')]
+    assert np.all(np.delete(t.specular_reflectance, specular) == 0.0)
 
 
 def test_override_changes_only_listed_properties(tmp_path):

@@ -41,9 +41,9 @@ class SharedParams(WorldParams):
                         read_only=True)
     ignored_objects: Strs = _p((), 'Names of world objects the rays pass through.',
                                item_type=str)
-    glass: str = _p('physical', 'Glass panes (material glass): physical passes the rays on '
-                    'attenuated with a specular return near normal incidence, opaque makes '
-                    'them walls (docs/physics.md, "Glass and mirrors").',
+    glass: str = _p('physical', 'Panes (materials glass, tinted_glass): physical passes the '
+                    'rays on attenuated with a specular return near normal incidence, opaque '
+                    'makes them walls (docs/physics.md, "Glass and mirrors").',
                     choices=GLASS_MODELS)
     fleet_frames: Strs = _p((), 'TF frames of the other robots of a fleet, each drawn as a '
                             'fleet_body_size_m box standing on its frame (an actor, '

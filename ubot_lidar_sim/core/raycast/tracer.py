@@ -25,7 +25,6 @@ from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel ca
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
-from ubot_lidar_sim.core.material_ids import GLASS
 from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting, ActorFrame
 from ubot_lidar_sim.core.raycast.arrays import dot3, put_rows, take_rows
 from ubot_lidar_sim.core.raycast.backend import Caster
@@ -47,13 +46,15 @@ class Tracer:
 
     def __init__(self, geometries: Sequence[Geometry], material: ArrayLike, class_id: ArrayLike,
                  foliage: ArrayLike, ground: ArrayLike, caster: Caster,
-                 actors: ActorCasting | None = None, instance_id: ArrayLike | None = None):
+                 actors: ActorCasting | None = None, instance_id: ArrayLike | None = None,
+                 panes: ArrayLike | None = None):
         """
         Store geometries (Sequence of Geometry), per-object arrays (O,) and the caster.
 
         caster: a backend.Caster built from the same geometries, in the same order. actors: the
         moving objects (raycast/actor_casting.py), the last objects of the lists (plain meshes in
         their own frame), cast by their own casters; instance_id (O,) uint16 (None: all 0).
+        panes (O,) bool: the objects whose material is a pane (MaterialTable.panes; None: none).
         """
         self._geoms = list(geometries)
         self.caster = caster
@@ -70,8 +71,9 @@ class Tracer:
         inst = np.zeros(len(self.material), np.uint16) if instance_id is None else instance_id
         self._ext_instance = np.append(np.asarray(inst, np.uint16), np.uint16(0))
         self._texture = GroundTexture(self._geoms, self.material, self.ground)
-        # Glass panes pass the ray on as foliage does when the caller asks (glass: physical).
-        self.panes = self.material == GLASS
+        # Panes pass the ray on as foliage does when the caller asks (glass: physical).
+        self.panes = (np.zeros(len(self.material), bool) if panes is None
+                      else np.asarray(panes, bool))
         self._variants = {False: self._variant(self.foliage)}
         self._variants[True] = (self._variant(self.foliage | self.panes) if self.panes.any()
                                 else self._variants[False])

@@ -1,10 +1,12 @@
 """
 Mirror ghosts (docs/physics.md, "Glass and mirrors"): a beam's specular reflection cast on.
 
-A hit on a material with a specular_reflectance R_s > 0 (mirror 0.90, glass 0.077) sends R_s of
-the beam on along the mirrored direction d' = d - 2 (d . n) n. What that ray meets sends its
-echo back the same way, so the sensor sees it along its original beam at the folded range
-r_mirror + r' (the ghost), with R_s^2 (out and back) of the power of a surface at that range.
+A hit on a folding material (MaterialTable.folds: mirror, polished metal, glass, water) sends
+R(theta) of the beam on along the mirrored direction d' = d - 2 (d . n) n, R(theta) its
+specular reflectance at the hit's incidence (physics/fresnel.py specular_share: constant on a
+metal, Fresnel's on glass and water). What that ray meets sends its echo back the same way, so
+the sensor sees it along its original beam at the folded range r_mirror + r' (the ghost), with
+R(theta)^2 (out and back) of the power of a surface at that range.
 Up to MAX_BOUNCES reflections are followed. Each beam's centre ray carries the whole beam (a
 mirror is large against a footprint). Ghost hits get class labels.GHOST_CLASS, and their points
 the return flag return_selection.FLAG_GHOST.
@@ -21,7 +23,7 @@ from numpy.typing import ArrayLike, NDArray
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
 from ubot_lidar_sim.core.config.lidar import LidarConfig
 from ubot_lidar_sim.core.labels import GHOST_CLASS
-from ubot_lidar_sim.core.physics import echoes
+from ubot_lidar_sim.core.physics import echoes, fresnel
 from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
 from ubot_lidar_sim.core.physics.return_selection import FLAG_GHOST
 from ubot_lidar_sim.core.physics.weather import Weather
@@ -58,18 +60,19 @@ def ghost_hits(cast: SweepCast, table: MaterialTable, hits: Hits,
                max_range_m: float,
                ) -> Tuple[Optional[Hits], Optional[NDArray[np.float64]]]:
     """
-    Return (ghost Hits sorted by (beam, range) with ray = beam, gain (G,) = prod R_s^2).
+    Return (ghost Hits sorted by (beam, range) with ray = beam, gain (G,) = prod R(theta)^2).
 
     cast: the sweep's SweepCast (its world and trace settings); hits: the sweep's trace (ray =
     beam x n_sub + sub-ray, normals present); centre_o, centre_d (B, 3) the beams' centre rays.
     """
     ray = np.asarray(hits.ray, np.int64)
-    spec = table.specular_reflectance[np.asarray(hits.material)]
-    rows = np.flatnonzero((ray % n_sub == 0) & (spec > 0.0))
+    rows = np.flatnonzero((ray % n_sub == 0) & table.folds[np.asarray(hits.material)])
     beam = ray[rows] // n_sub
     o, d = centre_o[beam], centre_d[beam]
     r, normal = np.asarray(hits.range_m)[rows], np.asarray(hits.normal, np.float64)[rows]
-    folded, gain = r.copy(), spec[rows] ** 2
+    folded = r.copy()
+    gain = fresnel.specular_share(table, np.asarray(hits.material)[rows],
+                                  np.asarray(hits.cos_inc)[rows]) ** 2
     parts = []
     for _ in range(MAX_BOUNCES):        # loop over reflections, each over all rays at once
         if beam.size == 0:
@@ -81,12 +84,13 @@ def ghost_hits(cast: SweepCast, table: MaterialTable, hits: Hits,
         h = cast.trace(o2, d2, None, beam, limit, replace(cast.settings, with_normals=True))
         parts.append(_ghost_rows(h, beam, folded, gain))
         k = np.asarray(h.ray, np.int64)
-        s2 = table.specular_reflectance[np.asarray(h.material)]
-        nxt = np.flatnonzero((s2 > 0.0) & (folded[k] + np.asarray(h.range_m) < max_range_m))
+        nxt = np.flatnonzero(table.folds[np.asarray(h.material)]
+                             & (folded[k] + np.asarray(h.range_m) < max_range_m))
         k_n = k[nxt]
         beam, o, d = beam[k_n], o2[k_n], d2[k_n]
         r, normal = np.asarray(h.range_m)[nxt], np.asarray(h.normal, np.float64)[nxt]
-        folded, gain = folded[k_n], gain[k_n] * s2[nxt] ** 2
+        folded, gain = folded[k_n], gain[k_n] * fresnel.specular_share(
+            table, np.asarray(h.material)[nxt], np.asarray(h.cos_inc)[nxt]) ** 2
     if not parts:
         return None, None
     fields = [f for f in Hits.__dataclass_fields__ if f != 'point']
@@ -122,8 +126,7 @@ def flag_ghosts(ret: echoes.Returns) -> echoes.Returns:
 
 def possible(cfg: LidarConfig, world: World, table: MaterialTable) -> bool:
     """Return True when the physical model may meet a mirror-like surface in world."""
-    return cfg.model == 'physical' and any(
-        table.specular_reflectance[o.material] > 0.0 for o in world.objects)
+    return cfg.model == 'physical' and any(table.folds[o.material] for o in world.objects)
 
 
 def with_ghosts(cast: SweepCast, cfg: LidarConfig, table: MaterialTable, hits: Hits,

@@ -2,6 +2,8 @@
 Material table at the laser wavelength (docs/physics.md, "Surfaces and materials").
 
 Defaults live in config/materials.yaml; a materials_file overrides only the properties it lists.
+What a specular surface does to the beam is a property of its material (docs/physics.md,
+"Glass and mirrors"): MaterialTable.panes pass it on, MaterialTable.folds send a mirror ray on.
 """
 
 from __future__ import annotations
@@ -32,10 +34,11 @@ PROPERTY_RANGES = {
     'reflectivity_sd': (0.0, 2.0),
     'roughness_m': (0.0, 0.5),
     'specular_reflectance': (0.0, 1.0),
+    'refractive_index': (0.0, 4.0),
 }
 PROPERTIES = tuple(PROPERTY_RANGES)
 #: Properties a material of config/materials.yaml may leave out, and their value then.
-PROPERTY_DEFAULTS = {'specular_reflectance': 0.0}
+PROPERTY_DEFAULTS = {'specular_reflectance': 0.0, 'refractive_index': 0.0}
 
 
 def material_index(name: str) -> int:
@@ -91,6 +94,17 @@ class MaterialTable:
     reflectivity_sd: NDArray[np.float64]
     roughness_m: NDArray[np.float64]
     specular_reflectance: NDArray[np.float64]
+    refractive_index: NDArray[np.float64]
+
+    @property
+    def folds(self) -> NDArray[np.bool_]:
+        """(M,) bool: the smooth surfaces (specular_reflectance > 0) that send a mirror ray on."""
+        return self.specular_reflectance > 0.0
+
+    @property
+    def panes(self) -> NDArray[np.bool_]:
+        """(M,) bool: the folding surfaces that also pass the beam on (transmission > 0)."""
+        return self.folds & (self.transmission > 0.0)
 
     @classmethod
     def load(cls, override_file: str | Path | None = None) -> MaterialTable:

@@ -72,10 +72,13 @@ class World:
         casting = ActorCasting([a.geometry for a in self.actors], self._caster_factory, n) \
             if self.actors else None
         instance = np.r_[np.zeros(n), np.arange(1, len(self.actors) + 1)].astype(np.uint16)
+        # Which objects pass rays under glass: physical is a property of their material.
+        panes = (MaterialTable.load() if materials is None else materials).panes
         self._tracer = Tracer(self._geoms + [a.geometry for a in self.actors],
                               [o.material for o in every], [o.class_id for o in every],
                               [o.foliage for o in every], [o.ground for o in every],
-                              self._caster_factory(self._geoms), casting, instance)
+                              self._caster_factory(self._geoms), casting, instance,
+                              panes[np.array([o.material for o in every], np.intp)])
 
     def __reduce__(self) -> tuple[type[World], tuple[Any, ...], dict[str, Any]]:
         """Pickle as the parts the world is built from (a caster's scenes need not pickle)."""

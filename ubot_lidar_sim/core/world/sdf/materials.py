@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from xml.etree.ElementTree import Element
 
 from ubot_lidar_sim.core.material_ids import MATERIAL_NAMES
-from ubot_lidar_sim.core.world.sdf.name_rules import material_from_names
+from ubot_lidar_sim.core.world.sdf.name_rules import material_from_names, words
 from ubot_lidar_sim.core.world.sdf.reading import SdfError
 
 # Gazebo's stock material scripts (gazebo.material of Gazebo Classic, also read by Gazebo Sim)
@@ -32,6 +32,14 @@ GAZEBO_SCRIPTS = {
     'Gazebo/Bricks': 'building', 'Gazebo/CeilingTiled': 'building',
     'Gazebo/PaintedWall': 'building',
 }
+# The specular materials a surface's names or material script choose, in this order (any case;
+# a word inside a name counts): mirror first, tinted before glass (a tinted pane's names say
+# glass too), polished metal by its finishes. Plain metal words (metal, steel, aluminium) stay
+# the diffuse `metal` of name_rules.py: railings, racks and beams are painted or brushed.
+SPECULAR_WORDS = (('mirror', 'mirror'), ('tinted', 'tinted_glass'), ('glass', 'glass'),
+                  ('chrome', 'polished_metal'), ('stainless', 'polished_metal'))
+# With one of these, the word 'polished' makes a surface polished_metal.
+METAL_WORDS = ('metal', 'steel', 'aluminium', 'aluminum', 'brass', 'copper')
 
 
 def check_mapping(mapping: object, where: str) -> dict[str, str]:
@@ -74,20 +82,27 @@ def choose(scoped: str, element: Element | None, mapping: Mapping[str, str], def
 
 def _pane(names: list[str], element: Element | None) -> tuple[str, str] | None:
     """
-    Return (glass or mirror, why) of a see-through or mirror surface, else None.
+    Return (specular material, why) of a see-through or mirror-like surface, else None.
 
-    A <transparency> above 0 (SDF: 0 opaque, 1 fully transparent) is glass; a name or Gazebo
-    material script that says mirror or glass (any case) is that material.
+    A <transparency> above 0 (SDF: 0 opaque, 1 fully transparent) is glass (tinted_glass when a
+    name says tinted); a name or Gazebo material script with a word of SPECULAR_WORDS (any case)
+    is its material, 'polished' with a metal word polished_metal.
     """
     try:
         transparency = float((element.findtext('transparency') or '0').strip()) \
             if element is not None else 0.0
     except ValueError:
         transparency = 0.0
-    if transparency > 0.0:
-        return 'glass', f'<transparency> {transparency:g}'
     script = '' if element is None else (element.findtext('material/script/name') or '')
-    for word in ('mirror', 'glass'):
-        if any(word in n.lower() for n in names) or word in script.lower():
-            return word, f"'{word}' in its name"
+    said = [n.lower() for n in names] + [script.lower()]
+    if transparency > 0.0:
+        tint = any('tinted' in n for n in said)
+        return 'tinted_glass' if tint else 'glass', f'<transparency> {transparency:g}'
+    for word, material in SPECULAR_WORDS:
+        if any(word in n for n in said):
+            return material, f"'{word}' in its name"
+    for name in names + [script]:
+        w = words(name)
+        if 'polished' in w and any(m in w for m in METAL_WORDS):
+            return 'polished_metal', f"'polished' metal in its name '{name}'"
     return None

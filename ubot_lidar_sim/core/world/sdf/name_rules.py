@@ -31,7 +31,7 @@ NAME_RULES = (
               'table', 'door', 'parquet', 'crate')),
     ('metal_bin', ('bin', 'trashcan', 'dumpster', 'dustbin')),
     ('vehicle', ('car', 'truck', 'van', 'bus', 'vehicle', 'suv', 'forklift')),
-    ('metal', ('metal', 'metallic', 'steel', 'iron', 'aluminium', 'aluminum', 'chrome', 'rail',
+    ('metal', ('metal', 'metallic', 'steel', 'iron', 'aluminium', 'aluminum', 'rail',
                'railing', 'pipe', 'beam', 'girder', 'rack')),
     ('building', ('brick', 'wall', 'building', 'house', 'facade', 'plaster', 'roof')),
     ('concrete', ('concrete', 'cement', 'pavement', 'sidewalk', 'curb', 'kerb', 'stone',
