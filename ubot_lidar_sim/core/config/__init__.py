@@ -2,9 +2,9 @@
 The sensors' configs: frozen, self-validating, composed of parts; flat names are the ROS names.
 
 One module a concept: fields (declaration, validation, the flat-name mapping), shared, model,
-optics, radiometry, atmosphere, imperfections and patterns (the parts), lidar, laser, terrain
-(the configs of parts), mapping (flat names in and out), presets, params_file and configure
-(what a sensor runs with).
+physical_model, optics, radiometry, atmosphere, imperfections and patterns (the parts), lidar,
+laser, terrain (the configs of parts), mapping (flat names in and out), presets, params_file and
+configure (what a sensor runs with).
 """
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
