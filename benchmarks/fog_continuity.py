@@ -74,7 +74,8 @@ def hahner_share(cfg, clear, visibility_m):
     ring = pts['ring'].astype(np.int64)
     r, prof = soft_profile(alpha, cfg.overlap_range_m, float(r0.max()))
     best = np.maximum.accumulate(prof)
-    c_a_p0 = math.pi * cfg.signal_at_10pct_counts / 0.1 * radiometry.ring_r10(cfg, ring) ** 2
+    c_a_p0 = math.pi * cfg.signal_at_10pct_counts / 0.1 * radiometry.ring_r10(
+        cfg.radiometry, ring, cfg.ring_range_at_10pct_m) ** 2
     i_soft = c_a_p0 * beta * np.interp(r0, r, best)
     xi0 = 1.0 - np.exp(-(r0 / cfg.overlap_range_m) ** 2) if cfg.overlap_range_m > 0 else 1.0
     rho = pts['reflectivity'].astype(np.float64)

@@ -110,7 +110,7 @@ def apply(cfg, clear, snowfall_mm_h, rng, theirs_xi=False):
     r0 = pts['range'].astype(np.float64)
     az = np.arctan2(pts['y'], pts['x']).astype(np.float64) % (2 * math.pi)
     c_a_p0 = math.pi * cfg.signal_at_10pct_counts / 0.1 * radiometry.ring_r10(
-        cfg, pts['ring'].astype(np.int64)) ** 2
+        cfg.radiometry, pts['ring'].astype(np.int64), cfg.ring_range_at_10pct_m) ** 2
     hard = c_a_p0 * pts['reflectivity'] / math.pi * _xi(cfg, r0, theirs_xi) / r0 ** 2
     for ring in np.unique(pts['ring']):
         on = np.flatnonzero(pts['ring'] == ring)

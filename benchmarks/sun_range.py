@@ -43,8 +43,8 @@ def rows():
     for preset, (r10, r80, far, source) in DATASHEETS.items():
         cfg = from_dict(LidarConfig, load_preset(preset))
         sheet = f'{r10:g} m / {r80:g} m'
-        sun = [sunlight.detection_range_m(cfg, rho, 100.0) for rho in (0.1, 0.8)]
-        dark = [sunlight.detection_range_m(cfg, rho, 0.0) for rho in (0.1, 0.8)]
+        sun = [sunlight.detection_range_m(cfg.radiometry, rho, 100.0) for rho in (0.1, 0.8)]
+        dark = [sunlight.detection_range_m(cfg.radiometry, rho, 0.0) for rho in (0.1, 0.8)]
         fa = [sunlight.false_alarm_probability(cfg.radiometry, e) for e in (100.0, 0.0)]
         rates = (f'{fa[0]:.2g} / {fa[1]:.2g} ({far:g})' if cfg.solar_counts_per_klx > 0.0 else
                  'no solar response: no false-alarm rate read from the manual')

@@ -18,11 +18,11 @@ LAYERS = (
                       'core.detection', 'core.material_ids', 'core.class_ids')),
     (1, 'core.raycast', ('core.raycast',)),
     (2, 'core.world', ('core.world',)),
-    # The parts of the configs (core/config: fields and the physical model's parts) sit below the
-    # laws, which take them typed (issue 49); the configs of parts stay at core.config.
+    # The parts of the configs (core/config: fields, the physical model and its parts) sit below
+    # the laws, which take them typed (issue 49); the configs of parts stay at core.config.
     (2, 'core.config.parts', ('core.config.fields', 'core.config.optics',
                               'core.config.radiometry', 'core.config.atmosphere',
-                              'core.config.imperfections')),
+                              'core.config.imperfections', 'core.config.physical_model')),
     (3, 'core.physics', ('core.physics',)),
     (4, 'core.beams', ('core.beams',)),
     (5, 'core.config', ('core.config',)),

@@ -18,7 +18,7 @@ CFG = LidarConfig()
 def air(cfg, rain_mm_h=0.0, visibility_m=math.inf):
     """Return the Atmosphere a scan of cfg sees in this rain and visibility."""
     weather = Weather(rain_mm_h=rain_mm_h, visibility_m=visibility_m)
-    return atmosphere(cfg, scan_weather(cfg.atmosphere, weather))
+    return atmosphere(cfg.physical_model, scan_weather(cfg.atmosphere, weather))
 
 
 def test_rain_extinction_matches_carbonneau_vectors_in_db_per_km():

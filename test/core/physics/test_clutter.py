@@ -17,16 +17,17 @@ CFG = LidarConfig()
 
 def air(cfg, rain_mm_h=0.0, visibility_m=math.inf):
     """Return the Atmosphere of a scan in this rain and visibility."""
-    return atmosphere(cfg, Weather(rain_mm_h=rain_mm_h, visibility_m=visibility_m))
+    return atmosphere(cfg.physical_model, Weather(rain_mm_h=rain_mm_h, visibility_m=visibility_m))
 
 
 def test_fog_clutter_is_one_soft_return_per_beam_at_its_peak_before_the_solid_hit():
     cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=2.5, range_at_10pct_m=1000.0,
                       fog_fluctuation_shape=0.0)
     atm = air(cfg, 0.0, 200.0)
-    c = clutter(cfg, atm, 2, np.array([np.inf, 1.2]), np.zeros(2, int), np.random.default_rng(0))
+    c = clutter(cfg.physical_model, cfg.sensor, atm, 2, np.array([np.inf, 1.2]), np.zeros(2, int),
+                np.random.default_rng(0))
     fog = atm.medium('fog')
-    grid, prof = soft_target.soft_profile(cfg, fog.beta_per_m_sr, atm.alpha, 2.5)
+    grid, prof = soft_target.soft_profile(cfg.physical_model, fog.beta_per_m_sr, atm.alpha, 2.5)
     free = np.argmax(np.where(grid >= 1.0, prof, -1.0))
     wall = np.flatnonzero(grid <= 1.2)[-1]     # before the free peak: the profile still rises
     assert grid[wall] < grid[free]
@@ -42,11 +43,11 @@ def test_fog_clutter_is_one_soft_return_per_beam_at_its_peak_before_the_solid_hi
 def test_undetectable_drops_are_not_drawn_and_draws_are_reproducible():
     atm = air(CFG, 0.5)
     far = LidarConfig(min_range_m=30.0, max_range_m=100.0, clutter_max_range_m=40.0)
-    assert len(clutter(far, atm, 4, np.full(4, np.inf), np.zeros(4, int),
-                       np.random.default_rng(0))) == 0
+    assert len(clutter(far.physical_model, far.sensor, atm, 4, np.full(4, np.inf),
+                       np.zeros(4, int), np.random.default_rng(0))) == 0
     heavy = air(CFG, 25.0)
-    a = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
-    b = clutter(CFG, heavy, 50, np.full(50, 3.0), np.zeros(50, int), np.random.default_rng(7))
+    a, b = (clutter(CFG.physical_model, CFG.sensor, heavy, 50, np.full(50, 3.0), np.zeros(50, int),
+                    np.random.default_rng(7)) for _ in range(2))
     np.testing.assert_array_equal(a.power_counts, b.power_counts)
     assert np.all(a.range_m < 3.0)
 
@@ -58,8 +59,8 @@ def test_a_second_granular_medium_adds_clutter_from_the_same_stream():
     both = Atmosphere(rain.media + (flakes,))
     n = 300
     limit = np.where(np.arange(n) % 7 == 0, 2.0, np.inf)
-    a = clutter(cfg, both, n, limit, np.zeros(n, int), np.random.default_rng(3))
-    b = clutter(cfg, both, n, limit, np.zeros(n, int), np.random.default_rng(3))
+    a, b = (clutter(cfg.physical_model, cfg.sensor, both, n, limit, np.zeros(n, int),
+                    np.random.default_rng(3)) for _ in range(2))
     np.testing.assert_array_equal(a.power_counts, b.power_counts)
-    assert len(a) > len(clutter(cfg, rain, n, limit, np.zeros(n, int),
+    assert len(a) > len(clutter(cfg.physical_model, cfg.sensor, rain, n, limit, np.zeros(n, int),
                                 np.random.default_rng(3)))

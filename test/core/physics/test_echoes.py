@@ -25,7 +25,8 @@ def _two_echo(first_power, second_power, n=1):
 
 def _run(mode, contrib, n=1, **kw):
     cfg = LidarConfig(return_mode=mode, **{**QUIET, **kw})
-    return process_beams(cfg, contrib, n, np.random.default_rng(0), np.zeros(n, int))
+    return process_beams(cfg.physical_model, cfg.sensor, contrib, n, np.random.default_rng(0),
+                         np.zeros(n, int))
 
 
 @pytest.mark.parametrize('mode, ranges, flags', [
@@ -90,9 +91,9 @@ def test_contributions_closer_than_min_separation_merge_into_one_echo():
 
 def test_reflectivity_is_energy_over_reference_and_signal_saturates():
     cfg = LidarConfig(saturation_counts=1000.0, **QUIET)
-    s = 0.5 * rad.counts_per_reflectance(cfg, 10.0)
+    s = 0.5 * rad.counts_per_reflectance(cfg.radiometry, 10.0)
     c = Contributions.build([0], [10.0], [0.25 * s], 0.5)
-    ret = process_beams(cfg, c, 1, np.random.default_rng(0), [0])
+    ret = process_beams(cfg.physical_model, cfg.sensor, c, 1, np.random.default_rng(0), [0])
     # bound: float64 ratios of exact inputs, a few ulps; default rtol 1e-7
     np.testing.assert_allclose(ret.reflectivity, [0.125])
     np.testing.assert_array_equal(ret.intensity, [13])
@@ -120,7 +121,8 @@ def test_range_window_and_too_close_beams():
 def test_noise_uses_exactly_two_draws_per_echo_in_one_call():
     cfg = LidarConfig(return_mode='dual_first_last', imperfections=False)
     c = _two_echo(400.0, 900.0, n=3)
-    ret = process_beams(cfg, c, 3, np.random.default_rng(5), np.zeros(3, int))
+    ret = process_beams(cfg.physical_model, cfg.sensor, c, 3, np.random.default_rng(5),
+                        np.zeros(3, int))
     z = np.random.default_rng(5).standard_normal((6, 2))
     peak = np.tile([400.0, 900.0], 3)
     expect_s = np.rint(peak + z[:, 0] * np.sqrt(peak + 20.0))
@@ -135,7 +137,9 @@ def test_noise_uses_exactly_two_draws_per_echo_in_one_call():
 def test_noise_off_still_draws_so_streams_stay_aligned():
     rng = np.random.default_rng(3)
     _run('strongest', _two_echo(400.0, 900.0, n=4), n=4)
-    process_beams(LidarConfig(**QUIET), _two_echo(400.0, 900.0, n=4), 4, rng, np.zeros(4, int))
+    cfg = LidarConfig(**QUIET)
+    process_beams(cfg.physical_model, cfg.sensor, _two_echo(400.0, 900.0, n=4), 4, rng,
+                  np.zeros(4, int))
     ref = np.random.default_rng(3)
     ref.standard_normal((8, 2))
     assert rng.standard_normal() == ref.standard_normal()
@@ -144,16 +148,18 @@ def test_noise_off_still_draws_so_streams_stay_aligned():
 def test_reference_target_at_r10_is_detected_with_spec_probability():
     n = 40000
     cfg = LidarConfig(return_mode='strongest')
-    power = 0.1 * rad.counts_per_reflectance(cfg, 60.0)
+    power = 0.1 * rad.counts_per_reflectance(cfg.radiometry, 60.0)
     c = Contributions.build(np.arange(n), 60.0, power, 0.1)
-    ret = process_beams(cfg, c, n, np.random.default_rng(11), np.zeros(n, int))
+    ret = process_beams(cfg.physical_model, cfg.sensor, c, n, np.random.default_rng(11),
+                        np.zeros(n, int))
     # bound: binomial p = 0.9, n = 40000 seeded: se 1.5e-3, 0.01 is 6.7 sigma
     np.testing.assert_allclose(len(ret) / n, 0.9, atol=0.01)
 
 
 def test_empty_scan_gives_empty_returns():
-    ret = process_beams(LidarConfig(), Contributions.empty(), 5, np.random.default_rng(0),
-                        np.zeros(5, int))
+    cfg = LidarConfig()
+    ret = process_beams(cfg.physical_model, cfg.sensor, Contributions.empty(), 5,
+                        np.random.default_rng(0), np.zeros(5, int))
     assert len(ret) == 0 and ret.n_echoes == 0 and ret.too_close.shape == (5,)
 
 
@@ -173,28 +179,29 @@ def test_foliage_passes_its_gap_fraction_both_ways(materials):
     crown, wall = material_index('tree_foliage'), material_index('building')
     hits = _hits([0, 0], [8.0, 20.0], [crown, wall], [9, 12], [True, False], [False, False])
     cfg = LidarConfig(sub_rays=1, **QUIET)
-    c = contributions_from_hits(cfg, table, hits, [1.0], [0])
+    c = contributions_from_hits(cfg.physical_model, cfg.sensor, table, hits, [1.0], [0])
     t = table.transmission[crown]
     # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(c.rho_app, [(1 - t) * table.reflectivity[crown],
                                            t * t * table.reflectivity[wall]])
     np.testing.assert_allclose(c.power_counts,
-                               c.rho_app * rad.counts_per_reflectance(cfg, c.range_m))
+                               c.rho_app * rad.counts_per_reflectance(cfg.radiometry, c.range_m))
 
 
 def test_hit_contributions_carry_weight_atmosphere_and_pond_rule(materials):
     table = materials
     hits = _hits([1, 7], [10.0, 10.0], [1, 1], [1, 1], [False, False], [True, False])
     cfg = LidarConfig(**QUIET)
-    atm = atmosphere(cfg, Weather(rain_mm_h=25.0))
+    atm = atmosphere(cfg.physical_model, Weather(rain_mm_h=25.0))
     _, w = footprint.sub_ray_pattern(7, cfg.divergence_mrad)
-    c = contributions_from_hits(cfg, table, hits, w, [0, 0], atm, puddle_depth_m=0.01)
+    c = contributions_from_hits(cfg.physical_model, cfg.sensor, table, hits, w, [0, 0], atm,
+                                puddle_depth_m=0.01)
     np.testing.assert_array_equal(c.beam, [0, 1])
     np.testing.assert_array_equal(c.material, [material_index('water'), 1])
     t2 = math.exp(-2 * atm.alpha * 10.0)
     # bound: same float64 formulas both sides; default rtol 1e-7 absorbs rounding order
     np.testing.assert_allclose(c.power_counts[1],
-                               0.25 * t2 * 0.3 * rad.counts_per_reflectance(cfg, 10.0))
+                               0.25 * t2 * 0.3 * rad.counts_per_reflectance(cfg.radiometry, 10.0))
 
 
 def test_a_gap_of_exactly_min_separation_separates_echoes():

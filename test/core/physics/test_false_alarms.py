@@ -49,7 +49,7 @@ def _scan(cfg, klx, world=None):
 def test_the_hand_figures_of_the_os1(os1):
     # bound: half a unit in the last printed digit of the hand figures (3.554, 0.0157)
     assert os1.solar_counts_per_klx == pytest.approx(3.554, abs=5e-4)
-    assert false_alarms.bins_per_beam(os1) == 158
+    assert false_alarms.bins_per_beam(os1.echoes, os1.sensor) == 158
     # bound: the hand figure 0.0157 is rounded to 3 significant digits
     assert q_by_hand(os1, 100.0) == pytest.approx(0.0157, abs=1e-4)
 
@@ -108,8 +108,8 @@ def test_a_certain_alarm_lands_on_every_quiet_beam_in_beam_order_and_spares_the_
                   return_flags=np.full(2, 7, u8), n_echoes=2,
                   too_close=np.array([False, False, False, False, True, False]),
                   instance_id=np.array([0, 2], np.uint16))
-    out = false_alarms.with_false_alarms(os1, ret, 1e6, np.zeros(6, int),
-                                         np.random.default_rng(1))
+    out = false_alarms.with_false_alarms(os1.physical_model, os1.sensor, ret, 1e6,
+                                         np.zeros(6, int), np.random.default_rng(1))
     np.testing.assert_array_equal(out.beam, [0, 1, 2, 3, 5])     # beam 4 was too close
     false = np.array([True, False, True, False, True])
     np.testing.assert_array_equal(out.class_id[~false], [72, 50])

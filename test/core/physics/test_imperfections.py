@@ -44,12 +44,16 @@ def _draws(serial, n=1):
 
 
 def test_on_by_default_in_the_physical_model_and_off_in_the_geometric_one():
-    assert imperfections.active(LidarConfig())
-    assert not imperfections.active(LidarConfig(model='geometric', calibration_range_std_m=0.1))
+    # The laws take the physical model's parameters, None with model geometric (cfg.physical).
+    assert imperfections.active(LidarConfig().physical)
+    assert not imperfections.active(LidarConfig(model='geometric',
+                                                calibration_range_std_m=0.1).physical)
     assert not imperfections.active(LidarConfig(calibration_elevation_std_deg=0.0,
-                                                calibration_azimuth_std_deg=0.0))
-    assert imperfections.range_walk_m(LidarConfig(), [100.0])[0] > 0.0
-    assert imperfections.range_walk_m(LidarConfig(model='geometric'), [100.0])[0] == 0.0
+                                                calibration_azimuth_std_deg=0.0).physical)
+    assert not imperfections.physical(LidarConfig(model='geometric').physical)
+    on, off = LidarConfig(), LidarConfig(imperfections=False)
+    assert imperfections.range_walk_m(on.sensor_imperfections, on.radiometry, [100.0])[0] > 0.0
+    assert imperfections.range_walk_m(off.sensor_imperfections, off.radiometry, [100.0])[0] == 0.0
 
 
 def test_range_residual_moves_every_point_of_its_laser_by_the_drawn_offset(wall):
@@ -103,7 +107,8 @@ def test_range_walk_of_hand_signals():
     # at T 11 mm, at 1280 T and above 0, at S = e T (ln = 1) 11 mm (1 - sqrt(1 / 7.1546)).
     cfg = LidarConfig()
     t = cfg.detection_threshold_counts
-    walk = imperfections.range_walk_m(cfg, [t, math.e * t, 1280.0 * t, 1e9])
+    walk = imperfections.range_walk_m(cfg.sensor_imperfections, cfg.radiometry,
+                                      [t, math.e * t, 1280.0 * t, 1e9])
     expected = [0.011, 0.011 * (1.0 - math.sqrt(1.0 / math.log(1280.0))), 0.0, 0.0]
     # bound: float64 logs and square roots, a few ulps of 1e-2 m
     np.testing.assert_allclose(walk, expected, rtol=0, atol=1e-15)

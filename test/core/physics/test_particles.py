@@ -34,7 +34,7 @@ def test_expected_drop_count_in_a_beam_volume_for_marshall_palmer_at_10_mm_h():
     # (1-3 m of a 10 mm, 3 mrad beam): 8.202e-3 drops per beam. 200,000 seeded beams draw
     # 1640 +/- 41.
     cfg = LidarConfig(exit_diameter_m=0.01, divergence_mrad=3.0)
-    medium = atmosphere(cfg, Weather(rain_mm_h=10.0)).medium('rain')
+    medium = atmosphere(cfg.physical_model, Weather(rain_mm_h=10.0)).medium('rain')
     # bound: the config's drop law 1951.2 R^0.21 is 8000 / 4.1 R^0.21 to 5 digits
     assert medium.slope_per_mm == pytest.approx(2.5280, rel=1e-4)
     n_big = medium.particles_per_m3 * math.exp(-medium.slope_per_mm * 2.0)
@@ -80,7 +80,7 @@ def test_flakes_optical_area_gives_the_snow_law_extinction(kind, rate, ratio):
     # 2 (extinction efficiency) and the area ratio give the ITU-R alpha: dry 1 mm/h 5.54 dB/km
     # = 1.276e-3 /m against discs 2 x 2.155e-3 m^2/m^3: A_r = 0.296.
     cfg = LidarConfig(snow_type=kind)
-    medium = atmosphere(cfg, Weather(snowfall_rate_mm_h=rate)).medium('snow')
+    medium = atmosphere(cfg.physical_model, Weather(snowfall_rate_mm_h=rate)).medium('snow')
     d, step = np.linspace(0.0, 40.0, 400001, retstep=True)
     n = medium.particles_per_m3 * medium.slope_per_mm * np.exp(-medium.slope_per_mm * d)
     discs = np.sum(n * math.pi / 4.0 * particles.geometric_diameter_mm(kind, d) ** 2) * step
@@ -89,21 +89,22 @@ def test_flakes_optical_area_gives_the_snow_law_extinction(kind, rate, ratio):
     assert 2.0 * a_r * discs * 1e-6 == pytest.approx(medium.alpha_per_m, rel=1e-3)
     # bound: 3-digit hand values
     assert a_r == pytest.approx(ratio, abs=1e-3)
-    assert particles.flake_area_ratio(atmosphere(cfg, Weather(rain_mm_h=5.0)).medium(
-        'rain')) == 1.0
+    rain = atmosphere(cfg.physical_model, Weather(rain_mm_h=5.0)).medium('rain')
+    assert particles.flake_area_ratio(rain) == 1.0
 
 
 def test_a_particle_covering_its_share_of_the_footprint_returns_two_pi_over_s_of_it():
     cfg = LidarConfig(min_range_m=1.0, clutter_max_range_m=3.0)
-    medium = atmosphere(cfg, Weather(snowfall_rate_mm_h=2.0)).medium('snow')
-    beam, r, share, rho = particles.sample(cfg, medium, np.full(20000, np.inf), 0.0, 60.0,
+    medium = atmosphere(cfg.physical_model, Weather(snowfall_rate_mm_h=2.0)).medium('snow')
+    beam, r, share, rho = particles.sample(cfg.physical_model, cfg.sensor, medium,
+                                           np.full(20000, np.inf), 0.0, 60.0,
                                            np.random.default_rng(1), np.random.default_rng(2))
     assert beam.size > 50 and np.all((r >= 1.0) & (r <= 3.0))
     # bound: the same product in float64
     np.testing.assert_allclose(rho, 2.0 * math.pi / 29.0 * share, rtol=1e-12)
 
     # Every drawn flake is at least the detectable cut: its share at the best range is enough.
-    cut = particles.detectable_cut_mm(cfg, medium, 0.0, 60.0)
+    cut = particles.detectable_cut_mm(cfg.physical_model, cfg.sensor, medium, 0.0, 60.0)
     assert 0.1 < cut < 5.0
 
 
@@ -124,9 +125,10 @@ def test_flake_returns_grow_smoothly_with_the_snowfall_rate(optics):
         cfg = LidarConfig(min_range_m=0.9, snow_type=kind, snow_flake_optics=optics)
         counts[kind] = []
         for rate in (0.25, 0.5, 1.0, 2.0, 4.0):
-            atm = atmosphere(cfg, Weather(snowfall_rate_mm_h=rate))
-            c = clutter(cfg, atm, 20000, np.full(20000, np.inf), np.zeros(20000, int),
-                        np.random.default_rng(3), streams={'snow': np.random.default_rng(4)})
+            atm = atmosphere(cfg.physical_model, Weather(snowfall_rate_mm_h=rate))
+            c = clutter(cfg.physical_model, cfg.sensor, atm, 20000, np.full(20000, np.inf),
+                        np.zeros(20000, int), np.random.default_rng(3),
+                        streams={'snow': np.random.default_rng(4)})
             # Detectable ones: the mean signal above the threshold.
             counts[kind].append(int((c.power_counts > cfg.detection_threshold_counts).sum()))
         c = np.array(counts[kind], float)
@@ -148,9 +150,9 @@ def test_flake_returns_grow_smoothly_with_the_snowfall_rate(optics):
 
 
 def _fog_share(cfg, visibility_m, n=4000):
-    atm = atmosphere(cfg, Weather(visibility_m=visibility_m))
-    c = clutter(cfg, atm, n, np.full(n, np.inf), np.zeros(n, int), np.random.default_rng(0),
-                streams={'fog': np.random.default_rng(9)})
+    atm = atmosphere(cfg.physical_model, Weather(visibility_m=visibility_m))
+    c = clutter(cfg.physical_model, cfg.sensor, atm, n, np.full(n, np.inf), np.zeros(n, int),
+                np.random.default_rng(0), streams={'fog': np.random.default_rng(9)})
     noise = np.random.default_rng(11).standard_normal(c.beam.size)
     s = c.power_counts + noise * np.sqrt(c.power_counts + cfg.ambient_counts)
     return np.unique(c.beam[s >= cfg.detection_threshold_counts]).size / n
@@ -176,14 +178,15 @@ def test_fog_share_with_gamma_factor_matches_its_hand_value():
     # at the reference visibility 50 m) and no shot noise, P(G S >= T) = exp(-T / S).
     base = {'min_range_m': 0.9, 'range_at_10pct_m': 20.0, 'fog_fluctuation_reference_m': 50.0}
     cfg = LidarConfig(**base, fog_fluctuation_shape=1.0, noise_enabled=False)
-    atm = atmosphere(cfg, Weather(visibility_m=50.0))
+    atm = atmosphere(cfg.physical_model, Weather(visibility_m=50.0))
     assert atm.medium('fog').fluctuation_shape == 1.0
     n = 40000
-    c0 = clutter(LidarConfig(**base, fog_fluctuation_shape=0.0),
-                 atm, 1, np.full(1, np.inf), np.zeros(1, int), np.random.default_rng(0))
+    steady = LidarConfig(**base, fog_fluctuation_shape=0.0)
+    c0 = clutter(steady.physical_model, steady.sensor, atm, 1, np.full(1, np.inf),
+                 np.zeros(1, int), np.random.default_rng(0))
     s = float(c0.power_counts[0])
-    c = clutter(cfg, atm, n, np.full(n, np.inf), np.zeros(n, int), np.random.default_rng(0),
-                streams={'fog': np.random.default_rng(1)})
+    c = clutter(cfg.physical_model, cfg.sensor, atm, n, np.full(n, np.inf), np.zeros(n, int),
+                np.random.default_rng(0), streams={'fog': np.random.default_rng(1)})
     t = cfg.detection_threshold_counts
     expect = math.exp(-t / s)
     assert 0.05 < expect < 0.95
@@ -203,10 +206,11 @@ def test_only_the_droplets_share_of_the_fog_backscatter_fluctuates():
     n = 40000
 
     def ratios(visibility_m):
-        atm = atmosphere(LidarConfig(**base), Weather(visibility_m=visibility_m))
-        c0 = clutter(LidarConfig(**base, fog_fluctuation_shape=0.0), atm, 1, np.full(1, np.inf),
+        cfg, steady = LidarConfig(**base), LidarConfig(**base, fog_fluctuation_shape=0.0)
+        atm = atmosphere(cfg.physical_model, Weather(visibility_m=visibility_m))
+        c0 = clutter(steady.physical_model, steady.sensor, atm, 1, np.full(1, np.inf),
                      np.zeros(1, int), np.random.default_rng(0))
-        c = clutter(LidarConfig(**base), atm, n, np.full(n, np.inf), np.zeros(n, int),
+        c = clutter(cfg.physical_model, cfg.sensor, atm, n, np.full(n, np.inf), np.zeros(n, int),
                     np.random.default_rng(0), streams={'fog': np.random.default_rng(1)})
         assert c.beam.size == n                  # R10 400 m: no beam is hopeless
         return atm.medium('fog').fluctuating_share, c.power_counts / c0.power_counts[0]
@@ -279,8 +283,9 @@ def test_a_separable_target_behind_the_fog_echo_gives_its_own_echo(tmp_path, mat
 
 def test_surfaces_pass_through_clutter_unchanged_in_clear_air():
     surf = Contributions.build([0, 1], [5.0, 6.0], [100.0, 50.0], [0.1, 0.05])
-    out = clutter(LidarConfig(), atmosphere(LidarConfig(), Weather()), 2, np.full(2, 5.0),
-                  np.zeros(2, int), np.random.default_rng(0), surfaces=surf)
+    cfg = LidarConfig()
+    out = clutter(cfg.physical_model, cfg.sensor, atmosphere(cfg.physical_model, Weather()), 2,
+                  np.full(2, 5.0), np.zeros(2, int), np.random.default_rng(0), surfaces=surf)
     np.testing.assert_array_equal(out.power_counts, surf.power_counts)
 
 

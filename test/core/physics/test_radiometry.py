@@ -41,24 +41,25 @@ def test_threshold_for_defaults_by_hand():
 def test_reference_target_gives_s10_at_r10():
     cfg = LidarConfig()
     # bound: float64 formula; default rtol 1e-7
-    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg, 60.0), 100.0)
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg.radiometry, 60.0), 100.0)
 
 
 def test_80pct_target_reaches_10pct_threshold_at_r10_sqrt8():
     cfg = LidarConfig(overlap_range_m=0.0)
     # bound: same float64 formula both sides, sqrt(8)^2 = 8 within a few ulps << 1e-12
-    np.testing.assert_allclose(0.8 * rad.counts_per_reflectance(cfg, 60.0 * math.sqrt(8.0)),
-                               0.1 * rad.counts_per_reflectance(cfg, 60.0), rtol=1e-12)
+    spec = cfg.radiometry
+    np.testing.assert_allclose(0.8 * rad.counts_per_reflectance(spec, 60.0 * math.sqrt(8.0)),
+                               0.1 * rad.counts_per_reflectance(spec, 60.0), rtol=1e-12)
 
 
 def test_overlap_factor_and_range_floor():
     cfg = LidarConfig(overlap_range_m=2.0)
     # bound: same float64 formula both sides (exp, pow within ulps); default rtol 1e-7 absorbs them
-    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg, 2.0),
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg.radiometry, 2.0),
                                100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
     cfg0 = LidarConfig(overlap_range_m=0.0)
     # bound: float64 formula at the 1 mm range floor, a few ulps; default rtol 1e-7
-    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg0, 0.0),
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg0.radiometry, 0.0),
                                100.0 * (60.0 / 1e-3) ** 2)
 
 
@@ -66,23 +67,25 @@ def test_overlap_exponent_gives_the_form_factor_1_minus_exp_of_the_nth_power():
     # R = Rov: 1 - 1/e for every n; R = Rov / 2, n = 4: 1 - exp(-1/16); n = 2 is the square law.
     cfg4 = LidarConfig(overlap_range_m=2.0, overlap_exponent=4.0)
     # bound: same float64 formula both sides (exp, pow within ulps); default rtol 1e-7 absorbs them
-    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4, 2.0),
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4.radiometry, 2.0),
                                100.0 * (60.0 / 2.0) ** 2 * (1.0 - math.exp(-1.0)))
-    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4, 1.0),
+    np.testing.assert_allclose(0.1 * rad.counts_per_reflectance(cfg4.radiometry, 1.0),
                                100.0 * (60.0 / 1.0) ** 2 * (1.0 - math.exp(-1.0 / 16.0)))
     cfg2 = LidarConfig(overlap_range_m=2.0)
     assert cfg2.overlap_exponent == 2.0
     r = np.array([0.3, 1.0, 7.0])
-    assert np.array_equal(rad.counts_per_reflectance(cfg2, r), rad.counts_per_reflectance(
-        LidarConfig(overlap_range_m=2.0, overlap_exponent=2.0), r))
+    twice = LidarConfig(overlap_range_m=2.0, overlap_exponent=2.0).radiometry
+    assert np.array_equal(rad.counts_per_reflectance(cfg2.radiometry, r),
+                          rad.counts_per_reflectance(twice, r))
 
 
 def test_a_fixed_target_peaks_at_a_finite_range_only_above_the_square_law():
     # O(R) / R^2 is monotone for n = 2; for n = 4 it peaks where n u = 2 (e^u - 1), u = (R/Rov)^4.
     r = np.linspace(0.05, 20.0, 4000)
-    s2 = rad.counts_per_reflectance(LidarConfig(overlap_range_m=8.0), r)
+    s2 = rad.counts_per_reflectance(LidarConfig(overlap_range_m=8.0).radiometry, r)
     assert np.all(np.diff(s2) < 0.0)
-    s4 = rad.counts_per_reflectance(LidarConfig(overlap_range_m=8.0, overlap_exponent=4.0), r)
+    s4 = rad.counts_per_reflectance(
+        LidarConfig(overlap_range_m=8.0, overlap_exponent=4.0).radiometry, r)
     u = 1.2564312086261695                  # the root of 4 u = 2 (e^u - 1) (Newton)
     assert abs(4.0 * u - 2.0 * math.expm1(u)) < 1e-12
     # bound: the grid step 5 mm around the peak
@@ -97,8 +100,8 @@ def test_overlap_exponent_below_the_square_law_is_refused():
 
 def test_per_ring_r10_and_out_of_range_ring_fallback():
     cfg = LidarConfig(channels=2, ring_range_at_10pct_m=(20.0, 90.0), overlap_range_m=0.0)
-    s = 0.1 * rad.counts_per_reflectance(cfg, np.array([20.0, 90.0, 60.0, 60.0]),
-                                         np.array([0, 1, -1, 5]))
+    s = 0.1 * rad.counts_per_reflectance(cfg.radiometry, np.array([20.0, 90.0, 60.0, 60.0]),
+                                         np.array([0, 1, -1, 5]), cfg.ring_range_at_10pct_m)
     # bound: float64 formula at its own r10, few ulps; default rtol 1e-7
     np.testing.assert_allclose(s, [100.0, 100.0, 100.0, 100.0])
 

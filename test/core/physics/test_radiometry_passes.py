@@ -145,7 +145,8 @@ def counts_reference(cfg, r, ring=None):
     r = np.maximum(np.asarray(r, np.float64), 1e-3)
     overlap = (-np.expm1(-(r / cfg.overlap_range_m) ** cfg.overlap_exponent)
                if cfg.overlap_range_m > 0.0 else 1.0)
-    return cfg.signal_at_10pct_counts / 0.1 * (radiometry.ring_r10(cfg, ring) / r) ** 2 * overlap
+    r10 = radiometry.ring_r10(cfg.radiometry, ring, cfg.ring_range_at_10pct_m)
+    return cfg.signal_at_10pct_counts / 0.1 * (r10 / r) ** 2 * overlap
 
 
 def snr_reference(s, ambient):
@@ -189,7 +190,8 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     r = np.concatenate([[0.0, 1e-4, 1e-3], rng.uniform(0.0, 200.0, 5000)])
     ring = rng.integers(-1, cfg.channels + 2, r.size)            # out of range: the scalar
     # bound: RTOL_LIBM = F64_KERNEL_RTOL (tolerances.py)
-    np.testing.assert_allclose(radiometry.counts_per_reflectance(cfg, r, ring),
+    rings = cfg.ring_range_at_10pct_m
+    np.testing.assert_allclose(radiometry.counts_per_reflectance(cfg.radiometry, r, ring, rings),
                                counts_reference(cfg, r, ring), rtol=RTOL_LIBM)
     s = rng.normal(50.0, 80.0, 5000)
     np.testing.assert_allclose(radiometry.snr(s, 3.0), snr_reference(s, 3.0), rtol=RTOL_LIBM)
@@ -202,8 +204,9 @@ def test_the_compiled_laws_applied_to_arrays_give_the_numpy_values(preset):
     np.testing.assert_array_equal(radiometry.reflectivity_byte(rho),
                                   reflectivity_byte_reference(rho))
     # Shapes as numpy's: a scalar gives a scalar, a column against a row a table.
-    assert np.ndim(radiometry.counts_per_reflectance(cfg, 10.0)) == 0
-    assert radiometry.counts_per_reflectance(cfg, r[:4, None], ring[None, :3]).shape == (4, 3)
+    assert np.ndim(radiometry.counts_per_reflectance(cfg.radiometry, 10.0)) == 0
+    assert radiometry.counts_per_reflectance(cfg.radiometry, r[:4, None], ring[None, :3],
+                                             rings).shape == (4, 3)
 
 
 def test_backscatter_kernel_matches_the_numpy_rule_within_the_stated_tolerance(materials):
@@ -251,7 +254,7 @@ def hit_power_reference(cfg, table, ray, r, m, cos, albedo, foliage, wetness, al
     later, t2 = front_transmission2_reference(fol, log_t, ray, cs)
     rho[later] *= t2
     rho *= np.exp(-2.0 * alpha * r)
-    ring = None if radiometry.uniform_r10(cfg) else ring_of_beam[beam]
+    ring = None if radiometry.uniform_r10(cfg.ring_range_at_10pct_m) else ring_of_beam[beam]
     power = weights[ray - beam * s] * (rho * counts_reference(cfg, r, ring))
     return rho, power
 
@@ -265,7 +268,8 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
     table = materials
     cfg = from_dict(LidarConfig, {**load_preset(preset),       # both form-factor exponents
                                   'overlap_exponent': 4.0 if preset == 'velodyne_vlp16' else 2.0})
-    assert radiometry.uniform_r10(cfg) == (preset == 'velodyne_vlp16')    # both signal laws
+    rings = cfg.ring_range_at_10pct_m
+    assert radiometry.uniform_r10(rings) == (preset == 'velodyne_vlp16')    # both signal laws
     rng = np.random.default_rng(8)
     n, n_sub = 120000, 7
     weights = rng.uniform(0.05, 0.3, n_sub)
@@ -277,8 +281,8 @@ def test_hit_power_kernel_matches_the_numpy_contributions_within_the_stated_tole
     cos = rng.uniform(0.0, 1.0, n)
     albedo = rng.lognormal(0.0, 0.2, n)
     ring_of_beam = rng.integers(0, cfg.channels, 30000)
-    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
-           radiometry.ring_r10(cfg, ring_of_beam))
+    r10 = (np.array([radiometry.ring_r10(cfg.radiometry)]) if radiometry.uniform_r10(rings) else
+           radiometry.ring_r10(cfg.radiometry, ring_of_beam, rings))
     for alpha in (0.0, 0.004):                            # clear air, rain
         rho, power = hit_power(
             ray, r, m, cos, albedo, foliage, 0.4, radiometry.surface_tables(table),
@@ -385,15 +389,16 @@ def test_emitted_values_kernel_gives_the_numpy_reflectivity_signal_and_byte(pres
     p = np.sort(rng.choice(n, 30000, replace=False))
     ring_of_beam = rng.integers(0, cfg.channels, n_beams)
     pb = rng.integers(0, n_beams, p.size)
-    r10 = (np.array([radiometry.ring_r10(cfg)]) if radiometry.uniform_r10(cfg) else
-           radiometry.ring_r10(cfg, ring_of_beam))
+    rings = cfg.ring_range_at_10pct_m
+    r10 = (np.array([radiometry.ring_r10(cfg.radiometry)]) if radiometry.uniform_r10(rings) else
+           radiometry.ring_r10(cfg.radiometry, ring_of_beam, rings))
     refl, signal, byte = emitted_values(p, pb, r_e, peak, energy, s_meas, r10,
                                         cfg.signal_at_10pct_counts / 0.1,
                                         *radiometry.form_factor(cfg.radiometry),
                                         float(cfg.saturation_counts))
     with np.errstate(invalid='ignore', divide='ignore'):     # the numpy code it replaced
         g_per = counts_reference(cfg, r_e[p],
-                                 None if radiometry.uniform_r10(cfg) else ring_of_beam[pb])
+                                 None if radiometry.uniform_r10(rings) else ring_of_beam[pb])
         ref = np.where(peak[p] > 0, energy[p] / g_per * s_meas[p] / peak[p], 0.0)
     np.testing.assert_allclose(refl, ref, rtol=RTOL_LIBM, atol=0.0)
     clipped = np.clip(s_meas[p], 0.0, cfg.saturation_counts)

@@ -56,8 +56,9 @@ def test_the_detectable_flake_size_depends_on_the_rate_only_through_the_itu_matc
     cfg = LidarConfig(min_range_m=0.9, snow_flake_optics=optics)
     cuts = []
     for rate in (0.5, 5.0):
-        medium = atmosphere(cfg, Weather(snowfall_rate_mm_h=rate)).medium('snow')
-        cut = particles.detectable_cut_mm(cfg, medium, 0.0, cfg.range_at_10pct_m)
+        medium = atmosphere(cfg.physical_model, Weather(snowfall_rate_mm_h=rate)).medium('snow')
+        cut = particles.detectable_cut_mm(cfg.physical_model, cfg.sensor, medium, 0.0,
+                                          cfg.range_at_10pct_m)
         cuts.append(float(particles.geometric_diameter_mm('dry', cut)))
     # bound: the same float64 computation on both sides but for the rate
     assert (abs(cuts[0] / cuts[1] - 1.0) < 1e-12) == same, cuts

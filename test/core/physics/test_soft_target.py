@@ -29,9 +29,9 @@ def test_far_homogeneous_volume_equals_hard_target_of_pi_beta_l():
     # Without overlap and extinction, far away: S = counts_per_reflectance(R) pi beta L
     # (Hahner et al.), up to the 1/r^2 change across the pulse (~2 L / R).
     cfg = LidarConfig(overlap_range_m=0.0, min_separation_m=0.75)
-    grid, prof = st.soft_profile(cfg, 1e-3, 0.0, 300.0)
+    grid, prof = st.soft_profile(cfg.physical_model, 1e-3, 0.0, 300.0)
     r = 240.0
-    hand = radiometry.counts_per_reflectance(cfg, r) * math.pi * 1e-3 * 0.75
+    hand = radiometry.counts_per_reflectance(cfg.radiometry, r) * math.pi * 1e-3 * 0.75
     # bound: linear interpolation of the profile on its grid (0.75 m pulse, 2 steps): its
     # relative curvature error over a step, 2 x 2 x 0.75 m / r
     assert np.interp(r, grid, prof) == pytest.approx(hand, rel=2 * 2 * 0.75 / r)
@@ -41,13 +41,13 @@ def test_profile_is_the_discrete_pulse_integral():
     # One grid point by hand: S(R_j) = pi beta h sum_m g_m G((j - m - 0.5) h).
     cfg = LidarConfig(overlap_range_m=8.0, min_separation_m=0.75)
     beta, alpha = 4e-3, 0.08
-    grid, prof = st.soft_profile(cfg, beta, alpha, 10.0)
+    grid, prof = st.soft_profile(cfg.physical_model, beta, alpha, 10.0)
     h = 0.75 / st.STEPS_PER_PULSE
     j = 40
     m = np.arange(2 * st.STEPS_PER_PULSE)
     r = (j - m - 0.5) * h
     g = np.sin(math.pi * (m + 0.5) / (2 * st.STEPS_PER_PULSE)) ** 2
-    gain = radiometry.counts_per_reflectance(cfg, r) * np.exp(-2 * alpha * r)
+    gain = radiometry.counts_per_reflectance(cfg.radiometry, r) * np.exp(-2 * alpha * r)
     # bound: float64 k x h (approx rel 1e-6); the same float64 sum both sides (1e-12 >> n eps64)
     assert grid[j - 1] == pytest.approx(j * h)
     assert prof[j - 1] == pytest.approx(math.pi * beta * h * np.sum(g * gain), rel=1e-12)
@@ -55,7 +55,7 @@ def test_profile_is_the_discrete_pulse_integral():
 
 def test_volume_starts_at_the_sensor_so_the_profile_rises_over_the_first_two_pulse_lengths():
     cfg = LidarConfig(overlap_range_m=8.0, min_separation_m=0.75)
-    grid, prof = st.soft_profile(cfg, 4e-3, 0.08, 10.0)
+    grid, prof = st.soft_profile(cfg.physical_model, 4e-3, 0.08, 10.0)
     peak = grid[np.argmax(prof)]
     assert 0.75 < peak < 2.0
     assert np.all(np.diff(prof[grid <= 0.75]) > 0)
@@ -63,7 +63,7 @@ def test_volume_starts_at_the_sensor_so_the_profile_rises_over_the_first_two_pul
 
 def test_peak_is_taken_between_blanking_and_the_nearest_solid_hit():
     cfg = LidarConfig(overlap_range_m=8.0, min_separation_m=0.75, min_range_m=0.1)
-    grid, prof = st.soft_profile(cfg, 4e-3, 0.08, 10.0)
+    grid, prof = st.soft_profile(cfg.physical_model, 4e-3, 0.08, 10.0)
     free_r, free_s = st.beam_peaks(grid, prof, [np.inf], 0.1)
     # A wall at 0.5 m: the peak is the profile at the last grid point before it.
     wall_r, wall_s = st.beam_peaks(grid, prof, [0.5], 0.1)
@@ -82,13 +82,15 @@ def test_peak_is_taken_between_blanking_and_the_nearest_solid_hit():
 def test_hopeless_peaks_are_dropped_and_rings_scale_with_r10_squared():
     cfg = LidarConfig(overlap_range_m=8.0, channels=2, range_at_10pct_m=60.0,
                       ring_range_at_10pct_m=(60.0, 30.0))
-    beam, r, s = st.soft_returns(cfg, 4e-3, 0.08, [np.inf, np.inf], [0, 1], 10.0)
+    beam, r, s = st.soft_returns(cfg.physical_model, cfg.sensor, 4e-3, 0.08, [np.inf, np.inf],
+                                 [0, 1], 10.0)
     assert beam.tolist() == [0, 1]
     # bound: float64 ratio of the same formula, exact to ulps; approx rel 1e-6
     assert s[1] == pytest.approx(s[0] / 4.0)
     assert r[0] == r[1]
     # Haze (beta 2.3e-5): a few counts, never detectable.
-    beam, _, _ = st.soft_returns(cfg, 2.3e-5, 1.4e-3, [np.inf], [0], 10.0)
+    beam, _, _ = st.soft_returns(cfg.physical_model, cfg.sensor, 2.3e-5, 1.4e-3, [np.inf], [0],
+                                 10.0)
     assert beam.size == 0
     spec = cfg.radiometry
     assert st.hopeless(spec, 1.0) and not st.hopeless(spec, cfg.detection_threshold_counts)

@@ -56,7 +56,7 @@ def test_false_alarms_rise_with_the_sun_as_shot_noise_says(os1):
 
 def test_the_os1_sees_a_10_percent_target_to_40_m_at_100_klx_and_43_3_m_in_the_dark(os1):
     # bound: detection_range_m resolves 1 mm
-    assert sunlight.detection_range_m(os1, 0.1, 100.0) == pytest.approx(40.0, abs=2e-3)
+    assert sunlight.detection_range_m(os1.radiometry, 0.1, 100.0) == pytest.approx(40.0, abs=2e-3)
     t = os1.detection_threshold_counts
     u = 0.5 * (Z90 + math.sqrt(Z90 ** 2 + 4.0 * (20.0 + t)))
     dark = 40.0 * math.sqrt(100.0 / (u * u - 20.0))
@@ -66,7 +66,7 @@ def test_the_os1_sees_a_10_percent_target_to_40_m_at_100_klx_and_43_3_m_in_the_d
     # bound: detection_range_m returns the last point of its 1 mm grid that detects (up to 1 mm
     # short); the form factor's exp(-(43 / 6.5)^2) = 5e-20 and normal_ppf's 1e-12 error on Z90
     # move the range by < 1e-9 m
-    assert sunlight.detection_range_m(os1, 0.1, 0.0) == pytest.approx(dark, abs=2e-3)
+    assert sunlight.detection_range_m(os1.radiometry, 0.1, 0.0) == pytest.approx(dark, abs=2e-3)
 
 
 def test_a_10_percent_wall_between_the_two_ranges_is_lost_more_often_in_the_sun(tmp_path, os1):

@@ -70,9 +70,10 @@ def test_haze_of_1_km_or_more_is_steady_and_hopeless_in_every_ring(preset):
     cfg = from_dict(LidarConfig, load_preset(preset))
     n = cfg.channels
     for visibility_m in (1000.0, 2000.0, 10000.0):
-        atm = atmosphere(cfg, Weather(visibility_m=visibility_m))
+        atm = atmosphere(cfg.physical_model, Weather(visibility_m=visibility_m))
         assert atm.medium('fog').fluctuating_share == 0.0
-        c = clutter(cfg, atm, n, np.full(n, np.inf), np.arange(n), np.random.default_rng(0))
+        c = clutter(cfg.physical_model, cfg.sensor, atm, n, np.full(n, np.inf), np.arange(n),
+                    np.random.default_rng(0))
         assert c.beam.size == 0, (preset, visibility_m)
 
 
@@ -107,8 +108,8 @@ def test_dense_fog_puts_clutter_near_the_sensor_in_most_beams(preset, demo_world
     sim = LidarSimulator(cfg, demo_world, materials)
     _, res = _clutter_beams(sim, Weather(visibility_m=50.0))
     c = res.points['class_id'] == PRECIPITATION_CLASS
-    full = np.flatnonzero(radiometry.ring_r10(cfg, np.arange(cfg.channels))
-                          >= cfg.range_at_10pct_m)
+    r10 = radiometry.ring_r10(cfg.radiometry, np.arange(cfg.channels), cfg.ring_range_at_10pct_m)
+    full = np.flatnonzero(r10 >= cfg.range_at_10pct_m)
     beams = np.flatnonzero(np.isin(sim.beams.ring, full) & (res.hit_range_m > 10.0))
     assert beams.size > 0.2 * res.n_beams, preset
     assert np.isin(beams, res.beam[c]).mean() > 0.5, preset

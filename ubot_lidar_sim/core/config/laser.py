@@ -6,9 +6,10 @@ from typing import ClassVar
 from ubot_lidar_sim.core.config.fields import flat_paths, parameter as _p, Validated
 from ubot_lidar_sim.core.config.lidar import LidarConfig
 from ubot_lidar_sim.core.config.mapping import to_dict
-from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel, SensorConfig
+from ubot_lidar_sim.core.config.model import ModelShared, SensorConfig
 from ubot_lidar_sim.core.config.optics import EchoesConfig
 from ubot_lidar_sim.core.config.patterns import PlanarPattern
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.config.shared import SharedParams
 from ubot_lidar_sim.core.limits import SINGLE_RETURN_MODES

@@ -11,8 +11,9 @@ from typing import ClassVar, Union
 
 from ubot_lidar_sim.core.beams import planar_and_rosette
 from ubot_lidar_sim.core.config.fields import Floats, parameter as _p, Validated
-from ubot_lidar_sim.core.config.model import ModelShared, PhysicalModel, SensorConfig
+from ubot_lidar_sim.core.config.model import ModelShared, SensorConfig
 from ubot_lidar_sim.core.config.patterns import RosettePattern, SpinningPattern
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.config.shared import SharedParams
 from ubot_lidar_sim.core.errors import ConfigError, ScanError
 

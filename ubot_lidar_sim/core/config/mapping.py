@@ -11,7 +11,7 @@ import dataclasses
 from typing import Any, Dict, Mapping, Tuple, TypeVar
 
 from ubot_lidar_sim.core.config.fields import flat_fields, flat_paths, group_names
-from ubot_lidar_sim.core.config.model import PhysicalModel
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.errors import ConfigError, did_you_mean
 
 #: The node whose parameters a config class holds (the names of docs/parameters.md).

@@ -1,10 +1,10 @@
 """
 The sensor models' parameters: both models' (ModelShared) and the physical model's parts.
 
-PhysicalModel is the radiometric model of docs/physics.md, composed of its parts (optics,
-echoes, noise, sensor_imperfections, radiometry, atmosphere); its parameters apply with model
-'physical' only (a config's ``physical``, None with model 'geometric'). SensorConfig is the base
-of the lidar_3d and laser_scan configs: the views of their parts.
+PhysicalModel (core/config/physical_model.py) is the radiometric model of docs/physics.md; its
+parameters apply with model 'physical' only (a config's ``physical``, None with model
+'geometric'). SensorConfig is the base of the lidar_3d and laser_scan configs: the views of
+their parts.
 """
 
 from dataclasses import dataclass
@@ -14,6 +14,7 @@ from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.fields import Composed, parameter as _p, Validated
 from ubot_lidar_sim.core.config.imperfections import ImperfectionsConfig
 from ubot_lidar_sim.core.config.optics import EchoesConfig, OpticsConfig
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.config.radiometry import NoiseConfig, RadiometryConfig
 from ubot_lidar_sim.core.errors import ConfigError
 
@@ -38,18 +39,6 @@ class ModelShared(Validated):
                            "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',
                              read_only=True)
-
-
-@dataclass(frozen=True, init=False)
-class PhysicalModel(Composed):
-    """Radiometric model (docs/physics.md) of the 3D LiDAR and the 2D scanner, by part."""
-
-    noise: NoiseConfig
-    optics: OpticsConfig
-    echoes: EchoesConfig
-    sensor_imperfections: ImperfectionsConfig     # the flat name imperfections is its switch
-    radiometry: RadiometryConfig
-    atmosphere: AtmosphereConfig
 
 
 class SensorConfig(Composed):

@@ -5,7 +5,7 @@ Each scatterer is a Medium with its extinction alpha and backscatter beta at the
 wavelength. Rain from the Carbonneau (1998) law, backscatter from its lidar ratio and drops from
 Marshall-Palmer drops (particles.py); fog/haze from the visibility (Koschmieder) minus the part the
 precipitation explains, scaled to the laser wavelength with Kim et al. (2001). Each effect's
-(cfg, Weather) -> Medium is registered in weather_effects.py, which builds a scan's Atmosphere;
+(parts, Weather) -> Medium is registered in weather_effects.py, which builds a scan's Atmosphere;
 clutter.py draws its returns.
 Snow: the ITU-R snow law, Gunn-Marshall flakes and a faceted-ice lidar ratio (snow.py).
 """
@@ -24,7 +24,6 @@ from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fog_microphysics
 from ubot_lidar_sim.core.physics import particles
 from ubot_lidar_sim.core.physics import snow
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
 from ubot_lidar_sim.core.physics.weather import Weather
 
 _LOG = logging.getLogger(__name__)
@@ -191,37 +190,36 @@ def _sum(values):
     return total
 
 
-# The media laws take the whole config: weather_effects.py's registry calls every medium(cfg,
-# weather) alike (rain reads cfg.atmosphere, fog and snow cfg.atmosphere and cfg.optics).
-def rain_medium(cfg: SensorView, weather: Weather) -> Medium:
+# The media laws take the parts they read: rain the atmosphere, fog and snow the atmosphere and
+# the optics (the wavelength); weather_effects.py's registry names them per effect.
+def rain_medium(air: AtmosphereConfig, weather: Weather) -> Medium:
     """Return the rain Medium: Carbonneau extinction, lidar-ratio backscatter, drop density."""
     rain = weather.rain_mm_h
-    alpha = float(rain_extinction(cfg.atmosphere, rain))
-    n = drop_density(cfg.atmosphere, rain)
+    alpha = float(rain_extinction(air, rain))
+    n = drop_density(air, rain)
     # Marshall-Palmer: n = N0 / Lambda with N0 fixed, so Lambda = N0 / n.
-    return Medium('rain', alpha, alpha / cfg.rain_lidar_ratio_sr, True, n,
-                  rain_part_550(cfg.atmosphere, rain), particles.MP_N0 / n if n > 0.0 else 0.0,
-                  'drop')
+    return Medium('rain', alpha, alpha / air.rain_lidar_ratio_sr, True, n,
+                  rain_part_550(air, rain), particles.MP_N0 / n if n > 0.0 else 0.0, 'drop')
 
 
-def fog_medium(cfg: SensorView, weather: Weather,
+def fog_medium(air: AtmosphereConfig, optics: OpticsConfig, weather: Weather,
                precipitation_550_per_m: float = 0.0) -> Medium:
     """Return the fog/haze Medium: what the visibility holds beyond the precipitation."""
     residual = fog_residual_550(weather.visibility_m, precipitation_550_per_m)
-    alpha = fog_extinction(cfg.optics, weather.visibility_m, precipitation_550_per_m)
+    alpha = fog_extinction(optics, weather.visibility_m, precipitation_550_per_m)
     fog_vis = KOSCHMIEDER / residual if residual > 0 else math.inf
     if alpha <= 0.0:
         return Medium('fog', alpha, 0.0)
-    return Medium('fog', alpha, alpha / fog_lidar_ratio(cfg.atmosphere, fog_vis),
-                  fluctuating_share=droplet_backscatter_share(cfg.atmosphere, fog_vis),
-                  fluctuation_shape=fog_microphysics.fluctuation_shape(cfg.atmosphere, fog_vis))
+    return Medium('fog', alpha, alpha / fog_lidar_ratio(air, fog_vis),
+                  fluctuating_share=droplet_backscatter_share(air, fog_vis),
+                  fluctuation_shape=fog_microphysics.fluctuation_shape(air, fog_vis))
 
 
-def snow_medium(cfg: SensorView, weather: Weather) -> Medium:
+def snow_medium(air: AtmosphereConfig, optics: OpticsConfig, weather: Weather) -> Medium:
     """Return the snow Medium: ITU-R extinction, faceted-ice lidar ratio, Gunn-Marshall flakes."""
     rate = weather.snowfall_rate_mm_h
-    alpha = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate)
-    alpha_550 = snow.snow_extinction(cfg.atmosphere, cfg.optics, rate, 550.0)
-    return Medium('snow', alpha, alpha / cfg.snow_lidar_ratio_sr, True,
+    alpha = snow.snow_extinction(air, optics, rate)
+    alpha_550 = snow.snow_extinction(air, optics, rate, 550.0)
+    return Medium('snow', alpha, alpha / air.snow_lidar_ratio_sr, True,
                   snow.flakes_per_m3(rate), alpha_550,
-                  snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, cfg.snow_type)
+                  snow.flake_slope_per_mm(rate) if rate > 0.0 else 0.0, air.snow_type)

@@ -14,7 +14,6 @@ return of the air (soft_target.py), steady from pulse to pulse like haze's.
 """
 
 from ubot_lidar_sim.core.physics.atmosphere import Medium
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
 from ubot_lidar_sim.core.physics.weather import Weather
 
 #: Mass extinction efficiency of coarse dust, m^2/g (Malm et al. 1994, IMPROVE).
@@ -28,7 +27,7 @@ def dust_extinction(dust_ug_m3: float) -> float:
     return DUST_MEE_M2_G * max(float(dust_ug_m3), 0.0) * 1e-6
 
 
-def dust_medium(cfg: SensorView, weather: Weather) -> Medium:
+def dust_medium(weather: Weather) -> Medium:
     """Return the dust Medium: mass extinction, Saharan-dust lidar ratio, all in the visibility."""
     alpha = dust_extinction(weather.dust_ug_m3)
     return Medium('dust', alpha, alpha / DUST_LIDAR_RATIO_SR, alpha_550_per_m=alpha)

@@ -9,12 +9,13 @@ sorted keys and bincounts: no Python loop over beams, hits or echoes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, TYPE_CHECKING
+from typing import Any, Optional, TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.labels import PRECIPITATION_CLASS
 from ubot_lidar_sim.core.physics import fresnel
 from ubot_lidar_sim.core.physics import imperfections
@@ -23,7 +24,7 @@ from ubot_lidar_sim.core.physics import radiometry_passes
 from ubot_lidar_sim.core.physics import snow
 from ubot_lidar_sim.core.physics.footprint import perpendicular_basis
 from ubot_lidar_sim.core.physics.return_selection import select_returns
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.sensor_part import SensorPart
 
 if TYPE_CHECKING:       # annotations only
     from ubot_lidar_sim.core.physics.atmosphere import Atmosphere
@@ -87,18 +88,18 @@ class Contributions:
     @classmethod
     def concat(cls, *parts: Optional[Contributions]) -> Contributions:
         """Concatenate contributions; optional fields survive only if every part has them."""
-        parts = [p for p in parts if p is not None]
-        if not parts:
+        given = [p for p in parts if p is not None]
+        if not given:
             return cls.empty()
-        out = {}
+        out: dict[str, Any] = {}
         for name in ('beam', 'range_m', 'power_counts', 'rho_app', 'stretch', 'material',
                      'class_id', 'is_ground', 'roughness_m'):
-            vals = [getattr(p, name) for p in parts]
+            vals = [getattr(p, name) for p in given]
             out[name] = None if any(v is None for v in vals) else np.concatenate(vals)
-        if any(p.instance_id is not None for p in parts):
+        if any(p.instance_id is not None for p in given):
             out['instance_id'] = np.concatenate([
                 np.zeros(len(p), np.uint16) if p.instance_id is None else p.instance_id
-                for p in parts])
+                for p in given])
         return cls(**out)
 
 
@@ -157,8 +158,8 @@ def _range_order_fix(ray, r):
     return rows, rows[np.lexsort((r[rows], ray[rows]))]
 
 
-def contributions_from_hits(cfg: SensorView, table: MaterialTable, hits: Hits,
-                            weights: ArrayLike, ring_of_beam: ArrayLike,
+def contributions_from_hits(model: PhysicalModel, sensor: SensorPart, table: MaterialTable,
+                            hits: Hits, weights: ArrayLike, ring_of_beam: ArrayLike,
                             atm: Optional[Atmosphere] = None, wetness: float = 0.0,
                             puddle_depth_m: float = 0.0,
                             ray_dirs: Optional[NDArray[np.float64]] = None,
@@ -166,12 +167,14 @@ def contributions_from_hits(cfg: SensorView, table: MaterialTable, hits: Hits,
     """
     Turn sub-ray hits into Contributions (the per-hit part of ProcessBeam).
 
-    hits: the Hits of world.trace, sub-ray k of beam b at ray b * S + k, S = len(weights);
-    ring_of_beam (B,); atm an Atmosphere (None = clear air); wetness 0-1 for every surface;
-    puddle_depth_m turns ground into water (pond rule) and snow_depth_m > 0 into snow, whose
-    cover hides the ground's albedo texture; ray_dirs (B * S, 3) world unit directions
-    of the traced sub-rays, for the plane-of-incidence divergence of pulse stretching (without
-    them, ground hits use the vertical and other hits the horizontal divergence).
+    model: the physical model (optics, radiometry, the atmosphere's pond rule); sensor: its
+    per-ring R10 table; hits: the Hits of world.trace, sub-ray k of beam b at ray b * S + k,
+    S = len(weights); ring_of_beam (B,); atm an Atmosphere (None = clear air); wetness 0-1 for
+    every surface; puddle_depth_m turns ground into water (pond rule) and snow_depth_m > 0 into
+    snow, whose cover hides the ground's albedo texture; ray_dirs (B * S, 3) world unit
+    directions of the traced sub-rays, for the plane-of-incidence divergence of pulse
+    stretching (without them, ground hits use the vertical and other hits the horizontal
+    divergence).
     A foliage hit returns (1 - t) of what reaches it, a glass pane (glass: physical) all of its
     backscatter; every later hit of the sub-ray is scaled by the two-way transmission t^2 of each
     pass-through layer in front of it.
@@ -181,9 +184,10 @@ def contributions_from_hits(cfg: SensorView, table: MaterialTable, hits: Hits,
     fix, sel = _hit_order(hits)
     ray, r = sel(hits.ray, np.int64), sel(hits.range_m, np.float64)
     cos = np.abs(sel(hits.cos_inc, np.float64))
-    ground, foliage, material, albedo = _surfaces(cfg, hits, sel, puddle_depth_m, snow_depth_m)
-    beam = ray // s
-    r10 = _r10(cfg, ring_of_beam)
+    ground, foliage, material, albedo = _surfaces(model.atmosphere, hits, sel, puddle_depth_m,
+                                                  snow_depth_m)
+    beam, spec, optics = ray // s, model.radiometry, model.optics
+    r10 = _r10(spec, sensor, ring_of_beam)
     alpha = atm.alpha if atm is not None and atm.active else 0.0
 
     valid = radiometry.valid_materials(table, material)
@@ -193,12 +197,12 @@ def contributions_from_hits(cfg: SensorView, table: MaterialTable, hits: Hits,
         ray, r, valid, cos, albedo, foliage, min(max(float(wetness), 0.0), 1.0),
         radiometry.surface_tables(table), table.transmission, radiometry.pass_cover(table),
         2.0 * alpha, r10,
-        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg.radiometry), weights,
+        spec.signal_at_10pct_counts / 0.1, *radiometry.form_factor(spec), weights,
         fresnel.pane_log_gain(table, valid, cos))
     stretch = np.ones(ray.shape[0])
-    if cfg.pulse_length_m > 0.0:
-        beta = _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray)
-        stretch = radiometry.pulse_stretch_factor(cfg.pulse_length_m, r, cos,
+    if optics.pulse_length_m > 0.0:
+        beta = _plane_of_incidence_divergence(optics, hits, sel, ground, ray_dirs, ray)
+        stretch = radiometry.pulse_stretch_factor(optics.pulse_length_m, r, cos,
                                                   np.where(foliage, 0.0, beta))
     instance = hits.instance_id
     return Contributions(beam, r if fix is not None else r.copy(), power, rho_app, stretch,
@@ -230,13 +234,13 @@ def _hit_order(hits):
     return fix, sel
 
 
-def _surfaces(cfg, hits, sel, puddle_depth_m, snow_depth_m):
+def _surfaces(air, hits, sel, puddle_depth_m, snow_depth_m):
     """Return (ground, foliage, material, albedo) of the hits, with the pond and snow rules."""
     ground = sel(hits.ground, bool)
     # A copy: the caller's Hits stay as traced (lidar.py derives its own solid flags).
     foliage = sel(hits.foliage, bool).copy()
     material = snow.ground_material(sel(hits.material, np.uint8), ground, puddle_depth_m,
-                                    cfg.pond_threshold_m, snow_depth_m)
+                                    air.pond_threshold_m, snow_depth_m)
     foliage &= material != radiometry.WATER
     albedo = sel(hits.albedo, np.float64)
     if snow_depth_m > 0.0:
@@ -244,17 +248,19 @@ def _surfaces(cfg, hits, sel, puddle_depth_m, snow_depth_m):
     return ground, foliage, material, albedo
 
 
-def _r10(cfg, ring_of_beam):
+def _r10(spec, sensor, ring_of_beam):
     """Return range_at_10pct_m for every beam (B,) float64, or (1,) when all rings share it."""
-    if radiometry.uniform_r10(cfg):
-        return np.array([radiometry.ring_r10(cfg)])
-    return np.ascontiguousarray(radiometry.ring_r10(cfg, np.asarray(ring_of_beam)), np.float64)
+    table = sensor.ring_range_at_10pct_m
+    if radiometry.uniform_r10(table):
+        return np.array([radiometry.ring_r10(spec)])
+    return np.ascontiguousarray(radiometry.ring_r10(spec, np.asarray(ring_of_beam), table),
+                                np.float64)
 
 
-def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
+def _plane_of_incidence_divergence(optics, hits, sel, ground, ray_dirs, ray):
     """Full-angle divergence along the plane of incidence, rad (H,), from the beam ellipse."""
-    bh = cfg.divergence_mrad * 1e-3
-    bv = (cfg.divergence_v_mrad or cfg.divergence_mrad) * 1e-3
+    bh = optics.divergence_mrad * 1e-3
+    bv = (optics.divergence_v_mrad or optics.divergence_mrad) * 1e-3
     if ray_dirs is None or getattr(hits, 'normal', None) is None:
         return np.where(ground, bv, bh)
     d = np.asarray(ray_dirs, dtype=np.float64)[ray]
@@ -267,19 +273,19 @@ def _plane_of_incidence_divergence(cfg, hits, sel, ground, ray_dirs, ray):
     return np.hypot(bh * np.sum(p * u, axis=1), bv * np.sum(p * v, axis=1))
 
 
-def _sort_key_span(cfg):
+def _sort_key_span(max_range_m, clutter_max_range_m):
     """Return (origin, span) of process_beams' sort key, m: the trace's and clutter's ranges."""
-    far = max(float(cfg.max_range_m), float(cfg.clutter_max_range_m)) + 1.0
+    far = max(float(max_range_m), float(clutter_max_range_m)) + 1.0
     return -far, 3.0 * far
 
 
-def _background(cfg, background_counts):
+def _background(spec, background_counts):
     """Return the shot-noise background as float64 (1,) (one for all) or (B,) (per beam)."""
-    a = cfg.ambient_counts if background_counts is None else background_counts
+    a = spec.ambient_counts if background_counts is None else background_counts
     return np.atleast_1d(np.asarray(a, dtype=np.float64))
 
 
-def _sorted_by_beam_and_range(cfg, contrib):
+def _sorted_by_beam_and_range(window, contrib):
     """
     Return (order, beam, range, power, stretch, air) of the contributions in (beam, range) order.
 
@@ -295,9 +301,9 @@ def _sorted_by_beam_and_range(cfg, contrib):
         # One float key beam x span + range sorts like lexsort((range, beam)) at ~um resolution,
         # several times faster on millions of contributions; a key already in order (one
         # sub-ray, no clutter) is the identity of the stable sort. Its origin and span come
-        # from the config; a range outside them (ground relief at grazing incidence, far
-        # beyond the window) is clipped and keeps its row order.
-        r_lo, span = _sort_key_span(cfg)
+        # from the config (window, _sort_key_span); a range outside them (ground relief at
+        # grazing incidence, far beyond the window) is clipped and keeps its row order.
+        r_lo, span = window
         key = beam * span + np.clip(
             r - r_lo, 0.0, span - 1.0)
         if not np.all(key[1:] >= key[:-1]):
@@ -315,11 +321,14 @@ def _return_numbering(pb):
             np.repeat(run, run).astype(np.uint8))
 
 
-def process_beams(cfg: SensorView, contrib: Contributions, n_beams: int,
-                  noise_rng: np.random.Generator, ring_of_beam: ArrayLike,
+def process_beams(model: PhysicalModel, sensor: SensorPart, contrib: Contributions,
+                  n_beams: int, noise_rng: np.random.Generator, ring_of_beam: ArrayLike,
                   background_counts: Optional[ArrayLike] = None) -> Returns:
     """
     Vectorised ProcessBeam over a scan: Contributions -> Returns.
+
+    model: the physical model (echoes, noise, radiometry, imperfections, the atmosphere's
+    clutter range); sensor: its range window and per-ring R10 table.
 
     Contributions sorted by (beam, range) chain into one echo while consecutive gaps are <
     min_separation_m (a gap >= min_separation_m starts a new echo). Its dominant side is the
@@ -335,16 +344,18 @@ def process_beams(cfg: SensorView, contrib: Contributions, n_beams: int,
     time).
     Reflectivity = rho_e S' / P with rho_e = energy / counts_per_reflectance(range): transmission
     losses stay in, as on a real sensor. background_counts: the scan's background A of the shot
-    noise, one value or one per beam (B,) (physics/sunlight.py; None: in the dark,
-    cfg.ambient_counts).
+    noise, one value or one per beam (B,) (physics/sunlight.py; None: in the dark, the
+    radiometry's ambient_counts).
     """
     ring_of_beam = np.asarray(ring_of_beam)
-    order, beam, r, pw, st, air = _sorted_by_beam_and_range(cfg, contrib)
+    echo, noise, spec = model.echoes, model.noise, model.radiometry
+    order, beam, r, pw, st, air = _sorted_by_beam_and_range(
+        _sort_key_span(sensor.max_range_m, model.atmosphere.clutter_max_range_m), contrib)
     # docs/physics.md, "Echoes": contributions *closer* than min_separation_m merge, so a gap of
     # exactly min_separation_m (adjacent clutter slabs) separates; the tolerance absorbs rounding.
     # One compiled pass: echo starts, energy, power-weighted range, peak, largest contributor.
     start, energy, r_e, peak, big = radiometry_passes.form_echoes(
-        beam, r, pw, st, air, cfg.min_separation_m * (1.0 - 1e-9))
+        beam, r, pw, st, air, echo.min_separation_m * (1.0 - 1e-9))
     n_e = start.size
     e_beam = beam[start]
     src = big if order is None else order[big]
@@ -357,25 +368,25 @@ def process_beams(cfg: SensorView, contrib: Contributions, n_beams: int,
     # One compiled pass: measured signal, detection, range noise (radiometry.snr and
     # range_noise_std, its floor at each echo range), too-close beams and the range window.
     s_meas, d, r_d = radiometry_passes.detect_echoes(
-        peak, r_e, e_beam, draws, bool(cfg.noise_enabled),
-        _background(cfg, background_counts),
-        float(cfg.detection_threshold_counts), float(cfg.min_range_m), float(cfg.max_range_m),
-        radiometry.snr_at_spec(cfg.radiometry), radiometry.range_noise_floor_m(cfg.noise, r_e),
-        float(cfg.range_std_low_snr_m), float(cfg.range_noise_snr_exponent), too_close)
+        peak, r_e, e_beam, draws, bool(noise.noise_enabled), _background(spec, background_counts),
+        float(spec.detection_threshold_counts), float(sensor.min_range_m),
+        float(sensor.max_range_m), radiometry.snr_at_spec(spec),
+        radiometry.range_noise_floor_m(noise, r_e), float(noise.range_std_low_snr_m),
+        float(noise.range_noise_snr_exponent), too_close)
     # Range walk: a weak echo crosses the leading-edge threshold late (imperfections.py); the
     # receiver gates the walked time, so an echo walked past max_range_m is not returned.
-    r_d = r_d + imperfections.range_walk_m(cfg, s_meas[d])
-    inside = r_d <= cfg.max_range_m
+    r_d = r_d + imperfections.range_walk_m(model.sensor_imperfections, spec, s_meas[d])
+    inside = r_d <= sensor.max_range_m
     d, r_d = d[inside], r_d[inside]
 
-    flags, emit = select_returns(cfg.return_mode, e_beam[d], s_meas[d],
-                                 cfg.dual_second_strongest_when_last)
+    flags, emit = select_returns(echo.return_mode, e_beam[d], s_meas[d],
+                                 echo.dual_second_strongest_when_last)
     p = d[emit]
     pb = e_beam[p]
     refl, signal, intensity = radiometry_passes.emitted_values(
-        p, pb, r_e, peak, energy, s_meas, _r10(cfg, ring_of_beam),
-        cfg.signal_at_10pct_counts / 0.1, *radiometry.form_factor(cfg.radiometry),
-        float(cfg.saturation_counts))
+        p, pb, r_e, peak, energy, s_meas, _r10(spec, sensor, ring_of_beam),
+        spec.signal_at_10pct_counts / 0.1, *radiometry.form_factor(spec),
+        float(spec.saturation_counts))
     return_index, return_count = _return_numbering(pb)
     return Returns(
         beam=pb, range_m=r_d[emit],

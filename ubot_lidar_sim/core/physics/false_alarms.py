@@ -26,13 +26,15 @@ from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.class_ids import CLASS_DTYPE
+from ubot_lidar_sim.core.config.optics import EchoesConfig
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.labels import FALSE_ALARM_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.echoes import Returns
 from ubot_lidar_sim.core.physics.return_selection import (FLAG_FALSE_ALARM, FLAG_FIRST,
                                                           FLAG_LAST, FLAG_STRONGEST)
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.sensor_part import SensorPart
 
 #: Below this expected number of false points in a sweep none is drawn (the stream is not used):
 #: in the dark the OS1 expects 1e-58 per bin, a sweep of 1e5 beams x 1e3 bins 1e-50 points.
@@ -51,29 +53,32 @@ def per_bin_probability(threshold: float,
     return out
 
 
-def bins_per_beam(cfg: SensorView) -> int:
+def bins_per_beam(echoes: EchoesConfig, sensor: SensorPart) -> int:
     """Return n, the independent range bins of one beam: (max - min range) / min_separation_m."""
-    return max(1, int((cfg.max_range_m - cfg.min_range_m) // cfg.min_separation_m))
+    return max(1, int((sensor.max_range_m - sensor.min_range_m) // echoes.min_separation_m))
 
 
-def beam_probability(cfg: SensorView, background: ArrayLike) -> NDArray[np.float64]:
+def beam_probability(model: PhysicalModel, sensor: SensorPart,
+                     background: ArrayLike) -> NDArray[np.float64]:
     """Return q = 1 - (1 - p)^n per background value (shape of ``background``, counts)."""
     a = np.atleast_1d(np.asarray(background, dtype=np.float64))
-    p = per_bin_probability(float(cfg.detection_threshold_counts), a)
-    return -np.expm1(bins_per_beam(cfg) * np.log1p(-p))
+    p = per_bin_probability(float(model.radiometry.detection_threshold_counts), a)
+    return -np.expm1(bins_per_beam(model.echoes, sensor) * np.log1p(-p))
 
 
-def with_false_alarms(cfg: SensorView, ret: Returns, background: ArrayLike,
-                      ring_of_beam: ArrayLike, rng: np.random.Generator) -> Returns:
+def with_false_alarms(model: PhysicalModel, sensor: SensorPart, ret: Returns,
+                      background: ArrayLike, ring_of_beam: ArrayLike,
+                      rng: np.random.Generator) -> Returns:
     """
     Return Returns ret with the false alarms of its beams without a return, in beam order.
 
+    model: the physical model (echoes, radiometry); sensor: its range window and per-ring R10;
     background: one value or (B,) per beam, counts (sunlight.beam_background); ring_of_beam
     (B,); rng: the false-alarm stream's Generator (drawn from only when the sweep's expected
     count reaches NEGLIGIBLE_EXPECTED).
     """
     n_beams = ret.too_close.shape[0]
-    q = beam_probability(cfg, background)
+    q = beam_probability(model, sensor, background)
     if n_beams == 0 or float(q.max()) * n_beams < NEGLIGIBLE_EXPECTED:
         return ret
     u = rng.random((2, n_beams))
@@ -82,17 +87,18 @@ def with_false_alarms(cfg: SensorView, ret: Returns, background: ArrayLike,
     beam = np.flatnonzero(quiet & (u[0] < np.broadcast_to(q, (n_beams,))))
     if beam.size == 0:
         return ret
-    return _merged(ret, _false_returns(cfg, beam, u[1, beam], np.asarray(ring_of_beam)[beam]))
+    return _merged(ret, _false_returns(model.radiometry, sensor, beam, u[1, beam],
+                                       np.asarray(ring_of_beam)[beam]))
 
 
-def _false_returns(cfg, beam, u, ring):
+def _false_returns(spec, sensor, beam, u, ring):
     """Return the field arrays of false points on beams (K,) with uniforms u (K,)."""
     k = beam.size
-    r = cfg.min_range_m + (cfg.max_range_m - cfg.min_range_m) * u
-    t = float(cfg.detection_threshold_counts)
-    rho = t / radiometry.counts_per_reflectance(cfg, r, ring)
+    r = sensor.min_range_m + (sensor.max_range_m - sensor.min_range_m) * u
+    t = float(spec.detection_threshold_counts)
+    rho = t / radiometry.counts_per_reflectance(spec, r, ring, sensor.ring_range_at_10pct_m)
     return {'beam': beam.astype(np.int64), 'range_m': r, 'reflectivity': rho,
-            'signal': np.full(k, np.rint(min(t, cfg.saturation_counts)), np.uint16),
+            'signal': np.full(k, np.rint(min(t, spec.saturation_counts)), np.uint16),
             'intensity': radiometry.reflectivity_byte(rho),
             'class_id': np.full(k, FALSE_ALARM_CLASS, CLASS_DTYPE),
             'material': np.full(k, OTHER, np.uint8),

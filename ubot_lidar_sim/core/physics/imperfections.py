@@ -34,7 +34,8 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.imperfections import ImperfectionsConfig
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
+from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 
 #: Per-ring (d_el_rad, d_az_rad, d_range_m), each (channels,): an instance's residuals.
 Calibration = Tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
@@ -61,34 +62,43 @@ def residuals(imperfections: ImperfectionsConfig, channels: int, rng: np.random.
             draws[2] * imperfections.calibration_range_std_m)
 
 
-# physical, range_walk_m, active and instance read the sensor's model and the imperfections'
-# part (range_walk_m also the radiometry's threshold): the whole config.
-def physical(cfg: SensorView) -> bool:
+# physical, active and instance take the physical model's parameters, None with model geometric
+# (a config's ``physical``): the ideal sensor has no imperfections.
+def physical(model: Optional[PhysicalModel]) -> bool:
     """Return True in the physical model (their only model) with imperfections on."""
-    return getattr(cfg, 'model', 'physical') == 'physical' and bool(cfg.imperfections)
+    return model is not None and bool(model.sensor_imperfections.imperfections)
 
 
-def range_walk_m(cfg: SensorView, signal_counts: ArrayLike) -> NDArray[np.float64]:
-    """Return the range walk (N,) m of echoes of measured signal (N,) counts (0 when off)."""
+def range_walk_m(imperfections: ImperfectionsConfig, spec: RadiometryConfig,
+                 signal_counts: ArrayLike) -> NDArray[np.float64]:
+    """
+    Return the range walk (N,) m of echoes of measured signal (N,) counts (0 when off).
+
+    A law of the physical model's echoes (echoes.process_beams); T is the radiometry's threshold.
+    """
     s = np.asarray(signal_counts, np.float64)
-    if not physical(cfg) or cfg.range_walk_m <= 0.0:
+    if not imperfections.imperfections or imperfections.range_walk_m <= 0.0:
         return np.zeros(s.shape)
-    t = float(cfg.detection_threshold_counts)
-    x = np.log(np.maximum(s, t) / t) / math.log(cfg.range_walk_dynamic_range)
-    return cfg.range_walk_m * (1.0 - np.sqrt(np.minimum(x, 1.0)))
+    t = float(spec.detection_threshold_counts)
+    x = np.log(np.maximum(s, t) / t) / math.log(imperfections.range_walk_dynamic_range)
+    return imperfections.range_walk_m * (1.0 - np.sqrt(np.minimum(x, 1.0)))
 
 
-def active(cfg: SensorView) -> bool:
+def active(model: Optional[PhysicalModel]) -> bool:
     """Return True when the physical model has a calibration residual to apply."""
-    return physical(cfg) and (
-        cfg.calibration_elevation_std_deg > 0.0 or cfg.calibration_azimuth_std_deg > 0.0
-        or cfg.calibration_range_std_m > 0.0)
+    if model is None or not physical(model):
+        return False
+    imp = model.sensor_imperfections
+    return (imp.calibration_elevation_std_deg > 0.0 or imp.calibration_azimuth_std_deg > 0.0
+            or imp.calibration_range_std_m > 0.0)
 
 
-def instance(cfg: SensorView, channels: int,
+def instance(model: Optional[PhysicalModel], channels: int,
              make_rng: Callable[[], np.random.Generator]) -> Optional[Calibration]:
     """Return the instance's residuals (residuals() from make_rng()), or None when inactive."""
-    return residuals(cfg.sensor_imperfections, channels, make_rng()) if active(cfg) else None
+    if model is None or not active(model):
+        return None
+    return residuals(model.sensor_imperfections, channels, make_rng())
 
 
 def fired(beams: FiringBeams, calibration: Optional[Calibration]) -> NDArray[np.float64]:

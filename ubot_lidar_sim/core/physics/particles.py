@@ -26,10 +26,11 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.optics import OpticsConfig
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics import snow_optics
 from ubot_lidar_sim.core.physics import soft_target
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.sensor_part import SensorPart
 
 
 class ParticleMedium(Protocol):
@@ -180,10 +181,10 @@ def particle_reflectance(lidar_ratio_sr: float) -> float:
     return 2.0 * math.pi / lidar_ratio_sr
 
 
-# detectable_cut_mm and sample read the sensor's min_range_m, the optics, the radiometry with
-# the per-ring table (counts_per_reflectance) and the atmosphere: the whole config.
-def detectable_cut_mm(cfg: SensorView, medium: ParticleMedium, two_way_alpha_per_m: float,
-                      r10_max_m: float) -> float:
+# detectable_cut_mm and sample read the optics, the radiometry and the atmosphere (the physical
+# model) and the sensor's min_range_m.
+def detectable_cut_mm(model: PhysicalModel, sensor: SensorPart, medium: ParticleMedium,
+                      two_way_alpha_per_m: float, r10_max_m: float) -> float:
     """
     Return the smallest melted diameter, mm, of a particle that can be detected (inf: none).
 
@@ -191,18 +192,19 @@ def detectable_cut_mm(cfg: SensorView, medium: ParticleMedium, two_way_alpha_per
     a particle covering its whole optical cross-section: a = P_min / (2 pi / S K O(r) T^2(r) /
     (r^2 A(r))) at the most favourable r, a = A_r pi / 4 D^2, D lowered by CUT_MARGIN.
     """
-    r1 = max(cfg.min_range_m, 1e-3)
-    if cfg.clutter_max_range_m <= r1 or float(beam_area_m2(cfg.optics, r1)) <= 0.0:
+    optics, spec, air = model.optics, model.radiometry, model.atmosphere
+    r1 = max(sensor.min_range_m, 1e-3)
+    if air.clutter_max_range_m <= r1 or float(beam_area_m2(optics, r1)) <= 0.0:
         return math.inf
-    r = np.linspace(r1, cfg.clutter_max_range_m, CUT_GRID)
-    gain = (radiometry.counts_per_reflectance(cfg, r)
-            * (r10_max_m / cfg.range_at_10pct_m) ** 2
-            * np.exp(-two_way_alpha_per_m * r) / beam_area_m2(cfg.optics, r))
+    r = np.linspace(r1, air.clutter_max_range_m, CUT_GRID)
+    gain = (radiometry.counts_per_reflectance(spec, r)
+            * (r10_max_m / spec.range_at_10pct_m) ** 2
+            * np.exp(-two_way_alpha_per_m * r) / beam_area_m2(optics, r))
     best = float(gain.max()) * particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr)
     if best <= 0.0:
         return math.inf
-    area_m2 = soft_target.weakest_detectable_counts(cfg.radiometry) / best
-    if snow_optics.uses_area_law(cfg.atmosphere, medium):
+    area_m2 = soft_target.weakest_detectable_counts(spec) / best
+    if snow_optics.uses_area_law(air, medium):
         geometric = float(snow_optics.side_diameter_mm(area_m2)) * CUT_MARGIN
     else:
         geometric = 2.0 * math.sqrt(area_m2 / (math.pi * flake_area_ratio(medium))) * 1e3 \
@@ -210,7 +212,7 @@ def detectable_cut_mm(cfg: SensorView, medium: ParticleMedium, two_way_alpha_per
     return float(melted_diameter_mm(medium.particle, geometric))
 
 
-def sample(cfg: SensorView, medium: ParticleMedium, limit_m: ArrayLike,
+def sample(model: PhysicalModel, sensor: SensorPart, medium: ParticleMedium, limit_m: ArrayLike,
            two_way_alpha_per_m: float, r10_max_m: float, count_rng: np.random.Generator,
            draw_rng: np.random.Generator,
            ) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64],
@@ -224,26 +226,26 @@ def sample(cfg: SensorView, medium: ParticleMedium, limit_m: ArrayLike,
     exponential for its diameter above the cut (draw_rng, in that order). share = min(A_r a /
     A(r), 1) (a the disc of the geometric diameter); rho = 2 pi / S share.
     """
-    limit = np.asarray(limit_m, dtype=np.float64)
-    r1 = max(cfg.min_range_m, 1e-3)
-    cut = detectable_cut_mm(cfg, medium, two_way_alpha_per_m, r10_max_m)
+    limit, optics = np.asarray(limit_m, dtype=np.float64), model.optics
+    r1 = max(sensor.min_range_m, 1e-3)
+    cut = detectable_cut_mm(model, sensor, medium, two_way_alpha_per_m, r10_max_m)
     empty = np.zeros(0)
     if not math.isfinite(cut) or medium.particles_per_m3 <= 0.0 or medium.slope_per_mm <= 0.0:
         return np.zeros(0, np.int64), empty, empty, empty
     slope = medium.slope_per_mm
     n_cut = medium.particles_per_m3 * math.exp(-slope * cut)
-    r2 = np.maximum(np.minimum(limit, cfg.clutter_max_range_m), r1)
-    count = count_rng.poisson(n_cut * beam_volume_m3(cfg.optics, r1, r2))
+    r2 = np.maximum(np.minimum(limit, model.atmosphere.clutter_max_range_m), r1)
+    count = count_rng.poisson(n_cut * beam_volume_m3(optics, r1, r2))
     beam = np.repeat(np.arange(limit.size, dtype=np.int64), count)
     u = draw_rng.random(beam.size)
     e = draw_rng.exponential(size=beam.size)
-    r = ranges_in_volume(cfg.optics, r1, r2[beam], u)
+    r = ranges_in_volume(optics, r1, r2[beam], u)
     d_mm = geometric_diameter_mm(medium.particle, cut + e / slope)
-    if snow_optics.uses_area_law(cfg.atmosphere, medium):
+    if snow_optics.uses_area_law(model.atmosphere, medium):
         optical_m2 = snow_optics.side_area_m2(d_mm)
     else:
         optical_m2 = flake_area_ratio(medium) * math.pi / 4.0 * (d_mm * 1e-3) ** 2
-    share = np.minimum(optical_m2 / beam_area_m2(cfg.optics, r), 1.0)
+    share = np.minimum(optical_m2 / beam_area_m2(optics, r), 1.0)
     rho = particle_reflectance(medium.alpha_per_m / medium.beta_per_m_sr) * share
     return beam, r, share, rho
 

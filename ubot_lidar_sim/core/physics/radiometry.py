@@ -2,14 +2,14 @@
 Radiometry (docs/physics.md), vectorised over hits.
 
 Backscatter, signal, detection threshold, reflectivity byte, pulse stretching, range noise, surface
-wetness and the pond rule. Functions take numpy arrays (any broadcastable shape) and a config
-with the field names of LidarConfig; the detection threshold is core/detection.py.
+wetness and the pond rule. Functions take numpy arrays (any broadcastable shape) and the config
+parts they read (RadiometryConfig, NoiseConfig); the detection threshold is core/detection.py.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Optional, Tuple, TYPE_CHECKING, Union
+from typing import Optional, Sequence, Tuple, TYPE_CHECKING, Union
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -18,7 +18,6 @@ from ubot_lidar_sim.core.config.radiometry import NoiseConfig, RadiometryConfig
 from ubot_lidar_sim.core.material_ids import OTHER, WATER
 from ubot_lidar_sim.core.physics import radiometry_passes, rules
 from ubot_lidar_sim.core.physics.radiometry_passes import SurfaceTables
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
 
 if TYPE_CHECKING:       # annotations only
     from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -103,30 +102,35 @@ def pass_cover(table: MaterialTable) -> NDArray[np.float64]:
     return np.where(table.specular_reflectance > 0.0, 1.0, 1.0 - table.transmission)
 
 
-# ring_r10, counts_per_reflectance and uniform_r10 read the radiometry's range_at_10pct_m and
-# signal with the sensor's per-ring table ring_range_at_10pct_m: the whole config.
-def ring_r10(cfg: SensorView, ring: Optional[ArrayLike] = None,
-             ) -> Union[float, NDArray[np.float64]]:
+def ring_r10(spec: RadiometryConfig, ring: Optional[ArrayLike] = None,
+             ring_table_m: Sequence[float] = ()) -> Union[float, NDArray[np.float64]]:
     """
     Return range_at_10pct_m per ring, m (shape of ``ring``; a float without ``ring``).
 
-    ring_range_at_10pct_m applies where given; rings out of its range (or -1) use the scalar.
+    ring_table_m (the sensor's ring_range_at_10pct_m) applies where given; rings out of its range
+    (or -1) use the radiometry's range_at_10pct_m.
     """
-    table = np.asarray(cfg.ring_range_at_10pct_m, dtype=np.float64)
+    table = np.asarray(ring_table_m, dtype=np.float64)
     if ring is None:
-        return float(cfg.range_at_10pct_m)
+        return float(spec.range_at_10pct_m)
     r = np.asarray(ring, dtype=np.int64)
     if table.size == 0:
-        return np.full(r.shape, float(cfg.range_at_10pct_m))
+        return np.full(r.shape, float(spec.range_at_10pct_m))
     ok = (r >= 0) & (r < table.size)
-    return np.where(ok, table[np.clip(r, 0, table.size - 1)], cfg.range_at_10pct_m)
+    return np.where(ok, table[np.clip(r, 0, table.size - 1)], spec.range_at_10pct_m)
 
 
-def counts_per_reflectance(cfg: SensorView, range_m: ArrayLike,
-                           ring: Optional[ArrayLike] = None) -> NDArray[np.float64]:
-    """Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts."""
-    return _elementwise(rules.counts_per_reflectance_rows, (range_m, ring_r10(cfg, ring)),
-                        cfg.signal_at_10pct_counts / 0.1, *form_factor(cfg.radiometry))
+def counts_per_reflectance(spec: RadiometryConfig, range_m: ArrayLike,
+                           ring: Optional[ArrayLike] = None,
+                           ring_table_m: Sequence[float] = ()) -> NDArray[np.float64]:
+    """
+    Return the signal of a rho = 1 target, S10 / 0.1 (R10 / R)^2 overlap(R), counts.
+
+    R10 of each ``ring`` from ring_table_m (ring_r10); without ``ring`` the radiometry's.
+    """
+    return _elementwise(rules.counts_per_reflectance_rows,
+                        (range_m, ring_r10(spec, ring, ring_table_m)),
+                        spec.signal_at_10pct_counts / 0.1, *form_factor(spec))
 
 
 def form_factor(radiometry: RadiometryConfig) -> Tuple[float, float]:
@@ -134,9 +138,9 @@ def form_factor(radiometry: RadiometryConfig) -> Tuple[float, float]:
     return float(radiometry.overlap_range_m), float(radiometry.overlap_exponent)
 
 
-def uniform_r10(cfg: SensorView) -> bool:
-    """Return True when every ring has range_at_10pct_m (no ring_range_at_10pct_m table)."""
-    return len(cfg.ring_range_at_10pct_m) == 0
+def uniform_r10(ring_table_m: Sequence[float]) -> bool:
+    """Return True when every ring has range_at_10pct_m (an empty per-ring table)."""
+    return len(ring_table_m) == 0
 
 
 def reflectivity_byte(rho: ArrayLike) -> NDArray[np.uint8]:

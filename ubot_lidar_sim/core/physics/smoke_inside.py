@@ -26,11 +26,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.config.atmosphere import AtmosphereConfig
 from ubot_lidar_sim.core.config.optics import OpticsConfig
+from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.labels import SMOKE_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
 from ubot_lidar_sim.core.physics import atmosphere, radiometry
 from ubot_lidar_sim.core.physics.echoes import Contributions
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.sensor_part import SensorPart
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.raycast.smoke import smoke_inside
 
@@ -75,21 +76,22 @@ def attenuate(contrib: Contributions, alpha: NDArray[np.float64],
                          contrib.instance_id)
 
 
-def _strongest_range_limit(cfg, lo, hi):
+def _strongest_range_limit(spec, lo, hi):
     """Return the largest R (m) the argmax can take: the peak of O(R) / R^2 on [lo, hi]."""
-    r_ov, n = radiometry.form_factor(cfg.radiometry)
+    r_ov, n = radiometry.form_factor(spec)
     if r_ov <= 0.0:
         return lo
     r = np.linspace(lo, max(hi, lo), GRID_POINTS)
-    g = radiometry.counts_per_reflectance(cfg, r)
+    g = radiometry.counts_per_reflectance(spec, r)
     # exp(-2 tau) falls with R, so the product peaks no later than O / R^2 does.
     return float(r[min(int(np.argmax(g)) + 1, r.size - 1)])
 
 
-# volume_echo and inside_smoke read the sensor's min_range_m and the radiometry with the per-ring
-# table (radiometry.counts_per_reflectance): the whole config.
-def volume_echo(cfg: SensorView, table: MaterialTable, alpha: NDArray[np.float64],
-                exit_m: NDArray[np.float64], limit_m: NDArray[np.float64], ring: ArrayLike,
+# volume_echo and inside_smoke read the radiometry and the sensor's min_range_m and per-ring
+# table (radiometry.counts_per_reflectance).
+def volume_echo(spec: RadiometryConfig, sensor: SensorPart, table: MaterialTable,
+                alpha: NDArray[np.float64], exit_m: NDArray[np.float64],
+                limit_m: NDArray[np.float64], ring: ArrayLike,
                 air_alpha_per_m: float = 0.0) -> Contributions:
     """
     Return the smoke echo of every beam that starts inside smoke, as Contributions.
@@ -102,17 +104,18 @@ def volume_echo(cfg: SensorView, table: MaterialTable, alpha: NDArray[np.float64
     if alpha.shape[1] == 0:
         return Contributions.empty()
     top = np.minimum(np.max(np.where(alpha > 0.0, exit_m, 0.0), axis=1), limit_m)
-    lo = max(float(cfg.min_range_m), 1e-3)
+    lo = max(float(sensor.min_range_m), 1e-3)
     beam = np.flatnonzero(top >= lo)
     if beam.size == 0:
         return Contributions.empty()
-    hi = _strongest_range_limit(cfg, lo, float(np.max(top[beam])))
+    hi = _strongest_range_limit(spec, lo, float(np.max(top[beam])))
     grid = np.linspace(lo, max(hi, lo), GRID_POINTS)
     r = np.minimum(grid[None, :], top[beam][:, None])            # (M, G): capped at the top
     tau = np.sum(alpha[beam][:, None, :] * np.minimum(r[..., None], exit_m[beam][:, None, :]),
                  axis=2)
     rho = float(radiometry.backscatter(table, OTHER, 1.0, 0.0))
-    gain = radiometry.counts_per_reflectance(cfg, r, np.asarray(ring)[beam][:, None])
+    gain = radiometry.counts_per_reflectance(spec, r, np.asarray(ring)[beam][:, None],
+                                             sensor.ring_range_at_10pct_m)
     signal = rho * gain * np.exp(-2.0 * (tau + air_alpha_per_m * r))
     k = np.argmax(signal, axis=1)
     rows = np.arange(beam.size)
@@ -138,12 +141,12 @@ def beams_in_smoke(optics: OpticsConfig, air: AtmosphereConfig, world: World, we
     return extinction_per_m(optics, air, eff), exit_m
 
 
-def inside_smoke(cfg: SensorView, table: MaterialTable, smoke: Smoke, contrib: Contributions,
-                 limit_m: NDArray[np.float64], ring: ArrayLike,
+def inside_smoke(spec: RadiometryConfig, sensor: SensorPart, table: MaterialTable, smoke: Smoke,
+                 contrib: Contributions, limit_m: NDArray[np.float64], ring: ArrayLike,
                  air_alpha_per_m: float) -> Contributions:
     """Return contrib attenuated by the smoke (alpha, exit_m) = smoke, with its volume echo."""
     alpha, exit_m = smoke
     if alpha.shape[1] == 0:
         return contrib
     return Contributions.concat(attenuate(contrib, alpha, exit_m), volume_echo(
-        cfg, table, alpha, exit_m, limit_m, ring, air_alpha_per_m))
+        spec, sensor, table, alpha, exit_m, limit_m, ring, air_alpha_per_m))

@@ -24,10 +24,11 @@ from typing import Any, Optional, Tuple
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ubot_lidar_sim.core.config.physical_model import PhysicalModel
 from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.pulse_length import soft_pulse_length_m  # noqa: F401
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
+from ubot_lidar_sim.core.physics.sensor_part import SensorPart
 
 #: Grid steps per pulse length L (the pulse covers 2 L, 16 samples: the peak to < 1 %).
 STEPS_PER_PULSE = 8
@@ -39,23 +40,23 @@ def pulse_shape(pulse_length_m: float, steps: int = STEPS_PER_PULSE) -> NDArray[
     return np.sin(math.pi * x) ** 2
 
 
-# soft_profile and soft_returns read the optics, the echoes (pulse length), the radiometry with
-# the sensor's per-ring table and min_range_m: the whole config.
-def soft_profile(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, max_range_m: float,
-                 ) -> Tuple[NDArray[np.floating[Any]], NDArray[np.float64]]:
+# soft_profile reads the optics and the echoes (pulse length) and the radiometry: the physical
+# model; soft_returns also the sensor's min_range_m and per-ring table.
+def soft_profile(model: PhysicalModel, beta_per_m_sr: float, alpha_per_m: float,
+                 max_range_m: float) -> Tuple[NDArray[np.floating[Any]], NDArray[np.float64]]:
     """
     Return the range grid R (G,) m and the soft signal S(R) (G,) counts at R10 = range_at_10pct_m.
 
     R_j = j h (j = 1..G), h = L / STEPS_PER_PULSE, up to max_range_m; the volume is sampled at
     the cell centres (k + 0.5) h, so S(R_j) = pi beta h sum_m g_m G((j - m - 0.5) h).
     """
-    length = soft_pulse_length_m(cfg.optics, cfg.echoes)
+    length = soft_pulse_length_m(model.optics, model.echoes)
     h = length / STEPS_PER_PULSE
     n = max(int(math.ceil(max_range_m / h)), 0)
     if n == 0 or beta_per_m_sr <= 0.0:
         return np.zeros(0), np.zeros(0)
     r = (np.arange(n) + 0.5) * h
-    gain = radiometry.counts_per_reflectance(cfg, r) * np.exp(-2.0 * alpha_per_m * r)
+    gain = radiometry.counts_per_reflectance(model.radiometry, r) * np.exp(-2.0 * alpha_per_m * r)
     s = math.pi * beta_per_m_sr * h * np.convolve(gain, pulse_shape(length))[:n]
     return (np.arange(n) + 1) * h, s
 
@@ -89,8 +90,8 @@ def beam_peaks(grid_m: NDArray[np.floating[Any]], profile: NDArray[np.float64],
     return peak_r, peak_s
 
 
-def soft_returns(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, limit_m: ArrayLike,
-                 beam_ring: ArrayLike, max_range_m: float,
+def soft_returns(model: PhysicalModel, sensor: SensorPart, beta_per_m_sr: float,
+                 alpha_per_m: float, limit_m: ArrayLike, beam_ring: ArrayLike, max_range_m: float,
                  fluctuation: Optional[NDArray[np.float64]] = None,
                  background_counts: Optional[float] = None,
                  ) -> Tuple[NDArray[np.int64], NDArray[np.float64], NDArray[np.float64]]:
@@ -103,14 +104,14 @@ def soft_returns(cfg: SensorView, beta_per_m_sr: float, alpha_per_m: float, limi
     S + 5 sqrt(S + A) < T (hopeless(), A = background_counts) are dropped, as are beams
     without a grid point between min_range_m and their nearest solid hit.
     """
-    grid, prof = soft_profile(cfg, beta_per_m_sr, alpha_per_m, max_range_m)
-    peak_r, peak_s = beam_peaks(grid, prof, limit_m, cfg.min_range_m)
-    ring = np.asarray(beam_ring)
-    if not radiometry.uniform_r10(cfg):
-        peak_s = peak_s * (radiometry.ring_r10(cfg, ring) / cfg.range_at_10pct_m) ** 2
+    grid, prof = soft_profile(model, beta_per_m_sr, alpha_per_m, max_range_m)
+    peak_r, peak_s = beam_peaks(grid, prof, limit_m, sensor.min_range_m)
+    ring, spec, table = np.asarray(beam_ring), model.radiometry, sensor.ring_range_at_10pct_m
+    if not radiometry.uniform_r10(table):
+        peak_s = peak_s * (radiometry.ring_r10(spec, ring, table) / spec.range_at_10pct_m) ** 2
     if fluctuation is not None:
         peak_s = peak_s * fluctuation
-    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(cfg.radiometry, peak_s, background_counts))
+    keep = np.flatnonzero((peak_s > 0.0) & ~hopeless(spec, peak_s, background_counts))
     return keep, peak_r[keep], peak_s[keep]
 
 

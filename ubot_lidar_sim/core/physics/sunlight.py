@@ -34,7 +34,6 @@ from ubot_lidar_sim.core.config.radiometry import RadiometryConfig
 from ubot_lidar_sim.core.detection import normal_ppf
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.false_alarms import per_bin_probability
-from ubot_lidar_sim.core.physics.sensor_view import SensorView
 from ubot_lidar_sim.core.physics.weather import Weather
 
 if TYPE_CHECKING:       # annotations only
@@ -110,9 +109,7 @@ def required_signal(spec: RadiometryConfig, sun_klx: float,
     return u * u - a
 
 
-# The whole config: the signal law (radiometry.counts_per_reflectance) reads the radiometry with
-# the sensor's per-ring table.
-def detection_range_m(cfg: SensorView, reflectance: float, sun_klx: float,
+def detection_range_m(spec: RadiometryConfig, reflectance: float, sun_klx: float,
                       probability: Optional[float] = None) -> float:
     """
     Return the farthest range (m) where a target is detected with ``probability``, to 1 mm.
@@ -121,9 +118,9 @@ def detection_range_m(cfg: SensorView, reflectance: float, sun_klx: float,
     signal law of docs/physics.md ("Signal", form factor included) on a 1 mm grid up to
     max(10 x range_at_10pct_m, 1 km).
     """
-    need = required_signal(cfg.radiometry, sun_klx, probability)
-    r = np.arange(1e-3, max(10.0 * cfg.range_at_10pct_m, 1000.0), 1e-3)
-    ok = reflectance * radiometry.counts_per_reflectance(cfg, r) >= need
+    need = required_signal(spec, sun_klx, probability)
+    r = np.arange(1e-3, max(10.0 * spec.range_at_10pct_m, 1000.0), 1e-3)
+    ok = reflectance * radiometry.counts_per_reflectance(spec, r) >= need
     return float(r[np.flatnonzero(ok)[-1]]) if ok.any() else 0.0
 
 

@@ -109,8 +109,8 @@ def ghost_contributions(cfg: LidarConfig, table: MaterialTable, ghosts: Hits,
                         weather: Weather) -> echoes.Contributions:
     """Return the Contributions of ghost Hits (ray = beam) with their power times gain."""
     c = echoes.contributions_from_hits(
-        cfg, table, ghosts, np.ones(1), ring, atm=atm, wetness=weather.wetness,
-        puddle_depth_m=weather.puddle_depth_m, ray_dirs=centre_d,
+        cfg.physical_model, cfg.sensor, table, ghosts, np.ones(1), ring, atm=atm,
+        wetness=weather.wetness, puddle_depth_m=weather.puddle_depth_m, ray_dirs=centre_d,
         snow_depth_m=weather.snow_depth_m)
     return replace(c, power_counts=c.power_counts * gain, rho_app=c.rho_app * gain)
 

@@ -107,8 +107,9 @@ class LidarSimulator:
         self.beams = beams
         self._scan_index = scan_index
         # Sensor-frame sub-ray directions (R, C, S, 3), and as (R, C, S) planes for the rotation.
-        self._calibration = imperfections.instance(self.cfg, beams.channels, lambda: scan_rng(
-            self.cfg.calibration_serial, self.cfg.sensor_id, 0, STREAM_CALIBRATION))
+        cfg = self.cfg
+        self._calibration = imperfections.instance(cfg.physical, beams.channels, lambda: scan_rng(
+            cfg.calibration_serial, cfg.sensor_id, 0, STREAM_CALIBRATION))
         self._sub_dirs = sub_ray_directions(imperfections.fired(beams, self._calibration),
                                             self.offsets).reshape(
             beams.channels, beams.columns, len(self.weights), 3)
@@ -301,8 +302,8 @@ class LidarSimulator:
         the world's actors are met at each ray's firing time (ray_times; sweep.actor_poses).
         weather: the sweep's, clear where it had none.
         """
-        cfg, table = self.cfg, self.materials
-        scan_index = sweep.scan_index
+        cfg, table, scan_index = self.cfg, self.materials, sweep.scan_index
+        model, sensor = cfg.physical_model, cfg.sensor      # the parts the laws read
         cast = self._cast(sweep, cfg.max_range_m, TraceSettings(
             max_hits=cfg.max_hits_per_sub_ray, continue_step_m=cfg.continue_step_m,
             ignored=tuple(cfg.ignored_objects), smoke=weather.smoke,
@@ -325,9 +326,9 @@ class LidarSimulator:
 
         hit_beam = np.asarray(hits.ray) // n_sub
         hits = self._roughen(hits, hit_beam, weather, scan_index)
-        atm = weather_effects.atmosphere(cfg, weather)
+        atm = weather_effects.atmosphere(model, weather)
         contrib = echoes.contributions_from_hits(
-            cfg, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
+            model, sensor, table, hits, self.weights, ring, atm=atm, wetness=weather.wetness,
             puddle_depth_m=weather.puddle_depth_m, ray_dirs=dirs,
             snow_depth_m=weather.snow_depth_m)
         if refined is not None:
@@ -345,16 +346,17 @@ class LidarSimulator:
             # others' draws as they were. Particles shadow the surfaces behind them.
             streams = weather_effects.clutter_streams(
                 lambda name: self._rng(scan_index, STREAM[name]))
-            contrib = clutter(cfg, atm, n_beams, limit, ring, clutter_rng, streams=streams,
-                              surfaces=contrib)
-        contrib = smoke_inside.inside_smoke(cfg, table, smoke, contrib, limit, ring,
-                                            atm.alpha if atm.active else 0.0)
+            contrib = clutter(model, sensor, atm, n_beams, limit, ring, clutter_rng,
+                              streams=streams, surfaces=contrib)
+        contrib = smoke_inside.inside_smoke(cfg.radiometry, sensor, table, smoke, contrib, limit,
+                                            ring, atm.alpha if atm.active else 0.0)
         t2 = time.perf_counter()
         a = sunlight.beam_background(cfg.radiometry, weather, self.world, table, hits,
                                      centre[1], n_sub, solid)
-        ret = false_alarms.with_false_alarms(cfg, ghosts.flag_ghosts(echoes.process_beams(
-            cfg, contrib, n_beams, self._rng(scan_index, STREAM_NOISE), ring, a)), a, ring,
-            self._rng(scan_index, STREAM_FALSE_ALARM))
+        ret = false_alarms.with_false_alarms(model, sensor, ghosts.flag_ghosts(
+            echoes.process_beams(model, sensor, contrib, n_beams,
+                                 self._rng(scan_index, STREAM_NOISE), ring, a)),
+            a, ring, self._rng(scan_index, STREAM_FALSE_ALARM))
         t3 = time.perf_counter()
 
         centre = beam_minimum(n_beams, hit_beam, hits.range_m, centre_of=(hits.ray, n_sub))
