@@ -70,6 +70,7 @@ def test_the_hand_numbers_of_the_docstring():
     assert pane_by_hand(0.0, 0.40) == pytest.approx((0.4000, 0.0469), abs=1e-4)
     assert pane_by_hand(60.0, 0.40) == pytest.approx((0.3046, 0.0971), abs=1e-4)
     assert water_by_hand(0.0) == pytest.approx(0.02006, abs=1e-5)
+    # bound: the docstring's five decimals (water) and four (faces, metal at 5e-4)
     assert water_by_hand(60.0) == pytest.approx(0.05913, abs=1e-5)
     assert faces_by_hand(60.0, 1.33)[:2] == pytest.approx((0.1139, 0.0044), abs=1e-4)
     assert 0.89 * math.exp(-(4 * math.pi * 0.03 / 0.905) ** 2) == pytest.approx(0.748, abs=5e-4)
@@ -88,6 +89,7 @@ def test_each_new_material_reflects_and_passes_its_hand_fresnel_fraction(theta_d
     assert share[0] == pytest.approx(0.047 * r_hand / pane_by_hand(0.0, 0.40)[1], rel=1e-12)
     assert 0.40 * math.exp(log_gain[0]) == pytest.approx(t_hand, rel=1e-12)
     assert share[1] == 0.75 and log_gain[1] == 0.0 and t.transmission[m[1]] == 0.0
+    # bound: as above, a few ulp of the same Fresnel sums; 1e-12
     assert share[2] == pytest.approx(0.020 * water_by_hand(theta_deg) / water_by_hand(0.0),
                                      rel=1e-12)
     assert log_gain[2] == 0.0 and t.transmission[m[2]] == 0.0
@@ -100,6 +102,7 @@ def test_the_table_values_at_normal_incidence_are_the_hand_formulas_rounded():
         pane_by_hand(0.0, 0.83)[1], abs=5e-4)
     assert t.specular_reflectance[material_index('tinted_glass')] == pytest.approx(
         pane_by_hand(0.0, 0.40)[1], abs=5e-4)
+    # bound: the table's three decimals, as above
     assert t.specular_reflectance[material_index('water')] == pytest.approx(
         water_by_hand(0.0, 1.328), abs=5e-4)
 

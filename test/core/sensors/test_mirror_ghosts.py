@@ -86,11 +86,14 @@ def test_a_polished_metal_panel_at_45_deg_folds_the_beam_with_its_own_reflectanc
     pts = _points('polished_metal')
     assert pts.size == 2
     panel, ghost = pts[np.argsort(pts['range'])]
-    # bounds as in the mirror's test above (1e-4 m ranges, 1e-4 relative reflectivities)
+    # bound: as in the mirror's test above: float32 ranges of float32 casts (1e-4 m)
     assert panel['range'] == pytest.approx(MIRROR_M, abs=1e-4)
+    # bound: as in the mirror's test above: float32 reflectivities (1e-4 relative)
     assert panel['reflectivity'] == pytest.approx(0.14 * math.cos(math.radians(45)), rel=1e-4)
     assert panel['class_id'] == MATERIAL_CLASS['polished_metal']
+    # bound: as above, the folded range of two float32 casts (1e-4 m)
     assert ghost['range'] == pytest.approx(MIRROR_M + 4.0, abs=1e-4)
+    # bound: as above, float32 reflectivities (1e-4 relative)
     assert ghost['reflectivity'] == pytest.approx(0.3 * 0.75 ** 2, rel=1e-4)
     assert ghost['class_id'] == GHOST_CLASS and ghost['return_flags'] & FLAG_GHOST
     kept = pts[(pts['return_flags'] & FLAG_GHOST) == 0]
