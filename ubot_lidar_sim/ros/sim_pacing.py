@@ -12,8 +12,10 @@ for again until it publishes). A sensor stamps a sweep at its first ray and comp
 /tf covers its end, so a lag under 3 periods lets it publish every sweep (ros/sweep_clock.py
 skips a sweep only when it is a period or more behind) and a lag of 2 periods or more lets it
 compute the next one: 2.5 is between. A sensor that samples an instant (terrain_sensor, told by
-its message type: INSTANT_TYPES) computes sample k + 1 once /tf reaches its stamp and skips one
-a period behind it: 1.5 periods.
+its message type: INSTANT_TYPES) computes the sample stamped at simulated time t as soon as /tf
+reaches t, and skips it once /tf is a period past it: so the next step waits until the sensor
+has the last sample the clock allows, under a period behind (0.999: a lag of 1.5 let the clock
+step on while that sample was still computing, and the sensor skipped it on a busy machine).
 
 Simulated time does not start before every sync topic has a publisher, or for at most
 sync_start_timeout_s (the sensors load their world and compile their kernels first), so the
@@ -34,7 +36,7 @@ import time
 from rclpy.qos import qos_profile_sensor_data
 
 LAG_PERIODS = 2.5           # a sweep stamped at its first ray, computed once /tf covers its end
-INSTANT_LAG_PERIODS = 1.5   # a sample of an instant (terrain_sensor): between 1 and 2 periods
+INSTANT_LAG_PERIODS = 0.999  # a sample of an instant (terrain_sensor): under 1 period
 INSTANT_TYPES = frozenset({'ubot_lidar_sim_msgs/msg/TerrainSensor'})
 POLL_S = 0.001
 _LE, _BE = (0, 1), (0, 0)       # CDR encapsulation ids: little / big endian
