@@ -98,8 +98,8 @@ def test_setting_max_range_m_10000_repeatedly_keeps_points_at_rate(procs, probe_
     # machine), and no gap longer than 0.6 s or than twice the longest before them.
     assert len(during) / (t1 - t0) >= 0.6 * len(before) / (b1 - b0), (len(during), len(before))
     longest_before = np.diff(before).max() if len(before) > 1 else 0.0
-    assert gaps.max() < max(0.6, 2.0 * longest_before), (gaps.max(), longest_before,
-                                                          proc.stderr()[-1500:])
+    assert gaps.max() < max(0.6, 2.0 * longest_before), (
+        gaps.max(), longest_before, proc.stderr()[-1500:])
     assert probe.wait_for(lambda: markers and any(
         m.text == '10000 m' for m in markers[-1].markers), 3.0)
     assert sum(len(m.points) for m in markers[-1].markers) <= 13000
