@@ -241,7 +241,7 @@ def test_a_command_stream_that_stops_stops_the_base(rig):
         r.cmd.publish(twist(0.5))
         return r.odom[-1].twist.twist.linear.x >= 0.5
     assert r.spin_until(moving, 20.0)
-    last_cmd_s = r.node._sim_ns * 1e-9
+    last_cmd_s = _stamp_s(r.odom[-1])      # simulated time of the last command's step
     # No command any more: after the 0.5 s timeout the base brakes at 1 m/s^2 (0.5 s).
     assert r.spin_until(lambda: r.odom[-1].twist.twist.linear.x == 0.0
                         and _stamp_s(r.odom[-1]) > last_cmd_s + 1.0, 20.0)
