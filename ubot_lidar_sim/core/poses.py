@@ -249,6 +249,22 @@ class SampledPath:
         return to_matrix(a + u[:, None] * (b - a), q)
 
 
+class FixedPose:
+    """
+    One world-from-frame pose at every time (a body that does not move during a sweep).
+
+    ``fixed`` (4, 4) is that pose: raycast/actor_casting.py poses such an actor's sphere once
+    per cast, not once per column. Calls return a read-only view, not n copies.
+    """
+
+    def __init__(self, pose: ArrayLike) -> None:
+        self.fixed = np.array(pose, dtype=np.float64).reshape(4, 4)
+
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
+        """World-from-frame poses (C, 4, 4) at times (C,) s: the one pose, C times."""
+        return np.broadcast_to(self.fixed, (np.size(times_s), 4, 4))
+
+
 class Delayed:
     """A trajectory started at start_s: pose at t = path(t - start_s). Picklable."""
 
