@@ -78,17 +78,17 @@ def _all_rays_cast(scene, rays, poses):
     return t, obj
 
 
-@pytest.mark.parametrize('seed', range(4))
-def test_the_ray_preselection_never_drops_a_ray_that_hits_the_body(seed):
+@pytest.mark.parametrize('seed, n_actors', [(0, 1), (1, 1), (2, 3), (3, 3)])
+def test_the_ray_preselection_never_drops_a_ray_that_hits_the_body(seed, n_actors):
     rng = np.random.default_rng(seed)
-    geoms = _geometries()
+    geoms = _geometries()[:n_actors]
     poses = _random_poses(rng, len(geoms))
     rays = _rays(rng, 3000, poses)
     casting = ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ)
     res = _cast(casting, rays, _static(rng, rays.shape[0]), [FixedPose(p) for p in poses])
     t_all, obj_all = _all_rays_cast(ActorScene(geoms, CASTERS['open3d']), rays, poses)
     hit_all = (obj_all >= 0).any(axis=1)
-    assert hit_all.sum() > 500          # the rays aimed at the bodies meet them
+    assert hit_all.sum() > 300          # the rays aimed at the bodies meet them
     # The same set of rays hits, each at the distance of its nearest actor, exactly (in the
     # static result's float32, as the general path writes it).
     np.testing.assert_array_equal(np.asarray(res.obj) >= 0, hit_all)
@@ -98,10 +98,10 @@ def test_the_ray_preselection_never_drops_a_ray_that_hits_the_body(seed):
     np.testing.assert_array_equal(np.asarray(res.obj)[hit_all], FIRST_OBJ + nearest[hit_all])
 
 
-@pytest.mark.parametrize('seed', range(3))
-def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed):
+@pytest.mark.parametrize('seed, n_actors', [(0, 1), (1, 3), (2, 3)])
+def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed, n_actors):
     rng = np.random.default_rng(10 + seed)
-    geoms = _geometries()
+    geoms = _geometries()[:n_actors]
     poses = _random_poses(rng, len(geoms))
     rays = _rays(rng, 3000, poses)
     static = _static(rng, rays.shape[0], nearer=0.3)
@@ -111,7 +111,7 @@ def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed):
     general = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
                     [lambda times, p=p: np.broadcast_to(p, (np.size(times), 4, 4))
                      for p in poses])
-    assert (np.asarray(fixed.obj) >= FIRST_OBJ).sum() > 300
+    assert (np.asarray(fixed.obj) >= FIRST_OBJ).sum() > 200
     for a, b in zip(fixed, general):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 

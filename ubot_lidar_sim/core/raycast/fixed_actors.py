@@ -121,21 +121,29 @@ class FixedActors:
         cand, act = reach_spheres(rays, np.zeros(m, np.int64),
                                   np.ascontiguousarray(centre[:, None, :]),
                                   np.ascontiguousarray(radius[:, None]), self._inf[:m], live)
-        by_actor = np.argsort(act, kind='stable')
-        cand, act = cand[by_actor], act[by_actor]
-        first = np.asarray([i for i, _ in actors], np.int64)[act]
         none = np.zeros(0, np.int64)
         if cand.size == 0:
             return BodyHits(rays, poses, actors, none, np.zeros(0), none, none, np.zeros((0, 3)))
+        if len(actors) > 1:         # each actor's rays together, in ray order
+            by_actor = np.argsort(act, kind='stable')
+            cand, act = cand[by_actor], act[by_actor]
+        first = np.asarray([i for i, _ in actors], np.int64)[act]
         pose = poses[act]
         local = np.empty((cand.size, 6), np.float32)
         rays_to_local(rays, cand, pose, local)
         hit = self._scene.cast_rays(first - self.first_obj, local)
         hit_t = np.asarray(hit.t, np.float64)
-        # Per ray the nearest actor hit, the earlier actor of equal ones (ActorCasting.cast).
-        order = np.lexsort((act, hit_t, cand))
-        head = order[np.r_[True, cand[order][1:] != cand[order][:-1]]]
-        head = head[np.isfinite(hit_t[head])]
+        if len(actors) > 1:
+            # Per ray the nearest actor hit, the earlier actor of equal ones (ActorCasting.cast).
+            order = np.lexsort((act, hit_t, cand))
+            ray = cand[order]
+            starts = np.empty(ray.size, bool)
+            starts[0] = True
+            np.not_equal(ray[1:], ray[:-1], out=starts[1:])
+            head = order[starts]
+            head = head[np.isfinite(hit_t[head])]
+        else:                       # one actor: each ray once
+            head = np.flatnonzero(np.isfinite(hit_t))
         normal = np.einsum('nij,nj->ni', pose[head, :3, :3],
                            np.asarray(hit.normal, np.float64)[head])
         return BodyHits(rays.copy(), poses, actors, cand[head], hit_t[head], first[head],
