@@ -228,9 +228,11 @@ class SampledPath:
                 or np.any(np.diff(self.times_s) < 0.0):
             raise ConfigError('times_s', self.times_s.tolist()[:4],
                               'ascending times, one per pose')
-        # One sample (a sweep at one instant): that pose at every time, no quaternions.
+        # One sample (a sweep at one instant): that pose at every time, no quaternions; then
+        # ``fixed`` is that pose, as FixedPose's (actors posed so take the cheap path).
         self._quats = (matrices_to_quaternions(self.poses[:, :3, :3])
                        if self.times_s.size > 1 else None)
+        self.fixed = self.poses[0] if self._quats is None else None
 
     def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s."""

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import trimesh
 
-from ubot_lidar_sim.core.poses import FixedPose, pose_matrix
+from ubot_lidar_sim.core.poses import FixedPose, pose_matrix, SampledPath
 from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting, rays_to_local
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
@@ -116,6 +116,25 @@ def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed, n_actors):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
+def test_a_nodes_one_instant_tf_path_takes_the_fixed_path_with_the_same_hits():
+    # A node's frame actor over a sweep at one instant: /tf looked up at one time.
+    rng = np.random.default_rng(15)
+    geoms = _geometries()
+    poses = _random_poses(rng, len(geoms))
+    rays = _rays(rng, 2000, poses)
+    static = _static(rng, rays.shape[0], nearer=0.3)
+    paths = [SampledPath([4.0], p) for p in poses]
+    assert all(np.array_equal(path.fixed, p) for path, p in zip(paths, poses))
+    assert SampledPath([4.0, 4.1], [poses[0], poses[1]]).fixed is None
+    got = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static, paths)
+    general = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
+                    [lambda times, p=p: np.broadcast_to(p, (np.size(times), 4, 4))
+                     for p in poses])
+    assert (np.asarray(got.obj) >= FIRST_OBJ).sum() > 200
+    for a, b in zip(got, general):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 def test_a_standing_body_is_cast_once_and_a_moved_one_again():
     rng = np.random.default_rng(20)
     geoms = _geometries()
@@ -167,8 +186,8 @@ def test_the_slot_kernels_match_their_numpy_form():
     got = scene.cast_rays(k, local)
     assert mine.sum() > 1000
     np.testing.assert_array_equal(got.obj, np.where(mine, k, -1))
-    # The kernels sum as numpy's einsum does on x86-64 (equal there); elsewhere three float64
-    # products summed in another order move a ray's start within its float32 rounding, which
-    # at <= 8 m from the scene origin is <= 1e-6 m: 1e-5 m is ten of those.
+    # The kernels sum as numpy's einsum does on x86-64 (equal there). bound: elsewhere three
+    # float64 products summed in another order move a ray's start within its float32 rounding,
+    # at <= 8 m from the scene origin <= 1e-6 m (float32 ulp at 8 m): 1e-5 m is ten of those.
     np.testing.assert_allclose(got.t[mine], (t0 + hit.t)[mine], rtol=0, atol=1e-5)
     assert np.all(np.isinf(got.t[~mine]))
