@@ -37,6 +37,14 @@ def bounding_sphere(geometry: Geometry) -> tuple[NDArray[np.float64], float]:
     return c, float(np.linalg.norm(v - c, axis=1).max()) + SPHERE_MARGIN_M
 
 
+def bounding_box(geometry: Geometry) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Return (lower (3,), upper (3,)) corners holding every vertex, SPHERE_MARGIN_M wider."""
+    v = np.asarray(geometry.vertices, np.float64).reshape(-1, 3)
+    if not v.size:
+        return np.full(3, np.inf), np.full(3, -np.inf)     # empty: met by no ray
+    return v.min(axis=0) - SPHERE_MARGIN_M, v.max(axis=0) + SPHERE_MARGIN_M
+
+
 def slot_centres(n: int, spacing_m: float) -> NDArray[np.float64]:
     """Return (n, 3) slot centres on a cubic grid of spacing_m around the origin (slot 0 there)."""
     side = max(1, int(np.ceil(round(n ** (1.0 / 3.0), 9))))
@@ -57,6 +65,10 @@ class ActorScene:
         spacing = 2.0 * max(self.radius, default=0.0) + SLOT_GAP_M
         self._slot = slot_centres(len(geometries), spacing)
         self._centres = np.array(self.centre, np.float64).reshape(-1, 3)
+        # Each geometry's box in its own frame (fixed_actors.py drops the rays that miss it).
+        boxes = [bounding_box(g) for g in geometries]
+        self.lower = np.array([lo for lo, _ in boxes], np.float64).reshape(-1, 3)
+        self.upper = np.array([hi for _, hi in boxes], np.float64).reshape(-1, 3)
         self._radii = np.array(self.radius, np.float64)
         moved = [Geometry(vertices=np.asarray(g.vertices, np.float64) - c + s,
                           triangles=np.asarray(g.triangles))

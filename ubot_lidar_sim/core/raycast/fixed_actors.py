@@ -23,9 +23,11 @@ rays, so its body is cast again: an exact match or none, never a near one.
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
 
@@ -131,6 +133,16 @@ class FixedActors:
         pose = poses[act]
         local = np.empty((cand.size, 6), np.float32)
         rays_to_local(rays, cand, pose, local)
+        # A sensor inside a body's sphere (a laser on its deck) sends every ray into it: the
+        # rays that miss the body's box in its frame cannot meet its triangles.
+        meets = np.empty(cand.size, np.bool_)
+        meet_boxes(local, first - self.first_obj, self._scene.lower, self._scene.upper, meets)
+        if not meets.all():
+            kept = np.flatnonzero(meets)
+            if kept.size == 0:
+                return BodyHits(rays.copy(), poses, actors, none, np.zeros(0), none, none,
+                                np.zeros((0, 3)))
+            cand, act, first, pose, local = (x[kept] for x in (cand, act, first, pose, local))
         hit = self._scene.cast_rays(first - self.first_obj, local)
         hit_t = np.asarray(hit.t, np.float64)
         if len(actors) > 1:
@@ -153,3 +165,27 @@ class FixedActors:
 def _same(a: NDArray[np.generic], b: NDArray[np.generic]) -> bool:
     """Return True when a and b hold the same values in the same shape (np.array_equal, faster)."""
     return a.shape == b.shape and bool((a == b).all())
+
+
+@numba.njit(cache=True, nogil=True)
+def meet_boxes(local: NDArray[np.float32], k: NDArray[np.int64], lower: NDArray[np.float64],
+               upper: NDArray[np.float64], out: NDArray[np.bool_]) -> None:
+    """
+    Write to out (n,) whether ray i of local (n, 6) (its actor's frame) meets box k[i].
+
+    The box lower[k[i]] .. upper[k[i]] (A, 3); the ray from its origin on (t >= 0); the slab
+    test, a direction component 0 meeting the slab only from inside it.
+    """
+    for i in range(local.shape[0]):
+        a = k[i]
+        t_in, t_out = 0.0, np.inf
+        for j in range(3):
+            o, d = np.float64(local[i, j]), np.float64(local[i, 3 + j])
+            if d == 0.0:
+                if o < lower[a, j] or o > upper[a, j]:
+                    t_in, t_out = 1.0, 0.0
+                continue
+            t0, t1 = (lower[a, j] - o) / d, (upper[a, j] - o) / d
+            t_in = max(t_in, min(t0, t1))
+            t_out = min(t_out, max(t0, t1))
+        out[i] = t_in <= t_out
