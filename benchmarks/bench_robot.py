@@ -96,9 +96,8 @@ def run(repeats=20):
     materials = MaterialTable.load()
     world = World.load('demo', materials)
     rows = []
-    for robot, poses, name in [(r, p, n) for r, p in (('standing', lambda k: np.eye(4)),
-                                                    ('moving', _moving))
-                               for n in ('vlp16', 'laser')]:
+    cases = (('standing', lambda k: np.eye(4)), ('moving', _moving))
+    for robot, poses, name in [(r, p, n) for r, p in cases for n in ('vlp16', 'laser')]:
         scanners = [RobotScanner(desc, name, world, materials, self_occlusion=occlusion)
                     for occlusion in (True, False)]
         load = os.getloadavg()[0]

@@ -9,6 +9,7 @@ from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting, rays_to_loca
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
 from ubot_lidar_sim.core.raycast.casters import CASTERS
+from ubot_lidar_sim.core.raycast.fixed_actors import meet_boxes
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.ray_times import one_instant
 
@@ -158,7 +159,7 @@ def test_a_standing_body_is_cast_once_and_a_moved_one_again():
 
 
 def _into_slots_numpy(scene, k, local):
-    """The plain-numpy form of ActorScene.cast_rays' kernels: (moved rays, t0 or NaN)."""
+    """Return ActorScene.cast_rays' kernels' plain-numpy form: (moved rays, t0 or NaN)."""
     k = np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],))
     o = np.asarray(local[:, :3], np.float64) - np.asarray(scene.centre)[k]
     d = np.asarray(local[:, 3:6], np.float64)
@@ -191,3 +192,38 @@ def test_the_slot_kernels_match_their_numpy_form():
     # at <= 8 m from the scene origin <= 1e-6 m (float32 ulp at 8 m): 1e-5 m is ten of those.
     np.testing.assert_allclose(got.t[mine], (t0 + hit.t)[mine], rtol=0, atol=1e-5)
     assert np.all(np.isinf(got.t[~mine]))
+
+
+def _meet_boxes_numpy(local, k, lower, upper):
+    """Return the plain-numpy slab test of fixed_actors.meet_boxes: (n,) bool."""
+    o, d = local[:, :3].astype(np.float64), local[:, 3:].astype(np.float64)
+    lo, hi = lower[k], upper[k]
+    with np.errstate(divide='ignore', invalid='ignore'):
+        t0, t1 = (lo - o) / d, (hi - o) / d
+    flat = d == 0.0
+    inside = (o >= lo) & (o <= hi)
+    t_in = np.where(flat, np.where(inside, -np.inf, np.inf), np.minimum(t0, t1))
+    t_out = np.where(flat, np.where(inside, np.inf, -np.inf), np.maximum(t0, t1))
+    return np.maximum(t_in.max(axis=1), 0.0) <= t_out.min(axis=1)
+
+
+def test_the_box_kernel_matches_its_numpy_form_and_axis_parallel_rays():
+    rng = np.random.default_rng(40)
+    lower = np.array([[-0.4, -0.4, 0.05], [0.0, 0.0, 0.0]])
+    upper = np.array([[0.4, 0.4, 0.55], [1.0, 2.0, 0.5]])
+    local = _rays(rng, 4000, np.tile(np.eye(4), (2, 1, 1)))
+    local[::7, 3:] = np.float32([0.0, 0.0, 1.0])     # parallel to two slabs' planes
+    local[1::7, 3:] = np.float32([-1.0, 0.0, 0.0])
+    k = rng.integers(0, 2, local.shape[0])
+    got = np.empty(local.shape[0], bool)
+    meet_boxes(local, k, lower, upper, got)
+    want = _meet_boxes_numpy(local, k, lower, upper)
+    # bound: exact, the same float64 divisions and comparisons in both forms
+    np.testing.assert_array_equal(got, want)
+    assert 500 < got.sum() < local.shape[0] - 500
+    # By hand: from (2, 0, 0.3) along -x the ray meets box 0 (x in -0.4..0.4); along +x or
+    # straight up it does not; from inside along any direction it does.
+    by_hand = np.float32([[2, 0, 0.3, -1, 0, 0], [2, 0, 0.3, 1, 0, 0], [2, 0, 0.3, 0, 0, 1],
+                          [0, 0, 0.3, 0, 0, 1]])
+    meet_boxes(by_hand, np.zeros(4, np.int64), lower, upper, out := np.empty(4, bool))
+    assert out.tolist() == [True, False, False, True]

@@ -53,7 +53,8 @@ class ActorCasting:
         # One caster for all (raycast/actor_scene.py): open3d crashes at ~1,011 scenes.
         self._scene = ActorScene(geometries, factory)
         self._centre, self._radius = self._scene.centre, self._scene.radius
-        self._fixed = FixedActors(self._scene, self.first_obj)     # one pose each: cheaper
+        # Actors that hold one pose each: the cheaper path, with this module's kernels.
+        self._fixed = FixedActors(self._scene, self.first_obj, reach_spheres, rays_to_local)
         # The last frame's spheres: (actors, column times, firing offset window, centres,
         # radii). The casts of one sweep or block (centres, probes, refinements) share their
         # columns, and a sphere grown over a wider offset window still holds every ray's actor.

@@ -20,8 +20,8 @@ ones are taken again and only step 3 is done. A robot that moves changes the flo
 rays, so its body is cast again: an exact match or none, never a near one.
 """
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -56,9 +56,16 @@ def fixed_poses(pose_at: Sequence[object]) -> NDArray[np.float64] | None:
 class FixedActors:
     """The cheap path of ActorCasting.cast for actors that hold one pose (see the module)."""
 
-    def __init__(self, scene: ActorScene, first_obj: int):
-        """Cast in scene (actor k = object first_obj + k)."""
+    def __init__(self, scene: ActorScene, first_obj: int, reach: Callable[..., Any],
+                 to_local: Callable[..., Any]):
+        """
+        Cast in scene (actor k = object first_obj + k).
+
+        reach, to_local: actor_casting's sphere test and frame change (reach_spheres,
+        rays_to_local), the same kernels as its general path (passed in: it imports this).
+        """
         self._scene = scene
+        self._reach, self._to_local = reach, to_local
         self.first_obj = int(first_obj)
         self._last: BodyHits | None = None     # the last body cast (read once per cast)
         self._centre_h = np.c_[np.reshape(scene.centre, (-1, 3)), np.ones(len(scene))]
@@ -114,15 +121,13 @@ class FixedActors:
         return CastResult(t, obj, prim, normal)
 
     def _body_hits(self, rays, poses, centre, radius, actors, live):
-        """Cast the rays that reach a sphere (any range) in their actor's frame; keep the nearest."""
-        # Here, not at the top: actor_casting imports this module.
-        from ubot_lidar_sim.core.raycast.actor_casting import reach_spheres, rays_to_local
+        """Cast the rays that reach a sphere (any range) in their actor's frame; keep nearest."""
         m = rays.shape[0]
         if self._inf.size < m:
             self._inf = np.full(m, np.inf)
-        cand, act = reach_spheres(rays, np.zeros(m, np.int64),
-                                  np.ascontiguousarray(centre[:, None, :]),
-                                  np.ascontiguousarray(radius[:, None]), self._inf[:m], live)
+        cand, act = self._reach(rays, np.zeros(m, np.int64),
+                                np.ascontiguousarray(centre[:, None, :]),
+                                np.ascontiguousarray(radius[:, None]), self._inf[:m], live)
         none = np.zeros(0, np.int64)
         if cand.size == 0:
             return BodyHits(rays, poses, actors, none, np.zeros(0), none, none, np.zeros((0, 3)))
@@ -132,7 +137,7 @@ class FixedActors:
         first = np.asarray([i for i, _ in actors], np.int64)[act]
         pose = poses[act]
         local = np.empty((cand.size, 6), np.float32)
-        rays_to_local(rays, cand, pose, local)
+        self._to_local(rays, cand, pose, local)
         # A sensor inside a body's sphere (a laser on its deck) sends every ray into it: the
         # rays that miss the body's box in its frame cannot meet its triangles.
         meets = np.empty(cand.size, np.bool_)
