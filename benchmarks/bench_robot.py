@@ -8,6 +8,8 @@ triangles, trimesh), a 16 x 1800 gpu_ray VLP-16 on a mast and a 720-ray gpu_lida
 front, in the demo world. Each sensor is scanned by core/robot/scanner.RobotScanner with its
 body cast (self-occlusion) and without, the two taking turns; median ms over repeats and the
 median of the paired ratios, with the 1-minute load average; geometric model as Gazebo's.
+Two cases: the robot standing (the same pose every scan: its body's last cast is reused,
+core/raycast/fixed_actors.py) and moving (1 cm further along x every scan: cast every time).
 
 Usage: python benchmarks/bench_robot.py [--repeats 20]
 """
@@ -29,7 +31,7 @@ from ubot_lidar_sim.core.robot.scanner import RobotScanner  # noqa: E402
 from ubot_lidar_sim.core.world.materials import MaterialTable  # noqa: E402
 from ubot_lidar_sim.core.world.world import World  # noqa: E402
 
-COLUMNS = ('case', 'sensor', 'rays', 'body_triangles', 'self_occlusion_ms_median',
+COLUMNS = ('case', 'robot', 'sensor', 'rays', 'body_triangles', 'self_occlusion_ms_median',
            'no_self_occlusion_ms_median', 'ratio', 'load_1min')
 
 ROBOT = """<robot name="benchbot">
@@ -55,7 +57,7 @@ ROBOT = """<robot name="benchbot">
 </robot>"""
 
 
-def _paired_ms(scanners, pose, repeats):
+def _paired_ms(scanners, poses, repeats):
     """
     Return (median ms with, median ms without, median ratio) of interleaved scans.
 
@@ -63,13 +65,13 @@ def _paired_ms(scanners, pose, repeats):
     of per cent within a minute); the ratio is the median of the per-pair ratios.
     """
     for scanner in scanners:
-        scanner.scan(pose)      # warm-up: kernels, scenes
+        scanner.scan(poses(-1))     # warm-up: kernels, scenes
     pairs = []
     for k in range(repeats):
         ms = []
         for scanner in (scanners if k % 2 == 0 else scanners[::-1]):
             t0 = time.perf_counter()
-            scanner.scan(pose)
+            scanner.scan(poses(k))
             ms.append((time.perf_counter() - t0) * 1e3)
         pairs.append(ms if k % 2 == 0 else ms[::-1])
     a = np.asarray(pairs)
@@ -77,8 +79,15 @@ def _paired_ms(scanners, pose, repeats):
             float(np.median(a[:, 0] / a[:, 1])))
 
 
+def _moving(k):
+    """Return the robot's pose at scan k: 1 cm further along x each scan."""
+    pose = np.eye(4)
+    pose[0, 3] = 0.01 * k
+    return pose
+
+
 def run(repeats=20):
-    """Return the two rows (VLP-16, 2D laser)."""
+    """Return the four rows (standing, moving) x (VLP-16, 2D laser)."""
     with tempfile.TemporaryDirectory() as tmp:
         body = trimesh.creation.cylinder(0.4, 0.5, sections=500)
         (Path(tmp) / 'body.stl').write_bytes(trimesh.exchange.stl.export_stl(body))
@@ -86,15 +95,15 @@ def run(repeats=20):
         desc = load_robot(Path(tmp) / 'bot.urdf')
     materials = MaterialTable.load()
     world = World.load('demo', materials)
-    pose = np.eye(4)
     rows = []
-    for name in ('vlp16', 'laser'):
+    cases = (('standing', lambda k: np.eye(4)), ('moving', _moving))
+    for robot, poses, name in [(r, p, n) for r, p in cases for n in ('vlp16', 'laser')]:
         scanners = [RobotScanner(desc, name, world, materials, self_occlusion=occlusion)
                     for occlusion in (True, False)]
         load = os.getloadavg()[0]
-        with_ms, without_ms, ratio = _paired_ms(scanners, pose, repeats)
+        with_ms, without_ms, ratio = _paired_ms(scanners, poses, repeats)
         s = desc.sensor(name)
-        rows.append({'case': 'robot_self_occlusion', 'sensor': name,
+        rows.append({'case': 'robot_self_occlusion', 'robot': robot, 'sensor': name,
                      'rays': s.horizontal.count * s.vertical.count,
                      'body_triangles': len(body.faces),
                      'self_occlusion_ms_median': round(with_ms, 2),

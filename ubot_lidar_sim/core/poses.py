@@ -228,9 +228,11 @@ class SampledPath:
                 or np.any(np.diff(self.times_s) < 0.0):
             raise ConfigError('times_s', self.times_s.tolist()[:4],
                               'ascending times, one per pose')
-        # One sample (a sweep at one instant): that pose at every time, no quaternions.
+        # One sample (a sweep at one instant): that pose at every time, no quaternions; then
+        # ``fixed`` is that pose, as FixedPose's (actors posed so take the cheap path).
         self._quats = (matrices_to_quaternions(self.poses[:, :3, :3])
                        if self.times_s.size > 1 else None)
+        self.fixed = self.poses[0] if self._quats is None else None
 
     def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
         """World-from-frame poses (C, 4, 4) at times (C,) s."""
@@ -247,6 +249,22 @@ class SampledPath:
         a, b = self.poses[lo, :3, 3], self.poses[hi, :3, 3]
         q = slerp(self._quats[lo], self._quats[hi], u)
         return to_matrix(a + u[:, None] * (b - a), q)
+
+
+class FixedPose:
+    """
+    One world-from-frame pose at every time (a body that does not move during a sweep).
+
+    ``fixed`` (4, 4) is that pose: raycast/actor_casting.py poses such an actor's sphere once
+    per cast, not once per column. Calls return a read-only view, not n copies.
+    """
+
+    def __init__(self, pose: ArrayLike) -> None:
+        self.fixed = np.array(pose, dtype=np.float64).reshape(4, 4)
+
+    def __call__(self, times_s: ArrayLike) -> NDArray[np.float64]:
+        """World-from-frame poses (C, 4, 4) at times (C,) s: the one pose, C times."""
+        return np.broadcast_to(self.fixed, (np.size(times_s), 4, 4))
 
 
 class Delayed:

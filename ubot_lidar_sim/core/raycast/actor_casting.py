@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
+from ubot_lidar_sim.core.raycast.fixed_actors import fixed_poses, FixedActors
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.ray_times import one_instant, RayTimes  # noqa: F401
 
@@ -38,7 +39,7 @@ class ActorFrame(NamedTuple):
 
     index: tuple
     pose_at: tuple
-    centre: NDArray[np.float64]     # (A, C, 3) sphere centre at each column time
+    centre: NDArray[np.float64]     # (A, C, 3) sphere centre at each column time (C = 1: fixed)
     radius: NDArray[np.float64]     # (A, C) sphere radius grown by the in-column motion
     times: RayTimes
 
@@ -52,6 +53,8 @@ class ActorCasting:
         # One caster for all (raycast/actor_scene.py): open3d crashes at ~1,011 scenes.
         self._scene = ActorScene(geometries, factory)
         self._centre, self._radius = self._scene.centre, self._scene.radius
+        # Actors that hold one pose each: the cheaper path, with this module's kernels.
+        self._fixed = FixedActors(self._scene, self.first_obj, reach_spheres, rays_to_local)
         # The last frame's spheres: (actors, column times, firing offset window, centres,
         # radii). The casts of one sweep or block (centres, probes, refinements) share their
         # columns, and a sphere grown over a wider offset window still holds every ray's actor.
@@ -70,6 +73,9 @@ class ActorCasting:
         the last frame when they cover these, for the same actors and columns: one sweep's
         casts pose their actors once).
         """
+        fixed = self._fixed_frame(actors, times)
+        if fixed is not None:
+            return fixed
         t_c = np.asarray(times.column_time_s, np.float64)
         late = np.asarray(times.time_s, np.float64) - t_c[times.column]
         lo, hi = (min(float(late.min()), 0.0), max(float(late.max()), 0.0)) if late.size \
@@ -98,6 +104,21 @@ class ActorCasting:
         self._spheres = (chosen, t_c, lo, hi, centres, radii)
         return ActorFrame(index, poses, centres, radii, times)
 
+    def _fixed_frame(self, actors: Sequence[tuple[int, PoseAt]], times: RayTimes
+                     ) -> ActorFrame | None:
+        """
+        Return the ActorFrame of actors that each hold one pose (a ``fixed`` (4, 4)), else None.
+
+        Such a sphere does not move: one column, centre (A, 1, 3) and radius (A, 1), whatever
+        the rays' columns (poses.FixedPose: a robot's body offline; cast takes fixed_actors.py).
+        """
+        chosen = tuple(actors)
+        spheres = self._fixed.spheres(chosen)
+        if spheres is None:
+            return None
+        return ActorFrame(tuple(self.first_obj + k for k, _ in chosen),
+                          tuple(pose_at for _, pose_at in chosen), *spheres, times)
+
     def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
              frame: ActorFrame, ignored: frozenset[int]) -> CastResult:
         """
@@ -106,9 +127,13 @@ class ActorCasting:
         rays (M, 6) float32 world frame, res their static CastResult, rows (M,) the rays'
         indices into frame.times.
         """
+        live = np.array([index not in ignored for index in frame.index])
+        poses = fixed_poses(frame.pose_at)
+        if poses is not None:
+            return self._fixed.cast(rays, res, poses, frame.centre[:, 0], frame.radius[:, 0],
+                                    frame.index, live)
         t, obj, prim, normal = res
         column = frame.times.column[rows]
-        live = np.array([index not in ignored for index in frame.index])
         limit = np.asarray(t)
         # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,
         # ray by ray; then each actor's rays together, in ray order.

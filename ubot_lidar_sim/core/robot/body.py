@@ -11,13 +11,14 @@ sensor's body: a sensor sits inside its own housing, which a real one does not s
 gpu_lidar clips below range_min).
 """
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.core.material_ids import OTHER
+from ubot_lidar_sim.core.poses import FixedPose
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.robot.description import Part, RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.tree import link_poses, MOVING
@@ -125,8 +126,6 @@ def sensor_body_actors(description: RobotDescription, frame_id: str,
     return out
 
 
-def link_pose_at(world_from_link: ArrayLike) -> Callable[[ArrayLike], NDArray[np.float64]]:
+def link_pose_at(world_from_link: ArrayLike) -> FixedPose:
     """Return a pose_at(times (n,)) -> (n, 4, 4) holding one world-from-link transform."""
-    pose = np.asarray(world_from_link, np.float64)
-    # A read-only view: one pose for every instant, without n copies (n may be every ray).
-    return lambda times: np.broadcast_to(pose, (len(np.atleast_1d(times)), 4, 4))
+    return FixedPose(world_from_link)

@@ -40,9 +40,12 @@ class SweepCast:
         """
         if self.late_s is None or self.column is None:
             return None
+        stamp_s = self.sweep.stamp_s
+        if beam is None and self.n_sub == 1:    # one ray per beam: the beams' own arrays
+            return RayTimes(stamp_s + self.late_s, self.column,
+                            stamp_s + np.asarray(self.column_time_s, np.float64))
         if beam is None:
             beam = np.repeat(np.arange(self.late_s.size), self.n_sub)
-        stamp_s = self.sweep.stamp_s
         return RayTimes(stamp_s + self.late_s[beam], self.column[beam],
                         stamp_s + np.asarray(self.column_time_s, np.float64))
 

@@ -16,7 +16,7 @@ import numpy as np
 from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.weather import Weather
-from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg
+from ubot_lidar_sim.core.poses import BodyTwist, FixedPose, pose_matrix_deg
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -51,3 +51,7 @@ def run_every_kernel() -> None:
          'motion': {'waypoints': [[20, -1, 1], [20, 1, 1]], 'speed_m_s': 1.0}}]},
         materials=materials)
     moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0)
+    # The same actors holding one pose each (a robot's body: raycast/fixed_actors.py).
+    held = {name: FixedPose(pose_matrix_deg(xyz, [0.0, 0.0, 0.0]))
+            for name, xyz in (('a', [15.0, 0.0, 1.0]), ('b', [20.0, 0.0, 1.0]))}
+    moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0, actor_poses=held)
