@@ -32,7 +32,9 @@ def test_editing_a_helper_in_another_file_recompiles_the_kernels_that_inline_it(
     # that layer_kernel.finish_layer inlines (quadrics.quadric_hit) is edited: the next run's
     # range follows the edit; numba's own per-file stamp would load finish_layer's cached code.
     root = Path(layer_kernel.__file__).resolve().parents[3]
-    subprocess.run(['cp', '-r', str(root / 'ubot_lidar_sim'), str(tmp_path)], check=True)
+    # A source tree: the package and its config/ (the world's material table).
+    for part in ('ubot_lidar_sim', 'config'):
+        subprocess.run(['cp', '-r', str(root / part), str(tmp_path)], check=True)
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE='1')
     run = [sys.executable, '-c', _SCRIPT, str(tmp_path)]
     for cached in tmp_path.rglob('*.nb[ic]'):
