@@ -27,7 +27,12 @@ from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel ca
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
-from ubot_lidar_sim.core.raycast.ray_times import one_instant, RayTimes  # noqa: F401
+from ubot_lidar_sim.core.raycast.ray_times import firing_window, one_instant, RayTimes  # noqa: F401
+
+# The frames kept for reuse (ActorCasting.frame): at most _FRAMES (every column block of a
+# sweep, and the blocks of a few interleaved sensors) within _FRAME_BYTES of spheres.
+_FRAMES = 8
+_FRAME_BYTES = 64 << 20
 
 # pose_at(times (n,) s) -> (n, 4, 4) world-from-actor; a NaN pose leaves the actor out.
 PoseAt = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -38,8 +43,9 @@ class ActorFrame(NamedTuple):
 
     index: tuple
     pose_at: tuple
-    centre: NDArray[np.float64]     # (A, C, 3) sphere centre at each column time
-    radius: NDArray[np.float64]     # (A, C) sphere radius grown by the in-column motion
+    # (C, 4, A): at each column time, every actor's sphere centre x, y, z and squared radius
+    # (grown by the in-column motion); column-major so the cull reads one column's actors at once.
+    spheres: NDArray[np.float64]
     times: RayTimes
 
 
@@ -52,10 +58,11 @@ class ActorCasting:
         # One caster for all (raycast/actor_scene.py): open3d crashes at ~1,011 scenes.
         self._scene = ActorScene(geometries, factory)
         self._centre, self._radius = self._scene.centre, self._scene.radius
-        # The last frame's spheres: (actors, column times, firing offset window, centres,
-        # radii). The casts of one sweep or block (centres, probes, refinements) share their
-        # columns, and a sphere grown over a wider offset window still holds every ray's actor.
-        self._spheres = None
+        # The last frames' spheres, newest first: (actors, column times, firing offset window,
+        # centres, radii). The casts of one sweep or block (centres, probes, refinements) share
+        # their columns, and a sphere grown over a wider offset window still holds every ray's
+        # actor. Tuples replaced whole: a concurrent cast reads one consistent set.
+        self._spheres: tuple = ()
 
     def __len__(self):
         """Return the number of actors."""
@@ -66,37 +73,50 @@ class ActorCasting:
         Return the ActorFrame of one cast: actors (k, pose_at) with k the actor's number.
 
         The sphere of actor k at column j is centred where pose_at puts it at column_time_s[j];
-        its radius grows by the farthest its centre moves within the firing offsets (those of
-        the last frame when they cover these, for the same actors and columns: one sweep's
-        casts pose their actors once).
+        its radius grows by the farthest its centre moves within the firing offsets
+        (ray_times.firing_window). The spheres of an earlier frame of the same actors and
+        columns whose offsets cover these are reused: one sweep's casts (centres, probes,
+        refinements) pose their actors once per column block.
         """
         t_c = np.asarray(times.column_time_s, np.float64)
-        late = np.asarray(times.time_s, np.float64) - t_c[times.column]
-        lo, hi = (min(float(late.min()), 0.0), max(float(late.max()), 0.0)) if late.size \
-            else (0.0, 0.0)
+        lo, hi = firing_window(times)
         chosen = tuple((k, pose_at) for k, pose_at in actors)
         index = tuple(self.first_obj + k for k, _ in chosen)
         poses = tuple(pose_at for _, pose_at in chosen)
-        last = self._spheres        # read once: a concurrent cast may replace it
-        if (last is not None and _same_actors(last[0], chosen) and last[2] <= lo
-                and hi <= last[3] and np.array_equal(last[1], t_c)):
-            return ActorFrame(index, poses, last[4], last[5], times)
-        offsets = sorted({lo, 0.0, hi})
+        known = self._spheres or ()     # read once: a concurrent cast may replace it
+        for entry in known:
+            if (_same_actors(entry[0], chosen) and entry[2] <= lo and hi <= entry[3]
+                    and np.array_equal(entry[1], t_c)):
+                return ActorFrame(index, poses, entry[4], times)
+        spheres = self._spheres_at(chosen, t_c, sorted({lo, 0.0, hi}))
+        # Newest first, within the budget (the newest always): every block of a sweep fits.
+        kept, size = [(chosen, t_c, lo, hi, spheres)], spheres.nbytes
+        for old in known[:_FRAMES - 1]:
+            size += old[4].nbytes
+            if size > _FRAME_BYTES:
+                break
+            kept.append(old)
+        self._spheres = tuple(kept)
+        return ActorFrame(index, poses, spheres, times)
+
+    def _spheres_at(self, chosen: tuple[tuple[int, PoseAt], ...], t_c: NDArray[np.float64],
+                    offsets: list[float]) -> NDArray[np.float64]:
+        """Return the spheres (C, 4, A) at t_c (C,) s, radii grown over offsets s (ActorFrame)."""
         # One call per actor at the distinct times: a sensor whose rays fire at one instant
         # (Gazebo's model, a robot's body) asks for one pose, not one per column.
         at_times, back = np.unique(np.concatenate([t_c + dt for dt in offsets]),
                                    return_inverse=True)
-        n_c = t_c.size
-        centres = np.empty((len(chosen), n_c, 3))
-        radii = np.empty((len(chosen), n_c))
+        n_c, zero = t_c.size, offsets.index(0.0)
+        spheres = np.empty((n_c, 4, len(chosen)))
         for a, (k, pose_at) in enumerate(chosen):     # a few actors, not a loop over rays
-            local = np.append(self._centre[k], 1.0)
-            at = (np.asarray(pose_at(at_times), np.float64) @ local)[back, :3].reshape(
-                len(offsets), n_c, 3)
-            centres[a] = at[offsets.index(0.0)]
-            radii[a] = self._radius[k] + np.linalg.norm(at - centres[a], axis=2).max(axis=0)
-        self._spheres = (chosen, t_c, lo, hi, centres, radii)
-        return ActorFrame(index, poses, centres, radii, times)
+            pose = np.asarray(pose_at(at_times), np.float64)
+            world = np.einsum('tij,j->ti', pose[:, :3, :3], self._centre[k]) + pose[:, :3, 3]
+            at = world[back].reshape(len(offsets), n_c, 3)
+            step = at - at[zero]
+            radius = self._radius[k] + np.sqrt(np.einsum('ocx,ocx->oc', step, step).max(axis=0))
+            spheres[:, :3, a] = at[zero]
+            spheres[:, 3, a] = radius * radius
+        return spheres
 
     def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
              frame: ActorFrame, ignored: frozenset[int]) -> CastResult:
@@ -112,7 +132,7 @@ class ActorCasting:
         limit = np.asarray(t)
         # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,
         # ray by ray; then each actor's rays together, in ray order.
-        cand, act = reach_spheres(rays, column, frame.centre, frame.radius, limit, live)
+        cand, act = reach_spheres(rays, column, frame.spheres, limit, live)
         if cand.size == 0:
             return res
         by_actor = np.argsort(act, kind='stable')
@@ -156,36 +176,41 @@ def _same_actors(a, b):
 
 @numba.njit(cache=True, nogil=True)
 def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
-                  centre: NDArray[np.float64], radius: NDArray[np.float64],
-                  limit: NDArray[np.float64], live: NDArray[np.bool_]
-                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+                  spheres: NDArray[np.float64], limit: NDArray[np.float64],
+                  live: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """
     Return (ray (K,) int64, actor (K,) int64): the rays (M, 6) that reach sphere a before limit.
 
     limit (M,) float; only the actors with live[a]; pairs ordered by ray, then actor. Sphere a
-    of row m is centred at centre[a, column[m]] (A, C, 3) with radius[a, column[m]] (A, C); a
-    ray reaches it when it enters before limit[m] (its static hit, inf for none) and leaves
-    after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    of row m is spheres[column[m], :, a] (C, 4, A: centre x, y, z, squared radius; ActorFrame);
+    a ray reaches it when it enters before limit[m] (its static hit, inf for
+    none) and leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
     """
+    n_a = spheres.shape[2]
     out_ray = np.empty(max(16, rays.shape[0] // 8), np.int64)
     out_actor = np.empty_like(out_ray)
+    near = np.empty(n_a)        # b = (o - c) . d of each actor
+    disc = np.empty(n_a)
     k = 0
     for m in range(rays.shape[0]):
         c = column[m]
         px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
         dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
-        for a in range(centre.shape[0]):
-            if not live[a]:
-                continue
-            ox = px - centre[a, c, 0]
-            oy = py - centre[a, c, 1]
-            oz = pz - centre[a, c, 2]
+        sx, sy, sz, r2 = spheres[c, 0], spheres[c, 1], spheres[c, 2], spheres[c, 3]
+        # Every actor at once, without a branch (the compiler vectorises it); then the few
+        # whose sphere the ray's line meets.
+        for a in range(n_a):
+            ox = px - sx[a]
+            oy = py - sy[a]
+            oz = pz - sz[a]
             b = ox * dx + oy * dy + oz * dz
-            disc = b * b - (ox * ox + oy * oy + oz * oz - radius[a, c] * radius[a, c])
-            if not disc >= 0.0:
+            near[a] = b
+            disc[a] = b * b - (ox * ox + oy * oy + oz * oz - r2[a])
+        for a in range(n_a):
+            if not disc[a] >= 0.0 or not live[a]:
                 continue
-            s = np.sqrt(disc)
-            if -b + s < 0.0 or -b - s > limit[m]:
+            s = np.sqrt(disc[a])
+            if -near[a] + s < 0.0 or -near[a] - s > limit[m]:
                 continue
             if k == out_ray.size:       # grow by doubling: amortised one copy per pair
                 out_ray = np.concatenate((out_ray, np.empty_like(out_ray)))

@@ -1,0 +1,67 @@
+"""The actors' spheres of a sweep: posed once per column block, grown over the firing window."""
+
+import numpy as np
+
+from ubot_lidar_sim.core.config.configure import effective_config
+from ubot_lidar_sim.core.raycast.ray_times import firing_window, RayTimes
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
+from ubot_lidar_sim.core.world.materials import MaterialTable
+from ubot_lidar_sim.core.world.world import World
+
+V_M_S = 10.0
+
+
+def _world():
+    """Return a far floor and a box driving at V_M_S along +y, 10 m ahead."""
+    return World.from_dict({'objects': [
+        {'name': 'floor', 'type': 'plane', 'size_m': [1, 1], 'pose': {'xyz': [0, 0, -50]}}],
+        'actors': [{'name': 'box', 'type': 'box', 'size_m': [0.2, 1.0, 1.0],
+                    'motion': {'pose': [10, 0, 1, 0, 0, 0], 'twist': [0, V_M_S, 0, 0, 0, 0]}}]},
+        materials=MaterialTable.load())
+
+
+def _blocks(world, n):
+    """Return the VLP-16's column-block simulators (n blocks) in world."""
+    cfg = effective_config('lidar_3d', overrides={'preset': 'velodyne_vlp16', 'sub_rays': 7,
+                                                  'column_blocks': n})
+    return LidarSimulator(cfg, world, world.materials).blocks
+
+
+def test_a_sweeps_window_is_what_its_rays_give_and_no_cast_scans_them_for_it():
+    block = _blocks(_world(), 2)[0]
+    every = block.ray_times(3.0)
+    lo, hi = every.window_s
+    # The VLP-16 fires its 16 lasers 2.304 us apart (User Manual 63-9243 Rev D, p. 62; the
+    # preset velodyne_vlp16.yaml): 0 to 34.56 us after their column.
+    assert lo == 0.0 and abs(hi - 15 * 2.304e-6) < 1e-9
+    assert firing_window(every._replace(window_s=None)) == (lo, hi)
+    # A cast of a few beams carries the sweep's window (its rays need not be scanned).
+    assert block.ray_times(3.0, np.array([0, 5])).window_s == (lo, hi)
+
+
+def test_a_given_window_grows_the_spheres_by_the_actors_motion_over_it():
+    world = _world()
+    n = 4
+    still = RayTimes(np.zeros(n), np.zeros(n, np.int64), np.zeros(1))
+    wide = still._replace(window_s=(0.0, 0.01))
+    r0 = np.sqrt(world.actor_frame(n, still).spheres[0, 3, 0])
+    r1 = np.sqrt(world.actor_frame(n, wide).spheres[0, 3, 0])
+    # bound: V_M_S x 0.01 s = 0.1 m, the radii of float64 squares within 1e-12 m
+    assert abs(r1 - r0 - V_M_S * 0.01) < 1e-12
+
+
+def test_every_column_block_of_a_sweep_keeps_its_posed_spheres():
+    world = _world()
+    blocks = _blocks(world, 4)
+    times = [b.ray_times(1.0) for b in blocks]
+    first = [world.actor_frame(t.time_s.size, t).spheres for t in times]
+    assert all(f.shape == (b.beams.columns, 4, 1) for f, b in zip(first, blocks))
+    # Block by block again (the probes and refinements after the centres): no block re-posed.
+    again = [world.actor_frame(t.time_s.size, t).spheres for t in times]
+    assert all(a is f for a, f in zip(again, first))
+    # The next sweep's columns are other times: posed anew, the box 0.1 s further along +y.
+    later = blocks[0].ray_times(1.1)
+    moved = world.actor_frame(later.time_s.size, later).spheres
+    assert moved is not first[0]
+    # bound: float64 poses of a 10 m/s twist over 0.1 s, within 1e-9 m
+    assert np.allclose(moved[:, 1] - first[0][:, 1], V_M_S * 0.1, rtol=0, atol=1e-9)
