@@ -3,6 +3,9 @@
 import numpy as np
 
 from ubot_lidar_sim.core.config.configure import effective_config
+from ubot_lidar_sim.core.poses import pose_matrix_deg, WorldTwist
+from ubot_lidar_sim.core.raycast.actor_casting import place_sphere
+from ubot_lidar_sim.core.raycast.actor_scene import enters_box
 from ubot_lidar_sim.core.raycast.ray_times import firing_window, RayTimes
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -65,3 +68,30 @@ def test_every_column_block_of_a_sweep_keeps_its_posed_spheres():
     assert moved is not first[0]
     # bound: float64 poses of a 10 m/s twist over 0.1 s, within 1e-9 m
     assert np.allclose(moved[:, 1] - first[0][:, 1], V_M_S * 0.1, rtol=0, atol=1e-9)
+
+
+def test_a_ray_enters_a_box_unless_it_passes_beside_or_the_box_is_behind_it():
+    o = np.array([[-5.0, 0, 0], [-5, 2, 0], [5, 0, 0], [0, 0, 0], [-5, 0.5, 0], [-5, 1.5, 1.5]])
+    d = np.array([[1.0, 0, 0], [1, 0, 0], [1, 0, 0], [0, 0, 1], [1, 0, 0], [1, -1, 0]])
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    lo, hi = np.full((6, 3), -1.0), np.full((6, 3), 1.0)
+    # through; beside (y = 2, parallel); behind; from inside; on a face plane within its
+    # bounds (y = 0.5 < 1); diagonal passing above (z = 1.5 > 1)
+    assert list(enters_box(o, d, lo, hi)) == [True, False, False, True, True, False]
+
+
+def test_the_sphere_kernel_places_what_numpy_places():
+    rng = np.random.default_rng(3)
+    n_t, n_c = 40, 15
+    pose = WorldTwist(pose_matrix_deg([3, -2, 1], [10, 20, 30]), [1, 2, 3, 0.5, 0.2, 0.1])(
+        rng.uniform(0, 2, n_t))
+    back = rng.integers(0, n_t, (3, n_c))               # offsets -1, 0, +1 of each column
+    centre, radius = np.array([0.5, -0.2, 0.75]), 1.5
+    got = np.empty((n_c, 4))
+    place_sphere(np.ascontiguousarray(pose), centre, radius, back, 1, got)
+    at = (pose[:, :3, :3] @ centre + pose[:, :3, 3])[back]           # (3, C, 3)
+    grow = np.linalg.norm(at - at[1], axis=2).max(axis=0)
+    # bound: float64 sums of a few terms of metres, within 1e-12 m (squares: 1e-11 m^2)
+    np.testing.assert_allclose(got[:, :3], at[1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(got[:, 3], (radius + grow) ** 2, rtol=0, atol=1e-11)
+    assert np.all(grow > 0)

@@ -106,16 +106,12 @@ class ActorCasting:
         # (Gazebo's model, a robot's body) asks for one pose, not one per column.
         at_times, back = np.unique(np.concatenate([t_c + dt for dt in offsets]),
                                    return_inverse=True)
-        n_c, zero = t_c.size, offsets.index(0.0)
-        spheres = np.empty((n_c, 4, len(chosen)))
+        spheres = np.empty((t_c.size, 4, len(chosen)))
+        zero = offsets.index(0.0)
         for a, (k, pose_at) in enumerate(chosen):     # a few actors, not a loop over rays
-            pose = np.asarray(pose_at(at_times), np.float64)
-            world = np.einsum('tij,j->ti', pose[:, :3, :3], self._centre[k]) + pose[:, :3, 3]
-            at = world[back].reshape(len(offsets), n_c, 3)
-            step = at - at[zero]
-            radius = self._radius[k] + np.sqrt(np.einsum('ocx,ocx->oc', step, step).max(axis=0))
-            spheres[:, :3, a] = at[zero]
-            spheres[:, 3, a] = radius * radius
+            place_sphere(np.ascontiguousarray(pose_at(at_times), np.float64), self._centre[k],
+                         self._radius[k], back.reshape(len(offsets), t_c.size), zero,
+                         spheres[:, :, a])
         return spheres
 
     def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
@@ -219,6 +215,32 @@ def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
             out_actor[k] = a
             k += 1
     return out_ray[:k].copy(), out_actor[:k].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def place_sphere(pose: NDArray[np.float64], centre: NDArray[np.float64], radius: float,
+                 back: NDArray[np.int64], zero: int, out: NDArray[np.float64]) -> None:
+    """
+    Write to out (C, 4) one actor's sphere at each column: centre x, y, z and squared radius.
+
+    pose (T, 4, 4) world-from-actor at T times; back (O, C) the time of column c at firing
+    offset o (row zero: the column's own time). The centre is pose @ centre (3,) at the
+    column's time; the radius grows by the farthest the centre is at the other offsets.
+    """
+    for c in range(out.shape[0]):
+        p = pose[back[zero, c]]
+        x = p[0, 0] * centre[0] + p[0, 1] * centre[1] + p[0, 2] * centre[2] + p[0, 3]
+        y = p[1, 0] * centre[0] + p[1, 1] * centre[1] + p[1, 2] * centre[2] + p[1, 3]
+        z = p[2, 0] * centre[0] + p[2, 1] * centre[1] + p[2, 2] * centre[2] + p[2, 3]
+        grow = 0.0
+        for o in range(back.shape[0]):
+            q = pose[back[o, c]]
+            dx = q[0, 0] * centre[0] + q[0, 1] * centre[1] + q[0, 2] * centre[2] + q[0, 3] - x
+            dy = q[1, 0] * centre[0] + q[1, 1] * centre[1] + q[1, 2] * centre[2] + q[1, 3] - y
+            dz = q[2, 0] * centre[0] + q[2, 1] * centre[1] + q[2, 2] * centre[2] + q[2, 3] - z
+            grow = max(grow, np.sqrt(dx * dx + dy * dy + dz * dz))
+        r = radius + grow
+        out[c, 0], out[c, 1], out[c, 2], out[c, 3] = x, y, z, r * r
 
 
 @numba.njit(cache=True, nogil=True)

@@ -11,7 +11,8 @@ A cast for actor k takes rays in k's frame: each ray is started where it enters 
 that misses the sphere misses the actor) and moved to k's slot. From there the first triangle it
 meets is k's when k's geometry is on its way (everything of k lies in the sphere, and nothing
 else does); a triangle of another actor, met only after the ray has left k's sphere, is a miss.
-The distances come back measured from the ray's own origin.
+The distances come back measured from the ray's own origin. A ray that misses k's box (its
+vertices' bounds in k's frame, grown by SPHERE_MARGIN_M) misses k and is not cast at all.
 """
 
 from collections.abc import Sequence
@@ -44,6 +45,30 @@ def slot_centres(n: int, spacing_m: float) -> NDArray[np.float64]:
     return grid.astype(np.float64) * spacing_m
 
 
+def _box(geometry: Geometry) -> NDArray[np.float64]:
+    """Return (2, 3) the bounds of the vertices grown by SPHERE_MARGIN_M (lo > hi for none)."""
+    v = np.asarray(geometry.vertices, np.float64).reshape(-1, 3)
+    if not v.size:
+        return np.array([[np.inf] * 3, [-np.inf] * 3])
+    return np.stack([v.min(axis=0) - SPHERE_MARGIN_M, v.max(axis=0) + SPHERE_MARGIN_M])
+
+
+def enters_box(o: NDArray[np.float64], d: NDArray[np.float64], lo: NDArray[np.float64],
+               hi: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """
+    Return (n,) whether each ray o + s d (n, 3), s >= 0, meets its box lo..hi (n, 3) (slabs).
+
+    A direction component 0 gives slab bounds of +-inf (or NaN on a face, ignored by fmin and
+    fmax): such a ray is kept unless another axis rules it out; never a ray that meets the box.
+    """
+    with np.errstate(divide='ignore', invalid='ignore'):
+        inv = 1.0 / d
+        s1, s2 = (lo - o) * inv, (hi - o) * inv
+    near = np.fmin(s1, s2).max(axis=1)
+    far = np.fmax(s1, s2).min(axis=1)
+    return (far >= near) & (far >= 0.0)
+
+
 class ActorScene:
     """The actors' geometries in one caster, each in its slot (see the module docstring)."""
 
@@ -54,6 +79,11 @@ class ActorScene:
         self.radius = [r for _, r in spheres]
         spacing = 2.0 * max(self.radius, default=0.0) + SLOT_GAP_M
         self._slot = slot_centres(len(geometries), spacing)
+        self._centres = np.reshape(self.centre, (-1, 3))
+        self._radius2 = np.asarray(self.radius) ** 2
+        # Each actor's box about its sphere's centre (empty for no vertex: lo > hi).
+        self._box = np.array([_box(g) for g in geometries]).reshape(-1, 2, 3) \
+            - self._centres[:, None, :]
         moved = [Geometry(vertices=np.asarray(g.vertices, np.float64) - c + s,
                           triangles=np.asarray(g.triangles))
                  for g, c, s in zip(geometries, self.centre, self._slot)]
@@ -73,20 +103,30 @@ class ActorScene:
         """
         if self._caster is None:
             raise IndexError('cast_rays: the scene has no actors')
-        k = np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],))
-        o = np.asarray(local[:, :3], np.float64) - np.asarray(self.centre)[k]
+        n = local.shape[0]
+        k = np.broadcast_to(np.asarray(k, np.int64), (n,))
+        o = np.asarray(local[:, :3], np.float64) - self._centres[k]
         d = np.asarray(local[:, 3:6], np.float64)
         b = np.einsum('ij,ij->i', o, d)
-        disc = b * b - (np.einsum('ij,ij->i', o, o) - np.asarray(self.radius)[k] ** 2)
+        disc = b * b - (np.einsum('ij,ij->i', o, o) - self._radius2[k])
         meets = disc >= 0.0
         root = np.sqrt(np.where(meets, disc, 0.0))
         meets &= -b + root >= 0.0                   # the sphere is not behind the ray
         t0 = np.maximum(-b - root, 0.0)             # 0: the ray starts inside the sphere
-        moved = np.empty_like(local, dtype=np.float32)
-        moved[:, :3] = o + t0[:, None] * d + self._slot[k]
-        moved[:, 3:6] = local[:, 3:6]
+        meets &= enters_box(o, d, self._box[k, 0], self._box[k, 1])
+        cast = np.flatnonzero(meets)
+        t, obj = np.full(n, np.inf), np.full(n, -1, np.int32)
+        primitive, normal = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
+        if cast.size == 0:
+            return CastResult(t, obj, primitive, normal)
+        kc = k[cast]
+        moved = np.empty((cast.size, 6), np.float32)
+        moved[:, :3] = o[cast] + t0[cast, None] * d[cast] + self._slot[kc]
+        moved[:, 3:6] = local[cast, 3:6]
         hit = self._caster.cast_rays(moved)
-        mine = meets & (np.asarray(hit.obj) == k)
-        t = np.where(mine, t0 + np.asarray(hit.t, np.float64), np.inf)
-        return CastResult(t, np.where(mine, k, -1).astype(np.int32),
-                          np.asarray(hit.primitive), np.asarray(hit.normal))
+        mine = np.asarray(hit.obj) == kc
+        t[cast] = np.where(mine, t0[cast] + np.asarray(hit.t, np.float64), np.inf)
+        obj[cast] = np.where(mine, kc, -1)
+        primitive[cast] = hit.primitive
+        normal[cast] = hit.normal
+        return CastResult(t, obj, primitive, normal)
