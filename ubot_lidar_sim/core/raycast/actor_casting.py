@@ -27,7 +27,8 @@ from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel ca
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
-from ubot_lidar_sim.core.raycast.ray_times import firing_window, one_instant, RayTimes  # noqa: F401
+from ubot_lidar_sim.core.raycast.ray_times import (firing_window, one_instant,  # noqa: F401
+                                                   RayTimes)
 
 # The frames kept for reuse (ActorCasting.frame): at most _FRAMES (every column block of a
 # sweep, and the blocks of a few interleaved sensors) within _FRAME_BYTES of spheres.

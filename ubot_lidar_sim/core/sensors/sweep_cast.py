@@ -8,8 +8,8 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ubot_lidar_sim.core.raycast.ray_times import offset_window, RayTimes
 from ubot_lidar_sim.core.raycast.hits import Hits
+from ubot_lidar_sim.core.raycast.ray_times import offset_window, RayTimes
 from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.world.query import RayBatch, TraceSettings, WorldQuery
 
