@@ -4,7 +4,7 @@ import numpy as np
 
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.poses import pose_matrix_deg, WorldTwist
-from ubot_lidar_sim.core.raycast.actor_casting import place_sphere
+from ubot_lidar_sim.core.raycast.actor_casting import place_sphere, reach_spheres
 from ubot_lidar_sim.core.raycast.actor_scene import enters_box
 from ubot_lidar_sim.core.raycast.ray_times import firing_window, RayTimes
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
@@ -95,3 +95,30 @@ def test_the_sphere_kernel_places_what_numpy_places():
     np.testing.assert_allclose(got[:, :3], at[1], rtol=0, atol=1e-12)
     np.testing.assert_allclose(got[:, 3], (radius + grow) ** 2, rtol=0, atol=1e-11)
     assert np.all(grow > 0)
+
+
+def test_a_ray_going_on_along_its_line_meets_the_spheres_its_first_cast_kept():
+    rng = np.random.default_rng(6)
+    m, cols, n_a = 5000, 20, 5
+    d = rng.normal(size=(m, 3))
+    d /= np.linalg.norm(d, axis=1, keepdims=True)
+    o = rng.uniform(-1, 1, (m, 3))
+    column = rng.integers(0, cols, m)
+    centre = rng.uniform(-5, 5, (cols, 3, n_a))
+    spheres = np.ascontiguousarray(np.concatenate(
+        [centre, rng.uniform(0.25, 4.0, (cols, 1, n_a))], axis=1))
+    live, rows = np.ones(n_a, bool), np.arange(m)
+    lines = np.zeros(m, np.uint64)
+    # The first cast stops at a hit 2 m ahead: the pairs before it, and the bits of every line.
+    first = np.c_[o, d].astype(np.float32)
+    reach_spheres(first, rows, column, spheres, np.full(m, 2.0), live, lines, True)
+    assert 0 < np.count_nonzero(lines) < m
+    # The rays going on from there (every other one), with no hit ahead.
+    on = rows[::2]
+    later = np.c_[o[on] + 2.0 * d[on], d[on]].astype(np.float32)
+    limit = np.full(on.size, np.inf)
+    none = np.zeros(0, np.uint64)
+    kept = reach_spheres(later, on, column, spheres, limit, live, lines, False)
+    every = reach_spheres(later, on, column, spheres, limit, live, none, True)
+    assert kept[0].size > 100
+    assert np.array_equal(kept[0], every[0]) and np.array_equal(kept[1], every[1])

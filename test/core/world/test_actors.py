@@ -142,7 +142,8 @@ def test_the_sphere_cull_keeps_the_rays_numpy_finds_reaching_each_sphere():
     live = np.array([True, True, False])            # the third is ignored
     # The kernel's layout (ActorFrame.spheres): per column x, y, z and r^2 of every actor.
     spheres = np.concatenate([centre, (radius * radius)[..., None]], axis=2).transpose(1, 2, 0)
-    ray, actor = reach_spheres(rays, column, np.ascontiguousarray(spheres), limit, live)
+    ray, actor = reach_spheres(rays, np.arange(m), column, np.ascontiguousarray(spheres), limit,
+                               live, np.zeros(0, np.uint64), True)
     # pairs by ray, then actor
     assert np.all(np.diff(ray * n_a + actor) > 0)
     reach = np.zeros((n_a, m), bool)

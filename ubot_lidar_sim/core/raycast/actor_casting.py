@@ -34,6 +34,7 @@ from ubot_lidar_sim.core.raycast.ray_times import (firing_window, one_instant,  
 # sweep, and the blocks of a few interleaved sensors) within _FRAME_BYTES of spheres.
 _FRAMES = 8
 _FRAME_BYTES = 64 << 20
+_NO_LINES = np.zeros(0, np.uint64)      # reach_spheres without a trace's actor bits
 
 # pose_at(times (n,) s) -> (n, 4, 4) world-from-actor; a NaN pose leaves the actor out.
 PoseAt = Callable[[NDArray[np.float64]], NDArray[np.float64]]
@@ -115,21 +116,27 @@ class ActorCasting:
                          spheres[:, :, a])
         return spheres
 
+    def lines(self, n: int, frame: ActorFrame) -> NDArray[np.uint64] | None:
+        """Return the zeroed actor bits (n,) of a trace's rows (reach_spheres); None: > 64."""
+        return np.zeros(n, np.uint64) if len(frame.index) <= 64 else None
+
     def cast(self, rays: NDArray[np.float32], res: CastResult, rows: NDArray[np.int64],
-             frame: ActorFrame, ignored: frozenset[int]) -> CastResult:
+             frame: ActorFrame, ignored: frozenset[int],
+             lines: NDArray[np.uint64] | None = None, first: bool = True) -> CastResult:
         """
         Return res with every actor hit nearer than the static one (see the module docstring).
 
         rays (M, 6) float32 world frame, res their static CastResult, rows (M,) the rays'
-        indices into frame.times.
+        indices into frame.times. lines: the trace's actor bits (ActorCasting.lines), set by
+        its first cast and read by the later ones (the rays going on along the same lines).
         """
         t, obj, prim, normal = res
-        column = frame.times.column[rows]
         live = np.array([index not in ignored for index in frame.index])
         limit = np.asarray(t)
         # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,
         # ray by ray; then each actor's rays together, in ray order.
-        cand, act = reach_spheres(rays, column, frame.spheres, limit, live)
+        cand, act = reach_spheres(rays, rows, frame.times.column, frame.spheres, limit, live,
+                                  _NO_LINES if lines is None else lines, first)
         if cand.size == 0:
             return res
         by_actor = np.argsort(act, kind='stable')
@@ -172,25 +179,39 @@ def _same_actors(a, b):
 
 
 @numba.njit(cache=True, nogil=True)
-def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
-                  spheres: NDArray[np.float64], limit: NDArray[np.float64],
-                  live: NDArray[np.bool_]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+def reach_spheres(rays: NDArray[np.float32], rows: NDArray[np.int64],
+                  column: NDArray[np.int64], spheres: NDArray[np.float64],
+                  limit: NDArray[np.float64], live: NDArray[np.bool_],
+                  lines: NDArray[np.uint64], first: bool
+                  ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """
     Return (ray (K,) int64, actor (K,) int64): the rays (M, 6) that reach sphere a before limit.
 
-    limit (M,) float; only the actors with live[a]; pairs ordered by ray, then actor. Sphere a
-    of row m is spheres[column[m], :, a] (C, 4, A: centre x, y, z, squared radius; ActorFrame);
-    a ray reaches it when it enters before limit[m] (its static hit, inf for
-    none) and leaves after 0. A NaN centre (an actor without a pose) is reached by no ray.
+    limit (M,) float; only the actors with live[a]; pairs ordered by ray, then actor. Ray m is
+    row rows[m] of its trace, in column column[rows[m]]; sphere a there is spheres[column, :, a]
+    (C, 4, A: centre x, y, z, squared radius; ActorFrame). A ray reaches it when it enters
+    before limit[m] (its static hit, inf for none) and leaves after 0. A NaN centre (an actor
+    without a pose) is reached by no ray.
+
+    lines (N,) uint64, one per row, for at most 64 actors ((0,): not kept): a first cast sets
+    bit a of a row whose line meets sphere a ahead of it; a later cast of the row (the ray
+    going on from a hit, along the same line) tests those actors only: the others' spheres
+    stay off its line or behind it.
     """
     n_a = spheres.shape[2]
+    kept = lines.shape[0] > 0
     out_ray = np.empty(max(16, rays.shape[0] // 8), np.int64)
     out_actor = np.empty_like(out_ray)
     near = np.empty(n_a)        # b = (o - c) . d of each actor
     disc = np.empty(n_a)
+    one = np.uint64(1)
     k = 0
     for m in range(rays.shape[0]):
-        c = column[m]
+        row = rows[m]
+        bits = lines[row] if kept and not first else np.uint64(0)
+        if kept and not first and bits == 0:
+            continue
+        c = column[row]
         px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
         dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
         sx, sy, sz, r2 = spheres[c, 0], spheres[c, 1], spheres[c, 2], spheres[c, 3]
@@ -206,8 +227,14 @@ def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
         for a in range(n_a):
             if not disc[a] >= 0.0 or not live[a]:
                 continue
+            if kept and not first and not (bits >> np.uint64(a)) & one:
+                continue
             s = np.sqrt(disc[a])
-            if -near[a] + s < 0.0 or -near[a] - s > limit[m]:
+            if -near[a] + s < 0.0:
+                continue
+            if kept and first:
+                bits |= one << np.uint64(a)
+            if -near[a] - s > limit[m]:
                 continue
             if k == out_ray.size:       # grow by doubling: amortised one copy per pair
                 out_ray = np.concatenate((out_ray, np.empty_like(out_ray)))
@@ -215,6 +242,8 @@ def reach_spheres(rays: NDArray[np.float32], column: NDArray[np.int64],
             out_ray[k] = m
             out_actor[k] = a
             k += 1
+        if kept and first:
+            lines[row] = bits
     return out_ray[:k].copy(), out_actor[:k].copy()
 
 
