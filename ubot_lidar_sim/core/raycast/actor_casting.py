@@ -153,13 +153,13 @@ class ActorCasting:
         first = np.asarray(frame.index, np.int64)[act]
         hit = self._scene.cast_rays(first - self.first_obj, local)
         hit_t = np.asarray(hit.t, np.float64)
-        # Per ray the nearest actor hit, the earlier actor of equal ones (as when each actor in
-        # turn had to be nearer than the hits before it), kept when nearer than the static hit.
-        order = np.lexsort((act, hit_t, cand))
-        head = order[np.r_[True, cand[order][1:] != cand[order][:-1]]]
-        near = head[hit_t[head] < limit[cand[head]]]
-        if near.size == 0:
+        # Per ray the nearest actor hit nearer than the static hit, the earlier actor of equal
+        # ones (as when each actor in turn had to be nearer than the hits before it).
+        nearer = np.flatnonzero(hit_t < limit[cand])
+        if nearer.size == 0:
             return res
+        order = nearer[np.lexsort((act[nearer], hit_t[nearer], cand[nearer]))]
+        near = order[np.r_[True, cand[order][1:] != cand[order][:-1]]]
         # The caster's fresh arrays are changed in place (a read-only one is copied).
         t, obj, prim, normal = (x if x.flags.writeable else x.copy()
                                 for x in (np.asarray(t), np.asarray(obj), np.asarray(prim),

@@ -56,9 +56,11 @@ class SweepCast:
         if self.late_s is None or self.column is None:
             return None
         if beam is None:
-            beam = np.repeat(np.arange(self.late_s.size), self.n_sub)
+            late, column = np.repeat(self.late_s, self.n_sub), np.repeat(self.column, self.n_sub)
+        else:
+            late, column = self.late_s[beam], self.column[beam]
         stamp_s = self.sweep.stamp_s
-        return RayTimes(stamp_s + self.late_s[beam], self.column[beam],
+        return RayTimes(stamp_s + late, column,
                         stamp_s + np.asarray(self.column_time_s, np.float64), self.window_s)
 
     def trace(self, origins: ArrayLike, dirs: ArrayLike,
