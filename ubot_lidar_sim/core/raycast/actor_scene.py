@@ -11,16 +11,15 @@ A cast for actor k takes rays in k's frame: each ray is started where it enters 
 that misses the sphere misses the actor) and moved to k's slot. From there the first triangle it
 meets is k's when k's geometry is on its way (everything of k lies in the sphere, and nothing
 else does); a triangle of another actor, met only after the ray has left k's sphere, is a miss.
-The distances come back measured from the ray's own origin.
+The distances come back measured from the ray's own origin. A ray that misses k's box (its
+vertices' bounds in k's frame, grown by SPHERE_MARGIN_M) misses k and is not cast at all.
 """
 
 from collections.abc import Sequence
 
-import numba
 import numpy as np
 from numpy.typing import NDArray
 
-from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 
@@ -54,6 +53,22 @@ def slot_centres(n: int, spacing_m: float) -> NDArray[np.float64]:
     return grid.astype(np.float64) * spacing_m
 
 
+def enters_box(o: NDArray[np.float64], d: NDArray[np.float64], lo: NDArray[np.float64],
+               hi: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """
+    Return (n,) whether each ray o + s d (n, 3), s >= 0, meets its box lo..hi (n, 3) (slabs).
+
+    A direction component 0 gives slab bounds of +-inf (or NaN on a face, ignored by fmin and
+    fmax): such a ray is kept unless another axis rules it out; never a ray that meets the box.
+    """
+    with np.errstate(divide='ignore', invalid='ignore'):
+        inv = 1.0 / d
+        s1, s2 = (lo - o) * inv, (hi - o) * inv
+    near = np.fmin(s1, s2).max(axis=1)
+    far = np.fmax(s1, s2).min(axis=1)
+    return (far >= near) & (far >= 0.0)
+
+
 class ActorScene:
     """The actors' geometries in one caster, each in its slot (see the module docstring)."""
 
@@ -64,12 +79,14 @@ class ActorScene:
         self.radius = [r for _, r in spheres]
         spacing = 2.0 * max(self.radius, default=0.0) + SLOT_GAP_M
         self._slot = slot_centres(len(geometries), spacing)
-        self._centres = np.array(self.centre, np.float64).reshape(-1, 3)
-        # Each geometry's box in its own frame (fixed_actors.py drops the rays that miss it).
+        self._centres = np.reshape(self.centre, (-1, 3))
+        self._radius2 = np.asarray(self.radius) ** 2
+        # Each geometry's box in its own frame (fixed_actors.py drops the rays that miss it),
+        # and about its sphere's centre (cast_rays); empty for no vertex: lower > upper.
         boxes = [bounding_box(g) for g in geometries]
         self.lower = np.array([lo for lo, _ in boxes], np.float64).reshape(-1, 3)
         self.upper = np.array([hi for _, hi in boxes], np.float64).reshape(-1, 3)
-        self._radii = np.array(self.radius, np.float64)
+        self._box = np.stack([self.lower, self.upper], axis=1) - self._centres[:, None, :]
         moved = [Geometry(vertices=np.asarray(g.vertices, np.float64) - c + s,
                           triangles=np.asarray(g.triangles))
                  for g, c, s in zip(geometries, self.centre, self._slot)]
@@ -89,64 +106,30 @@ class ActorScene:
         """
         if self._caster is None:
             raise IndexError('cast_rays: the scene has no actors')
-        k = np.ascontiguousarray(np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],)))
-        moved = np.empty((local.shape[0], 6), np.float32)
-        t0 = np.empty(local.shape[0])
-        into_slots(np.ascontiguousarray(local, np.float32), k, self._centres, self._radii,
-                   self._slot, moved, t0)
-        hit = self._caster.cast_rays(moved)
-        t = np.empty(local.shape[0])
-        obj = np.empty(local.shape[0], np.int32)
-        slot_hits(k, t0, np.asarray(hit.obj), np.asarray(hit.t), t, obj)
-        return CastResult(t, obj, np.asarray(hit.primitive), np.asarray(hit.normal))
-
-
-@numba.njit(cache=True, nogil=True)
-def into_slots(local: NDArray[np.float32], k: NDArray[np.int64], centre: NDArray[np.float64],
-               radius: NDArray[np.float64], slot: NDArray[np.float64],
-               moved: NDArray[np.float32], t0: NDArray[np.float64]) -> None:
-    """
-    Write to moved (n, 6) float32 the rays local (n, 6) started in their actor's sphere and slot.
-
-    Ray i of actor k[i] starts where it enters the sphere centre[k[i]] (A, 3), radius[k[i]]
-    (A,) m (at its origin when that lies inside), t0[i] m along it, moved by slot[k[i]] - centre;
-    a ray that misses the sphere, or whose sphere lies behind it, gets t0 = NaN.
-    """
-    for i in range(local.shape[0]):
-        a = k[i]
-        ox = np.float64(local[i, 0]) - centre[a, 0]
-        oy = np.float64(local[i, 1]) - centre[a, 1]
-        oz = np.float64(local[i, 2]) - centre[a, 2]
-        dx, dy, dz = np.float64(local[i, 3]), np.float64(local[i, 4]), np.float64(local[i, 5])
-        # The sums in numpy einsum's order (x + z) + y, so that the numbers are those of the
-        # plain-numpy form (test/core/raycast/test_fixed_actors.py) bit for bit on x86-64.
-        b = (ox * dx + oz * dz) + oy * dy
-        disc = b * b - (((ox * ox + oz * oz) + oy * oy) - radius[a] * radius[a])
+        n = local.shape[0]
+        k = np.broadcast_to(np.asarray(k, np.int64), (n,))
+        o = np.asarray(local[:, :3], np.float64) - self._centres[k]
+        d = np.asarray(local[:, 3:6], np.float64)
+        b = np.einsum('ij,ij->i', o, d)
+        disc = b * b - (np.einsum('ij,ij->i', o, o) - self._radius2[k])
         meets = disc >= 0.0
-        root = np.sqrt(disc) if meets else 0.0
-        meets = meets and -b + root >= 0.0          # the sphere is not behind the ray
-        start = max(-b - root, 0.0)                 # 0: the ray starts inside the sphere
-        t0[i] = start if meets else np.nan
-        moved[i, 0] = ox + start * dx + slot[a, 0]
-        moved[i, 1] = oy + start * dy + slot[a, 1]
-        moved[i, 2] = oz + start * dz + slot[a, 2]
-        moved[i, 3], moved[i, 4], moved[i, 5] = local[i, 3], local[i, 4], local[i, 5]
-
-
-@numba.njit(cache=True, nogil=True)
-def slot_hits(k: NDArray[np.int64], t0: NDArray[np.float64], hit_obj: NDArray[np.int32],
-              hit_t: NDArray[np.float32], t: NDArray[np.float64],
-              obj: NDArray[np.int32]) -> None:
-    """
-    Write each ray's distance t (n,) m from its own origin and obj (n,) (k, or -1 for a miss).
-
-    A ray's hit is its actor's when the caster met object k[i] from the ray's sphere entry
-    t0[i] (into_slots; NaN: the ray misses the sphere).
-    """
-    for i in range(k.shape[0]):
-        if t0[i] == t0[i] and hit_obj[i] == k[i]:
-            t[i] = t0[i] + np.float64(hit_t[i])
-            obj[i] = np.int32(k[i])
-        else:
-            t[i] = np.inf
-            obj[i] = -1
+        root = np.sqrt(np.where(meets, disc, 0.0))
+        meets &= -b + root >= 0.0                   # the sphere is not behind the ray
+        t0 = np.maximum(-b - root, 0.0)             # 0: the ray starts inside the sphere
+        meets &= enters_box(o, d, self._box[k, 0], self._box[k, 1])
+        cast = np.flatnonzero(meets)
+        t, obj = np.full(n, np.inf), np.full(n, -1, np.int32)
+        primitive, normal = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
+        if cast.size == 0:
+            return CastResult(t, obj, primitive, normal)
+        kc = k[cast]
+        moved = np.empty((cast.size, 6), np.float32)
+        moved[:, :3] = o[cast] + t0[cast, None] * d[cast] + self._slot[kc]
+        moved[:, 3:6] = local[cast, 3:6]
+        hit = self._caster.cast_rays(moved)
+        mine = np.asarray(hit.obj) == kc
+        t[cast] = np.where(mine, t0[cast] + np.asarray(hit.t, np.float64), np.inf)
+        obj[cast] = np.where(mine, kc, -1)
+        primitive[cast] = hit.primitive
+        normal[cast] = hit.normal
+        return CastResult(t, obj, primitive, normal)
