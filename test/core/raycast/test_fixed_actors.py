@@ -175,7 +175,7 @@ def _into_slots_numpy(scene, k, local):
     return moved, np.where(meets, t0, np.nan)
 
 
-def test_the_box_test_in_the_slots_leaves_every_sphere_cast_hit():
+def test_the_slot_kernels_match_their_numpy_form_and_the_box_test_loses_no_hit():
     rng = np.random.default_rng(30)
     geoms = _geometries()
     scene = ActorScene(geoms, CASTERS['open3d'])
@@ -187,9 +187,11 @@ def test_the_box_test_in_the_slots_leaves_every_sphere_cast_hit():
     got = scene.cast_rays(k, local)
     assert mine.sum() > 1000
     np.testing.assert_array_equal(got.obj, np.where(mine, k, -1))
-    # bound: exact, the rays that meet the box are moved by the same float64 operations and
-    # the caster is a function of its rays (a ray that misses the box cannot meet the actor).
-    np.testing.assert_array_equal(got.t[mine], (t0 + hit.t)[mine])
+    # A ray that misses the box cannot meet the actor: the box test leaves every hit. The
+    # kernels sum as numpy's einsum does on x86-64 (equal there). bound: elsewhere three
+    # float64 products summed in another order move a ray's start within its float32 rounding,
+    # at <= 8 m from the scene origin <= 1e-6 m (float32 ulp at 8 m): 1e-5 m is ten of those.
+    np.testing.assert_allclose(got.t[mine], (t0 + hit.t)[mine], rtol=0, atol=1e-5)
     assert np.all(np.isinf(got.t[~mine]))
 
 

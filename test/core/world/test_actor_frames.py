@@ -1,11 +1,12 @@
 """The actors' spheres of a sweep: posed once per column block, grown over the firing window."""
 
+import numba
 import numpy as np
 
 from ubot_lidar_sim.core.config.configure import effective_config
 from ubot_lidar_sim.core.poses import pose_matrix_deg, WorldTwist
 from ubot_lidar_sim.core.raycast.actor_casting import place_sphere, reach_spheres
-from ubot_lidar_sim.core.raycast.actor_scene import enters_box
+from ubot_lidar_sim.core.raycast.actor_scene import in_box
 from ubot_lidar_sim.core.raycast.ray_times import firing_window, RayTimes
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
@@ -78,6 +79,40 @@ def test_a_ray_enters_a_box_unless_it_passes_beside_or_the_box_is_behind_it():
     # through; beside (y = 2, parallel); behind; from inside; on a face plane within its
     # bounds (y = 0.5 < 1); diagonal passing above (z = 1.5 > 1)
     assert list(enters_box(o, d, lo, hi)) == [True, False, False, True, True, False]
+
+
+@numba.njit(error_model='numpy')       # in_box divides by a direction's 0 (inf)
+def enters_box(o, d, lo, hi):
+    """Return (n,) actor_scene.in_box of each ray o, d (n, 3) and box lo, hi (n, 3)."""
+    out = np.empty(o.shape[0], np.bool_)
+    for i in range(o.shape[0]):
+        out[i] = in_box(o[i], d[i], lo[i], hi[i])
+    return out
+
+
+def _enters_box_numpy(o, d, lo, hi):
+    """Return the plain-numpy slab test of actor_scene.in_box: (n,) bool."""
+    with np.errstate(divide='ignore', invalid='ignore'):
+        inv = 1.0 / d
+        s1, s2 = (lo - o) * inv, (hi - o) * inv
+    near = np.fmin(s1, s2).max(axis=1)
+    far = np.fmax(s1, s2).min(axis=1)
+    return (far >= near) & (far >= 0.0)
+
+
+def test_the_box_kernel_matches_its_numpy_form_with_flat_rays_and_faces():
+    rng = np.random.default_rng(8)
+    o = rng.uniform(-3, 3, (6000, 3)).round(0)          # many origins on the faces' planes
+    d = rng.normal(size=(6000, 3))
+    d[::5, rng.integers(0, 3)] = 0.0                    # parallel to a pair of faces
+    d[1::5, :2] = 0.0
+    d[2::5, 0] = -0.0
+    lo, hi = np.full((6000, 3), -1.0), np.full((6000, 3), 1.0)
+    lo[::7, 2] = hi[::7, 2] = 0.0                       # a flat box
+    got = enters_box(o, d, lo, hi)
+    # bound: exact, the same float64 divisions, products and comparisons in both forms
+    np.testing.assert_array_equal(got, _enters_box_numpy(o, d, lo, hi))
+    assert 500 < got.sum() < 5500
 
 
 def test_the_sphere_kernel_places_what_numpy_places():

@@ -17,9 +17,11 @@ vertices' bounds in k's frame, grown by SPHERE_MARGIN_M) misses k and is not cas
 
 from collections.abc import Sequence
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
+from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.backend import CasterFactory, CastResult
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 
@@ -53,20 +55,26 @@ def slot_centres(n: int, spacing_m: float) -> NDArray[np.float64]:
     return grid.astype(np.float64) * spacing_m
 
 
-def enters_box(o: NDArray[np.float64], d: NDArray[np.float64], lo: NDArray[np.float64],
-               hi: NDArray[np.float64]) -> NDArray[np.bool_]:
+@numba.njit(cache=True, nogil=True, error_model='numpy', inline='always')
+def in_box(o: NDArray[np.float64], d: NDArray[np.float64], lo: NDArray[np.float64],
+           hi: NDArray[np.float64]) -> bool:
     """
-    Return (n,) whether each ray o + s d (n, 3), s >= 0, meets its box lo..hi (n, 3) (slabs).
+    Return whether the ray o + s d (3,), s >= 0, meets the box lo..hi (3,) (slabs).
 
-    A direction component 0 gives slab bounds of +-inf (or NaN on a face, ignored by fmin and
-    fmax): such a ray is kept unless another axis rules it out; never a ray that meets the box.
+    A direction component 0 gives slab bounds of +-inf (or NaN on a face, ignored): such a ray
+    is kept unless another axis rules it out; never a ray that meets the box.
     """
-    with np.errstate(divide='ignore', invalid='ignore'):
-        inv = 1.0 / d
-        s1, s2 = (lo - o) * inv, (hi - o) * inv
-    near = np.fmin(s1, s2).max(axis=1)
-    far = np.fmax(s1, s2).min(axis=1)
-    return (far >= near) & (far >= 0.0)
+    near, far = -np.inf, np.inf
+    for j in range(3):
+        inv = 1.0 / d[j]
+        s1, s2 = (lo[j] - o[j]) * inv, (hi[j] - o[j]) * inv
+        # fmin / fmax: NaN (0 x inf, a flat ray on a face plane) is ignored beside a number.
+        a = s2 if s1 != s1 else s1 if s2 != s2 else min(s1, s2)
+        b = s2 if s1 != s1 else s1 if s2 != s2 else max(s1, s2)
+        if a != a or b != b:        # both NaN: the box is flat there (lo = hi), met by none
+            return False
+        near, far = max(near, a), min(far, b)
+    return far >= near and far >= 0.0
 
 
 class ActorScene:
@@ -107,29 +115,81 @@ class ActorScene:
         if self._caster is None:
             raise IndexError('cast_rays: the scene has no actors')
         n = local.shape[0]
-        k = np.broadcast_to(np.asarray(k, np.int64), (n,))
-        o = np.asarray(local[:, :3], np.float64) - self._centres[k]
-        d = np.asarray(local[:, 3:6], np.float64)
-        b = np.einsum('ij,ij->i', o, d)
-        disc = b * b - (np.einsum('ij,ij->i', o, o) - self._radius2[k])
-        meets = disc >= 0.0
-        root = np.sqrt(np.where(meets, disc, 0.0))
-        meets &= -b + root >= 0.0                   # the sphere is not behind the ray
-        t0 = np.maximum(-b - root, 0.0)             # 0: the ray starts inside the sphere
-        meets &= enters_box(o, d, self._box[k, 0], self._box[k, 1])
-        cast = np.flatnonzero(meets)
+        k = np.ascontiguousarray(np.broadcast_to(np.asarray(k, np.int64), (n,)))
+        moved = np.empty((n, 6), np.float32)
+        t0 = np.empty(n)
+        cast = np.empty(n, np.int64)
+        n_cast = into_slots(np.ascontiguousarray(local, np.float32), k, self._centres,
+                            self._radius2, self._box, self._slot, moved, t0, cast)
         t, obj = np.full(n, np.inf), np.full(n, -1, np.int32)
         primitive, normal = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
-        if cast.size == 0:
+        if n_cast == 0:
             return CastResult(t, obj, primitive, normal)
-        kc = k[cast]
-        moved = np.empty((cast.size, 6), np.float32)
-        moved[:, :3] = o[cast] + t0[cast, None] * d[cast] + self._slot[kc]
-        moved[:, 3:6] = local[cast, 3:6]
-        hit = self._caster.cast_rays(moved)
-        mine = np.asarray(hit.obj) == kc
-        t[cast] = np.where(mine, t0[cast] + np.asarray(hit.t, np.float64), np.inf)
-        obj[cast] = np.where(mine, kc, -1)
-        primitive[cast] = hit.primitive
-        normal[cast] = hit.normal
+        hit = self._caster.cast_rays(moved[:n_cast])
+        slot_hits(k, t0, cast[:n_cast], np.asarray(hit.obj), np.asarray(hit.t),
+                  np.asarray(hit.primitive), np.asarray(hit.normal), t, obj, primitive, normal)
         return CastResult(t, obj, primitive, normal)
+
+
+@numba.njit(cache=True, nogil=True, error_model='numpy')
+def into_slots(local: NDArray[np.float32], k: NDArray[np.int64], centre: NDArray[np.float64],
+               radius2: NDArray[np.float64], box: NDArray[np.float64],
+               slot: NDArray[np.float64], moved: NDArray[np.float32], t0: NDArray[np.float64],
+               cast: NDArray[np.int64]) -> int:
+    """
+    Write to moved[:K] (K, 6) float32 the rays of local (n, 6) that meet sphere and box; return K.
+
+    Those rays start where they enter the sphere and are moved to the slot; their rows in
+    cast[:K].
+    Ray i of actor k[i] enters the sphere centre[k[i]] (A, 3), squared radius radius2[k[i]]
+    (A,) m^2, t0[i] m along it (0 from inside); box[k[i]] (A, 2, 3) about the centre
+    (in_box); slot[k[i]] (A, 3) the actor's slot.
+    """
+    n_cast = 0
+    o = np.empty(3)
+    d = np.empty(3)
+    for i in range(local.shape[0]):
+        a = k[i]
+        for j in range(3):
+            o[j] = np.float64(local[i, j]) - centre[a, j]
+            d[j] = np.float64(local[i, 3 + j])
+        # The sums in numpy einsum's order (x + z) + y: the numbers of the plain-numpy form
+        # (test/core/raycast/test_fixed_actors.py) bit for bit on x86-64.
+        b = (o[0] * d[0] + o[2] * d[2]) + o[1] * d[1]
+        disc = b * b - (((o[0] * o[0] + o[2] * o[2]) + o[1] * o[1]) - radius2[a])
+        if not disc >= 0.0:
+            continue
+        root = np.sqrt(disc)
+        if -b + root < 0.0:                         # the sphere is behind the ray
+            continue
+        t0[i] = max(-b - root, 0.0)                 # 0: the ray starts inside the sphere
+        if not in_box(o, d, box[a, 0], box[a, 1]):
+            continue
+        for j in range(3):
+            moved[n_cast, j] = o[j] + t0[i] * d[j] + slot[a, j]
+            moved[n_cast, 3 + j] = local[i, 3 + j]
+        cast[n_cast] = i
+        n_cast += 1
+    return n_cast
+
+
+@numba.njit(cache=True, nogil=True)
+def slot_hits(k: NDArray[np.int64], t0: NDArray[np.float64], cast: NDArray[np.int64],
+              hit_obj: NDArray[np.int32], hit_t: NDArray[np.float32],
+              hit_primitive: NDArray[np.integer], hit_normal: NDArray[np.float32],
+              t: NDArray[np.float64], obj: NDArray[np.int32], primitive: NDArray[np.int64],
+              normal: NDArray[np.float32]) -> None:
+    """
+    Write the hits of the rays cast (K,) (into_slots' rows) into t, obj, primitive, normal (n,).
+
+    Ray cast[j]'s hit is its actor's when the caster met object k (then t = t0 + hit_t m from
+    the ray's own origin, obj k); else t stays inf and obj -1.
+    """
+    for j in range(cast.shape[0]):
+        i = cast[j]
+        primitive[i] = hit_primitive[j]
+        normal[i, 0], normal[i, 1], normal[i, 2] = hit_normal[j, 0], hit_normal[j, 1], \
+            hit_normal[j, 2]
+        if hit_obj[j] == k[i]:
+            t[i] = t0[i] + np.float64(hit_t[j])
+            obj[i] = np.int32(k[i])
