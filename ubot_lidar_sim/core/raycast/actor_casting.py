@@ -231,6 +231,10 @@ def reach_spheres(rays: NDArray[np.float32], rows: NDArray[np.int64],
     disc = np.empty(n_a)
     one = np.uint64(1)
     k = 0
+    if rays.shape[0] == 0:
+        return out_ray[:0].copy(), out_actor[:0].copy()
+    last = column[rows[0]]
+    sx, sy, sz, r2 = spheres[last, 0], spheres[last, 1], spheres[last, 2], spheres[last, 3]
     for m in range(rays.shape[0]):
         row = rows[m]
         bits = lines[row] if kept and not first else np.uint64(0)
@@ -239,7 +243,9 @@ def reach_spheres(rays: NDArray[np.float32], rows: NDArray[np.int64],
         c = column[row]
         px, py, pz = np.float64(rays[m, 0]), np.float64(rays[m, 1]), np.float64(rays[m, 2])
         dx, dy, dz = np.float64(rays[m, 3]), np.float64(rays[m, 4]), np.float64(rays[m, 5])
-        sx, sy, sz, r2 = spheres[c, 0], spheres[c, 1], spheres[c, 2], spheres[c, 3]
+        if c != last:           # a column's actors, taken once per run of its rays
+            last = c
+            sx, sy, sz, r2 = spheres[c, 0], spheres[c, 1], spheres[c, 2], spheres[c, 3]
         # Every actor at once, without a branch (the compiler vectorises it); then the few
         # whose sphere the ray's line meets.
         for a in range(n_a):
