@@ -34,13 +34,13 @@ def _blocks(world, n):
 def test_a_sweeps_window_is_what_its_rays_give_and_no_cast_scans_them_for_it():
     block = _blocks(_world(), 2)[0]
     every = block.ray_times(3.0)
-    lo, hi = every.window_s
+    lo, hi = firing_window(every)
     # The VLP-16 fires its 16 lasers 2.304 us apart (User Manual 63-9243 Rev D, p. 62; the
     # preset velodyne_vlp16.yaml): 0 to 34.56 us after their column.
     assert lo == 0.0 and abs(hi - 15 * 2.304e-6) < 1e-9
     assert firing_window(every._replace(window_s=None)) == (lo, hi)
     # A cast of a few beams carries the sweep's window (its rays need not be scanned).
-    assert block.ray_times(3.0, np.array([0, 5])).window_s == (lo, hi)
+    assert firing_window(block.ray_times(3.0, np.array([0, 5]))) == (lo, hi)
 
 
 def test_a_given_window_grows_the_spheres_by_the_actors_motion_over_it():

@@ -47,6 +47,10 @@ class SweepCast:
         return offset_window((stamp_s + self.late_s)
                              - (stamp_s + np.asarray(self.column_time_s, np.float64))[self.column])
 
+    def window(self) -> tuple[float, float]:
+        """Return window_s: asked by a cast whose actors move (ray_times.firing_window)."""
+        return self.window_s
+
     def times(self, beam: NDArray[np.int64] | None = None) -> RayTimes | None:
         """
         Return the RayTimes of rays of beams beam (N,) int (None: no actors).
@@ -63,7 +67,7 @@ class SweepCast:
             late, column = self.late_s[beam], self.column[beam]
         stamp_s = self.sweep.stamp_s
         return RayTimes(stamp_s + late, column,
-                        stamp_s + np.asarray(self.column_time_s, np.float64), self.window_s)
+                        stamp_s + np.asarray(self.column_time_s, np.float64), self.window)
 
     def trace(self, origins: ArrayLike, dirs: ArrayLike,
               rays32: NDArray[np.float32] | None = None, beam: NDArray[np.int64] | None = None,
