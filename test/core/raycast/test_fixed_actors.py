@@ -159,7 +159,7 @@ def test_a_standing_body_is_cast_once_and_a_moved_one_again():
 
 
 def _into_slots_numpy(scene, k, local):
-    """Return ActorScene.cast_rays' kernels' plain-numpy form: (moved rays, t0 or NaN)."""
+    """Return ActorScene.cast_rays' sphere step without its box test: (moved rays, t0 or NaN)."""
     k = np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],))
     o = np.asarray(local[:, :3], np.float64) - np.asarray(scene.centre)[k]
     d = np.asarray(local[:, 3:6], np.float64)
@@ -175,7 +175,7 @@ def _into_slots_numpy(scene, k, local):
     return moved, np.where(meets, t0, np.nan)
 
 
-def test_the_slot_kernels_match_their_numpy_form():
+def test_the_slot_kernels_match_their_numpy_form_and_the_box_test_loses_no_hit():
     rng = np.random.default_rng(30)
     geoms = _geometries()
     scene = ActorScene(geoms, CASTERS['open3d'])
@@ -187,7 +187,8 @@ def test_the_slot_kernels_match_their_numpy_form():
     got = scene.cast_rays(k, local)
     assert mine.sum() > 1000
     np.testing.assert_array_equal(got.obj, np.where(mine, k, -1))
-    # The kernels sum as numpy's einsum does on x86-64 (equal there). bound: elsewhere three
+    # A ray that misses the box cannot meet the actor: the box test leaves every hit. The
+    # kernels sum as numpy's einsum does on x86-64 (equal there). bound: elsewhere three
     # float64 products summed in another order move a ray's start within its float32 rounding,
     # at <= 8 m from the scene origin <= 1e-6 m (float32 ulp at 8 m): 1e-5 m is ten of those.
     np.testing.assert_allclose(got.t[mine], (t0 + hit.t)[mine], rtol=0, atol=1e-5)

@@ -140,7 +140,10 @@ def test_the_sphere_cull_keeps_the_rays_numpy_finds_reaching_each_sphere():
     radius = rng.uniform(0.5, 2.0, (n_a, cols))
     limit = np.where(rng.random(m) < 0.3, rng.uniform(0, 10, m), np.inf)
     live = np.array([True, True, False])            # the third is ignored
-    ray, actor = reach_spheres(rays, column, centre, radius, limit, live)
+    # The kernel's layout (ActorFrame.spheres): per column x, y, z and r^2 of every actor.
+    spheres = np.concatenate([centre, (radius * radius)[..., None]], axis=2).transpose(1, 2, 0)
+    ray, actor = reach_spheres(rays, np.arange(m), column, np.ascontiguousarray(spheres), limit,
+                               live, np.zeros(0, np.uint64), True)
     # pairs by ray, then actor
     assert np.all(np.diff(ray * n_a + actor) > 0)
     reach = np.zeros((n_a, m), bool)
@@ -364,15 +367,15 @@ def test_the_casts_of_one_sweep_pose_their_actors_once_and_hit_what_a_fresh_fram
     a = world.actor_frame(every.time_s.size, every)
     b = world.actor_frame(beam.size, centres)
     # The spheres of the first frame (its offsets cover the second's) are reused ...
-    assert b.centre is a.centre and b.radius is a.radius and b.times is centres
+    assert b.spheres is a.spheres and b.times is centres
     # ... for the same actors and columns only: another sweep's columns pose them anew.
     later = sim.ray_times(0.1, beam)
     c = world.actor_frame(beam.size, later)
-    assert c.centre is not a.centre and not np.array_equal(c.centre, a.centre)
+    assert c.spheres is not a.spheres and not np.array_equal(c.spheres, a.spheres)
     # A reused frame's wider spheres cull fewer rays, never a hit: the same hits as a fresh one.
     o, d, _ = sim.rays(STILL, 0.0)
     o, d = o[::7], d[::7]                                # the beams' first sub-rays
-    assert world.actor_frame(every.time_s.size, every).centre is not c.centre
+    assert world.actor_frame(every.time_s.size, every).spheres is not c.spheres
     reused = world.cast(o, d, 50.0, times=centres)       # the whole sweep's spheres
     world._tracer.actors._spheres = None                 # noqa: SLF001 (a fresh frame)
     fresh = world.cast(o, d, 50.0, times=centres)

@@ -11,7 +11,8 @@ A cast for actor k takes rays in k's frame: each ray is started where it enters 
 that misses the sphere misses the actor) and moved to k's slot. From there the first triangle it
 meets is k's when k's geometry is on its way (everything of k lies in the sphere, and nothing
 else does); a triangle of another actor, met only after the ray has left k's sphere, is a miss.
-The distances come back measured from the ray's own origin.
+The distances come back measured from the ray's own origin. A ray that misses k's box (its
+vertices' bounds in k's frame, grown by SPHERE_MARGIN_M) misses k and is not cast at all.
 """
 
 from collections.abc import Sequence
@@ -54,6 +55,28 @@ def slot_centres(n: int, spacing_m: float) -> NDArray[np.float64]:
     return grid.astype(np.float64) * spacing_m
 
 
+@numba.njit(cache=True, nogil=True, error_model='numpy', inline='always')
+def in_box(o: NDArray[np.float64], d: NDArray[np.float64], lo: NDArray[np.float64],
+           hi: NDArray[np.float64]) -> bool:
+    """
+    Return whether the ray o + s d (3,), s >= 0, meets the box lo..hi (3,) (slabs).
+
+    A direction component 0 gives slab bounds of +-inf (or NaN on a face, ignored): such a ray
+    is kept unless another axis rules it out; never a ray that meets the box.
+    """
+    near, far = -np.inf, np.inf
+    for j in range(3):
+        inv = 1.0 / d[j]
+        s1, s2 = (lo[j] - o[j]) * inv, (hi[j] - o[j]) * inv
+        # fmin / fmax: NaN (0 x inf, a flat ray on a face plane) is ignored beside a number.
+        a = s2 if s1 != s1 else s1 if s2 != s2 else min(s1, s2)
+        b = s2 if s1 != s1 else s1 if s2 != s2 else max(s1, s2)
+        if a != a or b != b:        # both NaN: the box is flat there (lo = hi), met by none
+            return False
+        near, far = max(near, a), min(far, b)
+    return far >= near and far >= 0.0
+
+
 class ActorScene:
     """The actors' geometries in one caster, each in its slot (see the module docstring)."""
 
@@ -64,12 +87,14 @@ class ActorScene:
         self.radius = [r for _, r in spheres]
         spacing = 2.0 * max(self.radius, default=0.0) + SLOT_GAP_M
         self._slot = slot_centres(len(geometries), spacing)
-        self._centres = np.array(self.centre, np.float64).reshape(-1, 3)
-        # Each geometry's box in its own frame (fixed_actors.py drops the rays that miss it).
+        self._centres = np.reshape(self.centre, (-1, 3))
+        self._radius2 = np.asarray(self.radius) ** 2
+        # Each geometry's box in its own frame (fixed_actors.py drops the rays that miss it),
+        # and about its sphere's centre (cast_rays); empty for no vertex: lower > upper.
         boxes = [bounding_box(g) for g in geometries]
         self.lower = np.array([lo for lo, _ in boxes], np.float64).reshape(-1, 3)
         self.upper = np.array([hi for _, hi in boxes], np.float64).reshape(-1, 3)
-        self._radii = np.array(self.radius, np.float64)
+        self._box = np.stack([self.lower, self.upper], axis=1) - self._centres[:, None, :]
         moved = [Geometry(vertices=np.asarray(g.vertices, np.float64) - c + s,
                           triangles=np.asarray(g.triangles))
                  for g, c, s in zip(geometries, self.centre, self._slot)]
@@ -89,64 +114,82 @@ class ActorScene:
         """
         if self._caster is None:
             raise IndexError('cast_rays: the scene has no actors')
-        k = np.ascontiguousarray(np.broadcast_to(np.asarray(k, np.int64), (local.shape[0],)))
-        moved = np.empty((local.shape[0], 6), np.float32)
-        t0 = np.empty(local.shape[0])
-        into_slots(np.ascontiguousarray(local, np.float32), k, self._centres, self._radii,
-                   self._slot, moved, t0)
-        hit = self._caster.cast_rays(moved)
-        t = np.empty(local.shape[0])
-        obj = np.empty(local.shape[0], np.int32)
-        slot_hits(k, t0, np.asarray(hit.obj), np.asarray(hit.t), t, obj)
-        return CastResult(t, obj, np.asarray(hit.primitive), np.asarray(hit.normal))
+        n = local.shape[0]
+        k = np.ascontiguousarray(np.broadcast_to(np.asarray(k, np.int64), (n,)))
+        moved = np.empty((n, 6), np.float32)
+        t0 = np.empty(n)
+        cast = np.empty(n, np.int64)
+        n_cast = into_slots(np.ascontiguousarray(local, np.float32), k, self._centres,
+                            self._radius2, self._box, self._slot, moved, t0, cast)
+        t, obj = np.full(n, np.inf), np.full(n, -1, np.int32)
+        primitive, normal = np.zeros(n, np.int64), np.zeros((n, 3), np.float32)
+        if n_cast == 0:
+            return CastResult(t, obj, primitive, normal)
+        hit = self._caster.cast_rays(moved[:n_cast])
+        slot_hits(k, t0, cast[:n_cast], np.asarray(hit.obj), np.asarray(hit.t),
+                  np.asarray(hit.primitive), np.asarray(hit.normal), t, obj, primitive, normal)
+        return CastResult(t, obj, primitive, normal)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model='numpy')
 def into_slots(local: NDArray[np.float32], k: NDArray[np.int64], centre: NDArray[np.float64],
-               radius: NDArray[np.float64], slot: NDArray[np.float64],
-               moved: NDArray[np.float32], t0: NDArray[np.float64]) -> None:
+               radius2: NDArray[np.float64], box: NDArray[np.float64],
+               slot: NDArray[np.float64], moved: NDArray[np.float32], t0: NDArray[np.float64],
+               cast: NDArray[np.int64]) -> int:
     """
-    Write to moved (n, 6) float32 the rays local (n, 6) started in their actor's sphere and slot.
+    Write to moved[:K] (K, 6) float32 the rays of local (n, 6) that meet sphere and box; return K.
 
-    Ray i of actor k[i] starts where it enters the sphere centre[k[i]] (A, 3), radius[k[i]]
-    (A,) m (at its origin when that lies inside), t0[i] m along it, moved by slot[k[i]] - centre;
-    a ray that misses the sphere, or whose sphere lies behind it, gets t0 = NaN.
+    Those rays start where they enter the sphere and are moved to the slot; their rows in
+    cast[:K].
+    Ray i of actor k[i] enters the sphere centre[k[i]] (A, 3), squared radius radius2[k[i]]
+    (A,) m^2, t0[i] m along it (0 from inside); box[k[i]] (A, 2, 3) about the centre
+    (in_box); slot[k[i]] (A, 3) the actor's slot.
     """
+    n_cast = 0
+    o = np.empty(3)
+    d = np.empty(3)
     for i in range(local.shape[0]):
         a = k[i]
-        ox = np.float64(local[i, 0]) - centre[a, 0]
-        oy = np.float64(local[i, 1]) - centre[a, 1]
-        oz = np.float64(local[i, 2]) - centre[a, 2]
-        dx, dy, dz = np.float64(local[i, 3]), np.float64(local[i, 4]), np.float64(local[i, 5])
-        # The sums in numpy einsum's order (x + z) + y, so that the numbers are those of the
-        # plain-numpy form (test/core/raycast/test_fixed_actors.py) bit for bit on x86-64.
-        b = (ox * dx + oz * dz) + oy * dy
-        disc = b * b - (((ox * ox + oz * oz) + oy * oy) - radius[a] * radius[a])
-        meets = disc >= 0.0
-        root = np.sqrt(disc) if meets else 0.0
-        meets = meets and -b + root >= 0.0          # the sphere is not behind the ray
-        start = max(-b - root, 0.0)                 # 0: the ray starts inside the sphere
-        t0[i] = start if meets else np.nan
-        moved[i, 0] = ox + start * dx + slot[a, 0]
-        moved[i, 1] = oy + start * dy + slot[a, 1]
-        moved[i, 2] = oz + start * dz + slot[a, 2]
-        moved[i, 3], moved[i, 4], moved[i, 5] = local[i, 3], local[i, 4], local[i, 5]
+        for j in range(3):
+            o[j] = np.float64(local[i, j]) - centre[a, j]
+            d[j] = np.float64(local[i, 3 + j])
+        # The sums in numpy einsum's order (x + z) + y: the numbers of the plain-numpy form
+        # (test/core/raycast/test_fixed_actors.py) bit for bit on x86-64.
+        b = (o[0] * d[0] + o[2] * d[2]) + o[1] * d[1]
+        disc = b * b - (((o[0] * o[0] + o[2] * o[2]) + o[1] * o[1]) - radius2[a])
+        if not disc >= 0.0:
+            continue
+        root = np.sqrt(disc)
+        if -b + root < 0.0:                         # the sphere is behind the ray
+            continue
+        t0[i] = max(-b - root, 0.0)                 # 0: the ray starts inside the sphere
+        if not in_box(o, d, box[a, 0], box[a, 1]):
+            continue
+        for j in range(3):
+            moved[n_cast, j] = o[j] + t0[i] * d[j] + slot[a, j]
+            moved[n_cast, 3 + j] = local[i, 3 + j]
+        cast[n_cast] = i
+        n_cast += 1
+    return n_cast
 
 
 @numba.njit(cache=True, nogil=True)
-def slot_hits(k: NDArray[np.int64], t0: NDArray[np.float64], hit_obj: NDArray[np.int32],
-              hit_t: NDArray[np.float32], t: NDArray[np.float64],
-              obj: NDArray[np.int32]) -> None:
+def slot_hits(k: NDArray[np.int64], t0: NDArray[np.float64], cast: NDArray[np.int64],
+              hit_obj: NDArray[np.int32], hit_t: NDArray[np.float32],
+              hit_primitive: NDArray[np.integer], hit_normal: NDArray[np.float32],
+              t: NDArray[np.float64], obj: NDArray[np.int32], primitive: NDArray[np.int64],
+              normal: NDArray[np.float32]) -> None:
     """
-    Write each ray's distance t (n,) m from its own origin and obj (n,) (k, or -1 for a miss).
+    Write the hits of the rays cast (K,) (into_slots' rows) into t, obj, primitive, normal (n,).
 
-    A ray's hit is its actor's when the caster met object k[i] from the ray's sphere entry
-    t0[i] (into_slots; NaN: the ray misses the sphere).
+    Ray cast[j]'s hit is its actor's when the caster met object k (then t = t0 + hit_t m from
+    the ray's own origin, obj k); else t stays inf and obj -1.
     """
-    for i in range(k.shape[0]):
-        if t0[i] == t0[i] and hit_obj[i] == k[i]:
-            t[i] = t0[i] + np.float64(hit_t[i])
+    for j in range(cast.shape[0]):
+        i = cast[j]
+        primitive[i] = hit_primitive[j]
+        normal[i, 0], normal[i, 1], normal[i, 2] = hit_normal[j, 0], hit_normal[j, 1], \
+            hit_normal[j, 2]
+        if hit_obj[j] == k[i]:
+            t[i] = t0[i] + np.float64(hit_t[j])
             obj[i] = np.int32(k[i])
-        else:
-            t[i] = np.inf
-            obj[i] = -1

@@ -71,37 +71,41 @@ class FixedActors:
         self._centre_h = np.c_[np.reshape(scene.centre, (-1, 3)), np.ones(len(scene))]
         self._radius = np.asarray(scene.radius, np.float64)
         self._inf = np.full(0, np.inf)
+        self._zeros = np.zeros(1, np.int64)       # every ray in column 0 (rows, column)
+        self._no_lines = np.zeros(0, np.uint64)   # reach_spheres without a trace's actor bits
 
-    def spheres(self, actors: Sequence[tuple[int, object]]
-                ) -> tuple[NDArray[np.float64], NDArray[np.float64]] | None:
+    def spheres(self, actors: Sequence[tuple[int, object]]) -> NDArray[np.float64] | None:
         """
-        Return (centre (A, 1, 3), radius (A, 1) m) of actors (k, pose_at) posed where they hold.
+        Return (1, 4, A) the actors (k, pose_at) spheres where they hold (ActorFrame.spheres).
 
-        None unless every pose_at holds one pose (fixed_poses).
+        Centre x, y, z and squared radius m^2; None unless every pose_at holds one pose
+        (fixed_poses).
         """
         pose = fixed_poses([pose_at for _, pose_at in actors])
         if pose is None:
             return None
         k = [k for k, _ in actors]
+        spheres = np.empty((1, 4, len(k)))
         # As ActorCasting.frame: world-from-actor x the homogeneous local centre.
-        centre = np.matmul(pose, self._centre_h[k][:, :, None])[:, :3, 0]
-        return centre[:, None, :], self._radius[k][:, None]
+        spheres[0, :3] = np.matmul(pose, self._centre_h[k][:, :, None])[:, :3, 0].T
+        spheres[0, 3] = self._radius[k] ** 2
+        return spheres
 
     def cast(self, rays: NDArray[np.float32], res: CastResult, poses: NDArray[np.float64],
-             centre: NDArray[np.float64], radius: NDArray[np.float64],
-             index: Sequence[int], live: NDArray[np.bool_]) -> CastResult:
+             spheres: NDArray[np.float64], index: Sequence[int],
+             live: NDArray[np.bool_]) -> CastResult:
         """
         Return res with every actor hit nearer than the static one.
 
         rays (M, 6) float32 world frame, res their static CastResult; actor a is object
-        index[a] at poses[a] (A, 4, 4) with its sphere centre[a] (A, 3) (world frame) and
-        radius[a] (A,) m; only the actors with live[a].
+        index[a] at poses[a] (A, 4, 4) with its sphere spheres[0, :, a] ((1, 4, A): centre
+        x, y, z world frame and squared radius, FixedActors.spheres); only the actors with live[a].
         """
         actors = tuple(zip(index, live.tolist()))
         last = self._last           # read once: a concurrent cast may replace it
         if (last is None or last.actors != actors or not _same(last.poses, poses)
                 or not _same(last.rays, rays)):
-            last = self._body_hits(rays, poses, centre, radius, actors, live)
+            last = self._body_hits(rays, poses, spheres, actors, live)
             if last.ray.size:       # a cast to spare next time (none: the sphere test is all)
                 self._last = last
         keep = last.t < np.asarray(res.t)[last.ray]
@@ -120,14 +124,14 @@ class FixedActors:
         normal[sel] = last.normal[near]
         return CastResult(t, obj, prim, normal)
 
-    def _body_hits(self, rays, poses, centre, radius, actors, live):
+    def _body_hits(self, rays, poses, spheres, actors, live):
         """Cast the rays that reach a sphere (any range) in their actor's frame; keep nearest."""
         m = rays.shape[0]
         if self._inf.size < m:
-            self._inf = np.full(m, np.inf)
-        cand, act = self._reach(rays, np.zeros(m, np.int64),
-                                np.ascontiguousarray(centre[:, None, :]),
-                                np.ascontiguousarray(radius[:, None]), self._inf[:m], live)
+            self._inf, self._zeros = np.full(m, np.inf), np.zeros(max(m, 1), np.int64)
+        cand, act = self._reach(rays, self._zeros[:m], self._zeros[:1],
+                                np.ascontiguousarray(spheres), self._inf[:m], live,
+                                self._no_lines, True)
         none = np.zeros(0, np.int64)
         if cand.size == 0:
             return BodyHits(rays, poses, actors, none, np.zeros(0), none, none, np.zeros((0, 3)))

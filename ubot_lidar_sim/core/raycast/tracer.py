@@ -140,12 +140,16 @@ class Tracer:
         # The first cast: every ray from its origin (a -0.0 in them turned +0.0).
         rays, o = first_rays(origins, dirs) if rays32 is None else (rays32, origins)
         active, start, first = np.arange(n, dtype=np.int64), np.zeros(n), True
+        # The actors whose spheres each ray's line meets, from its first cast (the later ones
+        # go on along the same line).
+        lines = (self.actors.lines(n, actors) if self.actors is not None and actors is not None
+                 and actors.index else None)
         for _ in range(2 * max_hits + 2 if continue_foliage else 1):   # loop over hit layers
             if active.size == 0:
                 break
             rec, (rays, active, start) = self._layer(
                 rays, ignored, active, start, first, o, origins, dirs, limit, count, stopped,
-                max_hits, continue_step_m, continue_foliage, actors, panes)
+                max_hits, continue_step_m, continue_foliage, actors, panes, lines)
             layers.append(rec)
             first = False
         if smoke_range_m is not None:
@@ -183,11 +187,13 @@ class Tracer:
         return rec[0], rec[2], rec[3]
 
     def _layer(self, rays, ignored, active, start, first, o, origins, dirs, limit, count,
-               stopped, max_hits, continue_step_m, continue_foliage, actors=None, panes=False):
+               stopped, max_hits, continue_step_m, continue_foliage, actors=None, panes=False,
+               lines=None):
         """
         Cast rays (M, 6) float32 once and finish the layer (layer_kernel.finish_layer).
 
-        actors: the moving objects, each met at the firing time of the ray (rows ``active``).
+        actors: the moving objects, each met at the firing time of the ray (rows ``active``);
+        lines: the trace's actor bits (ActorCasting.lines), set by the first cast.
 
         Returns the recorded hits (ray, slot, range, object, outward normal, n . d) and the next
         cast's (rays, active, start); count and stopped are updated.
@@ -195,7 +201,7 @@ class Tracer:
         m = active.size
         res = self.caster.cast_rays(rays, ignored)
         if actors is not None and actors.index:
-            res = self.actors.cast(rays, res, active, actors, ignored)
+            res = self.actors.cast(rays, res, active, actors, ignored, lines, first)
         rec = (np.empty(m, np.int64), np.empty(m, np.int64), np.empty(m),
                np.empty(m, np.int32), np.empty((m, 3)), np.empty(m))
         nxt = (np.empty((m, 6), np.float32), np.empty(m, np.int64), np.empty(m))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ubot_lidar_sim.core.raycast.actor_casting import RayTimes
 from ubot_lidar_sim.core.raycast.hits import Hits
+from ubot_lidar_sim.core.raycast.ray_times import offset_window, RayTimes
 from ubot_lidar_sim.core.sensors.sweep import Sweep
 from ubot_lidar_sim.core.world.query import RayBatch, TraceSettings, WorldQuery
 
@@ -32,6 +33,24 @@ class SweepCast:
     max_range_m: float = np.inf
     settings: TraceSettings = TraceSettings()
 
+    @cached_property
+    def window_s(self) -> tuple[float, float]:
+        """
+        Return (lo, hi) s bounding every beam's firing offset from its column, once per cast.
+
+        Taken from the absolute times as firing_window takes them from a cast's rays: the same
+        bits as a cast of every beam finds.
+        """
+        if self.late_s is None or self.column is None:
+            return 0.0, 0.0
+        stamp_s = self.sweep.stamp_s
+        return offset_window((stamp_s + self.late_s)
+                             - (stamp_s + np.asarray(self.column_time_s, np.float64))[self.column])
+
+    def window(self) -> tuple[float, float]:
+        """Return window_s: asked by a cast whose actors move (ray_times.firing_window)."""
+        return self.window_s
+
     def times(self, beam: NDArray[np.int64] | None = None) -> RayTimes | None:
         """
         Return the RayTimes of rays of beams beam (N,) int (None: no actors).
@@ -40,14 +59,15 @@ class SweepCast:
         """
         if self.late_s is None or self.column is None:
             return None
-        stamp_s = self.sweep.stamp_s
         if beam is None and self.n_sub == 1:    # one ray per beam: the beams' own arrays
-            return RayTimes(stamp_s + self.late_s, self.column,
-                            stamp_s + np.asarray(self.column_time_s, np.float64))
-        if beam is None:
-            beam = np.repeat(np.arange(self.late_s.size), self.n_sub)
-        return RayTimes(stamp_s + self.late_s[beam], self.column[beam],
-                        stamp_s + np.asarray(self.column_time_s, np.float64))
+            late, column = self.late_s, self.column
+        elif beam is None:
+            late, column = np.repeat(self.late_s, self.n_sub), np.repeat(self.column, self.n_sub)
+        else:
+            late, column = self.late_s[beam], self.column[beam]
+        stamp_s = self.sweep.stamp_s
+        return RayTimes(stamp_s + late, column,
+                        stamp_s + np.asarray(self.column_time_s, np.float64), self.window)
 
     def trace(self, origins: ArrayLike, dirs: ArrayLike,
               rays32: NDArray[np.float32] | None = None, beam: NDArray[np.int64] | None = None,
