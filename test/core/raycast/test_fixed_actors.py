@@ -99,6 +99,17 @@ def test_the_ray_preselection_never_drops_a_ray_that_hits_the_body(seed, n_actor
     np.testing.assert_array_equal(np.asarray(res.obj)[hit_all], FIRST_OBJ + nearest[hit_all])
 
 
+def _assert_general_path_gives(got, geoms, rays, static, poses):
+    """Assert that got (> 200 actor hits) is the general path's cast, bit for bit."""
+    # A pose_at without ``fixed``: ActorCasting's general path (spheres per column).
+    general = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
+                    [lambda times, p=p: np.broadcast_to(p, (np.size(times), 4, 4))
+                     for p in poses])
+    assert (np.asarray(got.obj) >= FIRST_OBJ).sum() > 200
+    for a, b in zip(got, general):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
 @pytest.mark.parametrize('seed, n_actors', [(0, 1), (1, 3), (2, 3)])
 def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed, n_actors):
     rng = np.random.default_rng(10 + seed)
@@ -108,13 +119,7 @@ def test_a_fixed_pose_gives_the_hits_of_the_per_ray_pose_path(seed, n_actors):
     static = _static(rng, rays.shape[0], nearer=0.3)
     fixed = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
                   [FixedPose(p) for p in poses])
-    # A pose_at without ``fixed``: ActorCasting's general path (spheres per column).
-    general = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
-                    [lambda times, p=p: np.broadcast_to(p, (np.size(times), 4, 4))
-                     for p in poses])
-    assert (np.asarray(fixed.obj) >= FIRST_OBJ).sum() > 200
-    for a, b in zip(fixed, general):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    _assert_general_path_gives(fixed, geoms, rays, static, poses)
 
 
 def test_a_nodes_one_instant_tf_path_takes_the_fixed_path_with_the_same_hits():
@@ -128,12 +133,7 @@ def test_a_nodes_one_instant_tf_path_takes_the_fixed_path_with_the_same_hits():
     assert all(np.array_equal(path.fixed, p) for path, p in zip(paths, poses))
     assert SampledPath([4.0, 4.1], [poses[0], poses[1]]).fixed is None
     got = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static, paths)
-    general = _cast(ActorCasting(geoms, CASTERS['open3d'], FIRST_OBJ), rays, static,
-                    [lambda times, p=p: np.broadcast_to(p, (np.size(times), 4, 4))
-                     for p in poses])
-    assert (np.asarray(got.obj) >= FIRST_OBJ).sum() > 200
-    for a, b in zip(got, general):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    _assert_general_path_gives(got, geoms, rays, static, poses)
 
 
 def test_a_standing_body_is_cast_once_and_a_moved_one_again():
