@@ -53,7 +53,7 @@ def rig():
     yield from closing_factory(BaseRig)
 
 
-def test_driving_1_m_turns_each_wheel_by_1_over_r_on_joint_states(rig, tmp_path):
+def test_driving_x_turns_each_wheel_by_x_over_r_on_joint_states(rig, tmp_path):
     path, _ = _robot(tmp_path)
     r = rig(boxes_world([]), {'robot_description': str(path), 'max_linear_accel_m_s2': 2.0,
                               'max_linear_m_s': 1.0})
@@ -69,16 +69,17 @@ def test_driving_1_m_turns_each_wheel_by_1_over_r_on_joint_states(rig, tmp_path)
     r.cmd.publish(twist(0.0))
     r.spin_for(1.5)         # brakes in 0.25 s, then stands
     x = r.odom[-1].pose.pose.position.x
-    # bound: the command stops once odom passes 0.95 m; one 0.05 s spin at 0.5 m/s, delivery
-    # latency (< 0.2 s on busy cores) and the 6 cm braking distance keep it within 0.95-1.1 m
-    assert 0.95 <= x <= 1.1
+    # The stop comes when odom passes 0.95 m plus the latency of the test's loop, which a busy
+    # machine stretches (1.24 m seen beside two CPU hogs): the wheels are judged against the x
+    # driven, whatever it is, and x only from below.
+    assert x >= 0.95
     last = states[-1]
     # bound: the wheels integrate the same true poses as odom (no drift configured): straight
     # ahead each rolls x, so it turns x / r rad; float64 sums of ~100 steps (< 1e-12 rad)
     assert last.position[0] == pytest.approx(x / R_WHEEL_M, abs=1e-9)
     assert last.position[1] == pytest.approx(x / R_WHEEL_M, abs=1e-9)
-    # 1 m driven: 1 / r = 10 rad, within the stop's spread of x above (0.95-1.1 m)
-    assert 9.5 <= last.position[0] <= 11.0
+    # 0.95 m or more driven: 0.95 / r = 9.5 rad or more
+    assert last.position[0] >= 9.5
     # bound: standing, the steps' poses are equal: 0 exactly; 1e-9 rad/s is float64 slack
     assert last.velocity[0] == pytest.approx(0.0, abs=1e-9)
 
