@@ -14,14 +14,17 @@ frame during a recording.
 
 Each writer writes into a staged tree of the recording's atomic.all_or_none(), so a sequence's
 formats appear all together under their final names, or none. ``SEQUENCE_FORMATS`` registers
-each format in one place: its sink (None: the recording's own MCAP) and whether it needs a
-lidar_3d sensor; ``sinks`` and ``check_rig`` read it. A new format is its sink, one
-``register_format`` call and its name in dataset/arguments.py FORMATS (the light ``--help``).
+each format in one place: its sink (None: the recording's own MCAP), whether it needs a
+lidar_3d sensor, its rules for a sequence number and an output directory, the files its
+sequences share, and the ``scan --sensor`` values whose sweeps ``scan --format NAME`` writes as
+one sequence of it (none: not a ``scan`` format); ``sinks``, ``check_rig``, the dataset runner
+and cli/scan.py read it. A new format is its sink, one ``register_format`` call and its name in
+dataset/arguments.py FORMATS (the light ``--help``).
 """
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
@@ -119,6 +122,12 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
+def write_kitti_label_map(out_dir, options, numbers):
+    """Write DIR/semantic-kitti.yaml of the sequences numbers; return [its name]."""
+    semantickitti.write_label_map(out_dir, options.label_map, numbers, options.split)
+    return [semantickitti.LABEL_MAP]
+
+
 class SinkArgs(NamedTuple):
     """What a sink is made of: the recording's directory, sequence, sensors and options."""
 
@@ -132,20 +141,53 @@ class SinkArgs(NamedTuple):
     base_at: Any
 
 
+def any_number(number: int, name: str) -> None:
+    """Accept any sequence number (a format that does not number its sequences itself)."""
+
+
+def always_free(out_dir: Any, number: int, key: str, name: str = '--out') -> None:
+    """Accept any output directory (a format whose sequences share no file)."""
+
+
+def no_shared_files(out_dir: Any, options: Perception, numbers: Sequence[int]) -> List[str]:
+    """Write no file shared by the sequences; return []."""
+    return []
+
+
 class SequenceFormat(NamedTuple):
-    """A format of a dataset sequence: its sink factory (None: the MCAP) and its needs."""
+    """
+    A format of a dataset sequence: its sink factory (None: the MCAP), its needs and rules.
+
+    check_number(number, name) and check_free(out_dir, number, key, name) raise ConfigError
+    naming name; write_shared(out_dir, options, numbers) writes the files the sequences share
+    and returns their names (relative to out_dir); scan_sensors: the ``scan --sensor`` values
+    that ``scan --format NAME`` takes (empty: not a ``scan`` format).
+    """
 
     make_sink: Optional[Callable[[SinkArgs], Any]]
     needs_lidar: bool
+    check_number: Callable[[int, str], None] = any_number
+    check_free: Callable[..., None] = always_free
+    write_shared: Callable[[Any, Perception, Sequence[int]], List[str]] = no_shared_files
+    scan_sensors: Tuple[str, ...] = ()
 
 
 #: The formats, in the order their sinks take each frame.
 SEQUENCE_FORMATS: Dict[str, SequenceFormat] = {}
 
 
-def register_format(name, make_sink, needs_lidar=True):
-    """Add a dataset format: make_sink(SinkArgs) -> a sink with add(frame) and close()."""
-    SEQUENCE_FORMATS[name] = SequenceFormat(make_sink, needs_lidar)
+def register_format(name, make_sink, needs_lidar=True, **rules):
+    """
+    Add a dataset format: make_sink(SinkArgs) -> a sink with add(frame) and close().
+
+    rules: SequenceFormat's check_number, check_free, write_shared and scan_sensors.
+    """
+    SEQUENCE_FORMATS[name] = SequenceFormat(make_sink, needs_lidar, **rules)
+
+
+def scan_formats():
+    """Return {name: SequenceFormat} of the formats ``scan --format NAME`` writes."""
+    return {name: fmt for name, fmt in SEQUENCE_FORMATS.items() if fmt.scan_sensors}
 
 
 def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception(),
@@ -166,7 +208,9 @@ register_format('kitti_object', lambda a: BoxSink(a.out_dir, a.seq_index, a.sens
 register_format('openpcdet', lambda a: OpenPCDetSink(a.out_dir, a.seq_index, a.sensors,
                                                      a.world, a.base_at, a.options))
 register_format('semantickitti', lambda a: KittiSink(a.out_dir, a.seq_index, a.sensors, a.key,
-                                                     a.options, a.base_at))
+                                                     a.options, a.base_at),
+                check_number=semantickitti.check_number, check_free=semantickitti.check_free,
+                write_shared=write_kitti_label_map, scan_sensors=('lidar_3d',))
 register_format('pcd', lambda a: PcdSink(a.out_dir, a.seq_name, a.base_at
                                          if a.options.deskews('pcd') else None))
 

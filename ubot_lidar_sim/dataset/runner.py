@@ -93,10 +93,10 @@ def sensor_inputs(spec, sensors, world):
 
 
 def check_outputs(spec, pending, out_dir):
-    """Refuse (ConfigError '--out') a SemanticKITTI sequence directory holding another sequence."""
-    if 'semantickitti' in spec.formats:
+    """Refuse (ConfigError '--out') a format's sequence directory holding another sequence."""
+    for fmt in spec.formats:
         for seq in pending:
-            semantickitti.check_free(out_dir, seq.index, spec.key(seq))
+            formats_mod.SEQUENCE_FORMATS[fmt].check_free(out_dir, seq.index, spec.key(seq))
 
 
 def load_world(cfg, cast_threads=0):
@@ -306,9 +306,9 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
         (remove_temporaries if s.name in done else remove_sequence)(out_dir, s)
     for p in out_dir.glob(f'{temp_prefix(MANIFEST)}*'):
         _remove(p)
-    if 'semantickitti' in spec.formats:
-        semantickitti.write_label_map(out_dir, spec.perception.label_map,
-                                      [s.index for s in spec.sequences], spec.perception.split)
+    for fmt in spec.formats:        # the files the sequences share (SemanticKITTI's label map)
+        formats_mod.SEQUENCE_FORMATS[fmt].write_shared(out_dir, spec.perception,
+                                                       [s.index for s in spec.sequences])
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:
