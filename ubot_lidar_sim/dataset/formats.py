@@ -146,7 +146,7 @@ def any_number(number: int, name: str) -> None:
 
 
 def always_free(out_dir: Any, number: int, key: str, name: str = '--out') -> None:
-    """Accept any output directory (a format whose sequences share no file)."""
+    """Accept any output directory (a format that refuses none holding another sequence)."""
 
 
 def no_shared_files(out_dir: Any, options: Perception, numbers: Sequence[int]) -> List[str]:
