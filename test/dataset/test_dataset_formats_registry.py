@@ -1,5 +1,6 @@
 """The sequence formats of dataset and scan, registered in dataset/formats.py SEQUENCE_FORMATS."""
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -7,8 +8,8 @@ import pytest
 
 from ubot_lidar_sim.cli import main
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.dataset import formats
-from ubot_lidar_sim.dataset.arguments import FORMATS
+from ubot_lidar_sim.dataset import formats, runner, spec as spec_mod
+from ubot_lidar_sim.dataset.arguments import FORMATS, SCAN_FORMATS
 from ubot_lidar_sim.output.atomic import atomic_write
 
 
@@ -119,3 +120,62 @@ def test_scan_refuses_on_one_line_by_the_registered_formats_rules(tmp_path, caps
     rc, stdout, err = _scan(capsys, out, '--format', 'probe', *extra)
     assert rc == 2 and stdout == '' and err.count('\n') == 1 and line in err, err
     assert not (out / 'probe_00.txt').exists() and not (out / 'probe_shared.txt').exists()
+
+
+# --- the dataset spec and runner: a format's limit, lidar rule and paths, through the registry --
+
+def test_scan_help_names_the_registered_scan_formats_with_their_sensors_and_numbers():
+    assert set(SCAN_FORMATS) == set(formats.scan_formats())
+    for name, (gets, numbers) in SCAN_FORMATS.items():
+        fmt = formats.scan_formats()[name]
+        assert all(sensor in gets for sensor in fmt.scan_sensors), gets
+        low, high = (int(n) for n in numbers.split('-'))
+        fmt.check_number(low, '--sequence')
+        fmt.check_number(high, '--sequence')
+        for outside in (low - 1, high + 1):
+            with pytest.raises(ConfigError, match='--sequence'):
+                fmt.check_number(outside, '--sequence')
+
+
+@pytest.fixture()
+def probe_of_dataset(monkeypatch):
+    """Register a 'probe' dataset format of at most 2 sequences (spec.py, runner.py untouched)."""
+    monkeypatch.setattr(formats, 'SEQUENCE_FORMATS', dict(formats.SEQUENCE_FORMATS))
+    monkeypatch.setattr(formats, 'FORMATS', FORMATS + ('probe',))
+
+    def no_ouster(lidars):
+        for s in lidars:
+            if s.cfg.point_layout == 'ouster':
+                raise ConfigError('point_layout', 'ouster', 'a probe layout')
+    formats.register_format('probe', _probe_sink, check_lidars=no_ouster, max_sequences=2,
+                            paths=lambda out_dir, i, name: [out_dir / f'probe_{i:02d}.txt'])
+
+
+def test_the_spec_refuses_more_sequences_than_a_registered_format_numbers(probe_of_dataset):
+    spec = spec_mod.load_spec('example')
+    two, three = (replace(spec, sequences=spec.sequences[:1] * n) for n in (2, 3))
+    assert spec_mod.with_formats(two, 'mcap,probe').formats == ('mcap', 'probe')
+    with pytest.raises(ConfigError) as e:
+        spec_mod.with_formats(three, 'mcap,probe')
+    assert str(e.value) == ("--formats: got 'probe', allowed a spec of at most 2 sequences "
+                            '(numbers 00-01), this one has 3')
+
+
+def test_the_rig_check_applies_a_registered_formats_lidar_rule(probe_of_dataset):
+    lidar = SimpleNamespace(kind='lidar_3d', cfg=SimpleNamespace(point_layout='ouster'))
+    formats.check_rig(('mcap',), [lidar])
+    with pytest.raises(ConfigError, match='a probe layout'):
+        formats.check_rig(('mcap', 'probe'), [lidar])
+
+
+def test_the_runner_removes_a_registered_formats_paths_and_their_temporaries(probe_of_dataset,
+                                                                             tmp_path):
+    seq = SimpleNamespace(index=3, name='seq_0003')
+    final, temporary, other = (tmp_path / n for n in ('probe_03.txt', '.probe_03.txt.x1',
+                                                      'probe_04.txt'))
+    for path in (final, temporary, other):
+        path.write_text('')
+    runner.remove_temporaries(tmp_path, seq)
+    assert final.exists() and not temporary.exists() and other.exists()
+    runner.remove_sequence(tmp_path, seq)
+    assert not final.exists() and other.exists()
