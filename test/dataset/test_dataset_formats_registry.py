@@ -11,6 +11,7 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.dataset import formats, runner, spec as spec_mod
 from ubot_lidar_sim.dataset.arguments import FORMATS, SCAN_FORMATS
 from ubot_lidar_sim.output.atomic import atomic_write
+from ubot_lidar_sim.pipeline import writers
 
 
 def test_the_help_lists_every_registered_format():
@@ -166,6 +167,24 @@ def test_the_rig_check_applies_a_registered_formats_lidar_rule(probe_of_dataset)
     formats.check_rig(('mcap',), [lidar])
     with pytest.raises(ConfigError, match='a probe layout'):
         formats.check_rig(('mcap', 'probe'), [lidar])
+    with pytest.raises(ConfigError) as e:
+        formats.check_rig(('mcap', 'probe'), [SimpleNamespace(kind='laser_scan')])
+    assert str(e.value) == ("formats: got 'probe', allowed mcap only, for a rig without a "
+                            'lidar_3d sensor')
+
+
+def test_scan_applies_a_registered_file_formats_lidar_rule_before_it_scans(tmp_path, capsys,
+                                                                           monkeypatch):
+    def no_ouster(cfg):
+        if cfg.point_layout == 'ouster':
+            raise ConfigError('point_layout', 'ouster', 'a probe layout')
+    written = []
+    monkeypatch.setitem(writers.WRITERS, '.probe', None)     # undone: the entry leaves WRITERS
+    writers.register_frame_format('.probe', lambda path, *_: written.append(path),
+                                  ('lidar_3d',), check_lidar=no_ouster)
+    rc, stdout, err = _scan(capsys, tmp_path / 'a.probe', '--set', 'point_layout=ouster')
+    assert rc == 2 and stdout == '' and err.count('\n') == 1, err
+    assert "point_layout: got 'ouster', allowed a probe layout" in err and written == []
 
 
 def test_the_runner_removes_a_registered_formats_paths_and_their_temporaries(probe_of_dataset,

@@ -19,11 +19,10 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import warm_up
-from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
 from ubot_lidar_sim.dataset.formats import scan_formats, SinkArgs
 from ubot_lidar_sim.dataset.perception import Perception
-from ubot_lidar_sim.output import pcd, safe_open
+from ubot_lidar_sim.output import safe_open
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.view import View
 from ubot_lidar_sim.pipeline.interrupts import deferred
@@ -126,8 +125,8 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
     cfg = cfgs[0]
     weather = _weather(args)
     for kind, c in zip(kinds, cfgs):
-        if kind == 'lidar_3d' and ext == '.pcd' and fmt is None:
-            pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
+        if kind == 'lidar_3d' and fmt is None:
+            WRITERS[ext].check_lidar(c)     # as PCD's point layouts
     sensors = _rig_sensors(kinds, cfgs)
     if fmt is None and WRITERS[ext].recording:
         # Sizes, one world, frame ids and topics: before the world is loaded.

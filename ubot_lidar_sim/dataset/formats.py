@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.dataset.arguments import FORMATS
 from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
 from ubot_lidar_sim.dataset.perception import Perception
@@ -60,7 +59,8 @@ def check_rig(formats, sensors, name='formats'):
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
     for fmt in SEQUENCE_FORMATS:
         if fmt in formats and SEQUENCE_FORMATS[fmt].needs_lidar and not lidars:
-            raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
+            others = ' or '.join(n for n, f in SEQUENCE_FORMATS.items() if not f.needs_lidar)
+            raise ConfigError(name, fmt, f'{others} only, for a rig without a lidar_3d sensor')
     for fmt in formats:
         SEQUENCE_FORMATS[fmt].check_lidars(lidars)
 
@@ -68,7 +68,7 @@ def check_rig(formats, sensors, name='formats'):
 def check_pcd_layouts(lidars):
     """Refuse (ConfigError) a lidar_3d sensor whose point_layout a PCD file cannot hold."""
     for s in lidars:
-        pcd.check_dtype(LAYOUT_DTYPES[s.cfg.point_layout], s.cfg.point_layout)
+        pcd.check_layout(s.cfg.point_layout)
 
 
 def mcap_files(out_dir, seq_name):
