@@ -19,6 +19,16 @@ def stamp_ns(msg):
     return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
 
 
+def subscribed(node, topic):
+    """
+    Return True when node's publisher of topic (a full name) has matched a subscription.
+
+    The count the node's own publisher sees (rclpy's public Node.publishers), so the node's
+    next message on topic reaches that subscription.
+    """
+    return any(p.topic_name == topic and p.get_subscription_count() > 0 for p in node.publishers)
+
+
 def trigger_scan(node, spin_until, attempts=10):
     """
     Return (ok, why) of the next scan of a sensor node.

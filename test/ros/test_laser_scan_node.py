@@ -10,7 +10,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
-from ros_helpers import stamp_ns as _ns, trigger_scan
+from ros_helpers import stamp_ns as _ns, subscribed, trigger_scan
 from sensor_msgs.msg import LaserScan
 from tf2_msgs.msg import TFMessage
 import transforms3d
@@ -92,7 +92,7 @@ class Rig:
         self.executor.add_node(self.node)
         self.executor.add_node(self.probe)
         self.spin_until(lambda: self.node.has_subscribers()
-                        and (not rays or self.node._rays_wanted())
+                        and (not rays or subscribed(self.node, '/laser_scan/rays'))
                         and self.node.tf_buffer.frames() >= {'map', 'laser'})
         if speed_m_s is not None:  # a history longer than one sweep
             end = time.monotonic() + 0.4

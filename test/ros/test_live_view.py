@@ -94,7 +94,7 @@ def test_live_view_logs_clouds_scans_and_the_path_in_the_world_frame(context):
         return stamp
     try:
         end = time.monotonic() + 60
-        while time.monotonic() < end and not live._buffer.knows('base_link'):
+        while time.monotonic() < end and not live.knows('base_link'):
             publish_tf()
         while time.monotonic() < end and not (live.counts['points'] and live.counts['scan']
                                               and view.logged['world/robot']):

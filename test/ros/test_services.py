@@ -8,6 +8,7 @@ from std_srvs.srv import Trigger
 
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
 from ubot_lidar_sim.ros.lidar_3d_node import Lidar3DNode
+from ubot_lidar_sim.ros.services import EXPIRE_POLL_S
 from ubot_lidar_sim_msgs.srv import GetLatestCloud, GetLatestScan
 
 LIDAR = {'channels': 4, 'horizontal_samples': 60, 'sub_rays': 1, 'max_range_m': 20.0,
@@ -88,7 +89,10 @@ def test_laser_scan_has_the_same_pair_of_services(rig):
 def test_the_sample_expiry_poll_runs_only_while_a_call_waits(rig):
     # An idle node's executor is not woken every EXPIRE_POLL_S (a fleet has nine such nodes).
     r = rig(params={'trigger': 'service'})
-    timer = r.node._samples._timer
+    # The node's timer of that period (rclpy's public Node.timers): the poll, and only it.
+    polls = [t for t in r.node.timers if t.timer_period_ns == round(EXPIRE_POLL_S * 1e9)]
+    assert len(polls) == 1, [t.timer_period_ns for t in r.node.timers]
+    timer = polls[0]
     assert r.spin_until(timer.is_canceled)
     r.spin_until(lambda: False, 0.3)
     assert timer.is_canceled()

@@ -10,7 +10,7 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, qos_profile_sensor_data, QoSProfile
-from ros_helpers import stamp_ns as _ns, trigger_scan
+from ros_helpers import stamp_ns as _ns, subscribed, trigger_scan
 from std_msgs.msg import Float64, Float64MultiArray
 from tf2_msgs.msg import TFMessage
 import transforms3d
@@ -77,7 +77,7 @@ class Rig:
         self.executor.add_node(self.node)
         self.executor.add_node(self.probe)
         self.spin_until(lambda: self.node.has_subscribers()
-                        and (not rays or self.node._rays_pub.get_subscription_count() > 0)
+                        and (not rays or subscribed(self.node, '/terrain_sensor/rays'))
                         and _posed(self.node, 'map', 'base_link'))
 
     def spin_until(self, done, timeout_s=5.0):

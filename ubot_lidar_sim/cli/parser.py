@@ -10,6 +10,7 @@ import math
 
 from ubot_lidar_sim.dataset.arguments import add_parser as add_dataset_parser
 from ubot_lidar_sim.dataset.arguments import EXAMPLE as DATASET_EXAMPLE
+from ubot_lidar_sim.dataset.arguments import SCAN_FORMATS
 from ubot_lidar_sim.output.view import add_options as add_view_options
 from ubot_lidar_sim.pipeline.run_args import add_arguments as add_run_arguments
 from ubot_lidar_sim.pipeline.run_args import DESCRIPTION as RUN_DESCRIPTION
@@ -100,13 +101,15 @@ def _add_scan(sub, common):
     scan.add_argument('--out', required=True, metavar='FILE',
                       help='a file (its extension picks the format) or, with --format, a '
                       'directory')
-    scan.add_argument('--format', metavar='NAME', help="'semantickitti': --out DIR/ gets "
-                      'DIR/sequences/NN/ of lidar_3d sweeps (default: from --out)')
-    scan.add_argument('--sequence', type=int, default=0, metavar='NN',
-                      help='with --format semantickitti: the sequence number, 0-99')
+    scan.add_argument('--format', metavar='NAME', help='; '.join(
+        f"'{name}': --out DIR/ gets {gets}" for name, (gets, _) in SCAN_FORMATS.items())
+        + ' (default: from --out)')
+    scan.add_argument('--sequence', type=int, default=0, metavar='NN', help='; '.join(
+        f'with --format {name}: the sequence number, {numbers}'
+        for name, (_, numbers) in SCAN_FORMATS.items()))
     scan.add_argument('--label-map', choices=('native', 'semantickitti'), default='native',
-                      help="with --format semantickitti: the .label ids, the world's class "
-                      "ids (native) or SemanticKITTI's own")
+                      help=f"with --format {' or '.join(SCAN_FORMATS)}: the .label ids, the "
+                      "world's class ids (native) or SemanticKITTI's own")
     scan.add_argument('--deskew', action='store_true', help='ego-motion-compensated lidar_3d '
                       'sweeps in every output: each point in the sensor frame at the stamp')
     add_view_options(scan, flag=True)

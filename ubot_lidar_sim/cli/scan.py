@@ -2,7 +2,9 @@
 The ``scan`` command: simulate sweeps and write them (loads the world, open3d and the kernels).
 
 The --out extension picks the writer (pipeline/writers.py WRITERS), which writes a temporary
-file beside the target and renames it, so nothing is left half-written.
+file beside the target and renames it, so nothing is left half-written. ``--format NAME`` writes
+one sequence of a dataset format into the directory --out (dataset/formats.py SEQUENCE_FORMATS:
+the formats with scan_sensors), through its sink, all or none.
 """
 
 import hashlib
@@ -17,9 +19,10 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.physics.weather import weather_from
 from ubot_lidar_sim.core.poses import BodyTwist, pose_matrix_deg, twist_from_cli
 from ubot_lidar_sim.core.sensors import warm_up
-from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.output import pcd, safe_open, semantickitti
+from ubot_lidar_sim.dataset.formats import scan_formats, SinkArgs
+from ubot_lidar_sim.dataset.perception import Perception
+from ubot_lidar_sim.output import safe_open
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.output.view import View
 from ubot_lidar_sim.pipeline.interrupts import deferred
@@ -57,19 +60,24 @@ def _weather(args):
                         snowfall_rate_mm_h=args.snow, snow_depth_m=args.snow_depth)
 
 
-def _check_format(args):
-    """Check --format and --sequence (ConfigError naming them)."""
-    if args.format != 'semantickitti':
-        raise ConfigError('--format', args.format, "'semantickitti' (the file formats take "
-                          "their name from --out's extension)")
-    if args.sensor != 'lidar_3d':
-        raise ConfigError('--sensor', args.sensor, 'lidar_3d with --format semantickitti')
-    semantickitti.check_number(args.sequence, '--sequence')
+def _sequence_format(args):
+    """Return the SequenceFormat of --format, its --sensor, --sequence and --out checked."""
+    known = scan_formats()
+    if args.format not in known:
+        names = ' or '.join(repr(name) for name in known)
+        raise ConfigError('--format', args.format, f'{names} (the file formats take their name '
+                          "from --out's extension)")
+    fmt, with_format = known[args.format], f'with --format {args.format}'
+    if args.sensor not in fmt.scan_sensors:
+        raise ConfigError('--sensor', args.sensor, f'{" or ".join(fmt.scan_sensors)} '
+                          f'{with_format}')
+    fmt.check_number(args.sequence, '--sequence')
     out = Path(args.out)
     named_like_a_file = not out.exists() and out.suffix.lower() in WRITERS
     if (out.exists() and not out.is_dir()) or named_like_a_file:
-        raise ConfigError('--out', args.out, 'a directory with --format semantickitti (not a '
-                          'file name such as one ending in .pcd)')
+        raise ConfigError('--out', args.out, f'a directory {with_format} (not a file name such '
+                          'as one ending in .pcd)')
+    return fmt
 
 
 def scan_key(args):
@@ -80,17 +88,16 @@ def scan_key(args):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()
 
 
-def _write_semantickitti(args, outputs):
-    """Write the sweeps (an iterable) as DIR/sequences/NN (+ poses, label map), all or none."""
-    root = Path(args.out)
+def _write_sequence(fmt, args, rig, frames):
+    """Write the frames (an iterable) as sequence --sequence of fmt in --out, all or none."""
+    root, options = Path(args.out), Perception(label_map=args.label_map)
     with all_or_none():
-        writer = semantickitti.SequenceWriter(root, args.sequence, scan_key(args),
-                                              args.label_map)
-        for res in outputs:
-            writer.add(res.points, res.sensor_pose, res.stamp_s)
-        writer.close()
-        semantickitti.write_label_map(root, args.label_map, sequences=(args.sequence,))
-    return [root / name for name in writer.files()] + [root / semantickitti.LABEL_MAP]
+        sink = fmt.make_sink(SinkArgs(root, args.sequence, f'seq_{args.sequence:04d}',
+                                      rig.sensors, scan_key(args), options, rig.world, None))
+        for fr in frames:
+            sink.add(fr)
+        names = sink.close() + fmt.write_shared(root, options, (args.sequence,))
+    return [root / name for name in names]
 
 
 def run_scan(args, kinds, cfgs, view=None, progress=None):
@@ -103,25 +110,25 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
     sensor = args.sensor
     ext = Path(args.out).suffix.lower()
     allowed = extensions(sensor)
-    if args.format is not None:
-        _check_format(args)
-    elif args.label_map != 'native':
-        raise ConfigError('--label-map', args.label_map, 'native unless --format semantickitti '
+    fmt = None if args.format is None else _sequence_format(args)
+    if fmt is None and args.label_map != 'native':
+        names = ' or '.join(scan_formats())
+        raise ConfigError('--label-map', args.label_map, f'native unless --format {names} '
                           "(it picks the ids of SemanticKITTI's .label files)")
-    elif ext not in allowed:
+    if fmt is None and ext not in allowed:
         raise ConfigError('--out', args.out, f'a file ending in {" or ".join(allowed)} '
                           f'for --sensor {sensor}')
     if not 1 <= args.frames <= MAX_FRAMES:
         raise ConfigError('--frames', args.frames, f'an integer 1-{MAX_FRAMES}')
-    if args.format is not None:
-        semantickitti.check_free(args.out, args.sequence, scan_key(args))
+    if fmt is not None:
+        fmt.check_free(args.out, args.sequence, scan_key(args))
     cfg = cfgs[0]
     weather = _weather(args)
     for kind, c in zip(kinds, cfgs):
-        if kind == 'lidar_3d' and ext == '.pcd' and args.format is None:
-            pcd.check_dtype(LAYOUT_DTYPES[c.point_layout], c.point_layout)
+        if kind == 'lidar_3d' and fmt is None:
+            WRITERS[ext].check_lidar(c)     # as PCD's point layouts
     sensors = _rig_sensors(kinds, cfgs)
-    if args.format is None and WRITERS[ext].recording:
+    if fmt is None and WRITERS[ext].recording:
         # Sizes, one world, frame ids and topics: before the world is loaded.
         check_recording(sensors, args.frames, frames_name='--frames')
     pose = args.pose if args.pose is not None else DEFAULT_POSE[kinds[-1]]
@@ -131,15 +138,14 @@ def run_scan(args, kinds, cfgs, view=None, progress=None):
         warm_up.run_every_kernel()
     # The sweeps as the nodes and the dataset runner compute them (pipeline/rig.py), each
     # written (to a temporary name) as it comes, so memory does not grow with --frames.
-    root = args.out if args.format is not None else Path(args.out).parent
+    root = args.out if fmt is not None else Path(args.out).parent
     with safe_open.output_root(root), Rig(sensors, world, materials) as rig:
         if args.deskew:
             rig = DeskewedRig(rig)
         if view is not None or progress is not None:
             rig = TappedRig(rig, chain(view and frame_logger(view, weather), progress))
-        if args.format is not None:
-            frames = rig.frames(trajectory, weather, args.frames)
-            return _write_semantickitti(args, (fr.result for fr in frames))
+        if fmt is not None:
+            return _write_sequence(fmt, args, rig, rig.frames(trajectory, weather, args.frames))
         return WRITERS[ext].write(Path(args.out), rig, trajectory, weather, args.frames, cfg,
                                   sensor)
 

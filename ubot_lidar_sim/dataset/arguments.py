@@ -3,6 +3,10 @@
 #: The formats a sequence can be written in (dataset/formats.py writes them).
 FORMATS = ('mcap', 'semantickitti', 'pcd', 'kitti_object', 'openpcdet')
 
+#: The formats ``scan --format NAME`` writes (dataset/formats.py scan_formats), for ``scan
+#: --help``: {name: (what --out DIR gets, the --sequence numbers it takes)}.
+SCAN_FORMATS = {'semantickitti': ('DIR/sequences/NN/ of lidar_3d sweeps', '0-99')}
+
 EXAMPLE = """example:
   python -m ubot_lidar_sim dataset example --out /tmp/ds --workers 1"""
 

@@ -33,7 +33,6 @@ class BoxSink:
     """The KITTI object tree (and tracks) per sweep of the first lidar_3d sensor."""
 
     writer = kitti_object
-    fmt = 'kitti_object'
 
     def __init__(self, out_dir, number, sensors, world, base_at, options):
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
@@ -45,7 +44,7 @@ class BoxSink:
         self.pose_at = Mounted(base_at, self.sensor.mount)
         self.fov = sensor_fov(self.sensor.cfg)
         self.margin_m = boxes_mod.box_margin_m(self.sensor.cfg)
-        self.deskew = options.deskews(self.fmt)
+        self.deskew = options.deskews(by_default=True)     # a detector takes one frame's cloud
         self.split = options.split
         self.names, self.tracks, self.rows, self.frames = [], [], [], []
 
@@ -88,7 +87,6 @@ class OpenPCDetSink(BoxSink):
     """OpenPCDet's custom dataset per sweep of the first lidar_3d sensor (output/openpcdet.py)."""
 
     writer = openpcdet
-    fmt = 'openpcdet'
 
     def add(self, frame):
         """Write the sweep's points and boxes when it is a sweep of the sensor."""

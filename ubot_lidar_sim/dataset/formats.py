@@ -14,21 +14,24 @@ frame during a recording.
 
 Each writer writes into a staged tree of the recording's atomic.all_or_none(), so a sequence's
 formats appear all together under their final names, or none. ``SEQUENCE_FORMATS`` registers
-each format in one place: its sink (None: the recording's own MCAP) and whether it needs a
-lidar_3d sensor; ``sinks`` and ``check_rig`` read it. A new format is its sink, one
-``register_format`` call and its name in dataset/arguments.py FORMATS (the light ``--help``).
+each format in one place: its sink (None: the recording's own MCAP), whether it needs a
+lidar_3d sensor, its rules for the lidars, a sequence number, the number of sequences and an
+output directory, the paths a sequence of it takes, the files its sequences share, and the
+``scan --sensor`` values whose sweeps ``scan --format NAME`` writes as one sequence of it
+(none: not a ``scan`` format); ``sinks``, ``check_rig``, the dataset spec and runner and
+cli/scan.py read it. A new format is its sink, one ``register_format`` call and its name in
+dataset/arguments.py FORMATS (the light ``--help``).
 """
 
 import hashlib
 from pathlib import Path
-from typing import Any, Callable, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from ubot_lidar_sim.core.errors import ConfigError
-from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 from ubot_lidar_sim.dataset.arguments import FORMATS
 from ubot_lidar_sim.dataset.box_sink import BoxSink, OpenPCDetSink
 from ubot_lidar_sim.dataset.perception import Perception
-from ubot_lidar_sim.output import pcd, semantickitti
+from ubot_lidar_sim.output import kitti_object, openpcdet, pcd, semantickitti
 from ubot_lidar_sim.output.atomic import staged_tree
 from ubot_lidar_sim.output.files import layout_points
 from ubot_lidar_sim.pipeline.rig import deskewed_frame
@@ -56,15 +59,39 @@ def check_rig(formats, sensors, name='formats'):
     lidars = [s for s in sensors if s.kind == 'lidar_3d']
     for fmt in SEQUENCE_FORMATS:
         if fmt in formats and SEQUENCE_FORMATS[fmt].needs_lidar and not lidars:
-            raise ConfigError(name, fmt, 'mcap only, for a rig without a lidar_3d sensor')
-    if 'pcd' in formats:
-        for s in lidars:
-            pcd.check_dtype(LAYOUT_DTYPES[s.cfg.point_layout], s.cfg.point_layout)
+            others = ' or '.join(n for n, f in SEQUENCE_FORMATS.items() if not f.needs_lidar)
+            raise ConfigError(name, fmt, f'{others} only, for a rig without a lidar_3d sensor')
+    for fmt in formats:
+        SEQUENCE_FORMATS[fmt].check_lidars(lidars)
+
+
+def check_pcd_layouts(lidars):
+    """Refuse (ConfigError) a lidar_3d sensor whose point_layout a PCD file cannot hold."""
+    for s in lidars:
+        pcd.check_layout(s.cfg.point_layout)
+
+
+def mcap_files(out_dir, seq_name):
+    """Return (DIR/<seq_name>.mcap, DIR/<seq_name>.labels.npz) of a sequence."""
+    out_dir = Path(out_dir)
+    return out_dir / f'{seq_name}.mcap', out_dir / f'{seq_name}.labels.npz'
+
+
+def mcap_paths(out_dir, seq_index, seq_name):
+    """Return a sequence's MCAP, labels and bag directory (rosbags writes the bag in it)."""
+    return [*mcap_files(out_dir, seq_name), Path(out_dir) / seq_name]
 
 
 def pcd_dir(out_dir, seq_name):
     """Return DIR/pcd/<seq_name>."""
     return Path(out_dir) / 'pcd' / seq_name
+
+
+def kitti_paths(out_dir, seq_index, seq_name):
+    """Return DIR/sequences/NN and DIR/poses/NN.txt (and DIR/poses/NN) of a sequence."""
+    poses = Path(out_dir) / 'poses'
+    return [semantickitti.sequence_dir(out_dir, seq_index), poses / f'{seq_index:02d}.txt',
+            poses / f'{seq_index:02d}']
 
 
 class KittiSink:
@@ -74,7 +101,7 @@ class KittiSink:
         self.sensor = next(s for s in sensors if s.kind == 'lidar_3d')
         self.writer = semantickitti.SequenceWriter(out_dir, number, key, options.label_map)
         # deskew: the scans in the sensor frame at their stamps (output/deskew.py)
-        self.base_at = base_at if options.deskews('semantickitti') else None
+        self.base_at = base_at if options.deskews() else None
 
     def add(self, frame):
         """Write the frame when it is a sweep of the sensor."""
@@ -119,6 +146,12 @@ class PcdSink:
         return sorted(str(rel / n) for n in self.names)
 
 
+def write_kitti_label_map(out_dir, options, numbers):
+    """Write DIR/semantic-kitti.yaml of the sequences numbers; return [its name]."""
+    semantickitti.write_label_map(out_dir, options.label_map, numbers, options.split)
+    return [semantickitti.LABEL_MAP]
+
+
 class SinkArgs(NamedTuple):
     """What a sink is made of: the recording's directory, sequence, sensors and options."""
 
@@ -132,20 +165,70 @@ class SinkArgs(NamedTuple):
     base_at: Any
 
 
+def any_lidars(lidars: Sequence[Any]) -> None:
+    """Accept any lidar_3d sensors (a format that writes every point layout)."""
+
+
+def any_number(number: int, name: str) -> None:
+    """Accept any sequence number (a format that does not number its sequences itself)."""
+
+
+def no_paths(out_dir: Any, seq_index: int, seq_name: str) -> List[Path]:
+    """Return [] (a format that writes no path of its own)."""
+    return []
+
+
+def always_free(out_dir: Any, number: int, key: str, name: str = '--out') -> None:
+    """Accept any output directory (a format that refuses none holding another sequence)."""
+
+
+def no_shared_files(out_dir: Any, options: Perception, numbers: Sequence[int]) -> List[str]:
+    """Write no file shared by the sequences; return []."""
+    return []
+
+
 class SequenceFormat(NamedTuple):
-    """A format of a dataset sequence: its sink factory (None: the MCAP) and its needs."""
+    """
+    A format of a dataset sequence: its sink factory (None: the MCAP), its needs and rules.
+
+    check_lidars(lidars), check_number(number, name) and check_free(out_dir, number, key,
+    name) raise ConfigError (the last two naming name); max_sequences: the most sequences a
+    spec may have (a format numbering them by their index, 00 to max_sequences - 1; None: no
+    limit); paths(out_dir, seq_index, seq_name): the final paths of a sequence (its files and
+    directories; their temporaries are named '.<name>.*' beside them), which the dataset runner
+    removes to write the sequence again; write_shared(out_dir, options, numbers) writes the
+    files the sequences share and returns their names (relative to out_dir); scan_sensors: the
+    ``scan --sensor`` values that ``scan --format NAME`` takes (empty: not a ``scan`` format).
+    """
 
     make_sink: Optional[Callable[[SinkArgs], Any]]
     needs_lidar: bool
+    check_lidars: Callable[[Sequence[Any]], None] = any_lidars
+    check_number: Callable[[int, str], None] = any_number
+    max_sequences: Optional[int] = None
+    paths: Callable[[Any, int, str], List[Path]] = no_paths
+    check_free: Callable[..., None] = always_free
+    write_shared: Callable[[Any, Perception, Sequence[int]], List[str]] = no_shared_files
+    scan_sensors: Tuple[str, ...] = ()
 
 
 #: The formats, in the order their sinks take each frame.
 SEQUENCE_FORMATS: Dict[str, SequenceFormat] = {}
 
 
-def register_format(name, make_sink, needs_lidar=True):
-    """Add a dataset format: make_sink(SinkArgs) -> a sink with add(frame) and close()."""
-    SEQUENCE_FORMATS[name] = SequenceFormat(make_sink, needs_lidar)
+def register_format(name, make_sink, needs_lidar=True, **rules):
+    """
+    Add a dataset format: make_sink(SinkArgs) -> a sink with add(frame) and close().
+
+    rules: SequenceFormat's check_lidars, check_number, max_sequences, paths, check_free,
+    write_shared and scan_sensors.
+    """
+    SEQUENCE_FORMATS[name] = SequenceFormat(make_sink, needs_lidar, **rules)
+
+
+def scan_formats():
+    """Return {name: SequenceFormat} of the formats ``scan --format NAME`` writes."""
+    return {name: fmt for name, fmt in SEQUENCE_FORMATS.items() if fmt.scan_sensors}
 
 
 def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perception(),
@@ -160,15 +243,23 @@ def sinks(formats, out_dir, seq_index, seq_name, sensors, key, options=Perceptio
             if name in formats and fmt.make_sink is not None}
 
 
-register_format('mcap', None, needs_lidar=False)    # pipeline/record.py writes it
+register_format('mcap', None, needs_lidar=False,    # pipeline/record.py writes it
+                paths=mcap_paths)
 register_format('kitti_object', lambda a: BoxSink(a.out_dir, a.seq_index, a.sensors, a.world,
-                                                  a.base_at, a.options))
+                                                  a.base_at, a.options),
+                paths=lambda out_dir, i, name: [kitti_object.sequence_dir(out_dir, i)])
 register_format('openpcdet', lambda a: OpenPCDetSink(a.out_dir, a.seq_index, a.sensors,
-                                                     a.world, a.base_at, a.options))
+                                                     a.world, a.base_at, a.options),
+                paths=lambda out_dir, i, name: [openpcdet.sequence_dir(out_dir, i)])
 register_format('semantickitti', lambda a: KittiSink(a.out_dir, a.seq_index, a.sensors, a.key,
-                                                     a.options, a.base_at))
+                                                     a.options, a.base_at),
+                check_number=semantickitti.check_number, max_sequences=semantickitti.SEQUENCES,
+                paths=kitti_paths, check_free=semantickitti.check_free,
+                write_shared=write_kitti_label_map, scan_sensors=('lidar_3d',))
 register_format('pcd', lambda a: PcdSink(a.out_dir, a.seq_name, a.base_at
-                                         if a.options.deskews('pcd') else None))
+                                         if a.options.deskews() else None),
+                check_lidars=check_pcd_layouts,
+                paths=lambda out_dir, i, name: [pcd_dir(out_dir, name)])
 
 
 def tree_sha256(out_dir, names):

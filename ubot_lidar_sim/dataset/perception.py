@@ -5,10 +5,10 @@ docs/cli-and-datasets.md describes them:
 
 - ``label_map: native | semantickitti`` (default native): the semantic ids of the SemanticKITTI
   export (output/label_maps.py).
-- ``deskew: true | false``: every lidar_3d output ego-motion compensated (or none). Unset, the
-  perception formats (DESKEWED_FORMATS: kitti_object, openpcdet, whose detectors take a cloud
-  in one frame, as KITTI's object scans are) are deskewed and the others are as the sensor
-  publishes them.
+- ``deskew: true | false``: every lidar_3d output ego-motion compensated (or none). Unset, each
+  format's sink chooses: the perception formats (kitti_object, openpcdet: dataset/box_sink.py,
+  whose detectors take a cloud in one frame, as KITTI's object scans are) are deskewed and the
+  others are as the sensor publishes them.
 - ``boxes: [class ids]`` (default none): static world objects of these class ids get a box per
   frame too, besides every actor (output/boxes.py).
 - ``split: train | valid | test | every`` (default train): the split the sequence (and its
@@ -26,22 +26,21 @@ from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.output.label_maps import LABEL_MAPS
 
 KEYS = ('label_map', 'deskew', 'boxes', 'split')
-DESKEWED_FORMATS = ('kitti_object', 'openpcdet')
 SPLITS = ('train', 'valid', 'test', 'every')
 
 
 @dataclass(frozen=True)
 class Perception:
-    """The perception options of a spec (deskew None: by format, DESKEWED_FORMATS)."""
+    """The perception options of a spec (deskew None: as each format's sink chooses)."""
 
     label_map: str = 'native'
     deskew: Optional[bool] = None
     boxes: tuple = ()
     split: str = 'train'
 
-    def deskews(self, fmt):
-        """Return True when format fmt writes deskewed lidar_3d sweeps."""
-        return fmt in DESKEWED_FORMATS if self.deskew is None else self.deskew
+    def deskews(self, by_default=False):
+        """Return True when a format writes deskewed lidar_3d sweeps (by_default: unset)."""
+        return by_default if self.deskew is None else self.deskew
 
     def parameters(self):
         """Return the options that differ from the default, as plain JSON data."""

@@ -30,7 +30,7 @@ from ubot_lidar_sim.dataset.inputs import file_sha256 as _sha256, inputs_sha256
 from ubot_lidar_sim.dataset.outdir import locked, refuse_links
 from ubot_lidar_sim.dataset.progress import Progress
 from ubot_lidar_sim.dataset.ray_pool import check_cluster, run_tasks
-from ubot_lidar_sim.output import kitti_object, openpcdet, safe_open, semantickitti
+from ubot_lidar_sim.output import safe_open
 from ubot_lidar_sim.output.atomic import atomic_write, open_append, temp_prefix, WriteError
 from ubot_lidar_sim.pipeline.interrupts import deferred
 from ubot_lidar_sim.pipeline.record import check_recording, record
@@ -38,12 +38,6 @@ from ubot_lidar_sim.pipeline.rig import Rig, RigSensor, TappedRig
 
 MANIFEST = 'manifest.jsonl'
 _WORLDS = {}  # per process: (world_key, cast threads) -> (world, materials)
-
-
-def sequence_files(out_dir, seq):
-    """Return (mcap path, labels path) of a sequence."""
-    out_dir = Path(out_dir)
-    return out_dir / f'{seq.name}.mcap', out_dir / f'{seq.name}.labels.npz'
 
 
 def rig_sensors(spec, world_file, seed):
@@ -93,10 +87,10 @@ def sensor_inputs(spec, sensors, world):
 
 
 def check_outputs(spec, pending, out_dir):
-    """Refuse (ConfigError '--out') a SemanticKITTI sequence directory holding another sequence."""
-    if 'semantickitti' in spec.formats:
+    """Refuse (ConfigError '--out') a format's sequence directory holding another sequence."""
+    for fmt in spec.formats:
         for seq in pending:
-            semantickitti.check_free(out_dir, seq.index, spec.key(seq))
+            formats_mod.SEQUENCE_FORMATS[fmt].check_free(out_dir, seq.index, spec.key(seq))
 
 
 def load_world(cfg, cast_threads=0):
@@ -121,7 +115,7 @@ def run_sequence(spec, seq, out_dir, cast_threads=0, on_sweep=None):
     """
     t0, cpu0 = time.perf_counter(), time.process_time()
     with_mcap = 'mcap' in spec.formats
-    mcap, labels = sequence_files(out_dir, seq)
+    mcap, labels = formats_mod.mcap_files(out_dir, seq.name)
     try:
         sensors = rig_sensors(spec, seq.world, seq.seed)
         world, materials = load_world(sensors[0].cfg, cast_threads)
@@ -137,7 +131,7 @@ def run_sequence(spec, seq, out_dir, cast_threads=0, on_sweep=None):
                            labels_path=labels if with_mcap else None,
                            base_frame=spec.base_frame, tf_rate_hz=spec.tf_rate_hz,
                            compression=spec.compression,
-                           deskew=spec.perception.deskews('mcap'),
+                           deskew=spec.perception.deskews(),
                            make_sinks=lambda: formats_mod.sinks(
                                spec.formats, out_dir, seq.index, seq.name, rig.sensors,
                                spec.key(seq), spec.perception, world,
@@ -176,12 +170,9 @@ def _peak_rss_mb():
 
 
 def _final_names(out_dir, seq):
-    out_dir = Path(out_dir)
-    return [*sequence_files(out_dir, seq), out_dir / f'{seq.name}',
-            semantickitti.sequence_dir(out_dir, seq.index), formats_mod.pcd_dir(out_dir, seq.name),
-            kitti_object.sequence_dir(out_dir, seq.index),
-            openpcdet.sequence_dir(out_dir, seq.index),
-            out_dir / 'poses' / f'{seq.index:02d}.txt', out_dir / 'poses' / f'{seq.index:02d}']
+    """Return the final paths of a sequence in every registered format (formats.py paths)."""
+    return [path for fmt in formats_mod.SEQUENCE_FORMATS.values()
+            for path in fmt.paths(Path(out_dir), seq.index, seq.name)]
 
 
 def _remove(path):
@@ -239,7 +230,7 @@ def is_done(spec, seq, row, out_dir, inputs):
     if row is None or row.get('key') != spec.key(seq) or row.get('inputs_sha256') != inputs:
         return False
     if 'mcap' in spec.formats:
-        for path, name in zip(sequence_files(out_dir, seq), ('mcap', 'labels')):
+        for path, name in zip(formats_mod.mcap_files(out_dir, seq.name), ('mcap', 'labels')):
             if not path.is_file() or path.stat().st_size != row.get(f'{name}_bytes') or \
                     _sha256(path) != row.get(f'{name}_sha256'):
                 return False
@@ -306,9 +297,9 @@ def _run_locked(spec, out_dir, inputs, workers, address, show_progress, serial_c
         (remove_temporaries if s.name in done else remove_sequence)(out_dir, s)
     for p in out_dir.glob(f'{temp_prefix(MANIFEST)}*'):
         _remove(p)
-    if 'semantickitti' in spec.formats:
-        semantickitti.write_label_map(out_dir, spec.perception.label_map,
-                                      [s.index for s in spec.sequences], spec.perception.split)
+    for fmt in spec.formats:        # the files the sequences share (SemanticKITTI's label map)
+        formats_mod.SEQUENCE_FORMATS[fmt].write_shared(out_dir, spec.perception,
+                                                       [s.index for s in spec.sequences])
     progress = Progress(len(spec.sequences), len(done), enabled=show_progress)
     t0 = time.perf_counter()
     try:

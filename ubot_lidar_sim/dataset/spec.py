@@ -20,11 +20,10 @@ from ubot_lidar_sim.core.poses import (BodyTwist, pose_matrix_deg, twist_from_cl
                                        WaypointPath)
 from ubot_lidar_sim.core.resources import config_path
 from ubot_lidar_sim.core.world.schema import Context, short, SMOKE_KEYS
-from ubot_lidar_sim.dataset import perception as perception_mod
+from ubot_lidar_sim.dataset import formats as formats_mod, perception as perception_mod
 from ubot_lidar_sim.dataset.formats import DEFAULT_FORMATS, parse_formats
 from ubot_lidar_sim.dataset.perception import Perception
 from ubot_lidar_sim.output.ros_names import check_frame_id
-from ubot_lidar_sim.output.semantickitti import SEQUENCES as SEMANTICKITTI_SEQUENCES
 from ubot_lidar_sim.pipeline.record import check_sensor_topic, MAX_FRAMES
 from ubot_lidar_sim.pipeline.rig import MESSAGE_OF, SENSOR_KINDS
 
@@ -320,13 +319,15 @@ def with_formats(spec, value, name='--formats'):
     """
     Return spec writing the formats of value ('a,b' or a list); ConfigError names name.
 
-    SemanticKITTI numbers a sequence by its index in the spec, 00-99: a spec of more than 100
-    sequences cannot be written in it.
+    A format that numbers a sequence by its index in the spec (SemanticKITTI: 00-99) takes at
+    most its max_sequences (dataset/formats.py SEQUENCE_FORMATS).
     """
     formats = parse_formats(value, name)
-    if 'semantickitti' in formats and len(spec.sequences) > SEMANTICKITTI_SEQUENCES:
-        raise ConfigError(name, 'semantickitti', f'a spec of at most {SEMANTICKITTI_SEQUENCES} '
-                          f'sequences (numbers 00-99), this one has {len(spec.sequences)}')
+    for fmt in formats:
+        most = formats_mod.SEQUENCE_FORMATS[fmt].max_sequences
+        if most is not None and len(spec.sequences) > most:
+            raise ConfigError(name, fmt, f'a spec of at most {most} sequences (numbers '
+                              f'00-{most - 1:02d}), this one has {len(spec.sequences)}')
     return replace(spec, formats=formats)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from pypcd4 import pypcd4
 
 from ubot_lidar_sim.core.errors import ConfigError
+from ubot_lidar_sim.core.sensors.point_layouts import LAYOUT_DTYPES
 
 #: numpy element type -> (PCD TYPE, SIZE): pypcd4's own table, the types of the PCD format.
 PCD_TYPES = pypcd4.NUMPY_TYPE_TO_PCD_TYPE
@@ -29,6 +30,11 @@ def check_dtype(dtype: np.dtype, layout: str) -> None:
             raise ConfigError('point_layout', layout,
                               f'a layout whose fields PCD can hold (field {name!r} is '
                               f'{field.str}; PCD has float32/64 and (u)int8/16/32/64)')
+
+
+def check_layout(point_layout: str) -> None:
+    """Raise ConfigError('point_layout', ...) when PCD cannot hold a lidar point layout."""
+    check_dtype(LAYOUT_DTYPES[point_layout], point_layout)
 
 
 def save_pcd(path: Union[str, Path], points: np.ndarray, layout: str = 'full',

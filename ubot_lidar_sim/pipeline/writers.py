@@ -7,18 +7,29 @@ file format of one result registers its frame writer (output/files.py) with
 ``register_frame_format``: each sweep goes to its own file (FILE_0000.ext when frames > 1), all
 renamed in together (atomic.all_or_none), and ``write_frame`` writes one result (``scan
 --robot``); ``.mcap`` (``recording``) writes the whole run, every sensor and topic, in one
-rosbag2 file (record.py). A new format is its writer and one registration here.
+rosbag2 file (record.py). ``check_lidar(cfg)`` refuses a lidar_3d config the format cannot
+write (``.pcd``: a point layout PCD cannot hold). A new format is its writer and one
+registration here.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from ubot_lidar_sim.output import files
+from ubot_lidar_sim.output import files, pcd
 from ubot_lidar_sim.output.atomic import all_or_none
 from ubot_lidar_sim.pipeline.record import record
 
 RunWriter = Callable[..., List[Path]]
+
+
+def any_lidar(cfg: Any) -> None:
+    """Accept any lidar_3d config (a format that writes every point layout)."""
+
+
+def pcd_layout(cfg: Any) -> None:
+    """Refuse (ConfigError 'point_layout') a lidar_3d config whose layout PCD cannot hold."""
+    pcd.check_layout(cfg.point_layout)
 
 
 @dataclass(frozen=True)
@@ -29,6 +40,7 @@ class OutputFormat:
     sensors: Tuple[str, ...]
     recording: bool = False     # the whole run in one file (check_recording applies)
     write_frame: Optional[files.Writer] = None      # one result to one file (frame formats)
+    check_lidar: Callable[[Any], None] = any_lidar  # raises ConfigError for a config it refuses
 
 
 def frame_path(out, k, frames):
@@ -66,14 +78,16 @@ def register_format(ext: str, write: RunWriter, sensors: Tuple[str, ...],
     WRITERS[ext] = OutputFormat(write, sensors, recording)
 
 
-def register_frame_format(ext: str, write_frame: files.Writer, sensors: Tuple[str, ...]) -> None:
+def register_frame_format(ext: str, write_frame: files.Writer, sensors: Tuple[str, ...],
+                          check_lidar: Callable[[Any], None] = any_lidar) -> None:
     """Add a file format of one result: a run writes one file per sweep (per_frame)."""
-    WRITERS[ext] = OutputFormat(per_frame(write_frame), sensors, write_frame=write_frame)
+    WRITERS[ext] = OutputFormat(per_frame(write_frame), sensors, write_frame=write_frame,
+                                check_lidar=check_lidar)
 
 
 register_frame_format('.npz', files.write_npz_result, ('lidar_3d', 'laser_scan', 'terrain_sensor'))
 register_frame_format('.ply', files.write_ply_result, ('lidar_3d',))
-register_frame_format('.pcd', files.write_pcd_result, ('lidar_3d',))
+register_frame_format('.pcd', files.write_pcd_result, ('lidar_3d',), check_lidar=pcd_layout)
 register_frame_format('.json', files.write_json_result, ('laser_scan', 'terrain_sensor'))
 register_format('.mcap', write_recording, ('lidar_3d', 'laser_scan', 'terrain_sensor', 'all'),
                 recording=True)

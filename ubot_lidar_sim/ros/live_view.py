@@ -167,6 +167,10 @@ class LiveView(Node):
         self.view.boxes(entity, centres, half, quats, labels)
         self.counts['boxes'] += 1
 
+    def knows(self, frame):
+        """Return True once /tf or /tf_static has named frame (False with a lookup given)."""
+        return self._buffer is not None and self._buffer.knows(frame)
+
     def _on_tf(self, msg):
         apply_tf_message(self._buffer, msg)
 
