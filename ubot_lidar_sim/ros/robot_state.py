@@ -8,7 +8,8 @@ their angles integrated from the base's motion (core/motion/wheels.py), with vel
 (core/robot/joint_frames.py): the fixed joints and the sensor frames that are not links on
 /tf_static once (instead of the lidar_pose / laser_pose mounts), the moving joints on /tf every
 step at the positions of /joint_states (the wheels' own; other joints from whoever publishes
-them on ``joint_states``; 0 before). A sensor node's body then follows the joints.
+them on ``joint_states``; 0 before; a mimic joint at its leader's through the mimic's formula,
+its own value on ``joint_states`` not read). A sensor node's body then follows the joints.
 """
 
 import math
@@ -52,7 +53,8 @@ class RobotStateOutput:
             wheels = None
         self.wheels = WheelOdometer(wheels) if wheels is not None else None
         self._own = set(wheels.names) if wheels is not None else set()
-        self._moving = set(moving_joints(robot))
+        self._moving = set(moving_joints(robot))     # those /joint_states sets (no mimic)
+        self._any_moving = bool(moving_transforms(robot, {}))
         self.positions = {}     # joint name -> position (rad or m) of the other joints
         self._pub = node.create_publisher(JointState, 'joint_states', 10)
         if self._tf_pub is not None and self._moving - self._own:
@@ -89,6 +91,6 @@ class RobotStateOutput:
                              velocity=self.wheels.velocity.tolist())
             msg.header.stamp = stamp
             self._pub.publish(msg)
-        if self._tf_pub is not None and self._moving:
+        if self._tf_pub is not None and self._any_moving:
             self._tf_pub.publish(TFMessage(transforms=[
                 _tf(stamp, p, c, m) for p, c, m in moving_transforms(self.robot, positions)]))
