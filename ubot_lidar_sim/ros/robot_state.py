@@ -10,6 +10,9 @@ their angles integrated from the base's motion (core/motion/wheels.py), with vel
 step at the positions of /joint_states (the wheels' own; other joints from whoever publishes
 them on ``joint_states``; 0 before; a mimic joint at its leader's through the mimic's formula,
 its own value on ``joint_states`` not read). A sensor node's body then follows the joints.
+A ``base_frame`` of PREFIX/ROOT (the description's root link after a prefix, robotK/ in a
+fleet of copies) puts every frame of the description under PREFIX, as robot_state_publisher's
+``frame_prefix`` does.
 """
 
 import math
@@ -39,10 +42,15 @@ class RobotStateOutput:
     def of(cls, node, cfg, tf_pub):
         """Return the output of a BaseSimConfig's robot_description, or None (empty)."""
         robot = node_robot(node, cfg.robot_description, cfg.robot_args, cfg.model_paths)
-        return None if robot is None else cls(node, robot, cfg.publish_robot_state, tf_pub)
+        if robot is None:
+            return None
+        prefix = cfg.base_frame[:-len(robot.root)] if cfg.base_frame.endswith(
+            '/' + robot.root) else ''
+        return cls(node, robot, cfg.publish_robot_state, tf_pub, prefix)
 
-    def __init__(self, node, robot, publish_state, tf_pub):
+    def __init__(self, node, robot, publish_state, tf_pub, prefix=''):
         self.robot = robot
+        self.prefix = prefix    # of every frame of the description (robotK/ in a fleet)
         self._tf_pub = tf_pub if publish_state else None
         wheels = robot.drive.wheels if robot.drive is not None else None
         known = {j.name for j in robot.joints}
@@ -73,7 +81,8 @@ class RobotStateOutput:
         """Return the /tf_static transforms (empty without publish_robot_state)."""
         if self._tf_pub is None:
             return []
-        return [_tf(stamp, p, c, m) for p, c, m in fixed_transforms(self.robot)]
+        return [_tf(stamp, self.prefix + p, self.prefix + c, m)
+                for p, c, m in fixed_transforms(self.robot)]
 
     def forget(self):
         """Forget the last pose (a teleport): the wheels do not turn for it."""
@@ -93,4 +102,5 @@ class RobotStateOutput:
             self._pub.publish(msg)
         if self._tf_pub is not None and self._any_moving:
             self._tf_pub.publish(TFMessage(transforms=[
-                _tf(stamp, p, c, m) for p, c, m in moving_transforms(self.robot, positions)]))
+                _tf(stamp, self.prefix + p, self.prefix + c, m)
+                for p, c, m in moving_transforms(self.robot, positions)]))
