@@ -259,3 +259,24 @@ def test_a_prefixed_base_frame_puts_the_joints_under_it_and_a_mimic_follows(rig,
         assert t.header.frame_id == 'robot2/base_link'
         assert t.transform.rotation.z == pytest.approx(rpy_quaternion(0.0, 0.0, angle)[3],
                                                        abs=1e-12)
+
+
+def test_a_copys_laser_node_draws_its_body_and_the_others_under_their_prefixes(tmp_path):
+    path, _ = _robot(tmp_path)
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=30 + os.getpid() % 60)
+    try:
+        node = LaserScanNode(context=ctx, world=wall_world(), parameter_overrides=[
+            Parameter(k, value=v) for k, v in {
+                'robot_description': str(path), 'robot_sensor': 'front_laser',
+                'frame_id': 'robot1/laser_frame', 'fleet_frames': ['robot2/base_link'],
+                'fleet_body': 'robot', 'weather': False}.items()])
+        frames = {a.frame: a.obj.class_id for a in node.world.actors}
+        node.destroy_node()
+    finally:
+        rclpy.shutdown(context=ctx)
+    # its own body (class self) in its frame and its mast's; robot 2's rigid groups (the
+    # links fixed to its root, the mast; the wheels have no geometry) on robot 2's frames,
+    # class vehicle (10)
+    assert frames == {'robot1/laser_frame': SELF_CLASS, 'robot1/mast': SELF_CLASS,
+                      'robot2/base_link': 10, 'robot2/mast': 10}
