@@ -36,7 +36,7 @@ from ubot_lidar_sim.pipeline import launch_args
 from ubot_lidar_sim.pipeline.fleet import robot_namespace
 from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
 from ubot_lidar_sim.pipeline.sim_fleet import (base_parameters, INITIALPOSE_REMAP,
-                                                robot_base_parameters, robot_sensor_nodes)
+                                               robot_base_parameters, robot_sensor_nodes)
 
 ARGUMENTS = {
     'world_file': ('demo', "world YAML path, or 'demo' / 'flat', for the base and the sensors"),

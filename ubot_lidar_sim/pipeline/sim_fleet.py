@@ -28,9 +28,8 @@ Start poses: robot 1 at initial_pose, robot k SPACING_M * (k - 1) to its left (t
 heading), unless every pose is given.
 """
 
-import math
-
 import dataclasses
+import math
 
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.core.robot.description import RobotError

@@ -85,7 +85,7 @@ def test_another_robots_turning_joint_moves_its_body(robot, materials):
 def test_a_frame_splits_into_its_prefix_and_the_descriptions_frame(robot):
     assert split_frame(robot, 'robot2/laser_frame', 'frame_id') == ('robot2/', 'laser_frame')
     assert split_frame(robot, 'mast', 'frame_id') == ('', 'mast')
-    with pytest.raises(ConfigError, match=r"frame_id.*robot2/lidar.*a frame of .*bot\.urdf"):
+    with pytest.raises(ConfigError, match=r'frame_id.*robot2/lidar.*a frame of .*bot\.urdf'):
         split_frame(robot, 'robot2/lidar', 'frame_id')
-    with pytest.raises(ConfigError, match=r"fleet_frames.*robot2/mast.*PREFIX/base_link"):
+    with pytest.raises(ConfigError, match=r'fleet_frames.*robot2/mast.*PREFIX/base_link'):
         fleet_body_actors(robot, ['robot2/mast'], 0)

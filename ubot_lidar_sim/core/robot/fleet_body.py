@@ -95,7 +95,7 @@ def fleet_body_actors(description: RobotDescription, roots: Sequence[str], first
         prefix, name = split_frame(description, root, 'fleet_frames')
         if name != description.root:
             raise ConfigError('fleet_frames', root, f"the other robots' root-link frames, "
-                              f"PREFIX/{description.root} (fleet_body: robot)")
+                              f'PREFIX/{description.root} (fleet_body: robot)')
         prefixes.append(prefix)
     if first + len(groups) * len(prefixes) > MAX_ACTORS:
         raise ConfigError('fleet_frames', len(roots), f'at most {MAX_ACTORS - first} actors '
