@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from robot_files import urdf
+from robot_files import urdf, VELODYNE
 
 from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.errors import ConfigError
@@ -16,6 +16,7 @@ from ubot_lidar_sim.core.robot.fleet_body import (fleet_body_actors, own_body_ac
 from ubot_lidar_sim.core.robot.load import load_robot
 from ubot_lidar_sim.core.robot.scanner import RobotScanner
 from ubot_lidar_sim.core.sensors.laser import LaserScanner
+from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.world import World
 
 VEHICLE = default_class('vehicle')      # 10, SemanticKITTI's car: the demo fleet's boxes too
@@ -89,3 +90,30 @@ def test_a_frame_splits_into_its_prefix_and_the_descriptions_frame(robot):
         split_frame(robot, 'robot2/lidar', 'frame_id')
     with pytest.raises(ConfigError, match=r'fleet_frames.*robot2/mast.*PREFIX/base_link'):
         fleet_body_actors(robot, ['robot2/mast'], 0)
+
+
+def test_a_velodynes_cloud_holds_points_on_the_other_copys_mast_class_vehicle(tmp_path,
+                                                                              materials):
+    # Each copy: a VLP-16 0.5 m up and a 0.1 x 0.1 x 1 m mast 1.5 m ahead (z 0 .. 1 m). Robot 2
+    # stands at (0, 5): its mast spans x 1.45 .. 1.55, y 4.95 .. 5.05 in robot 1's map.
+    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
+            '<box size="0.1 0.1 1"/></geometry></collision></link>')
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
+    desc = load_robot(path)
+    flat = World.load('flat', materials)
+    others = fleet_body_actors(desc, ['robot2/base_link'], len(flat.actors), 'collision')
+    base = RobotScanner(desc, 'velodyne-VLP16', flat, materials,
+                        {'velodyne-VLP16': {'noise_enabled': False}}, self_occlusion=False)
+    lidar = LidarSimulator(base.cfg, flat.with_actors(others), materials,
+                           beams=base.sim.beams)
+    sensor = pose_matrix((0.0, 0.0, 0.5), (0.0, 0.0, 0.0))
+    poses = {others[0].name: link_pose_at(pose_matrix((0.0, 5.0, 0.0), (0.0, 0.0, 0.0)))}
+    p = lidar.scan(link_pose_at(sensor), 0.0, None, 0, poses).points
+    on = p['class_id'] == VEHICLE
+    assert on.sum() > 0
+    # the points in the sensor frame, 0.5 m above the map's origin: on the mast's box
+    # (bound: float32 coordinates, 1e-5 relative of ~5 m is 5e-5 m, under 1e-4 m)
+    x, y, z = p['x'][on], p['y'][on], p['z'][on] + 0.5
+    assert np.all((x > 1.45 - 1e-4) & (x < 1.55 + 1e-4) & (y > 4.95 - 1e-4) & (y < 5.05 + 1e-4))
+    assert np.all((z > -1e-4) & (z < 1.0 + 1e-4))
