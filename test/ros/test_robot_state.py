@@ -17,6 +17,7 @@ from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.ros.frames import rpy_quaternion
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
@@ -273,6 +274,9 @@ def test_a_copys_laser_node_draws_its_body_and_the_others_under_their_prefixes(t
                 'fleet_body': 'robot', 'weather': False}.items()])
         frames = {a.frame: a.obj.class_id for a in node.world.actors}
         node.destroy_node()
+        with pytest.raises(ConfigError, match='fleet_body.*box, or robot with a robot_desc'):
+            LaserScanNode(context=ctx, world=wall_world(), parameter_overrides=[
+                Parameter('fleet_body', value='robot')])
     finally:
         rclpy.shutdown(context=ctx)
     # its own body (class self) in its frame and its mast's; robot 2's rigid groups (the
