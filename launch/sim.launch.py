@@ -17,7 +17,8 @@ with a non-zero code (a refused parameter). An argument that cannot be used ends
 with exit code 1 and one line naming it and what is allowed (pipeline/launch_args.py).
 robots:=N (1-5) starts N base_sims and their sensors, robot k in namespace robotK with its
 frames under robotK/, one /clock (robot 1's base_sim, waiting for every robot's sensors), each
-robot's sensors seeing the others (pipeline/sim_fleet.py); robot:=FILE takes robots:=1 only.
+robot's sensors seeing the others (pipeline/sim_fleet.py); with robot:=FILE the robots are
+copies of that description, each robot's sensors seeing the others' bodies.
 """
 
 import os
@@ -34,7 +35,8 @@ from launch_ros.parameter_descriptions import ParameterValue
 from ubot_lidar_sim.pipeline import launch_args
 from ubot_lidar_sim.pipeline.fleet import robot_namespace
 from ubot_lidar_sim.pipeline.robot_nodes import robot_launch
-from ubot_lidar_sim.pipeline.sim_fleet import base_parameters, INITIALPOSE_REMAP
+from ubot_lidar_sim.pipeline.sim_fleet import (base_parameters, INITIALPOSE_REMAP,
+                                               robot_base_parameters, robot_sensor_nodes)
 
 ARGUMENTS = {
     'world_file': ('demo', "world YAML path, or 'demo' / 'flat', for the base and the sensors"),
@@ -51,7 +53,8 @@ ARGUMENTS = {
                         "(empty: Nav2's default on $ROS_DISTRO, true from Kilted on); base_sim "
                         "then follows its publishers' type (cmd_vel_follow_type)"),
     'robots': ('1', 'robots, 1-5: with 2 or more robot k in namespace robotK, frames under '
-               "robotK/, one /clock, each robot's sensors seeing the others (1 with robot:=)"),
+               "robotK/, one /clock, each robot's sensors seeing the others (with robot:=, "
+               'copies of it)'),
     'robot_spacing_m': ('4.0', 'robots:=N: robot k starts (k - 1) robot_spacing_m '
                         "to the left of robot 1's initial_pose"),
     'initial_poses': ('', "robots:=N: every start pose, 'x y yaw_deg; x y yaw_deg; ...' "
@@ -75,7 +78,7 @@ def _base(context):
     layers = [os.path.join(share, 'config', 'base_sim.yaml')]
     if given['params_file']:
         layers.append(os.path.abspath(os.path.expanduser(given['params_file'])))
-    n = launch_args.fleet_robots(given['robots'], given['robot'])
+    n = launch_args.fleet_robots(given['robots'])
     poses = [None] * n      # one robot, no pose given: config/base_sim.yaml's or params_file's
     if n > 1 or given['initial_pose'] or given['initial_poses']:
         poses = launch_args.start_poses(n, given['initial_pose'], given['initial_poses'],
@@ -91,28 +94,33 @@ def _base(context):
     if given['cmd_vel_stamped']:
         values['cmd_vel_stamped'] = launch_args.boolean('cmd_vel_stamped',
                                                         given['cmd_vel_stamped'])
-    if given['robot']:
-        values.update(robot_launch(given['robot'], given['robot_args']).base)
+    robot = robot_launch(given['robot'], given['robot_args']) if given['robot'] else None
+    if robot is not None:
+        values.update(robot.base)
     return [Node(package='ubot_lidar_sim', executable='base_sim_node', name='base_sim',
                  namespace=robot_namespace(k, n) or None, output='screen',
-                 parameters=layers + [{**values,
-                                       **base_parameters(k, n, poses[k - 1], sim_time)}],
+                 parameters=layers + [{**values, **(
+                     robot_base_parameters(k, n, robot, poses[k - 1], sim_time) if robot
+                     else base_parameters(k, n, poses[k - 1], sim_time))}],
                  remappings=[INITIALPOSE_REMAP] if n > 1 else [],
                  on_exit=launch_args.exit_rule('base_sim', [Shutdown(reason='base_sim exited')]))
             for k in range(1, n + 1)]
 
 
 def _robot(context):
-    """Return the robot description's sensor nodes (robot:=FILE), each under its own name."""
+    """Return the robot description's sensor nodes (robot:=FILE), each robot's in its namespace."""
     given = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     if not given['robot']:
         return []
     shared = {'world_file': ParameterValue(given['world_file'], value_type=str),
               'use_sim_time': launch_args.boolean('use_sim_time', given['use_sim_time'])}
-    return [Node(package='ubot_lidar_sim', executable=n.executable, name=n.name, output='screen',
-                 parameters=[{**n.parameters, **shared}], remappings=n.remappings,
-                 on_exit=launch_args.exit_rule(n.name, [Shutdown(reason=f'{n.name} exited')]))
-            for n in robot_launch(given['robot'], given['robot_args']).nodes]
+    n = launch_args.fleet_robots(given['robots'])
+    robot = robot_launch(given['robot'], given['robot_args'])
+    return [Node(package='ubot_lidar_sim', executable=s.executable, name=s.name,
+                 namespace=robot_namespace(k, n) or None, output='screen',
+                 parameters=[{**s.parameters, **shared}], remappings=s.remappings,
+                 on_exit=launch_args.exit_rule(s.name, [Shutdown(reason=f'{s.name} exited')]))
+            for k in range(1, n + 1) for s in robot_sensor_nodes(k, n, robot)]
 
 
 def generate_launch_description():

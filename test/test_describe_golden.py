@@ -4,8 +4,9 @@
 The golden file is the output of ``python -m ubot_lidar_sim describe --sensor lidar_3d`` at
 commit 2ac1172, before configs were composed of parts and weather effects registered, with two
 changes made on purpose since: the random-streams text names stream 6 (false_alarm, sunlight's
-false-alarm points), and one setting is added, robot_sensor ('': a robot description's sensor
-whose Gazebo values become the node's defaults). The names and values of the settings, and the
+false-alarm points), and two settings are added, robot_sensor ('': a robot description's
+sensor whose Gazebo values become the node's defaults) and fleet_body ('box': how the
+fleet_frames' robots are drawn). The names and values of the settings, and the
 models' texts, must come out the same; the order of the settings follows the config's parts
 (four settings moved when LidarConfig was composed of parts), so names compare as a set. Config
 values and texts compare exactly; the two numbers the physics computes, detection_z and

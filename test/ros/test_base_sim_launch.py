@@ -62,14 +62,12 @@ def test_argument_errors_name_the_argument_the_value_and_what_is_allowed():
         assert '\n' not in line
 
 
-def test_robots_takes_1_to_the_fleet_limit_and_1_only_with_a_robot_description():
+def test_robots_takes_1_to_the_fleet_limit():
     assert [launch_args.fleet_robots(str(n)) for n in range(1, MAX_ROBOTS + 1)] == \
         list(range(1, MAX_ROBOTS + 1))
-    assert launch_args.fleet_robots('1', 'my_robot.urdf') == 1
-    for text, robot in (('0', ''), (str(MAX_ROBOTS + 1), ''), ('two', ''),
-                        ('2', 'my_robot.urdf')):
-        with pytest.raises(launch_args.LaunchArgumentError, match='robots:=.* 1 with robot:='):
-            launch_args.fleet_robots(text, robot)
+    for text in ('0', str(MAX_ROBOTS + 1), 'two'):
+        with pytest.raises(launch_args.LaunchArgumentError, match=f'robots:=.* 1-{MAX_ROBOTS}'):
+            launch_args.fleet_robots(text)
 
 
 def test_fleet_start_poses_are_spaced_to_the_left_of_robot_1_unless_all_are_given():

@@ -17,6 +17,7 @@ from sensor_msgs.msg import Imu, JointState, LaserScan
 from std_msgs.msg import String
 from tf2_msgs.msg import TFMessage
 
+from ubot_lidar_sim.core.errors import ConfigError
 from ubot_lidar_sim.core.labels import SELF_CLASS
 from ubot_lidar_sim.ros.frames import rpy_quaternion
 from ubot_lidar_sim.ros.laser_scan_node import LaserScanNode
@@ -228,3 +229,59 @@ def test_a_robots_imu_tags_set_base_sims_imu_topic_frame_rate_and_noise(rig):
     # bound: float64 0.02^2 and 0.1^2 carried as float64 exactly
     assert got[-1].angular_velocity_covariance[0] == pytest.approx(0.02 ** 2, rel=1e-12)
     assert got[-1].linear_acceleration_covariance[8] == pytest.approx(0.1 ** 2, rel=1e-12)
+
+
+def test_a_prefixed_base_frame_puts_the_joints_under_it_and_a_mimic_follows(rig, tmp_path):
+    # base_frame robot2/base_link (a fleet's copy): every frame of the description under
+    # robot2/; a flag joint mimicking the mast with multiplier -1 turns by -0.7 rad with it
+    flag = ('<link name="flag"/><joint name="flag_joint" type="revolute"><parent '
+            'link="base_link"/><child link="flag"/><axis xyz="0 0 1"/><limit lower="-3" '
+            'upper="3" effort="1" velocity="1"/><mimic joint="mast_joint" multiplier="-1"/>'
+            '</joint>')
+    path = tmp_path / 'bot.urdf'
+    path.write_text(urdf(mast_joint='revolute', extra=flag))
+    r = rig(boxes_world([]), {'robot_description': str(path), 'base_frame': 'robot2/base_link'})
+    statics = []
+    r.probe.create_subscription(TFMessage, '/tf_static', statics.append, latched_qos(1))
+    pub = r.probe.create_publisher(JointState, 'joint_states', 10)
+
+    def turned():
+        pub.publish(JointState(name=['mast_joint'], position=[0.7]))
+        return {t.child_frame_id: t for m in r.tf for t in m.transforms
+                if t.child_frame_id in ('robot2/mast', 'robot2/flag')
+                and abs(t.transform.rotation.z) > 0.1}
+    assert r.spin_until(lambda: statics), 'no /tf_static'
+    assert {(t.header.frame_id, t.child_frame_id) for t in statics[-1].transforms} == {
+        ('robot2/base_link', 'robot2/laser_link'), ('robot2/laser_link', 'robot2/laser_frame')}
+    assert r.spin_until(lambda: len(turned()) == 2), 'no mast and flag transforms'
+    moved = turned()
+    # bound: float64 rotation matrix -> quaternion, a few ulps
+    for child, angle in (('robot2/mast', 0.7), ('robot2/flag', -0.7)):
+        t = moved[child]
+        assert t.header.frame_id == 'robot2/base_link'
+        assert t.transform.rotation.z == pytest.approx(rpy_quaternion(0.0, 0.0, angle)[3],
+                                                       abs=1e-12)
+
+
+def test_a_copys_laser_node_draws_its_body_and_the_others_under_their_prefixes(tmp_path):
+    path, _ = _robot(tmp_path)
+    ctx = rclpy.Context()
+    rclpy.init(context=ctx, domain_id=30 + os.getpid() % 60)
+    try:
+        node = LaserScanNode(context=ctx, world=wall_world(), parameter_overrides=[
+            Parameter(k, value=v) for k, v in {
+                'robot_description': str(path), 'robot_sensor': 'front_laser',
+                'frame_id': 'robot1/laser_frame', 'fleet_frames': ['robot2/base_link'],
+                'fleet_body': 'robot', 'weather': False}.items()])
+        frames = {a.frame: a.obj.class_id for a in node.world.actors}
+        node.destroy_node()
+        with pytest.raises(ConfigError, match='fleet_body.*box, or robot with a robot_desc'):
+            LaserScanNode(context=ctx, world=wall_world(), parameter_overrides=[
+                Parameter('fleet_body', value='robot')])
+    finally:
+        rclpy.shutdown(context=ctx)
+    # its own body (class self) in its frame and its mast's; robot 2's rigid groups (the
+    # links fixed to its root, the mast; the wheels have no geometry) on robot 2's frames,
+    # class vehicle (10)
+    assert frames == {'robot1/laser_frame': SELF_CLASS, 'robot1/mast': SELF_CLASS,
+                      'robot2/base_link': 10, 'robot2/mast': 10}

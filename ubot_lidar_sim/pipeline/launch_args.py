@@ -77,15 +77,14 @@ def distro_cmd_vel_stamped(distro):
     return (distro or '').strip().lower() not in ('humble', 'iron', 'jazzy')
 
 
-def fleet_robots(text, robot=''):
-    """Return the robot count of sim.launch.py robots:=TEXT (1..MAX_ROBOTS; robot:=FILE: 1)."""
-    allowed = (f'an int 1-{MAX_ROBOTS} (pipeline/fleet.py), 1 with robot:=FILE (a robot '
-               "description's sensors are not fleet-aware)")
+def fleet_robots(text):
+    """Return the robot count of sim.launch.py robots:=TEXT (1..MAX_ROBOTS)."""
+    allowed = f'an int 1-{MAX_ROBOTS} (pipeline/fleet.py)'
     try:
         n = int(str(text).strip())
     except ValueError:
         raise LaunchArgumentError('robots', text, allowed) from None
-    if not 1 <= n <= MAX_ROBOTS or (robot and n != 1):
+    if not 1 <= n <= MAX_ROBOTS:
         raise LaunchArgumentError('robots', text, allowed)
     return n
 

@@ -17,19 +17,29 @@ an actor on each other robot's base_footprint, a box of the base's footprint dia
 height standing on the ground). The bases themselves do not collide with each other: each
 base_sim's collision sees the static world only (docs/nav2.md, "Fleets").
 
+With a robot description (``robot:=FILE robots:=N``) the robots are N copies of it: robot k's
+base_sim takes the description's root link under robotK/ as base_frame (so that it publishes
+every frame of the description under robotK/, ros/robot_state.py), its sensor nodes run in
+robotK with frame ids under robotK/, and each draws the other copies as the description's
+body (``fleet_body: robot``, core/robot/fleet_body.py). Robot 1's base_sim waits for every
+copy's sensor topics; a sensor whose topic is absolute (one topic for all copies) is refused.
+
 Start poses: robot 1 at initial_pose, robot k SPACING_M * (k - 1) to its left (the same
 heading), unless every pose is given.
 """
 
+import dataclasses
 import math
 
 from ubot_lidar_sim.core.motion.config import BaseSimConfig
+from ubot_lidar_sim.core.robot.description import RobotError
 from ubot_lidar_sim.pipeline.fleet import check_robots, robot_namespace, robot_parameters
 
 SPACING_M = 4.0     # a VLP-16 at 1.2 m sees a 0.5 m body from 2.6 m on (its -15 deg ring)
 SENSOR_TOPICS = ('scan', 'points', 'terrain')   # config/base_sim.yaml's sync_topics, per robot
 SENSORS = ('lidar_3d', 'laser_scan', 'terrain_sensor')
 _BASE = BaseSimConfig()    # the body the other robots' sensors draw: config defaults
+ROBOT_FRAMES = ('base_frame', 'lidar_frame', 'laser_frame', 'imu_frame')   # a description's
 INITIALPOSE_REMAP = ('/initialpose', 'initialpose')     # a fleet base: its namespace's
 
 
@@ -81,3 +91,44 @@ def robot_nodes(k, n, pose, sim_time):
     return [('base_sim_node', 'base_sim', ns, base_parameters(k, n, pose, sim_time))] + [
         (f'{name}_node', name, ns, {**sensors[name], 'use_sim_time': bool(sim_time)})
         for name in SENSORS]
+
+
+def _topics(robot):
+    """Return the sensor topics of a RobotLaunch (pipeline/robot_nodes.py), all relative."""
+    topics = [topic for node in robot.nodes for _, topic in node.remappings]
+    absolute = [t for t in topics if t.startswith('/')]
+    if absolute:
+        raise RobotError(f"robots:=N with robot:=FILE: topic '{absolute[0]}' is absolute, one "
+                         'topic for every copy (allowed: relative sensor topics, each in its '
+                         "robot's namespace)")
+    return topics
+
+
+def robot_base_parameters(k, n, robot, pose, sim_time):
+    """Return base_sim's parameters of copy k (1..n) of a RobotLaunch's robot (module doc)."""
+    values = base_parameters(k, n, pose, sim_time)
+    if n == 1:
+        return values
+    ns = robot_namespace(k, n)
+    values.update({key: f'{ns}/{robot.base[key]}' for key in ROBOT_FRAMES if key in robot.base})
+    if k == 1:
+        values['sync_topics'] = [f'/{robot_namespace(j, n)}/{t}' for j in range(1, n + 1)
+                                 for t in _topics(robot)]
+    return values
+
+
+def robot_sensor_nodes(k, n, robot):
+    """Return the RobotNodes of copy k (1..n) of a RobotLaunch's robot: frames under robotK/."""
+    if n == 1:
+        return list(robot.nodes)
+    _topics(robot)
+    ns, root = robot_namespace(k, n), robot.base['base_frame']
+    others = [f'{robot_namespace(j, n)}/{root}' for j in range(1, n + 1) if j != k]
+    out = []
+    for node in robot.nodes:
+        params = {**node.parameters, 'frame_id': f"{ns}/{node.parameters['frame_id']}",
+                  'fleet_frames': others, 'fleet_body': 'robot'}
+        if 'sensor_id' in params:
+            params['sensor_id'] = f"{ns}/{params['sensor_id']}"
+        out.append(dataclasses.replace(node, parameters=params))
+    return out

@@ -8,7 +8,11 @@ their angles integrated from the base's motion (core/motion/wheels.py), with vel
 (core/robot/joint_frames.py): the fixed joints and the sensor frames that are not links on
 /tf_static once (instead of the lidar_pose / laser_pose mounts), the moving joints on /tf every
 step at the positions of /joint_states (the wheels' own; other joints from whoever publishes
-them on ``joint_states``; 0 before). A sensor node's body then follows the joints.
+them on ``joint_states``; 0 before; a mimic joint at its leader's through the mimic's formula,
+its own value on ``joint_states`` not read). A sensor node's body then follows the joints.
+A ``base_frame`` of PREFIX/ROOT (the description's root link after a prefix, robotK/ in a
+fleet of copies) puts every frame of the description under PREFIX, as robot_state_publisher's
+``frame_prefix`` does.
 """
 
 import math
@@ -38,10 +42,15 @@ class RobotStateOutput:
     def of(cls, node, cfg, tf_pub):
         """Return the output of a BaseSimConfig's robot_description, or None (empty)."""
         robot = node_robot(node, cfg.robot_description, cfg.robot_args, cfg.model_paths)
-        return None if robot is None else cls(node, robot, cfg.publish_robot_state, tf_pub)
+        if robot is None:
+            return None
+        prefix = cfg.base_frame[:-len(robot.root)] if cfg.base_frame.endswith(
+            '/' + robot.root) else ''
+        return cls(node, robot, cfg.publish_robot_state, tf_pub, prefix)
 
-    def __init__(self, node, robot, publish_state, tf_pub):
+    def __init__(self, node, robot, publish_state, tf_pub, prefix=''):
         self.robot = robot
+        self.prefix = prefix    # of every frame of the description (robotK/ in a fleet)
         self._tf_pub = tf_pub if publish_state else None
         wheels = robot.drive.wheels if robot.drive is not None else None
         known = {j.name for j in robot.joints}
@@ -52,7 +61,8 @@ class RobotStateOutput:
             wheels = None
         self.wheels = WheelOdometer(wheels) if wheels is not None else None
         self._own = set(wheels.names) if wheels is not None else set()
-        self._moving = set(moving_joints(robot))
+        self._moving = set(moving_joints(robot))     # those /joint_states sets (no mimic)
+        self._any_moving = bool(moving_transforms(robot, {}))
         self.positions = {}     # joint name -> position (rad or m) of the other joints
         self._pub = node.create_publisher(JointState, 'joint_states', 10)
         if self._tf_pub is not None and self._moving - self._own:
@@ -71,7 +81,8 @@ class RobotStateOutput:
         """Return the /tf_static transforms (empty without publish_robot_state)."""
         if self._tf_pub is None:
             return []
-        return [_tf(stamp, p, c, m) for p, c, m in fixed_transforms(self.robot)]
+        return [_tf(stamp, self.prefix + p, self.prefix + c, m)
+                for p, c, m in fixed_transforms(self.robot)]
 
     def forget(self):
         """Forget the last pose (a teleport): the wheels do not turn for it."""
@@ -89,6 +100,7 @@ class RobotStateOutput:
                              velocity=self.wheels.velocity.tolist())
             msg.header.stamp = stamp
             self._pub.publish(msg)
-        if self._tf_pub is not None and self._moving:
+        if self._tf_pub is not None and self._any_moving:
             self._tf_pub.publish(TFMessage(transforms=[
-                _tf(stamp, p, c, m) for p, c, m in moving_transforms(self.robot, positions)]))
+                _tf(stamp, self.prefix + p, self.prefix + c, m)
+                for p, c, m in moving_transforms(self.robot, positions)]))

@@ -35,6 +35,10 @@ class ModelShared(Validated):
                            '(frame, rate, rays, range limits, noise; docs/robots.md) are '
                            "this node's defaults; parameters given win. Empty = none.",
                            read_only=True)
+    fleet_body: str = _p('box', "How fleet_frames' robots are drawn: box (fleet_body_size_m on "
+                         'each frame) or robot (copies of robot_description, each entry its '
+                         'root-link frame PREFIX/ROOT, its links on PREFIX/LINK from /tf; '
+                         'docs/robots.md).', choices=('box', 'robot'), read_only=True)
     self_filter: bool = _p(False, "Drop the returns of the sensor's own robot (class self): no "
                            "lidar point, a laser's range +inf (no return), as a driver's mask.")
     materials_file: str = _p('', 'YAML overriding the material table; empty = defaults.',

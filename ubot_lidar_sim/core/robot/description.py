@@ -41,12 +41,34 @@ class Part:
 
 
 @dataclass(frozen=True)
+class Mimic:
+    """
+    A joint that follows another: position = multiplier (leader - reference) + offset.
+
+    URDF's <mimic joint multiplier offset> (http://wiki.ros.org/urdf/XML/joint; reference 0)
+    and SDF's <axis><mimic joint><multiplier/><offset/><reference/></mimic> (sdformat
+    sdf/1.11/mimic.sdf, commit ef8ae18: "follower_position = multiplier * (leader_position -
+    reference) + offset").
+    """
+
+    joint: str
+    multiplier: float = 1.0
+    offset: float = 0.0
+    reference: float = 0.0
+
+    def follow(self, leader: float) -> float:
+        """Return the follower's position (rad or m) at the leader's position."""
+        return self.multiplier * (leader - self.reference) + self.offset
+
+
+@dataclass(frozen=True)
 class Joint:
     """
     A joint: parent_from_child = origin @ motion(axis, position) @ joint_to_child.
 
     URDF: the child frame is the joint frame (joint_to_child identity); SDF: the joint frame is
-    the joint's <pose> in the child link, so joint_to_child is its inverse.
+    the joint's <pose> in the child link, so joint_to_child is its inverse. A joint with a
+    mimic takes its position from the joint it follows (tree.joint_positions).
     """
 
     name: str
@@ -56,6 +78,7 @@ class Joint:
     origin: np.ndarray
     axis: np.ndarray
     joint_to_child: np.ndarray = field(default_factory=lambda: np.eye(4))
+    mimic: Mimic | None = None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ The transforms of a robot's joints, as robot_state_publisher publishes them (for
 Fixed joints go on /tf_static once, moving ones (revolute, continuous, prismatic) on /tf at
 their positions, parent link -> child link (robot_state_publisher 3.3.3,
 src/robot_state_publisher.cpp: addChildren, publishFixedTransforms, publishTransforms; a
-floating joint is skipped as it skips it). A sensor frame that is not a link (a
+floating joint is skipped as it skips it); a mimic joint at its leader's position through the
+mimic's formula (tree.joint_positions). A sensor frame that is not a link (a
 ``gz_frame_id`` of its own) hangs below its link at the sensor's <pose>, on /tf_static.
 """
 
@@ -13,7 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ubot_lidar_sim.core.robot.description import RobotDescription
-from ubot_lidar_sim.core.robot.tree import motion, MOVING
+from ubot_lidar_sim.core.robot.tree import joint_positions, motion, MOVING
 
 SKIPPED = ('floating',)
 
@@ -33,13 +34,14 @@ def fixed_transforms(description: RobotDescription) -> list[tuple[str, str, np.n
 
 
 def moving_joints(description: RobotDescription) -> list[str]:
-    """Return the names of the moving joints (their positions go to moving_transforms)."""
-    return [j.name for j in description.joints if j.type in MOVING]
+    """Return the moving joints whose positions moving_transforms takes (not the mimics)."""
+    return [j.name for j in description.joints if j.type in MOVING and j.mimic is None]
 
 
 def moving_transforms(description: RobotDescription,
                       positions: Mapping[str, float]) -> list[tuple[str, str, np.ndarray]]:
     """Return (parent, child, (4, 4)) of every moving joint at positions (absent: 0)."""
+    positions = joint_positions(description, positions)
     return [(j.parent, j.child,
-             j.origin @ motion(j, float(positions.get(j.name, 0.0))) @ j.joint_to_child)
+             j.origin @ motion(j, positions.get(j.name, 0.0)) @ j.joint_to_child)
             for j in description.joints if j.type in MOVING]

@@ -4,7 +4,8 @@ An SDF robot model (model.sdf, a model directory or model://NAME) -> RobotDescri
 Uses the world loader's reader: ``read_xml``, ``ModelFrames`` (poses with relative_to, in the
 model frame), ``read_geometry`` and ``resolve`` / ``model_file``. Joints: parent_from_child is
 the links' model poses at position 0, the joint frame its <pose> in the child link (SDF 1.7+
-default), the axis ``<axis><xyz>`` in the joint frame. Links' <sensor>s and the model's
+default), the axis ``<axis><xyz>`` in the joint frame, ``<axis><mimic>`` the joint it follows
+(sdformat sdf/1.11/mimic.sdf). Links' <sensor>s and the model's
 <plugin>s are read; nested models, includes and world-joints are listed as not read.
 """
 
@@ -13,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ubot_lidar_sim.core.robot.description import Joint, Note, Part, RobotDescription, RobotError
+from ubot_lidar_sim.core.robot.description import (Joint, Mimic, Note, Part, RobotDescription,
+                                                   RobotError)
 from ubot_lidar_sim.core.robot.plugins import read_drive
 from ubot_lidar_sim.core.robot.sensors import read_sensor
-from ubot_lidar_sim.core.robot.tree import check_count, root_of
+from ubot_lidar_sim.core.robot.tree import check_count, check_mimics, root_of
 from ubot_lidar_sim.core.world.sdf.geometry import read_geometry
 from ubot_lidar_sim.core.world.sdf.poses import IDENTITY, ModelFrames, parse_pose
 from ubot_lidar_sim.core.world.sdf.reading import numbers, read_xml, SdfError
@@ -69,6 +71,7 @@ def _read(path, model_paths, budget):
     for joint in model.findall('joint'):
         _joint(joint, poses, desc, where)
     desc.root = root_of(desc.links, desc.joints, str(path)) if desc.links else ''
+    check_mimics(desc.joints, str(path))
     if desc.root:
         desc.model_from_root = poses[desc.root]
     used = 0
@@ -125,4 +128,21 @@ def _joint(el, poses, desc, where):
         raise RobotError(f'{here}/axis/xyz: the zero vector (allowed: a direction)')
     origin = np.linalg.inv(poses[parent]) @ poses[child] @ pose
     desc.joints.append(Joint(jname, el.get('type') or 'fixed', parent, child, origin, axis,
-                             np.linalg.inv(pose)))
+                             np.linalg.inv(pose), _mimic(el.find('axis/mimic'), here, desc)))
+
+
+def _mimic(el, here, desc):
+    """Return the Mimic of an <axis><mimic> (sdformat sdf/1.11/mimic.sdf), or None."""
+    if el is None:
+        return None
+    where = f'{here}/axis/mimic'
+    leader = (el.get('joint') or '').strip()
+    if not leader:
+        raise RobotError(f'{where}: no joint attribute (allowed: the name of the joint it '
+                         'follows)')
+    if el.get('axis', 'axis') != 'axis':
+        desc.notes.append(Note(where, 'mimic axis', 'a leader joint has one axis here; '
+                               "'axis' is followed"))
+    values = {key: numbers(el.findtext(key) or str(default), 1, f'{where}/{key}', key)[0]
+              for key, default in (('multiplier', 1.0), ('offset', 0.0), ('reference', 0.0))}
+    return Mimic(leader, **values)

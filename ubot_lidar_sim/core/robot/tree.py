@@ -5,7 +5,10 @@ A URDF is a tree (urdfdom's initTree refuses a link with two parents and a cycle
 initRoot refuses more than one root); an SDF model's joints make the same tree under the
 model frame. ``link_poses`` gives each link's transform in the model frame (a URDF's is its
 root link's; an SDF model's root link has its own pose in it) for the given joint positions
-(rad for revolute and continuous, m for prismatic; 0 when absent).
+(rad for revolute and continuous, m for prismatic; 0 when absent). A mimic joint follows the
+joint it names (``joint_positions``): its own value, given or absent, is the leader's through
+the mimic's formula, as robot_state_publisher computes it (3.3.3,
+src/robot_state_publisher.cpp:348-354, where a message leaves the mimic joint out).
 """
 
 from collections.abc import Collection, Mapping, Sequence
@@ -57,6 +60,45 @@ def root_of(links: Collection[str], joints: Sequence[Joint], source: str) -> str
     return roots[0]
 
 
+def check_mimics(joints: Sequence[Joint], source: str) -> None:
+    """Refuse a mimic naming a joint the description lacks, and a cycle of mimics."""
+    by_name = {j.name: j for j in joints}
+    for j in joints:
+        if j.mimic is None:
+            continue
+        chain = [j.name]
+        leader = j.mimic.joint
+        while leader not in chain:
+            if leader not in by_name:
+                raise RobotError(f"{source}: joint '{chain[-1]}'/mimic: joint '{leader}' is not "
+                                 f"a joint of the description (allowed: {', '.join(by_name)})")
+            chain.append(leader)
+            if by_name[leader].mimic is None:
+                break
+            leader = by_name[leader].mimic.joint
+        else:
+            raise RobotError(f"{source}: joint '{j.name}'/mimic: the mimics make a cycle "
+                             f"{' -> '.join(chain + [leader])} (allowed: a chain of mimics "
+                             'that ends at a joint that mimics none)')
+
+
+def joint_positions(description: RobotDescription,
+                    positions: Mapping[str, float]) -> dict[str, float]:
+    """Return {joint: position} of positions with every mimic joint's from its leader's."""
+    out = {name: float(v) for name, v in positions.items()}
+    by_name = {j.name: j for j in description.joints}
+
+    def value(joint):           # the chain is acyclic (check_mimics) and short
+        if joint.mimic is None:
+            return out.get(joint.name, 0.0)
+        return joint.mimic.follow(value(by_name[joint.mimic.joint]))
+
+    for j in description.joints:
+        if j.mimic is not None:
+            out[j.name] = value(j)
+    return out
+
+
 def motion(joint: Joint, position: float) -> NDArray[np.float64]:
     """Return the 4 x 4 motion of a joint at position about / along its axis."""
     if joint.type not in MOVING or position == 0.0:
@@ -74,7 +116,7 @@ def motion(joint: Joint, position: float) -> NDArray[np.float64]:
 def link_poses(description: RobotDescription,
                positions: Mapping[str, float] | None = None) -> dict[str, np.ndarray]:
     """Return {link: (4, 4) model-from-link} at the joint positions {joint name: value}."""
-    positions = positions or {}
+    positions = joint_positions(description, positions or {})
     unknown = sorted(set(positions) - {j.name for j in description.joints})
     if unknown:
         raise RobotError(f"{description.source}: joint '{unknown[0]}' is not a joint of the "

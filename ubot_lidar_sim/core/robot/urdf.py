@@ -17,10 +17,11 @@ from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring, iterparse
 import numpy as np
 
-from ubot_lidar_sim.core.robot.description import Joint, Note, Part, RobotDescription, RobotError
+from ubot_lidar_sim.core.robot.description import (Joint, Mimic, Note, Part, RobotDescription,
+                                                   RobotError)
 from ubot_lidar_sim.core.robot.plugins import read_drive
 from ubot_lidar_sim.core.robot.sensors import read_sensor
-from ubot_lidar_sim.core.robot.tree import check_count, MAX_LINKS, root_of
+from ubot_lidar_sim.core.robot.tree import check_count, check_mimics, MAX_LINKS, root_of
 from ubot_lidar_sim.core.world.sdf.geometry import read_geometry
 from ubot_lidar_sim.core.world.sdf.reading import read_xml, SdfError
 from ubot_lidar_sim.core.yaml_io import MAX_FILE_BYTES
@@ -124,10 +125,13 @@ def read_urdf_text(text: str, source: str | Path, base_dir: str | Path,
         desc.links[link.name] = []
     for j in robot.joints:
         axis = np.asarray(j.axis if j.axis is not None else (1.0, 0.0, 0.0), np.float64)
+        mimic = None if j.mimic is None else Mimic(   # yourdfpy's defaults: 1, 0 (the spec's)
+            j.mimic.joint, float(j.mimic.multiplier), float(j.mimic.offset))
         desc.joints.append(Joint(j.name, j.type, j.parent, j.child,
                                  np.eye(4) if j.origin is None else np.asarray(j.origin),
-                                 axis))
+                                 axis, mimic=mimic))
     desc.root = root_of(desc.links, desc.joints, str(path))
+    check_mimics(desc.joints, str(path))
     used = 0
     for link in robot.links:
         for kind, items in (('collision', link.collisions), ('visual', link.visuals)):
