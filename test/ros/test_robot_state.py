@@ -255,10 +255,10 @@ def test_a_prefixed_base_frame_puts_the_joints_under_it_and_a_mimic_follows(rig,
         ('robot2/base_link', 'robot2/laser_link'), ('robot2/laser_link', 'robot2/laser_frame')}
     assert r.spin_until(lambda: len(turned()) == 2), 'no mast and flag transforms'
     moved = turned()
-    # bound: float64 rotation matrix -> quaternion, a few ulps
     for child, angle in (('robot2/mast', 0.7), ('robot2/flag', -0.7)):
         t = moved[child]
         assert t.header.frame_id == 'robot2/base_link'
+        # bound: float64 rotation matrix -> quaternion, a few ulps
         assert t.transform.rotation.z == pytest.approx(rpy_quaternion(0.0, 0.0, angle)[3],
                                                        abs=1e-12)
 

@@ -49,16 +49,19 @@ def test_urdf_mimic_finger_moves_by_multiplier_times_leader_plus_offset(tmp_path
     desc = load_robot(_write(tmp_path, 'g.urdf', GRIPPER.format(leader='left_joint', extra='')))
     poses = link_poses(desc, {'left_joint': 0.03})
     # left: 0.02 + 0.03 = 0.05 m; right: -0.02 + (-1 x 0.03 + 0.01) = -0.04 m
-    assert poses['left'][:3, 3] == pytest.approx([0.1, 0.05, 0.0])
-    assert poses['right'][:3, 3] == pytest.approx([0.1, -0.04, 0.0])
+    # bound: float64 products of 4x4 transforms, cm offsets: < 1e-15 m or rad; 1e-12 is slack
+    assert poses['left'][:3, 3] == pytest.approx([0.1, 0.05, 0.0], abs=1e-12)
+    assert poses['right'][:3, 3] == pytest.approx([0.1, -0.04, 0.0], abs=1e-12)
     # with the leader at 0 the follower sits at its offset, 0.01 m out: -0.02 + 0.01
-    assert link_poses(desc)['right'][:3, 3] == pytest.approx([0.1, -0.01, 0.0])
+    # bound: float64 products of 4x4 transforms, cm offsets: < 1e-15 m or rad; 1e-12 is slack
+    assert link_poses(desc)['right'][:3, 3] == pytest.approx([0.1, -0.01, 0.0], abs=1e-12)
 
 
 def test_a_given_value_of_the_mimic_joint_is_replaced_by_its_leaders(tmp_path):
     desc = load_robot(_write(tmp_path, 'g.urdf', GRIPPER.format(leader='left_joint', extra='')))
     poses = link_poses(desc, {'left_joint': 0.03, 'right_joint': 0.5})
-    assert poses['right'][1, 3] == pytest.approx(-0.04)
+    # bound: float64 products of 4x4 transforms, cm offsets: < 1e-15 m or rad; 1e-12 is slack
+    assert poses['right'][1, 3] == pytest.approx(-0.04, abs=1e-12)
 
 
 def test_sdf_mimic_uses_multiplier_offset_and_reference(tmp_path):
@@ -68,7 +71,8 @@ def test_sdf_mimic_uses_multiplier_offset_and_reference(tmp_path):
         'left_joint', 2.0, 0.1, 0.05)
     # follower = 2 (0.3 - 0.05) + 0.1 = 0.6 rad about z
     yaw = link_poses(desc, {'left_joint': 0.3})['right'][:3, :3]
-    assert math.atan2(yaw[1, 0], yaw[0, 0]) == pytest.approx(0.6)
+    # bound: float64 products of 4x4 transforms, cm offsets: < 1e-15 m or rad; 1e-12 is slack
+    assert math.atan2(yaw[1, 0], yaw[0, 0]) == pytest.approx(0.6, abs=1e-12)
 
 
 def test_the_mimic_joint_goes_on_tf_at_its_leaders_position(tmp_path):
@@ -76,7 +80,8 @@ def test_the_mimic_joint_goes_on_tf_at_its_leaders_position(tmp_path):
     # /joint_states sets the leader only; the follower's transform comes from it
     assert moving_joints(desc) == ['left_joint']
     moved = {c: m for _, c, m in moving_transforms(desc, {'left_joint': 0.03})}
-    assert moved['right'][:3, 3] == pytest.approx([0.1, -0.04, 0.0])
+    # bound: float64 products of 4x4 transforms, cm offsets: < 1e-15 m or rad; 1e-12 is slack
+    assert moved['right'][:3, 3] == pytest.approx([0.1, -0.04, 0.0], abs=1e-12)
 
 
 @pytest.mark.parametrize('leader, extra, match', [
