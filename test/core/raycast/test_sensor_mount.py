@@ -1,0 +1,172 @@
+"""A body rigid with the sensor, cast once in the sensor frame: raycast/sensor_mount.py."""
+
+import numpy as np
+import pytest
+from tolerances import f32_hit_bound_m, f32_round_bound_m
+import trimesh
+
+from ubot_lidar_sim.core.poses import FixedPose, pose_matrix
+from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting
+from ubot_lidar_sim.core.raycast.backend import CastResult
+from ubot_lidar_sim.core.raycast.casters import CASTERS
+from ubot_lidar_sim.core.raycast.geometry import Geometry
+from ubot_lidar_sim.core.raycast.ray_times import one_instant
+from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, MountedPose, pattern_at,
+                                                      pattern_rays, SensorFrame)
+
+FIRST_OBJ = 5       # the actors come after five static objects
+F32_HALF_ULP_1 = 2.0 ** -24     # float32 rounding of a unit vector's component, at most
+
+
+class CountingCaster:
+    """A real open3d caster that counts its casts (how often the body is cast)."""
+
+    def __init__(self, geometries):
+        self._caster = CASTERS['open3d'](geometries)
+        self.casts = 0
+
+    def cast_rays(self, rays, ignored=frozenset()):
+        self.casts += 1
+        return self._caster.cast_rays(rays, ignored)
+
+
+def _casting():
+    """Return (ActorCasting, its counting caster) of a deck box and a mast box (flat faces)."""
+    boxes = (trimesh.creation.box((0.8, 0.6, 0.3)), trimesh.creation.box((0.1, 0.1, 1.0)))
+    geoms = [Geometry(np.asarray(m.vertices, np.float64), np.asarray(m.faces, np.int64))
+             for m in boxes]
+    made = []
+
+    def factory(g):
+        made.append(CountingCaster(g))
+        return made[-1]
+    return ActorCasting(geoms, factory, FIRST_OBJ), made[0]
+
+
+def _pattern():
+    """Return the pattern (N, 6) float32: 360 azimuths x 9 elevations (-40..40 deg), offset."""
+    az = np.radians(0.37 + np.arange(360.0))
+    el = np.radians(np.linspace(-40.0, 40.0, 9) + 0.21)
+    a, e = np.meshgrid(az, el)
+    return pattern_rays(np.stack([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)],
+                                 axis=-1).reshape(-1, 3))
+
+
+def _world_rays(pattern, world_from_sensor):
+    """Return the pattern's rays (N, 6) float32 world frame, as a sensor's first cast makes."""
+    d = pattern[:, 3:].astype(np.float64) @ world_from_sensor[:3, :3].T
+    o = np.broadcast_to(world_from_sensor[:3, 3] + 0.0, d.shape)
+    return np.hstack([o, d]).astype(np.float32)
+
+
+def _static(n):
+    """Return a static CastResult: every third ray a wall at 0.5 m, the others miss."""
+    t = np.where(np.arange(n) % 3 == 0, 0.5, np.inf).astype(np.float32)
+    return CastResult(t, np.where(np.isfinite(t), 0, -1).astype(np.int32),
+                      np.zeros(n, np.int64), np.tile(np.float32([0, 0, 1]), (n, 1)))
+
+
+def _cast(casting, rays, pose_at):
+    """Return casting.cast of a first cast of rays, actor k posed by pose_at[k]."""
+    n = rays.shape[0]
+    frame = casting.frame(list(enumerate(pose_at)), one_instant(n, 0.0))
+    return casting.cast(rays, _static(n), np.arange(n), frame, frozenset())
+
+
+def _deck_and_mast(turn_rad):
+    """Return the sensor-from-actor mounts (2, 4, 4): deck below, mast 0.5 m out at turn_rad."""
+    mast = pose_matrix([0.5 * np.cos(turn_rad), 0.5 * np.sin(turn_rad), 0.2], [0, 0, turn_rad])
+    return np.stack([pose_matrix([0.1, 0.0, -0.4], [0.0, 0.0, 0.0]), mast])
+
+
+def _assert_same_hits(got, want, rays, world_from_sensor):
+    """
+    Assert the mounted path's hits are the world path's within the float32 bound.
+
+    The two casts trace the same lines but for the world rays' float32 rounding: the origin
+    by <= sqrt(3) half-spacings of the sensor's coordinates, each unit direction by
+    <= sqrt(3) 2^-24; a hit moves by (that origin shift + range x direction shift) / |cos| of
+    the incidence, beside each cast's own f32_hit_bound_m (the boxes' vertices < 2 m away).
+    """
+    assert np.array_equal(got.obj, want.obj)
+    assert np.array_equal(got.primitive, want.primitive)
+    hit = np.flatnonzero(np.asarray(want.obj) >= FIRST_OBJ)
+    assert hit.size > 300       # the deck and the mast meet many rays
+    t = np.asarray(want.t, np.float64)[hit]
+    d = rays[hit, 3:].astype(np.float64)
+    cos = np.abs(np.einsum('ij,ij->i', np.asarray(want.normal, np.float64)[hit], d))
+    shift = np.sqrt(3) * (f32_round_bound_m(np.abs(world_from_sensor[:3, 3]).max())
+                          + t * F32_HALF_ULP_1)
+    bound = 2.0 * f32_hit_bound_m(t, cos, 2.0) + shift / cos
+    assert np.all(np.abs(np.asarray(got.t, np.float64)[hit] - t) <= bound)
+    assert np.array_equal(np.asarray(got.t)[~np.isin(np.arange(len(rays)), hit)],
+                          np.asarray(want.t)[~np.isin(np.arange(len(rays)), hit)])
+    # the same triangle's normal, turned by the same rotation composed in another order
+    # (float64, a few ulps of 1)
+    assert np.allclose(got.normal, want.normal, rtol=0, atol=1e-12)
+
+
+# A standing robot, one moving 40 m away and turning, and a mast joint that turns.
+STANDING = [(pose_matrix([1.0, 2.0, 0.5], [0, 0, 0.3]), 0.0)] * 3
+MOVING = [(pose_matrix([40.0 + 0.013 * k, -3.0 + 0.007 * k, 0.5], [0.01 * k, 0, 0.3 + 0.2 * k]),
+           0.0) for k in range(4)]
+TURNING_MAST = [(pose_matrix([1.0, 2.0, 0.5], [0, 0, 0.3]), turn)
+                for turn in (0.0, 0.0, 0.7, 0.7, 0.0)]
+
+
+@pytest.mark.parametrize('sweeps, body_casts', [(STANDING, 1), (MOVING, 1),
+                                                (TURNING_MAST, 3)])
+def test_a_body_rigid_with_the_sensor_gives_the_world_paths_hits(sweeps, body_casts):
+    pattern = _pattern()
+    mounted, counter = _casting()
+    world, _ = _casting()
+    mounts = {}
+    for world_from_sensor, turn in sweeps:
+        # the scanner's mounts: the same arrays while the joint holds (body.py's sensor_from_link)
+        mount = mounts.setdefault(turn, _deck_and_mast(turn))
+        sensor = SensorFrame(world_from_sensor, pattern)
+        rays = _world_rays(pattern, world_from_sensor)
+        got = _cast(mounted, rays, [MountedPose(sensor, m) for m in mount])
+        want = _cast(world, rays, [FixedPose(world_from_sensor @ m) for m in mount])
+        _assert_same_hits(got, want, rays, world_from_sensor)
+    # one cast of the body per distinct mast position taken up (0, 0.7, then 0 again)
+    assert counter.casts == body_casts
+
+
+def test_rays_other_than_the_pattern_take_the_world_path():
+    # a second cast of as many rays from elsewhere (a ghost's): the sensor frame's hits do not
+    # hold for them, so they are cast in the world frame
+    pattern = _pattern()
+    world_from_sensor = pose_matrix([1.0, 2.0, 0.5], [0, 0, 0.3])
+    sensor = SensorFrame(world_from_sensor, pattern)
+    rays = _world_rays(pattern, world_from_sensor)
+    rays[:, 0] += np.float32(0.25)
+    mount = _deck_and_mast(0.0)
+    mounted, _ = _casting()
+    world, _ = _casting()
+    got = _cast(mounted, rays, [MountedPose(sensor, m) for m in mount])
+    want = _cast(world, rays, [FixedPose(world_from_sensor @ m) for m in mount])
+    assert np.array_equal(got.obj, want.obj) and np.array_equal(got.t, want.t)
+
+
+def _pattern_at_numpy(rays, pattern, pose, tol):
+    """pattern_at in numpy: the float32 sensor position, directions R @ the pattern's."""
+    origin = (pose[:3, 3] + 0.0).astype(np.float32)
+    world = pattern[:, 3:].astype(np.float64) @ pose[:3, :3].T
+    return bool((rays[:, :3] == origin).all()
+                and (np.abs(rays[:, 3:].astype(np.float64) - world) <= tol).all())
+
+
+def test_the_pattern_kernel_matches_its_numpy_form():
+    pattern = _pattern()
+    pose = pose_matrix([40.3, -3.1, 0.5], [0.1, -0.05, 2.0])
+    rays = _world_rays(pattern, pose)
+    one_ulp = rays.copy()
+    one_ulp[100, 1] = np.nextafter(one_ulp[100, 1], np.float32(np.inf))
+    off = rays.copy()
+    off[2000, 4] += np.float32(2 * DIRECTION_TOL)
+    near = rays.copy()
+    near[2000, 4] += np.float32(0.25 * DIRECTION_TOL)
+    for case, expected in ((rays, True), (one_ulp, False), (off, False), (near, True)):
+        assert pattern_at(case, pattern, pose, DIRECTION_TOL) is expected
+        assert _pattern_at_numpy(case, pattern, pose, DIRECTION_TOL) is expected
