@@ -9,10 +9,12 @@ from ubot_lidar_sim.core.poses import FixedPose, pose_matrix
 from ubot_lidar_sim.core.raycast.actor_casting import ActorCasting
 from ubot_lidar_sim.core.raycast.backend import CastResult
 from ubot_lidar_sim.core.raycast.casters import CASTERS
+from ubot_lidar_sim.core.raycast.fixed_actors import _merge, BodyHits
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.ray_times import one_instant
-from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, MountedPose, pattern_at,
-                                                      pattern_rays, SensorFrame)
+from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, merge_at_pose,
+                                                      MountedPose, pattern_at, pattern_rays,
+                                                      SensorFrame)
 
 FIRST_OBJ = 5       # the actors come after five static objects
 F32_HALF_ULP_1 = 2.0 ** -24     # float32 rounding of a unit vector's component, at most
@@ -102,8 +104,8 @@ def _assert_same_hits(got, want, rays, world_from_sensor):
     assert np.array_equal(np.asarray(got.t)[~np.isin(np.arange(len(rays)), hit)],
                           np.asarray(want.t)[~np.isin(np.arange(len(rays)), hit)])
     # the same triangle's normal, turned by the same rotation composed in another order
-    # (float64, a few ulps of 1)
-    assert np.allclose(got.normal, want.normal, rtol=0, atol=1e-12)
+    # (float64, a few ulps of 1), rounded to float32: one float32 spacing of a unit component
+    assert np.allclose(got.normal, want.normal, rtol=0, atol=2.0 ** -23)
 
 
 # A standing robot, one moving 40 m away and turning, and a mast joint that turns.
@@ -170,3 +172,39 @@ def test_the_pattern_kernel_matches_its_numpy_form():
     for case, expected in ((rays, True), (one_ulp, False), (off, False), (near, True)):
         assert pattern_at(case, pattern, pose, DIRECTION_TOL) is expected
         assert _pattern_at_numpy(case, pattern, pose, DIRECTION_TOL) is expected
+
+
+def test_the_merge_kernel_matches_the_world_paths_numpy_merge():
+    # fixed_actors._merge (numpy) on hits whose normals are turned to the world first: the
+    # kernel's reference; ties (a body hit at the static range) stay static in both
+    rng = np.random.default_rng(4)
+    pattern = _pattern()
+    pose = pose_matrix([40.3, -3.1, 0.5], [0.1, -0.05, 2.0])
+    rays = _world_rays(pattern, pose)
+    n = len(rays)
+    static = _static(n)
+    ray = np.sort(rng.choice(n, 400, replace=False))
+    t = rng.uniform(0.1, 1.0, 400)
+    t[:20] = 0.5                                    # ties with the static wall at 0.5 m
+    obj = rng.integers(FIRST_OBJ, FIRST_OBJ + 2, 400)
+    prim = rng.integers(0, 12, 400)
+    normal = rng.normal(size=(400, 3))
+    normal /= np.linalg.norm(normal, axis=1)[:, None]
+    hits = BodyHits(pattern, np.eye(4)[None], (), ray, t, obj, prim, normal)
+    want = _merge(CastResult(*(np.array(x) for x in static)),   # it writes in place
+                  hits._replace(normal=normal @ pose[:3, :3].T))
+    out = [np.array(x) for x in static]
+    taken = merge_at_pose(rays, pattern, pose, DIRECTION_TOL, ray, t, obj, prim, normal, *out)
+    assert taken == np.count_nonzero(t < np.asarray(static.t)[ray]) > 200
+    for got, expected in zip(out[:3], want[:3]):
+        assert np.array_equal(got, expected)
+    # bound: the same float64 products summed in another order, then rounded to float32: one
+    # float32 spacing of a unit component (2^-23)
+    assert np.allclose(out[3], want[3], rtol=0, atol=2.0 ** -23)
+    # other rays than the pattern's: nothing written
+    moved = rays.copy()
+    moved[:, 0] += np.float32(0.25)
+    untouched = [np.array(x) for x in static]
+    assert merge_at_pose(moved, pattern, pose, DIRECTION_TOL, ray, t, obj, prim, normal,
+                         *untouched) == -1
+    assert all(np.array_equal(u, np.asarray(x)) for u, x in zip(untouched, static))

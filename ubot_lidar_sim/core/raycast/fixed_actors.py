@@ -37,7 +37,7 @@ from numpy.typing import NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
-from ubot_lidar_sim.core.raycast.sensor_mount import mounted, rays_of
+from ubot_lidar_sim.core.raycast.sensor_mount import DIRECTION_TOL, merge_at_pose, mounted
 
 
 class BodyHits(NamedTuple):
@@ -131,13 +131,13 @@ class FixedActors:
         Return cast's result for actors rigid with the sensor (sensor_mount.py), else None.
 
         rays (M, 6) float32 world frame: a first cast, the sensor's pattern at its pose
-        (sensor_mount.rays_of), else None (the caller takes cast). The actors (MountedPose)
+        (sensor_mount.pattern_at), else None (the caller takes cast). The actors (MountedPose)
         are cast along the pattern in the sensor frame once per distinct set of mounts and
         live actors; each sweep keeps those hits nearer than its static ones, their normals
         turned by the sensor's rotation. Range: the same metres in either frame (rigid).
         """
         found = mounted(pose_at)
-        if found is None or not rays_of(found[0], rays):
+        if found is None or rays.shape != found[0].rays.shape:
             return None
         sensor, mounts = found
         actors = tuple(zip(index, live.tolist()))
@@ -148,12 +148,18 @@ class FixedActors:
             poses = np.array(mounts)
             k = [i - self.first_obj for i in index]
             last = self._body_hits(sensor.rays, poses, self._spheres_at(poses, k), actors,
-                                   live)._replace(rays=sensor.rays)
+                                   live)
+            # One signature for merge_at_pose whatever the caster gives (uint32 triangles).
+            last = last._replace(rays=sensor.rays, primitive=last.primitive.astype(np.int64))
             self._mounted = (mounts, last)
-        if not last.ray.size:       # no ray of the pattern meets the body (a VLP-16 above it)
-            return res
-        return _merge(res, last._replace(
-            normal=last.normal @ sensor.world_from_sensor[:3, :3].T))
+        # The caster's fresh arrays are changed in place (a read-only one is copied).
+        out = [x if x.flags.writeable else x.copy() for x in map(np.asarray, res)]
+        taken = merge_at_pose(rays, sensor.rays, np.ascontiguousarray(sensor.world_from_sensor),
+                              DIRECTION_TOL, last.ray, last.t, last.obj, last.primitive,
+                              last.normal, *out)
+        if taken < 0:       # not the pattern's rays: nothing written, the world-frame path
+            return None
+        return CastResult(*out) if taken else res
 
     def _body_hits(self, rays, poses, spheres, actors, live):
         """Cast the rays that reach a sphere (any range) in their actor's frame; keep nearest."""

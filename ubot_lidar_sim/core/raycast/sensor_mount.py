@@ -67,21 +67,6 @@ def mounted(pose_at: tuple) -> tuple[SensorFrame, tuple] | None:
     return sensor, tuple(p.mount for p in pose_at)
 
 
-def rays_of(sensor: SensorFrame, rays: NDArray[np.float32]) -> bool:
-    """
-    Return True when rays (M, 6) float32 world frame are the sensor's pattern at its pose.
-
-    The caller (core/robot/scanner.py) hands the rays its sensor casts; this catches another
-    cast of as many rays (a ghost's, a probe's): every ray starts where the sensor is (the
-    float32 of its position) and points the pattern's way within DIRECTION_TOL.
-    """
-    pattern = sensor.rays
-    if rays.shape != pattern.shape:
-        return False
-    return bool(pattern_at(rays, pattern, np.ascontiguousarray(sensor.world_from_sensor),
-                           DIRECTION_TOL))
-
-
 # A unit direction turned by a float64 rotation and rounded to float32 is off by < 2^-24 per
 # component (half an ulp below 1), the pattern's own float32 rounding by as much again: 1e-6
 # holds both (2^-23 = 1.2e-7) and is far below what parts another cast's rays from these.
@@ -112,3 +97,34 @@ def pattern_at(rays: NDArray[np.float32], pattern: NDArray[np.float32],
             if abs(np.float64(rays[i, 3 + j]) - w) > tol:
                 return False
     return True
+
+
+@numba.njit(cache=True, nogil=True)
+def merge_at_pose(rays: NDArray[np.float32], pattern: NDArray[np.float32],
+                  pose: NDArray[np.float64], tol: float, ray: NDArray[np.int64],
+                  t: NDArray[np.float64], obj: NDArray[np.int64], prim: NDArray[np.int64],
+                  normal: NDArray[np.float64], out_t: NDArray[np.floating],
+                  out_obj: NDArray[np.integer], out_prim: NDArray[np.integer],
+                  out_normal: NDArray[np.floating]) -> int:
+    """
+    Merge a sensor-frame body cast into a sweep's static hits; return the rays taken, -1: none.
+
+    -1 (nothing written) unless rays (M, 6) are pattern (M, 6) at pose (pattern_at, tol). Else
+    each body hit h (ray[h] (H,), t, obj, prim, sensor-frame normal (H, 3)) nearer than the
+    static out_t[ray[h]] replaces it in out_t, out_obj, out_prim and out_normal (M, 3), its
+    normal turned by pose's rotation: fixed_actors._merge's rule.
+    """
+    if not pattern_at(rays, pattern, pose, tol):
+        return -1
+    taken = 0
+    for h in range(ray.shape[0]):
+        m = ray[h]
+        if t[h] < out_t[m]:
+            out_t[m] = t[h]
+            out_obj[m] = obj[h]
+            out_prim[m] = prim[h]
+            for j in range(3):
+                out_normal[m, j] = (pose[j, 0] * normal[h, 0] + pose[j, 1] * normal[h, 1]
+                                    + pose[j, 2] * normal[h, 2])
+            taken += 1
+    return taken
