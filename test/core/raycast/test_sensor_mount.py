@@ -14,7 +14,7 @@ from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.ray_times import one_instant
 from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, merge_at_pose,
                                                       MountedPose, pattern_at, pattern_rays,
-                                                      SensorFrame)
+                                                      PATTERN_SAMPLES, SensorFrame)
 
 FIRST_OBJ = 5       # the actors come after five static objects
 F32_HALF_ULP_1 = 2.0 ** -24     # float32 rounding of a unit vector's component, at most
@@ -152,24 +152,31 @@ def test_rays_other_than_the_pattern_take_the_world_path():
 
 
 def _pattern_at_numpy(rays, pattern, pose, tol):
-    """pattern_at in numpy: the float32 sensor position, directions R @ the pattern's."""
+    """pattern_at in numpy: its rows, the float32 sensor position, R @ the pattern's directions."""
+    n = len(rays)
+    step = max(1, n // PATTERN_SAMPLES)
+    rows = np.unique(np.minimum(np.arange(0, n + step - 1, step), n - 1))
     origin = (pose[:3, 3] + 0.0).astype(np.float32)
-    world = pattern[:, 3:].astype(np.float64) @ pose[:3, :3].T
-    return bool((rays[:, :3] == origin).all()
-                and (np.abs(rays[:, 3:].astype(np.float64) - world) <= tol).all())
+    world = pattern[rows, 3:].astype(np.float64) @ pose[:3, :3].T
+    return bool((rays[rows, :3] == origin).all()
+                and (np.abs(rays[rows, 3:].astype(np.float64) - world) <= tol).all())
 
 
 def test_the_pattern_kernel_matches_its_numpy_form():
     pattern = _pattern()
     pose = pose_matrix([40.3, -3.1, 0.5], [0.1, -0.05, 2.0])
     rays = _world_rays(pattern, pose)
+    step = len(rays) // PATTERN_SAMPLES         # 3,240 rays: every 12th is compared, and the last
     one_ulp = rays.copy()
-    one_ulp[100, 1] = np.nextafter(one_ulp[100, 1], np.float32(np.inf))
+    one_ulp[8 * step, 1] = np.nextafter(one_ulp[8 * step, 1], np.float32(np.inf))
     off = rays.copy()
-    off[2000, 4] += np.float32(2 * DIRECTION_TOL)
+    off[166 * step, 4] += np.float32(2 * DIRECTION_TOL)
+    last = rays.copy()
+    last[-1, 5] += np.float32(2 * DIRECTION_TOL)
     near = rays.copy()
-    near[2000, 4] += np.float32(0.25 * DIRECTION_TOL)
-    for case, expected in ((rays, True), (one_ulp, False), (off, False), (near, True)):
+    near[166 * step, 4] += np.float32(0.25 * DIRECTION_TOL)
+    for case, expected in ((rays, True), (one_ulp, False), (off, False), (last, False),
+                           (near, True)):
         assert pattern_at(case, pattern, pose, DIRECTION_TOL) is expected
         assert _pattern_at_numpy(case, pattern, pose, DIRECTION_TOL) is expected
 
