@@ -68,11 +68,11 @@ def _static(n):
                       np.zeros(n, np.int64), np.tile(np.float32([0, 0, 1]), (n, 1)))
 
 
-def _cast(casting, rays, pose_at):
-    """Return casting.cast of a first cast of rays, actor k posed by pose_at[k]."""
+def _cast(casting, rays, pose_at, first=True):
+    """Return casting.cast of rays (a first cast or a later layer), actor k posed by pose_at[k]."""
     n = rays.shape[0]
     frame = casting.frame(list(enumerate(pose_at)), one_instant(n, 0.0))
-    return casting.cast(rays, _static(n), np.arange(n), frame, frozenset())
+    return casting.cast(rays, _static(n), np.arange(n), frame, frozenset(), first=first)
 
 
 def _deck_and_mast(turn_rad):
@@ -135,20 +135,24 @@ def test_a_body_rigid_with_the_sensor_gives_the_world_paths_hits(sweeps, body_ca
     assert counter.casts == body_casts
 
 
-def test_rays_other_than_the_pattern_take_the_world_path():
-    # a second cast of as many rays from elsewhere (a ghost's): the sensor frame's hits do not
-    # hold for them, so they are cast in the world frame
+@pytest.mark.parametrize('shift_m, first', [(0.25, True), (0.0, False)])
+def test_rays_other_than_the_pattern_take_the_world_path(shift_m, first):
+    # a first cast of as many rays from elsewhere (a ghost's), or a later layer of a trace
+    # (its rays go on from hits): the sensor frame's hits do not hold for them, so they are
+    # cast in the world frame, with the same bits as FixedPose actors get
     pattern = _pattern()
     world_from_sensor = pose_matrix([1.0, 2.0, 0.5], [0, 0, 0.3])
     sensor = SensorFrame(world_from_sensor, pattern)
     rays = _world_rays(pattern, world_from_sensor)
-    rays[:, 0] += np.float32(0.25)
+    rays[:, 0] += np.float32(shift_m)
     mount = _deck_and_mast(0.0)
-    mounted, _ = _casting()
+    mounted, counter = _casting()
     world, _ = _casting()
-    got = _cast(mounted, rays, [MountedPose(sensor, m) for m in mount])
-    want = _cast(world, rays, [FixedPose(world_from_sensor @ m) for m in mount])
-    assert np.array_equal(got.obj, want.obj) and np.array_equal(got.t, want.t)
+    got = _cast(mounted, rays, [MountedPose(sensor, m) for m in mount], first)
+    want = _cast(world, rays, [FixedPose(world_from_sensor @ m) for m in mount], first)
+    assert counter.casts == 1 and np.count_nonzero(np.asarray(want.obj) >= FIRST_OBJ) > 300
+    for a, b in zip(got, want):
+        assert np.array_equal(a, b)
 
 
 def _pattern_at_numpy(rays, pattern, pose, tol):

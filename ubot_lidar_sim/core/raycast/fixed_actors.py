@@ -37,7 +37,8 @@ from numpy.typing import NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
-from ubot_lidar_sim.core.raycast.sensor_mount import DIRECTION_TOL, merge_at_pose, mounted
+from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, merge_at_pose, mounted,
+                                                      pattern_at)
 
 
 class BodyHits(NamedTuple):
@@ -140,11 +141,14 @@ class FixedActors:
         if found is None or rays.shape != found[0].rays.shape:
             return None
         sensor, mounts = found
+        pose = np.ascontiguousarray(sensor.world_from_sensor)
         actors = tuple(zip(index, live.tolist()))
         known, last = self._mounted     # read once: a concurrent cast may replace it
         if (last is None or last.rays is not sensor.rays or last.actors != actors
                 or not (all(a is b for a, b in zip(known, mounts))
                         or _same(last.poses, np.array(mounts)))):
+            if not pattern_at(rays, sensor.rays, pose, DIRECTION_TOL):
+                return None         # not the pattern's rays: no sensor-frame cast for them
             poses = np.array(mounts)
             k = [i - self.first_obj for i in index]
             last = self._body_hits(sensor.rays, poses, self._spheres_at(poses, k), actors,
@@ -154,9 +158,8 @@ class FixedActors:
             self._mounted = (mounts, last)
         # The caster's fresh arrays are changed in place (a read-only one is copied).
         out = [x if x.flags.writeable else x.copy() for x in map(np.asarray, res)]
-        taken = merge_at_pose(rays, sensor.rays, np.ascontiguousarray(sensor.world_from_sensor),
-                              DIRECTION_TOL, last.ray, last.t, last.obj, last.primitive,
-                              last.normal, *out)
+        taken = merge_at_pose(rays, sensor.rays, pose, DIRECTION_TOL, last.ray, last.t,
+                              last.obj, last.primitive, last.normal, *out)
         if taken < 0:       # not the pattern's rays: nothing written, the world-frame path
             return None
         return CastResult(*out) if taken else res
