@@ -59,12 +59,15 @@ def pattern_rays(directions: ArrayLike) -> NDArray[np.float32]:
 
 def mounted(pose_at: tuple) -> tuple[SensorFrame, tuple] | None:
     """Return (sensor, mounts ((4, 4),) * A) when every pose_at is a MountedPose on one sensor."""
-    if not pose_at or not all(type(p) is MountedPose for p in pose_at):
+    if not pose_at or type(pose_at[0]) is not MountedPose:
         return None
     sensor = pose_at[0].sensor
-    if any(p.sensor is not sensor for p in pose_at):
-        return None
-    return sensor, tuple(p.mount for p in pose_at)
+    mounts = []
+    for p in pose_at:       # a robot's few links (a plain loop: once or twice per cast)
+        if type(p) is not MountedPose or p.sensor is not sensor:
+            return None
+        mounts.append(p.mount)
+    return sensor, tuple(mounts)
 
 
 # A unit direction turned by a float64 rotation and rounded to float32 is off by < 2^-24 per
