@@ -8,8 +8,9 @@ triangles, trimesh), a 16 x 1800 gpu_ray VLP-16 on a mast and a 720-ray gpu_lida
 front, in the demo world. Each sensor is scanned by core/robot/scanner.RobotScanner with its
 body cast (self-occlusion) and without, the two taking turns; median ms over repeats and the
 median of the paired ratios, with the 1-minute load average; geometric model as Gazebo's.
-Two cases: the robot standing (the same pose every scan: its body's last cast is reused,
-core/raycast/fixed_actors.py) and moving (1 cm further along x every scan: cast every time).
+Two cases: the robot standing (the same pose every scan) and moving (1 cm further along x every
+scan). Either way the body is rigid with the sensor: it is cast once in the sensor frame and each
+scan merges those hits (core/raycast/sensor_mount.py, fixed_actors.py FixedActors.cast_mounted).
 
 Usage: python benchmarks/bench_robot.py [--repeats 20]
 """

@@ -2,9 +2,10 @@
 Compile the package's numba kernels into their on-disk cache before a sweep needs them.
 
 The kernels (raycast/layer_kernel.py, quadrics.py, volumes.py, tracer.py, ground_texture.py,
-actor_casting.py, actor_scene.py, fixed_actors.py; physics/radiometry_passes.py, rules.py;
-sensors/sweep_passes.py, footprint_rules.py, adaptive_footprint.py) compile on first use and are
-cached beside their source (``cache=True``; stamped with every kernel source: core/numba_cache.py).
+actor_casting.py, actor_scene.py, fixed_actors.py, sensor_mount.py; physics/radiometry_passes.py,
+rules.py; sensors/sweep_passes.py, footprint_rules.py, adaptive_footprint.py) compile on first
+use and are cached beside their source (``cache=True``; stamped with every kernel source:
+core/numba_cache.py).
 A fresh install would compile them inside the first scan of the first node, 5-20 s on 2 cores.
 ``python -m ubot_lidar_sim.compile_kernels`` (scripts/bootstrap.sh runs it on the installed package
 after colcon build) runs small sweeps that reach every kernel with the argument types the sensors

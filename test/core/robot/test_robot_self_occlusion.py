@@ -181,3 +181,32 @@ def test_self_filter_drops_a_clouds_self_points(tmp_path, materials):
     own = kept.points['class_id'] == SELF_CLASS
     assert own.sum() > 0 and not np.any(dropped.points['class_id'] == SELF_CLASS)
     assert len(dropped.points) == len(kept.points) - own.sum()
+
+
+@pytest.mark.parametrize('mast_turn', [0.0, math.radians(40.0)])
+def test_the_sensor_frame_body_cast_gives_the_world_frame_paths_scans(
+        robot, ring_world, materials, mast_turn):
+    # The scanner casts its body once in the laser's frame (raycast/sensor_mount.py); the same
+    # sweeps with the links posed in the world (link_pose_at) take the world-frame path. The
+    # robot standing twice, then driving 1.3 m and turning: the same returns every sweep.
+    scanner = RobotScanner(robot, 'front_laser', ring_world, materials,
+                           {'front_laser': {'noise_enabled': False}},
+                           joint_positions={'mast_joint': mast_turn})
+    for x, yaw in ((0.0, 0.0), (0.0, 0.0), (0.6, 0.3), (1.3, -0.2)):
+        c, s = math.cos(yaw), math.sin(yaw)
+        model = np.array([[c, -s, 0, x], [s, c, 0, 0.2 * x], [0, 0, 1, 0], [0, 0, 0, 1]])
+        got = scanner.scan(model)
+        world = {a.name: link_pose_at(model @ scanner.links[a.frame]) for a in scanner.actors}
+        want = scanner.sim.scan(link_pose_at(model @ scanner.model_from_sensor), 0.0, None, 0,
+                                world)
+        mast = got.class_id == SELF_CLASS
+        # the mast's sector wherever the robot is: -6 .. 6 deg every 0.5 deg (half 6.34 deg)
+        assert mast.sum() == 25
+        assert np.array_equal(got.class_id, want.class_id)
+        # bound: the same lines but for the world rays' float32 rounding (origin within 2 m of
+        # the map's origin: 1.2e-7 m; direction 2^-24 per component) moving a hit by that over
+        # cos 45 deg at most (the ring's corners), beside each cast's own f32_hit_bound_m
+        # (6.93 m, cos 45 deg, 7.5 m lever)
+        bound = (2.0 * f32_hit_bound_m(6.93, math.cos(math.pi / 4), 7.5)
+                 + (1.2e-7 + 6.93 * 2.0 ** -24) * math.sqrt(3) / math.cos(math.pi / 4))
+        assert np.allclose(got.ranges, want.ranges, rtol=0, atol=bound)

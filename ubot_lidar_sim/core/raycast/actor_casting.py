@@ -30,6 +30,7 @@ from ubot_lidar_sim.core.raycast.fixed_actors import fixed_poses, FixedActors
 from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.raycast.ray_times import (firing_window, one_instant,  # noqa: F401
                                                    RayTimes)
+from ubot_lidar_sim.core.raycast.sensor_mount import mounted
 
 # The frames kept for reuse (ActorCasting.frame): at most _FRAMES (every column block of a
 # sweep, and the blocks of a few interleaved sensors) within _FRAME_BYTES of spheres.
@@ -48,8 +49,9 @@ class ActorFrame(NamedTuple):
     pose_at: tuple
     # (C, 4, A): at each column time, every actor's sphere centre x, y, z and squared radius
     # (grown by the in-column motion); column-major so the cull reads one column's actors at once.
-    # C = 1 for actors that each hold one pose (ActorCasting._fixed_frame).
-    spheres: NDArray[np.float64]
+    # C = 1 for actors that each hold one pose (ActorCasting._fixed_frame); None for actors
+    # rigid with the sensor (sensor_mount.py: cast computes them if it needs them).
+    spheres: NDArray[np.float64] | None
     times: RayTimes
 
 
@@ -136,9 +138,14 @@ class ActorCasting:
         (poses.FixedPose: a robot's body offline; cast takes fixed_actors.py).
         """
         chosen = tuple(actors)
-        spheres = self._fixed.spheres(chosen)
-        if spheres is None:
-            return None
+        # A body rigid with the sensor needs its spheres only if its rays are not the
+        # sensor's pattern (cast computes them then; sensor_mount.py).
+        if mounted(tuple(pose_at for _, pose_at in chosen)) is not None:
+            spheres = None
+        else:
+            spheres = self._fixed.spheres(chosen)
+            if spheres is None:
+                return None
         return ActorFrame(tuple(self.first_obj + k for k, _ in chosen),
                           tuple(pose_at for _, pose_at in chosen), spheres, times)
 
@@ -153,9 +160,17 @@ class ActorCasting:
         its first cast and read by the later ones (the rays going on along the same lines).
         """
         live = np.array([index not in ignored for index in frame.index])
+        if first:       # a body rigid with the sensor: its hits in the sensor frame, reused
+            mounted = self._fixed.cast_mounted(rays, res, frame.pose_at, frame.index, live)
+            if mounted is not None:
+                return mounted
         poses = fixed_poses(frame.pose_at)
         if poses is not None:
-            return self._fixed.cast(rays, res, poses, frame.spheres, frame.index, live)
+            spheres = frame.spheres
+            if spheres is None:     # a mounted body's (_fixed_frame)
+                spheres = self._fixed.spheres([(i - self.first_obj, p) for i, p in
+                                               zip(frame.index, frame.pose_at)])
+            return self._fixed.cast(rays, res, poses, spheres, frame.index, live)
         t, obj, prim, normal = res
         limit = np.asarray(t)
         # One pass over the rays for every actor: the (actor, ray) pairs that reach a sphere,

@@ -18,6 +18,13 @@ actors' poses and which actors take part are bit for bit those of the last cast 
 actor, steps 1-2 would give the same hits (the caster is a function of its rays), so the last
 ones are taken again and only step 3 is done. A robot that moves changes the float32 world
 rays, so its body is cast again: an exact match or none, never a near one.
+
+A body rigid with the sensor that casts it (sensor_mount.MountedPose: offline, a robot's links
+with their joints held) is the same in the sensor frame wherever the robot goes: ``cast_mounted``
+casts the sensor's pattern at it once in that frame, steps 1-2 with the sensor-from-actor
+poses, and every sweep, standing or moving, does step 3 only. Its ranges are those of the
+world-frame path within float32 rounding of the world rays (the path casts them, this one the
+pattern: sensor_mount.py); a ray grazing an edge of the body within that rounding may differ.
 """
 
 from collections.abc import Callable, Sequence
@@ -30,12 +37,15 @@ from numpy.typing import NDArray
 from ubot_lidar_sim.core import numba_cache  # noqa: F401  (stamps the kernel cache)
 from ubot_lidar_sim.core.raycast.actor_scene import ActorScene
 from ubot_lidar_sim.core.raycast.backend import CastResult
+from ubot_lidar_sim.core.raycast.sensor_mount import (DIRECTION_TOL, merge_at_pose, mounted,
+                                                      pattern_at)
 
 
 class BodyHits(NamedTuple):
     """The nearest actor hit of each ray of a cast that meets one (H rows) and what it took."""
 
-    rays: NDArray[np.float32]       # (M, 6) the cast's rays, world frame
+    rays: NDArray[np.float32]       # (M, 6) the cast's rays, world frame (cast_mounted: the
+    #                                 sensor's pattern, its frame, as poses and normal)
     poses: NDArray[np.float64]      # (A, 4, 4) the actors' poses
     actors: tuple                   # (object index, live) of each actor
     ray: NDArray[np.int64]          # (H,) the rows (into rays) with an actor hit
@@ -68,6 +78,9 @@ class FixedActors:
         self._reach, self._to_local = reach, to_local
         self.first_obj = int(first_obj)
         self._last: BodyHits | None = None     # the last body cast (read once per cast)
+        # The last cast of actors rigid with a sensor, in its frame (rays: its pattern), and
+        # the mount arrays it was cast with (sensor_mount.mounted).
+        self._mounted: tuple[tuple, BodyHits | None] = ((), None)
         self._centre_h = np.c_[np.reshape(scene.centre, (-1, 3)), np.ones(len(scene))]
         self._radius = np.asarray(scene.radius, np.float64)
         self._inf = np.full(0, np.inf)
@@ -84,9 +97,12 @@ class FixedActors:
         pose = fixed_poses([pose_at for _, pose_at in actors])
         if pose is None:
             return None
-        k = [k for k, _ in actors]
+        return self._spheres_at(pose, [k for k, _ in actors])
+
+    def _spheres_at(self, pose: NDArray[np.float64], k: Sequence[int]) -> NDArray[np.float64]:
+        """Return (1, 4, A) the spheres of actors k (A,) at poses (A, 4, 4) in their frame."""
         spheres = np.empty((1, 4, len(k)))
-        # As ActorCasting.frame: world-from-actor x the homogeneous local centre.
+        # As ActorCasting.frame: frame-from-actor x the homogeneous local centre.
         spheres[0, :3] = np.matmul(pose, self._centre_h[k][:, :, None])[:, :3, 0].T
         spheres[0, 3] = self._radius[k] ** 2
         return spheres
@@ -108,21 +124,45 @@ class FixedActors:
             last = self._body_hits(rays, poses, spheres, actors, live)
             if last.ray.size:       # a cast to spare next time (none: the sphere test is all)
                 self._last = last
-        keep = last.t < np.asarray(res.t)[last.ray]
-        n_keep = np.count_nonzero(keep)
-        if n_keep == 0:
-            return res
-        near = slice(None) if n_keep == keep.size else np.flatnonzero(keep)
+        return _merge(res, last)
+
+    def cast_mounted(self, rays: NDArray[np.float32], res: CastResult, pose_at: tuple,
+                     index: Sequence[int], live: NDArray[np.bool_]) -> CastResult | None:
+        """
+        Return cast's result for actors rigid with the sensor (sensor_mount.py), else None.
+
+        rays (M, 6) float32 world frame: a first cast, the sensor's pattern at its pose
+        (sensor_mount.pattern_at), else None (the caller takes cast). The actors (MountedPose)
+        are cast along the pattern in the sensor frame once per distinct set of mounts and
+        live actors; each sweep keeps those hits nearer than its static ones, their normals
+        turned by the sensor's rotation. Range: the same metres in either frame (rigid).
+        """
+        found = mounted(pose_at)
+        if found is None or rays.shape != found[0].rays.shape:
+            return None
+        sensor, mounts = found
+        pose = np.ascontiguousarray(sensor.world_from_sensor)
+        actors = tuple(zip(index, live.tolist()))
+        known, last = self._mounted     # read once: a concurrent cast may replace it
+        if (last is None or last.rays is not sensor.rays or last.actors != actors
+                or not (all(a is b for a, b in zip(known, mounts))
+                        or _same(last.poses, np.array(mounts)))):
+            if not pattern_at(rays, sensor.rays, pose, DIRECTION_TOL):
+                return None         # not the pattern's rays: no sensor-frame cast for them
+            poses = np.array(mounts)
+            k = [i - self.first_obj for i in index]
+            last = self._body_hits(sensor.rays, poses, self._spheres_at(poses, k), actors,
+                                   live)
+            # One signature for merge_at_pose whatever the caster gives (uint32 triangles).
+            last = last._replace(rays=sensor.rays, primitive=last.primitive.astype(np.int64))
+            self._mounted = (mounts, last)
         # The caster's fresh arrays are changed in place (a read-only one is copied).
-        t, obj, prim, normal = (x if x.flags.writeable else x.copy()
-                                for x in (np.asarray(res.t), np.asarray(res.obj),
-                                          np.asarray(res.primitive), np.asarray(res.normal)))
-        sel = last.ray[near]
-        t[sel] = last.t[near]
-        obj[sel] = last.obj[near]
-        prim[sel] = last.primitive[near]
-        normal[sel] = last.normal[near]
-        return CastResult(t, obj, prim, normal)
+        out = [x if x.flags.writeable else x.copy() for x in map(np.asarray, res)]
+        taken = merge_at_pose(rays, sensor.rays, pose, DIRECTION_TOL, last.ray, last.t,
+                              last.obj, last.primitive, last.normal, *out)
+        if taken < 0:       # not the pattern's rays: nothing written, the world-frame path
+            return None
+        return CastResult(*out) if taken else res
 
     def _body_hits(self, rays, poses, spheres, actors, live):
         """Cast the rays that reach a sphere (any range) in their actor's frame; keep nearest."""
@@ -169,6 +209,25 @@ class FixedActors:
                            np.asarray(hit.normal, np.float64)[head])
         return BodyHits(rays.copy(), poses, actors, cand[head], hit_t[head], first[head],
                         np.asarray(hit.primitive)[head], normal)
+
+
+def _merge(res: CastResult, last: BodyHits) -> CastResult:
+    """Return res with last's hits (world-frame normals) where nearer than the static ones."""
+    keep = last.t < np.asarray(res.t)[last.ray]
+    n_keep = np.count_nonzero(keep)
+    if n_keep == 0:
+        return res
+    near = slice(None) if n_keep == keep.size else np.flatnonzero(keep)
+    # The caster's fresh arrays are changed in place (a read-only one is copied).
+    t, obj, prim, normal = (x if x.flags.writeable else x.copy()
+                            for x in (np.asarray(res.t), np.asarray(res.obj),
+                                      np.asarray(res.primitive), np.asarray(res.normal)))
+    sel = last.ray[near]
+    t[sel] = last.t[near]
+    obj[sel] = last.obj[near]
+    prim[sel] = last.primitive[near]
+    normal[sel] = last.normal[near]
+    return CastResult(t, obj, prim, normal)
 
 
 def _same(a: NDArray[np.generic], b: NDArray[np.generic]) -> bool:

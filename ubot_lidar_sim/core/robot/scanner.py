@@ -3,7 +3,8 @@ One sensor of a robot, scanned offline: its Gazebo grid, its mount on the robot,
 
 ``RobotScanner(description, name, world, materials, ...)`` places the sensor at the robot's
 model frame x link pose (joint positions given) x the sensor's <pose>, casts the robot's other
-links (class ``self``; ``self_filter`` drops those returns, a laser's to +inf) and, for the
+links (class ``self``; ``self_filter`` drops those returns, a laser's to +inf: the links are
+rigid with the sensor, cast once in its frame, raycast/sensor_mount.py) and, for the
 geometric model, adds Gazebo's Gaussian range noise and clamps to [range_min, range_max]
 (gz-sensors src/Lidar.cc:223-238 and Clamp at 517-526).
 """
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ubot_lidar_sim.core.physics.weather import Weather
+from ubot_lidar_sim.core.raycast.sensor_mount import MountedPose, pattern_rays, SensorFrame
 from ubot_lidar_sim.core.robot.body import body_actors, link_pose_at
 from ubot_lidar_sim.core.robot.description import RobotDescription
 from ubot_lidar_sim.core.robot.mapping import azimuths, beams, LASER, sensor_config
@@ -45,17 +47,28 @@ class RobotScanner:
             self.sim = LaserScanner(self.cfg, world, materials, azimuth_rad=azimuths(self.sensor))
         else:
             self.sim = LidarSimulator(self.cfg, world, materials, beams=beams(self.sensor))
+        # The body is rigid with the sensor (the joints held): each link's sensor-from-link,
+        # and the sensor's first-cast rays in its own frame (raycast/sensor_mount.py).
+        sensor_from_model = np.linalg.inv(self.model_from_sensor)
+        self.mounts = {a.name: sensor_from_model @ self.links[a.frame] for a in self.actors}
+        lidar = self.sim.sim if self.kind == LASER else self.sim
+        self.pattern = pattern_rays(lidar.rays(link_pose_at(np.eye(4)), 0.0)[1])
 
     def scan(self, world_from_model: np.ndarray, stamp_s: float = 0.0,
              weather: Weather | None = None, scan_index: int = 0) -> LaserScanResult | ScanResult:
         """Return the LaserScanResult or ScanResult of one scan, robot model frame posed."""
-        world_from_model = np.asarray(world_from_model, np.float64)
-        poses = {a.name: link_pose_at(world_from_model @ self.links[a.frame])
-                 for a in self.actors}
-        res = self.sim.scan(link_pose_at(world_from_model @ self.model_from_sensor), stamp_s,
-                            weather, scan_index, poses or None)
+        world_from_sensor = np.asarray(world_from_model, np.float64) @ self.model_from_sensor
+        res = self.sim.scan(link_pose_at(world_from_sensor), stamp_s, weather, scan_index,
+                            self.body_poses(world_from_sensor))
         rng = scan_rng(self.cfg.seed, self.sensor.name, scan_index, STREAM_NOISE)
         return (self._laser(res, rng) if self.kind == LASER else self._cloud(res, rng))
+
+    def body_poses(self, world_from_sensor: np.ndarray) -> dict[str, MountedPose] | None:
+        """Return {actor: pose_at} of the body, rigid with the sensor at world_from_sensor."""
+        if not self.actors:
+            return None
+        sensor = SensorFrame(world_from_sensor, self.pattern)
+        return {name: MountedPose(sensor, mount) for name, mount in self.mounts.items()}
 
     def _noisy(self, r, rng):
         """Return ranges r with Gazebo's noise, clamped to the range limits (geometric model)."""

@@ -17,6 +17,7 @@ from ubot_lidar_sim.core.config import LidarConfig
 from ubot_lidar_sim.core.physics import radiometry
 from ubot_lidar_sim.core.physics.weather import Weather
 from ubot_lidar_sim.core.poses import BodyTwist, FixedPose, pose_matrix_deg
+from ubot_lidar_sim.core.raycast.sensor_mount import MountedPose, pattern_rays, SensorFrame
 from ubot_lidar_sim.core.sensors.lidar import LidarSimulator
 from ubot_lidar_sim.core.world.materials import MaterialTable
 from ubot_lidar_sim.core.world.world import World
@@ -55,3 +56,9 @@ def run_every_kernel() -> None:
     held = {name: FixedPose(pose_matrix_deg(xyz, [0.0, 0.0, 0.0]))
             for name, xyz in (('a', [15.0, 0.0, 1.0]), ('b', [20.0, 0.0, 1.0]))}
     moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0, actor_poses=held)
+    # The same actors rigid with the sensor (a robot's body: raycast/sensor_mount.py).
+    sensor = SensorFrame(pose_matrix_deg([12.0, 0.0, 1.0], [0.0, 0.0, 0.0]),
+                         pattern_rays(dirs[:, 0]))
+    mounts = {name: MountedPose(sensor, pose_matrix_deg(xyz, [0.0, 0.0, 0.0]))
+              for name, xyz in (('a', [3.0, 0.0, 0.0]), ('b', [8.0, 0.0, 0.0]))}
+    moving.trace(rays[:, :3, 3].copy(), dirs[:, 0].copy(), 50.0, actor_poses=mounts)
