@@ -47,17 +47,22 @@ from ubot_lidar_sim.core.config.params_file import read_params_file
 kind, path = sys.argv[1], sys.argv[2]
 call = {'world': lambda: World.load(path), 'materials': lambda: MaterialTable.load(path),
         'params': lambda: read_params_file(path, 'lidar_3d')}[kind]
-t0 = time.monotonic()
+t0 = time.process_time()
 try:
     call()
-    print(f'{time.monotonic() - t0:.3f}|loaded')
+    print(f'{time.process_time() - t0:.3f}|loaded')
 except Exception as exc:
-    print(f'{time.monotonic() - t0:.3f}|{type(exc).__name__}: {exc}')
+    print(f'{time.process_time() - t0:.3f}|{type(exc).__name__}: {exc}')
 """
 
 
 def timed_load(kind, path, timeout_s=60):
-    """Load path as kind in a bounded process; return (seconds of the call, error line)."""
+    """
+    Load path as kind in a bounded process; return (CPU seconds of the call, error line).
+
+    CPU time of the loading process (all its threads), not wall time: other processes on busy
+    cores stretch the wall time of the same work (6.8 s seen for 5,000 boxes beside a suite).
+    """
     r, _ = bounded(TIMED, kind, path, timeout_s=timeout_s)
     assert r.returncode == 0 and '|' in r.stdout, r.stderr[-2000:]
     seconds, line = r.stdout.strip().split('|', 1)
@@ -251,14 +256,23 @@ def test_a_10000_squared_map_extrudes_with_bounded_memory(tmp_path):
 
 
 # -- many objects ------------------------------------------------------------------------------
-def test_5000_boxes_load_in_near_linear_time(tmp_path):
+def _boxes_file(path, n):
     rows = ['frame: map', 'objects:']
     rows += [f'  - {{name: box_{i}, type: box, size_m: [0.5, 0.5, 1.0], material: concrete, '
-             f'pose: {{xyz: [{i % 100 * 2.0}, {i // 100 * 2.0}, 0.5]}}}}' for i in range(5000)]
-    (tmp_path / 'boxes.yaml').write_text('\n'.join(rows) + '\n')
-    seconds, line = timed_load('world', tmp_path / 'boxes.yaml', timeout_s=120)
+             f'pose: {{xyz: [{i % 100 * 2.0}, {i // 100 * 2.0}, 0.5]}}}}' for i in range(n)]
+    path.write_text('\n'.join(rows) + '\n')
+    return path
+
+
+def test_5000_boxes_load_in_near_linear_time(tmp_path):
+    seconds, line = timed_load('world', _boxes_file(tmp_path / 'b5000.yaml', 5000), 120)
     assert line == 'loaded'
-    assert seconds < 6.0, seconds          # before: 8.5 s here (quadratic name check, Python YAML)
+    seconds_1000, line = timed_load('world', _boxes_file(tmp_path / 'b1000.yaml', 1000), 120)
+    assert line == 'loaded'
+    # Five times the boxes: n log n work (a BVH build) takes 5 x log(5000) / log(1000) = 6.2x
+    # the CPU time of 1,000, quadratic work 25x (a name check over pairs took 8.5 s for 5,000
+    # once); 15x lies between them (7.4x measured on an idle machine).
+    assert seconds < 15.0 * seconds_1000, (seconds, seconds_1000)
 
 
 def test_the_yaml_reader_uses_the_c_loader_when_libyaml_is_present():

@@ -103,7 +103,7 @@ def _assert_same_hits(got, want, rays, world_from_sensor):
     assert np.all(np.abs(np.asarray(got.t, np.float64)[hit] - t) <= bound)
     assert np.array_equal(np.asarray(got.t)[~np.isin(np.arange(len(rays)), hit)],
                           np.asarray(want.t)[~np.isin(np.arange(len(rays)), hit)])
-    # the same triangle's normal, turned by the same rotation composed in another order
+    # bound: the same triangle's normal, turned by the same rotation composed in another order
     # (float64, a few ulps of 1), rounded to float32: one float32 spacing of a unit component
     assert np.allclose(got.normal, want.normal, rtol=0, atol=2.0 ** -23)
 
