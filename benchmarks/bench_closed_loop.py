@@ -9,9 +9,10 @@ bench node drives the base on a circle (0.5 m/s, 0.25 rad/s), one /cmd_vel per 0
 simulated time as Nav2's controller_server sends them (controller_frequency 20.0 by default,
 docs.nav2.org, configuring-controller-server), and counts, over `seconds` of wall time after
 every topic's first message: the simulated seconds (/clock), and the sweeps per simulated
-second of each sensor (30 and 10 when every sweep of simulated time is published; scan_share
-and points_share divide them by the rates). It reads only the stamps, from the serialized
-messages (as base_sim's sync watch does): a cloud is never deserialized here.
+second of each sensor over the span of their stamps (30 and 10 when every sweep of simulated
+time is published; scan_share and points_share divide them by the rates). It reads only the
+stamps, from the serialized messages (as base_sim's sync watch does): a cloud is never
+deserialized here.
 realtime_factor = simulated s / wall s. base_cpu, laser_cpu, lidar_cpu and bench_cpu: each
 process's CPU time (user + system, /proc) per simulated second over the same window (s/s): on a
 shared machine they move less than the wall-time factor, and 2 cores allow a factor of at most
@@ -135,9 +136,17 @@ def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen
            for name, pid, c0 in zip(('base', 'laser', 'lidar', 'bench'), pids, cpu0)}
     return {'case': case, 'lidar_model': model, 'sim_s': round(sim_s, 2),
             'wall_s': round(wall_s, 2), 'realtime_factor': round(sim_s / wall_s, 2),
-            'scan_hz_sim': round((len(seen['scan']) - n_scan) / sim_s, 1) if sim_s else None,
-            'points_hz_sim': round((len(seen['points']) - n_points) / sim_s, 1)
-            if sim_s else None, **cpu, 'cpu_steal_pct': steal_pct(before)}
+            'scan_hz_sim': _hz(seen['scan'][n_scan:]),
+            'points_hz_sim': _hz(seen['points'][n_points:]), **cpu,
+            'cpu_steal_pct': steal_pct(before)}
+
+
+def _hz(stamps):
+    """Return the sweeps per simulated second over their own stamps' span (None: < 2)."""
+    # Over the stamps, not the window: a sensor's lag behind /clock (up to 2.5 sweeps) differs
+    # at the window's two ends and would move a count over the window by a sweep or two.
+    span = max(stamps) - min(stamps) if len(stamps) >= 2 else 0.0
+    return round((len(set(stamps)) - 1) / span, 2) if span > 0 else None
 
 
 def run(seconds, models=('geometric', 'physical'), factors=('max',)):
