@@ -5,11 +5,19 @@ Three node processes on the demo world, as sim.launch.py starts them: base_sim o
 real_time_factor 1, 2, 4 or 0 ('max'); at every factor each step also waits until /scan and
 /points are within 2.5 sweeps of simulated time (ros/sim_pacing.py), laser_scan (30 Hz) and
 lidar_3d (velodyne_vlp16, 1 sub-ray, model geometric or physical), both with use_sim_time. A
-bench node drives the base on a circle (0.5 m/s, 0.25 rad/s) and counts, over `seconds` of
-wall time after every topic's first message: the simulated seconds (/clock), and the sweeps
-per simulated second of each sensor (30 and 10 when every sweep of simulated time is
-published; scan_share and points_share divide them by the rates).
-realtime_factor = simulated s / wall s.
+bench node drives the base on a circle (0.5 m/s, 0.25 rad/s), one /cmd_vel per 0.05 s of
+simulated time as Nav2's controller_server sends them (controller_frequency 20.0 by default,
+docs.nav2.org, configuring-controller-server), and counts, over `seconds` of wall time after
+every topic's first message: the simulated seconds (/clock), and the sweeps per simulated
+second of each sensor over the span of their stamps (30 and 10 when every sweep of simulated
+time is published; scan_share and points_share divide them by the rates). It reads only the
+stamps, from the serialized messages (as base_sim's sync watch does): a cloud is never
+deserialized here; its best-effort readers keep 1000 messages, so a bench process held off by
+a busy machine drops none.
+realtime_factor = simulated s / wall s. base_cpu, laser_cpu, lidar_cpu and bench_cpu: each
+process's CPU time (user + system, /proc) per simulated second over the same window (s/s): on a
+shared machine they move less than the wall-time factor, and 2 cores allow a factor of at most
+2 / their sum.
 
 Usage: python benchmarks/bench_closed_loop.py [--seconds 20] [--model geometric,physical]
        [--factors 1,2,4,max]
@@ -22,18 +30,21 @@ import subprocess
 import sys
 import time
 
-from common import cpu_times, steal_pct
+from common import cpu_times, process_cpu_s, steal_pct
 from geometry_msgs.msg import Twist
 import rclpy
 import rclpy.executors
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data, QoSProfile
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import LaserScan, PointCloud2
 
+from ubot_lidar_sim.ros.sim_pacing import header_stamp_s
+
 COLUMNS = ('case', 'lidar_model', 'factor', 'sim_s', 'wall_s', 'realtime_factor',
-           'scan_hz_sim', 'points_hz_sim', 'scan_share', 'points_share', 'cpu_steal_pct',
-           'error')
+           'scan_hz_sim', 'points_hz_sim', 'scan_share', 'points_share', 'base_cpu',
+           'laser_cpu', 'lidar_cpu', 'bench_cpu', 'cpu_steal_pct', 'error')
 RATES_HZ = {'scan': 30.0, 'points': 10.0}
+CMD_PERIOD_S = 0.05         # simulated s between two /cmd_vel (Nav2's controller, 20 Hz)
 SIM = ['-p', 'use_sim_time:=true', '-p', 'world_file:=demo']
 
 
@@ -46,10 +57,6 @@ def _commands(model, factor='max'):
     lidar = ['lidar_3d_node', '--ros-args', *SIM, '-p', 'preset:=velodyne_vlp16',
              '-p', 'sub_rays:=1', '-p', f'model:={model}']
     return base, laser, lidar
-
-
-def _stamp_s(t):
-    return t.sec + t.nanosec * 1e-9
 
 
 def measure(model, seconds, warm_s=3.0, start_limit_s=120.0, factor='max'):
@@ -68,12 +75,17 @@ def measure(model, seconds, warm_s=3.0, start_limit_s=120.0, factor='max'):
     rclpy.init(context=ctx, domain_id=domain)
     node = rclpy.create_node('closed_loop_bench', context=ctx)
     seen = {'clock': [], 'scan': [], 'points': []}
+    # a Clock starts with its builtin_interfaces/Time, as a Header does: the same offset
     node.create_subscription(Clock, '/clock', lambda m: seen['clock'].append(
-        (time.monotonic(), _stamp_s(m.clock))), 10)
+        (time.monotonic(), header_stamp_s(m))), 10, raw=True)
+    # best effort as the sensors publish, with room for 30 s of scans: a bench process that
+    # the busy machine holds off for a while loses none from its reader's history
+    qos = QoSProfile(depth=1000, reliability=qos_profile_sensor_data.reliability,
+                     durability=qos_profile_sensor_data.durability)
     node.create_subscription(LaserScan, '/scan', lambda m: seen['scan'].append(
-        _stamp_s(m.header.stamp)), qos_profile_sensor_data)
+        header_stamp_s(m)), qos, raw=True)
     node.create_subscription(PointCloud2, '/points', lambda m: seen['points'].append(
-        _stamp_s(m.header.stamp)), qos_profile_sensor_data)
+        header_stamp_s(m)), qos, raw=True)
     cmd = node.create_publisher(Twist, '/cmd_vel', 10)
     twist = Twist()
     twist.linear.x, twist.angular.z = 0.5, 0.25
@@ -82,7 +94,7 @@ def measure(model, seconds, warm_s=3.0, start_limit_s=120.0, factor='max'):
     before = cpu_times()
     try:
         row = _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen,
-                   before)
+                   before, [p.pid for p in procs] + [os.getpid()])
         row['factor'] = factor
         for topic, rate in RATES_HZ.items():
             if row.get(f'{topic}_hz_sim') is not None:
@@ -101,11 +113,17 @@ def measure(model, seconds, warm_s=3.0, start_limit_s=120.0, factor='max'):
                 p.kill()
 
 
-def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen, before):
+def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen, before,
+         pids):
     """Spin until every topic flows, then count over seconds; return the row."""
+    due = [None]        # simulated s of the next /cmd_vel (None: each spin until /clock flows)
+
     def spin(until):
         while time.monotonic() < until:
-            cmd.publish(twist)
+            sim = seen['clock'][-1][1] if seen['clock'] else None
+            if sim is None or due[0] is None or sim >= due[0]:
+                cmd.publish(twist)
+                due[0] = None if sim is None else sim + CMD_PERIOD_S
             executor.spin_once(timeout_sec=0.05)
     limit = time.monotonic() + start_limit_s
     while not all(seen.values()) and time.monotonic() < limit:
@@ -115,15 +133,25 @@ def _run(case, model, seconds, warm_s, start_limit_s, executor, cmd, twist, seen
                 'error': f'no message on {[k for k, v in seen.items() if not v]}'}
     spin(time.monotonic() + warm_s)
     n_scan, n_points, sim0 = len(seen['scan']), len(seen['points']), seen['clock'][-1][1]
-    wall0 = time.monotonic()
+    cpu0, wall0 = [process_cpu_s([pid]) for pid in pids], time.monotonic()
     spin(wall0 + seconds)
     wall_s = time.monotonic() - wall0
     sim_s = seen['clock'][-1][1] - sim0
+    cpu = {f'{name}_cpu': round((process_cpu_s([pid]) - c0) / sim_s, 3) if sim_s else None
+           for name, pid, c0 in zip(('base', 'laser', 'lidar', 'bench'), pids, cpu0)}
     return {'case': case, 'lidar_model': model, 'sim_s': round(sim_s, 2),
             'wall_s': round(wall_s, 2), 'realtime_factor': round(sim_s / wall_s, 2),
-            'scan_hz_sim': round((len(seen['scan']) - n_scan) / sim_s, 1) if sim_s else None,
-            'points_hz_sim': round((len(seen['points']) - n_points) / sim_s, 1)
-            if sim_s else None, 'cpu_steal_pct': steal_pct(before)}
+            'scan_hz_sim': _hz(seen['scan'][n_scan:]),
+            'points_hz_sim': _hz(seen['points'][n_points:]), **cpu,
+            'cpu_steal_pct': steal_pct(before)}
+
+
+def _hz(stamps):
+    """Return the sweeps per simulated second over their own stamps' span (None: < 2)."""
+    # Over the stamps, not the window: a sensor's lag behind /clock (up to 2.5 sweeps) differs
+    # at the window's two ends and would move a count over the window by a sweep or two.
+    span = max(stamps) - min(stamps) if len(stamps) >= 2 else 0.0
+    return round((len(set(stamps)) - 1) / span, 2) if span > 0 else None
 
 
 def run(seconds, models=('geometric', 'physical'), factors=('max',)):

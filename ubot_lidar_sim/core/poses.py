@@ -10,6 +10,7 @@ T(t) = T0 exp((t - t0) xi), evaluated in closed form for many times at once.
 """
 
 from collections.abc import Callable
+import math
 
 import numba
 import numpy as np
@@ -28,6 +29,21 @@ def rotation_rpy(roll: float, pitch: float, yaw: float) -> NDArray[np.float64]:
         [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
         [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
         [-sp, cp * sr, cp * cr]])
+
+
+def rpy_quaternion(roll: float, pitch: float, yaw: float) -> tuple[float, float, float, float]:
+    """
+    Return the unit quaternion (w, x, y, z) of rotation_rpy(roll, pitch, yaw) (rad), w >= 0.
+
+    qz(yaw) qy(pitch) qx(roll) in plain float math: one pose per call (a base's step) costs
+    ~1 us here against ~100 us through the vectorized matrices_to_quaternions.
+    """
+    cr, sr = math.cos(0.5 * roll), math.sin(0.5 * roll)
+    cp, sp = math.cos(0.5 * pitch), math.sin(0.5 * pitch)
+    cy, sy = math.cos(0.5 * yaw), math.sin(0.5 * yaw)
+    q = (cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
+         cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy)
+    return q if q[0] >= 0.0 else (-q[0], -q[1], -q[2], -q[3])
 
 
 def pose_matrix(xyz: ArrayLike, rpy_rad: ArrayLike) -> NDArray[np.float64]:

@@ -25,6 +25,7 @@ import math
 import threading
 import time
 
+from builtin_interfaces.msg import Time as TimeMsg
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from geometry_msgs.msg import PoseWithCovarianceStamped
 from nav_msgs.msg import Odometry
@@ -44,9 +45,9 @@ from ubot_lidar_sim.core.motion.config import BaseSimConfig
 from ubot_lidar_sim.core.motion.imu import config_sigmas, Imu as ImuModel, RateGate
 from ubot_lidar_sim.core.motion.odometry import world_to_parent
 from ubot_lidar_sim.core.world.world import load_for_config
-from ubot_lidar_sim.ros.base_messages import imu_msg, odometry_msg
+from ubot_lidar_sim.ros.base_messages import StepMessages
 from ubot_lidar_sim.ros.cmd_vel import CHECK_PERIOD_S, CmdVelInput, twist_of
-from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics, transform
+from ubot_lidar_sim.ros.frames import rpy_quaternion, sensor_statics
 from ubot_lidar_sim.ros.params import ConfigParameters
 from ubot_lidar_sim.ros.qos import latched_qos
 from ubot_lidar_sim.ros.rclpy_compat import RCLError
@@ -81,6 +82,7 @@ class BaseSimNode(Node):
         self._last_ns = None
         self._schedule = TimerSchedule(1.0 / cfg.rate_hz)   # a jump, told from a stall
         self._contact = None
+        self._msgs = StepMessages()
         self._odom_pub = self.create_publisher(Odometry, 'odom', 10)
         self._imu_pub, self.imu_sigmas = None, config_sigmas(cfg)
         self._imu_gate = RateGate(cfg.imu_rate_hz)      # a robot's IMU <update_rate>
@@ -178,12 +180,13 @@ class BaseSimNode(Node):
     def _run(self):
         """Own simulated time: step, publish /tf and odom, then /clock, paced (module doc)."""
         dt_s = self._period_ns * 1e-9
+        clock = Clock()
         try:
             self._publish(self.base.state(), 0)
             while not self._stop.is_set():
                 now_ns = self._sim_ns + self._period_ns
-                self._publish(self._step(now_ns, dt_s), now_ns, dt_s)
-                self._clock_pub.publish(Clock(clock=Time(nanoseconds=now_ns).to_msg()))
+                clock.clock = self._publish(self._step(now_ns, dt_s), now_ns, dt_s)
+                self._clock_pub.publish(clock)
                 self._sim_ns = now_ns
                 if not self._pacer.wait(now_ns * 1e-9):
                     return
@@ -218,9 +221,9 @@ class BaseSimNode(Node):
             return self.base.step(now_ns * 1e-9, dt_s)
 
     def _publish(self, step, now_ns, dt_s=0.0):
-        """Publish odom, imu, /tf (and /tf_static once) and a change of contact."""
+        """Publish odom, imu, /tf (and /tf_static once) and a change of contact; the stamp."""
         cfg = self.config
-        stamp = Time(nanoseconds=now_ns).to_msg()
+        stamp = TimeMsg(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000)
         if self._contact is None:
             statics = self.robot_state.statics(stamp) if self.robot_state else []
             self._static_pub.publish(TFMessage(transforms=statics or sensor_statics(
@@ -233,24 +236,23 @@ class BaseSimNode(Node):
             parent = cfg.localization_frame
             wx, wy, wyaw = world_to_parent((wx, wy, wyaw), self._localized or (0.0, 0.0, 0.0))
         base_q = rpy_quaternion(roll, pitch, oyaw)
-        chain = [transform(stamp, cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]
+        chain = [(cfg.odom_frame, cfg.base_frame, (ox, oy, z), base_q)]
         if cfg.footprint_frame:     # REP 120: the ground projection, then the body above it
-            chain = [transform(stamp, cfg.odom_frame, cfg.footprint_frame,
-                               (ox, oy, z - cfg.base_height_m), rpy_quaternion(0.0, 0.0, oyaw)),
-                     transform(stamp, cfg.footprint_frame, cfg.base_frame,
-                               (0.0, 0.0, cfg.base_height_m), rpy_quaternion(roll, pitch, 0.0))]
-        self._tf_pub.publish(TFMessage(transforms=[
-            transform(stamp, cfg.world_frame, parent, (wx, wy, 0.0),
-                      rpy_quaternion(0.0, 0.0, wyaw))] + chain))
-        self._odom_pub.publish(odometry_msg(stamp, cfg.odom_frame, cfg.base_frame, step,
-                                            base_q))
+            chain = [(cfg.odom_frame, cfg.footprint_frame, (ox, oy, z - cfg.base_height_m),
+                      rpy_quaternion(0.0, 0.0, oyaw)),
+                     (cfg.footprint_frame, cfg.base_frame, (0.0, 0.0, cfg.base_height_m),
+                      rpy_quaternion(roll, pitch, 0.0))]
+        self._tf_pub.publish(self._msgs.tf(stamp, [
+            (cfg.world_frame, parent, (wx, wy, 0.0), rpy_quaternion(0.0, 0.0, wyaw))] + chain))
+        self._odom_pub.publish(self._msgs.odometry(stamp, cfg.odom_frame, cfg.base_frame, step,
+                                                   base_q))
         if self.robot_state is not None:
             self.robot_state.publish(stamp, step.pose, dt_s)
         if self._imu_pub is not None:
             sample = self.imu.sample(step.pose, dt_s)
             if self._imu_gate.due(now_ns * 1e-9):
-                self._imu_pub.publish(imu_msg(stamp, cfg.imu_frame or cfg.base_frame, sample,
-                                              *self.imu_sigmas))
+                self._imu_pub.publish(self._msgs.imu(stamp, cfg.imu_frame or cfg.base_frame,
+                                                     sample, *self.imu_sigmas))
         if step.contact != self._contact:
             self._contact = step.contact
             self._collision_pub.publish(Bool(data=step.contact))
@@ -258,6 +260,7 @@ class BaseSimNode(Node):
                 x, y = step.pose[:2]
                 self.get_logger().warning(f'contact: the footprint stopped at an object, '
                                           f'x {x:.3f} m, y {y:.3f} m in {cfg.world_frame}')
+        return stamp
 
     @tolerate_destroyed
     def _housekeeping(self):

@@ -8,24 +8,23 @@ go out once on /tf_static (REP 105 leaves the sensor frames below the base frame
 
 import math
 
-from geometry_msgs.msg import Quaternion, Transform, TransformStamped, Vector3
-from std_msgs.msg import Header
-import transforms3d
+from geometry_msgs.msg import TransformStamped
+
+from ubot_lidar_sim.core.poses import rpy_quaternion
 
 
 def transform(stamp, parent, child, xyz, quat_wxyz):
     """Return a TransformStamped parent -> child: xyz in m, quaternion (w, x, y, z)."""
-    px, py, pz = (float(v) for v in xyz)
-    w, x, y, z = (float(v) for v in quat_wxyz)
-    return TransformStamped(
-        header=Header(stamp=stamp, frame_id=parent), child_frame_id=child,
-        transform=Transform(translation=Vector3(x=px, y=py, z=pz),
-                            rotation=Quaternion(x=x, y=y, z=z, w=w)))
+    return fill_transform(TransformStamped(), stamp, parent, child, xyz, quat_wxyz)
 
 
-def rpy_quaternion(roll, pitch, yaw):
-    """Return the (w, x, y, z) quaternion of fixed-axis roll, pitch, yaw (rad)."""
-    return transforms3d.euler.euler2quat(roll, pitch, yaw, 'sxyz')
+def fill_transform(t, stamp, parent, child, xyz, quat_wxyz):
+    """Set TransformStamped t to parent -> child (as transform) and return it; no new message."""
+    t.header.stamp, t.header.frame_id, t.child_frame_id = stamp, parent, child
+    p, q = t.transform.translation, t.transform.rotation
+    p.x, p.y, p.z = (float(v) for v in xyz)
+    q.w, q.x, q.y, q.z = (float(v) for v in quat_wxyz)
+    return t
 
 
 def sensor_statics(stamp, base_frame, poses_and_frames):

@@ -148,6 +148,19 @@ def test_ground_following_on_a_10_deg_slope_pitches_nose_up():
     assert step.pose[3] == pytest.approx(0.0, abs=1e-6)    # bound: f32 hits, level across
 
 
+def test_a_base_standing_still_keeps_its_ground_without_casting_again():
+    world = _world(wall=False, slope_deg=10.0)
+    base = BaseSim(BaseSimConfig(), world)
+    first = base.state()
+    casts, cast = [], world.cast
+    world.cast = lambda *a, **k: casts.append(1) or cast(*a, **k)
+    steps = [base.step((k + 1) * DT, DT) for k in range(10)]     # no command: at rest
+    assert {s.pose for s in steps} == {first.pose}
+    assert len(casts) <= 1      # one cast from the settled height at most, then none
+    _drive(base, (0.5, 0.0, 0.0), 0.2)
+    assert len(casts) > 10      # a moving base casts (ground, collision) at every step
+
+
 def test_odometry_drift_is_seeded_and_zero_noise_is_the_truth():
     a = Odometry(7, 0.05, 0.05)
     b = Odometry(7, 0.05, 0.05)

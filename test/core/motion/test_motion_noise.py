@@ -4,8 +4,10 @@ import math
 
 import numpy as np
 
-from ubot_lidar_sim.core.motion.imu import GRAVITY_M_S2, Imu, noise_sigmas
+from ubot_lidar_sim.core.motion.imu import (GRAVITY_M_S2, Imu, noise_sigmas,
+                                            relative_rotation_vector)
 from ubot_lidar_sim.core.motion.odometry import compose, Odometry
+from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy, rpy_quaternion
 
 N_RUNS = 2000
 # A sample variance of N normal draws has relative standard deviation sqrt(2 / (N - 1)):
@@ -80,3 +82,31 @@ def test_noiseless_imu_on_a_circle_reads_the_yaw_rate_and_the_centripetal_accele
     # bound: the second difference of a circle is a (1 - (w dt)^2 / 12) to leading order (4.2e-6
     # m/s^2 short), doubled for the next terms; float64 roundings (eps x 2 m / dt^2, 1e-11) nil
     assert np.allclose(acc, [0.0, 0.5, GRAVITY_M_S2], atol=0.5 * (0.5 * dt) ** 2 / 12 * 2)
+
+
+def test_rpy_quaternion_is_the_quaternion_of_rotation_rpy_with_w_at_least_0():
+    rng = np.random.default_rng(3)
+    for roll, pitch, yaw in rng.uniform(-math.pi, math.pi, (200, 3)):
+        q = rpy_quaternion(roll, pitch, yaw)
+        x, y, z, w = matrix_to_quaternion(rotation_rpy(roll, pitch, yaw))
+        assert q[0] >= 0.0
+        # bound: both are within a few float64 roundings of the exact unit quaternion (cos and
+        # sin within 1 ulp, ~10 products and sums; Shepperd's branch adds a sqrt and a division)
+        assert np.allclose(q, (w, x, y, z), rtol=0.0, atol=1e-14)
+    # yaw 0.3 alone: (cos 0.15, 0, 0, sin 0.15), the x and y terms exact zeros
+    assert rpy_quaternion(0.0, 0.0, 0.3) == (math.cos(0.15), 0.0, 0.0, math.sin(0.15))
+
+
+def test_relative_rotation_vector_takes_the_short_way_across_pi():
+    # yaw 3.1 -> -3.1 rad is a turn of +0.0832 rad about z, not -6.2
+    omega = relative_rotation_vector(rpy_quaternion(0.0, 0.0, 3.1), rpy_quaternion(0.0, 0.0, -3.1))
+    # bound: half-angle cos / sin within 1 ulp, a Hamilton product and atan2: < 1e-14 rad
+    assert np.allclose(omega, (0.0, 0.0, 2.0 * math.pi - 6.2), rtol=0.0, atol=1e-14)
+    # roll 0.2 -> pitch 0.1 is R_x(0.2)^T R_y(0.1): the vector that rotation_rpy's matrices give
+    r = rotation_rpy(0.2, 0.0, 0.0).T @ rotation_rpy(0.0, 0.1, 0.0)
+    x, y, z, w = matrix_to_quaternion(r)
+    angle = 2.0 * math.atan2(math.sqrt(x * x + y * y + z * z), w)
+    expected = np.array([x, y, z]) * angle / math.sqrt(x * x + y * y + z * z)
+    omega = relative_rotation_vector(rpy_quaternion(0.2, 0.0, 0.0), rpy_quaternion(0.0, 0.1, 0.0))
+    assert np.allclose(omega, expected, rtol=0.0, atol=1e-14)    # bound: as above
+    assert relative_rotation_vector((1.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0)) == (0.0, 0.0, 0.0)

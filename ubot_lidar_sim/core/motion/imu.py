@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ubot_lidar_sim.core.motion.odometry import step_rng, STREAM_IMU
-from ubot_lidar_sim.core.poses import matrix_to_quaternion, rotation_rpy
+from ubot_lidar_sim.core.poses import rotation_rpy, rpy_quaternion
 
 
 class ImuNoiseConfig(Protocol):
@@ -45,12 +45,27 @@ GYRO_DENSITY_RAD_S_SQRT_HZ = math.radians(0.014)    # BMI088 gyroscope, typical
 ACCEL_DENSITY_M_S2_SQRT_HZ = 175e-6 * GRAVITY_M_S2  # BMI088 accelerometer, typical
 
 
-def rotation_vector(r: NDArray[np.float64]) -> NDArray[np.float64]:
-    """Return the rotation vector (3,) (axis x angle, rad) of a rotation matrix (3, 3)."""
-    x, y, z, w = matrix_to_quaternion(r)
-    v = np.array([x, y, z])
-    n = float(np.linalg.norm(v))
-    return v * (2.0 * math.atan2(n, w) / n) if n > 0.0 else np.zeros(3)
+def relative_rotation_vector(q_a: Sequence[float], q_b: Sequence[float]
+                             ) -> tuple[float, float, float]:
+    """
+    Return the rotation vector (axis x angle, rad, |angle| <= pi) of R_a^T R_b.
+
+    q_a, q_b: unit quaternions (w, x, y, z) of R_a and R_b; R_a^T R_b is conj(q_a) q_b (Hamilton
+    product), taken with w >= 0 (q and -q are one rotation) so that the angle is the shorter one.
+    """
+    aw, ax, ay, az = q_a
+    bw, bx, by, bz = q_b
+    w = aw * bw + ax * bx + ay * by + az * bz
+    x = aw * bx - ax * bw - ay * bz + az * by
+    y = aw * by + ax * bz - ay * bw - az * bx
+    z = aw * bz - ax * by + ay * bx - az * bw
+    if w < 0.0:
+        w, x, y, z = -w, -x, -y, -z
+    n = math.sqrt(x * x + y * y + z * z)
+    if n == 0.0:
+        return 0.0, 0.0, 0.0
+    k = 2.0 * math.atan2(n, w) / n
+    return x * k, y * k, z * k
 
 
 def noise_sigmas(rate_hz: float, gyro_density: float, accel_density: float
@@ -96,29 +111,29 @@ class Imu:
 
     def __init__(self, seed: int, gyro_sigma: float, accel_sigma: float) -> None:
         self._seed, self._sg, self._sa = seed, gyro_sigma, accel_sigma
-        self._poses = []        # the last three true poses (x, y, z, roll, pitch, yaw)
+        self._poses = []    # the last three (pose (x, y, z, roll, pitch, yaw), quaternion)
         self.step = 0
 
     def sample(self, pose: Sequence[float], dt_s: float
                ) -> tuple[tuple[float, float, float, float], NDArray[np.float64],
                           NDArray[np.float64]]:
         """Return (quaternion (w, x, y, z), angular velocity (3,), linear acceleration (3,))."""
-        self._poses = (self._poses + [tuple(pose)])[-3:]
-        r_now = rotation_rpy(*pose[3:])
+        pose = tuple(pose)
+        q_now = rpy_quaternion(*pose[3:])
+        self._poses = (self._poses + [(pose, q_now)])[-3:]
         omega = np.zeros(3)
-        accel_world, r_acc = np.zeros(3), r_now
+        accel_world, rpy_acc = np.zeros(3), pose[3:]
         if len(self._poses) >= 2 and dt_s > 0.0:
-            omega = rotation_vector(rotation_rpy(*self._poses[-2][3:]).T @ r_now) / dt_s
+            omega = np.array(relative_rotation_vector(self._poses[-2][1], q_now)) / dt_s
         if len(self._poses) == 3 and dt_s > 0.0:
-            p0, p1, p2 = (np.asarray(p[:3], np.float64) for p in self._poses)
+            p0, p1, p2 = (np.asarray(p[:3], np.float64) for p, _ in self._poses)
             accel_world = (p2 - 2.0 * p1 + p0) / (dt_s * dt_s)
-            r_acc = rotation_rpy(*self._poses[1][3:])
-        specific = r_acc.T @ (accel_world + np.array([0.0, 0.0, GRAVITY_M_S2]))
+            rpy_acc = self._poses[1][0][3:]
+        specific = rotation_rpy(*rpy_acc).T @ (accel_world + np.array([0.0, 0.0, GRAVITY_M_S2]))
         rng = step_rng(self._seed, self.step, STREAM_IMU)
         self.step += 1
         noise = rng.standard_normal(6)
-        x, y, z, w = matrix_to_quaternion(r_now)
-        return (w, x, y, z), omega + self._sg * noise[:3], specific + self._sa * noise[3:]
+        return q_now, omega + self._sg * noise[:3], specific + self._sa * noise[3:]
 
     def reset(self) -> None:
         """Forget the past poses (a teleport is no motion)."""

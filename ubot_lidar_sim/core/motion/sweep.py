@@ -106,8 +106,9 @@ class TriangleSweep:
     def _near(self, lo, hi, z0, z1):
         """Return the triangles whose bounding box meets [lo, hi] x [z0, z1]."""
         c0, c1 = np.floor(lo / CELL_M).astype(np.int64), np.floor(hi / CELL_M).astype(np.int64)
-        cx, cy = np.meshgrid(np.arange(c0[0], c1[0] + 1), np.arange(c0[1], c1[1] + 1))
-        want = (cx * _ROW + cy).ravel()
+        # the cells' keys, y-major as meshgrid(x, y) orders them, by broadcasting
+        want = (np.arange(c0[0], c1[0] + 1)[None, :] * _ROW
+                + np.arange(c0[1], c1[1] + 1)[:, None]).ravel()
         a = np.searchsorted(self._keys, want, 'left')
         b = np.searchsorted(self._keys, want, 'right')
         n = b - a
