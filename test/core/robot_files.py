@@ -137,3 +137,12 @@ def stl_box(sx=1.0, sy=0.5, sz=0.2):
         lines += [f'vertex {v[i][0]} {v[i][1]} {v[i][2]}' for i in f]
         lines += ['endloop', 'endfacet']
     return '\n'.join(lines + ['endsolid box']) + '\n'
+
+
+def velodyne_with_mast(tmp_path):
+    """Write VELODYNE with a 0.1 x 0.1 x 1 m mast 1.5 m ahead of base_link; return its path."""
+    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
+            '<box size="0.1 0.1 1"/></geometry></collision></link>')
+    path = tmp_path / 'v.urdf'
+    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
+    return path

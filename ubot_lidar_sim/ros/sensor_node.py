@@ -21,8 +21,7 @@ from rclpy.node import Node
 
 from ubot_lidar_sim.core.config import flat_fields
 from ubot_lidar_sim.core.errors import ConfigError, SimError
-from ubot_lidar_sim.core.robot.fleet_body import fleet_body_actors, own_body_actors
-from ubot_lidar_sim.core.world.actors import fleet_actors
+from ubot_lidar_sim.core.robot.fleet_body import sensor_world
 from ubot_lidar_sim.core.world.world import load_for_config, materials_for_config
 from ubot_lidar_sim.ros.actor_frames import ActorFrames
 from ubot_lidar_sim.ros.diagnostics import ScanStats, SkipScan, WARN_THROTTLE_S
@@ -74,16 +73,7 @@ class SensorNode(PoseQueries, Node):
         self.loaded_world = world   # as loaded (shared with other nodes), without the fleet
         robot = self.params.robot or node_robot(self, getattr(cfg, 'robot_description', ''),
                                                 getattr(cfg, 'robot_args', ''), cfg.model_paths)
-        if getattr(cfg, 'fleet_body', 'box') == 'robot' and robot is None:
-            raise ConfigError('fleet_body', 'robot', 'box, or robot with a robot_description')
-        if cfg.fleet_frames and robot is not None and cfg.fleet_body == 'robot':
-            world = world.with_actors(fleet_body_actors(robot, cfg.fleet_frames,
-                                                        len(world.actors), cfg.sdf_geometry))
-        elif cfg.fleet_frames:      # the other robots of the fleet: actors on their frames
-            world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
-                                                   len(world.actors), cfg.fleet_base_height_m))
-        if robot is not None:   # its own robot's body: groups of links posed by /tf
-            world = world.with_actors(own_body_actors(robot, cfg.frame_id, cfg.sdf_geometry))
+        world = sensor_world(world, cfg, robot)     # the fleet's others, its own body
         self.world, self.materials = world, materials
         self.validate_config(cfg)       # what a set is checked against, at start-up too
         self.add_on_set_parameters_callback(self._check_sim_time)

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from robot_files import urdf, VELODYNE
+from robot_files import urdf, velodyne_with_mast
 
 from ubot_lidar_sim.core.class_ids import default_class
 from ubot_lidar_sim.core.errors import ConfigError
@@ -96,11 +96,7 @@ def test_a_velodynes_cloud_holds_points_on_the_other_copys_mast_class_vehicle(tm
                                                                               materials):
     # Each copy: a VLP-16 0.5 m up and a 0.1 x 0.1 x 1 m mast 1.5 m ahead (z 0 .. 1 m). Robot 2
     # stands at (0, 5): its mast spans x 1.45 .. 1.55, y 4.95 .. 5.05 in robot 1's map.
-    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
-            '<box size="0.1 0.1 1"/></geometry></collision></link>')
-    path = tmp_path / 'v.urdf'
-    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
-    desc = load_robot(path)
+    desc = load_robot(velodyne_with_mast(tmp_path))
     flat = World.load('flat', materials)
     others = fleet_body_actors(desc, ['robot2/base_link'], len(flat.actors), 'collision')
     base = RobotScanner(desc, 'velodyne-VLP16', flat, materials,

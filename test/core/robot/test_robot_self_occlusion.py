@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from robot_files import urdf, VELODYNE
+from robot_files import urdf, VELODYNE, velodyne_with_mast
 from tolerances import f32_hit_bound_m
 
 from ubot_lidar_sim.core.labels import SELF_CLASS
@@ -170,11 +170,7 @@ def test_velodyne_cloud_rays_are_gazebos_grid(tmp_path, materials):
 
 def test_self_filter_drops_a_clouds_self_points(tmp_path, materials):
     # 1.5 m ahead: beyond the plugin's min_range 0.9 m
-    mast = ('<link name="base_link"><collision><origin xyz="1.5 0 0.5"/><geometry>'
-            '<box size="0.1 0.1 1"/></geometry></collision></link>')
-    path = tmp_path / 'v.urdf'
-    path.write_text(VELODYNE.replace('<link name="base_link"/>', mast))
-    desc = load_robot(path)
+    desc = load_robot(velodyne_with_mast(tmp_path))
     flat = World.load('flat', materials)
     kept, dropped = (RobotScanner(desc, 'velodyne-VLP16', flat, materials, self_filter=f)
                      .scan(np.eye(4)) for f in (False, True))

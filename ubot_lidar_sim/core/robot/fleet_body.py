@@ -14,6 +14,7 @@ fleet_actors): a user tells them from the sensor's own body (class ``self``, whi
 
 from collections.abc import Sequence
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -23,10 +24,11 @@ from ubot_lidar_sim.core.raycast.geometry import Geometry
 from ubot_lidar_sim.core.robot.body import link_mesh, rigid_heads, sensor_body_actors
 from ubot_lidar_sim.core.robot.description import RobotDescription, RobotError
 from ubot_lidar_sim.core.robot.tree import link_poses
-from ubot_lidar_sim.core.world.actors import Actor
+from ubot_lidar_sim.core.world.actors import Actor, fleet_actors
 from ubot_lidar_sim.core.world.materials import material_index
 from ubot_lidar_sim.core.world.objects import WorldObject
 from ubot_lidar_sim.core.world.schema import MAX_ACTORS
+from ubot_lidar_sim.core.world.world import World
 
 FLEET_MATERIAL = 'vehicle'      # the demo fleet's boxes' (core/world/actors.py fleet_actors)
 
@@ -107,3 +109,25 @@ def fleet_body_actors(description: RobotDescription, roots: Sequence[str], first
     return [Actor(WorldObject(f'fleet:{prefix}{head}', 'robot', material, cls, False, False,
                               len(t)), Geometry(v, t), prefix + head, None)
             for prefix in prefixes for head, v, t in groups]
+
+
+def sensor_world(world: World, cfg: Any, robot: RobotDescription | None) -> World:
+    """
+    Return a sensor's world with the fleet's other robots and its own robot's body as actors.
+
+    The others (``cfg.fleet_frames``): the description's body with ``fleet_body: robot``, else
+    the demo fleet's box; its own body: groups of links posed by /tf (own_body_actors). cfg is
+    a sensor's config (fleet_frames, frame_id, sdf_geometry; fleet_body where it has one).
+    """
+    fleet_body = getattr(cfg, 'fleet_body', 'box')
+    if fleet_body == 'robot' and robot is None:
+        raise ConfigError('fleet_body', 'robot', 'box, or robot with a robot_description')
+    if cfg.fleet_frames and fleet_body == 'robot':
+        world = world.with_actors(fleet_body_actors(robot, cfg.fleet_frames, len(world.actors),
+                                                    cfg.sdf_geometry))
+    elif cfg.fleet_frames:
+        world = world.with_actors(fleet_actors(cfg.fleet_frames, cfg.fleet_body_size_m,
+                                               len(world.actors), cfg.fleet_base_height_m))
+    if robot is not None:
+        world = world.with_actors(own_body_actors(robot, cfg.frame_id, cfg.sdf_geometry))
+    return world
